@@ -1,0 +1,64 @@
+/* The yardstick for bench/overhead: the simplest honest MPI loops, with no
+ * framework around them. `minimal pingpong SIZE BATCHES` prints the median
+ * over batches of the mean half round trip in a batch of 1000 (us);
+ * `minimal bw SIZE BATCHES` the median bandwidth of windows of 64 (MB/s). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (argc != 4) {
+        if (rank == 0) fprintf(stderr, "usage: minimal pingpong|bw SIZE BATCHES\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int bw = strcmp(argv[1], "bw") == 0;
+    int size = atoi(argv[2]), batches = atoi(argv[3]);
+    int inner = bw ? 10 : 1000, window = 64;
+    char *s = calloc((size_t)size + 1, 1), *r = calloc((size_t)size * window + 1, 1);
+    double *t = malloc(sizeof(double) * (size_t)batches);
+    MPI_Request req[64];
+    for (int b = -5; b < batches; b++) { /* five batches of warm-up */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < inner; i++) {
+            if (bw) {
+                if (rank == 0) {
+                    for (int w = 0; w < window; w++) MPI_Isend(s, size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &req[w]);
+                    MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
+                    MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    for (int w = 0; w < window; w++)
+                        MPI_Irecv(r + (size_t)w * size, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req[w]);
+                    MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
+                    MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+                }
+            } else if (rank == 0) {
+                MPI_Send(s, size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+                MPI_Recv(r, size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Recv(r, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(s, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            }
+        }
+        double dt = MPI_Wtime() - t0;
+        if (b >= 0) t[b] = bw ? (double)size * window * inner / dt / 1e6 : dt / inner / 2 * 1e6;
+    }
+    if (rank == 0) {
+        qsort(t, (size_t)batches, sizeof *t, cmp);
+        printf("%.6f\n", t[batches / 2]);
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,195 @@
+/* Gathers rank placement and writes the context record. */
+#include "context.h"
+#include "mpicheck.h"
+#include "version.h"
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Variables that tune an MPI library: recorded so results carry their settings. */
+static const char *const tuning_prefixes[] = {
+    "MPIR_CVAR_", "MPICH_", "OMPI_MCA_", "OMPI_", "PMIX_MCA_", "PRTE_MCA_", "UCX_", "FI_",
+    "I_MPI_", "HYDRA_", "MV2_", "PSM2_",
+};
+
+static void my_info(rank_info_t *me)
+{
+    memset(me, 0, sizeof *me);
+    int len = 0;
+    MPI_CHECK(MPI_Get_processor_name(me->host, &len));
+    me->pid = (int)getpid();
+    me->cores_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_MASK_BYTES * 8 && c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set)) me->cpus[c / 8] |= (unsigned char)(1u << (c % 8));
+}
+
+static int cpu_count(const rank_info_t *r)
+{
+    int n = 0;
+    for (int c = 0; c < CPU_MASK_BYTES * 8; c++) n += (r->cpus[c / 8] >> (c % 8)) & 1;
+    return n;
+}
+
+void world_init(world_t *w)
+{
+    memset(w, 0, sizeof *w);
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &w->nranks));
+    rank_info_t me;
+    my_info(&me);
+    w->ranks = calloc((size_t)w->nranks, sizeof *w->ranks);
+    w->host_of = calloc((size_t)w->nranks, sizeof *w->host_of);
+    if (!w->ranks || !w->host_of) MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_CHECK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, w->ranks, (int)sizeof me, MPI_BYTE,
+                            MPI_COMM_WORLD));
+    int *count = calloc((size_t)w->nranks, sizeof *count);
+    if (!count) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int r = 0; r < w->nranks; r++) {
+        int h = 0;
+        while (h < r && strcmp(w->ranks[h].host, w->ranks[r].host) != 0) h++;
+        w->host_of[r] = h == r ? w->nhosts++ : w->host_of[h];
+        count[w->host_of[r]]++;
+    }
+    for (int r = 0; r < w->nranks; r++)
+        if (count[w->host_of[r]] > w->ranks[r].cores_online) w->oversubscribed = 1;
+    w->ranks_on_my_host = count[w->host_of[w->rank]];
+    free(count);
+    timer_measure(&w->timer);
+}
+
+void world_free(world_t *w)
+{
+    free(w->ranks);
+    free(w->host_of);
+}
+
+int same_host(const world_t *w, int a, int b) { return w->host_of[a] == w->host_of[b]; }
+
+static void library_version(char *buf, int *len, char *std, size_t stdlen)
+{
+    int major = 0, minor = 0;
+    MPI_Get_library_version(buf, len);
+    MPI_Get_version(&major, &minor);
+    snprintf(std, stdlen, "%d.%d", major, minor);
+    while (*len > 0 && (buf[*len - 1] == '\n' || buf[*len - 1] == ' ')) buf[--*len] = '\0';
+}
+
+void mpi_info_emit(FILE *out)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16];
+    int len = 0;
+    library_version(lib, &len, std, sizeof std);
+    json_t j = {0};
+    json_begin(&j);
+    json_str(&j, "mpi_library_version", lib);
+    json_str(&j, "mpi_version", std);
+    json_str(&j, "engine_version", ENGINE_VERSION);
+    json_int(&j, "schema_version", SCHEMA_VERSION);
+    json_end(&j);
+    json_emit(&j, out);
+    json_free(&j);
+}
+
+static void emit_options(json_t *j, const options_t *o, double max_memory_bytes)
+{
+    json_obj(j, "options");
+    json_str(j, "sizes", o->sizes_expr);
+    json_str(j, "units", o->unit == 8 ? "words" : "bytes");
+    json_arr(j, "sizes_bytes");
+    for (size_t i = 0; i < o->sizes.n; i++) json_int(j, NULL, o->sizes.v[i]);
+    json_close_arr(j);
+    if (o->reps) json_int(j, "reps", o->reps); else json_null(j, "reps");
+    json_int(j, "min_reps", o->min_reps);
+    json_int(j, "max_reps", o->max_reps);
+    json_num(j, "ci_target", o->ci_target);
+    json_num(j, "max_time_s", o->max_time_s);
+    json_int(j, "warmup", o->warmup);
+    json_int(j, "warmup_bytes", o->warmup_bytes);
+    json_int(j, "window", o->window);
+    json_bool(j, "check", o->check);
+    json_bool(j, "raw", o->raw);
+    json_int(j, "off_cache_bytes", o->off_cache_bytes);
+    if (o->timeout_s > 0) json_num(j, "timeout_s", o->timeout_s); else json_null(j, "timeout_s");
+    json_num(j, "max_memory_bytes", max_memory_bytes);
+    json_arr(j, "benchmarks");
+    for (int i = 0; i < o->nbenchmarks; i++) json_str(j, NULL, o->benchmarks[i]);
+    json_close_arr(j);
+    json_close_obj(j);
+}
+
+void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv,
+                  double max_memory_bytes)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16], stamp[32];
+    int len = 0;
+    library_version(lib, &len, std, sizeof std);
+    time_t t = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+
+    json_t j = {0};
+    json_begin(&j);
+    json_str(&j, "type", "context");
+    json_int(&j, "schema_version", SCHEMA_VERSION);
+    json_str(&j, "engine_version", ENGINE_VERSION);
+    json_str(&j, "mpi_library_version", lib);
+    json_str(&j, "mpi_version", std);
+    json_int(&j, "world_size", w->nranks);
+    json_str(&j, "start_time", stamp);
+    json_arr(&j, "hosts");
+    for (int h = 0; h < w->nhosts; h++)
+        for (int r = 0; r < w->nranks; r++)
+            if (w->host_of[r] == h) { json_str(&j, NULL, w->ranks[r].host); break; }
+    json_close_arr(&j);
+    json_arr(&j, "ranks");
+    for (int r = 0; r < w->nranks; r++) {
+        const rank_info_t *ri = &w->ranks[r];
+        json_obj(&j, NULL);
+        json_int(&j, "rank", r);
+        json_str(&j, "host", ri->host);
+        json_int(&j, "pid", ri->pid);
+        json_arr(&j, "cpus");
+        for (int c = 0; c < CPU_MASK_BYTES * 8; c++)
+            if ((ri->cpus[c / 8] >> (c % 8)) & 1) json_int(&j, NULL, c);
+        json_close_arr(&j);
+        json_bool(&j, "bound", cpu_count(ri) < ri->cores_online);
+        json_int(&j, "cores_online", ri->cores_online);
+        json_close_obj(&j);
+    }
+    json_close_arr(&j);
+    json_int(&j, "cores_online", w->ranks[0].cores_online);
+    json_bool(&j, "oversubscribed", w->oversubscribed);
+    json_obj(&j, "timer");
+    json_str(&j, "source", TIMER_SOURCE);
+    json_num(&j, "resolution_s", w->timer.resolution_s);
+    json_num(&j, "overhead_s", w->timer.overhead_s);
+    json_num(&j, "mpi_wtick_s", w->timer.mpi_wtick_s);
+    json_num(&j, "mpi_wtime_overhead_s", w->timer.mpi_wtime_overhead_s);
+    json_bool(&j, "mpi_wtime_is_global", w->timer.mpi_wtime_is_global);
+    json_close_obj(&j);
+    emit_options(&j, o, max_memory_bytes);
+    json_obj(&j, "env");
+    for (char **e = environ; *e; e++)
+        for (size_t p = 0; p < sizeof tuning_prefixes / sizeof *tuning_prefixes; p++)
+            if (strncmp(*e, tuning_prefixes[p], strlen(tuning_prefixes[p])) == 0) {
+                const char *eq = strchr(*e, '=');
+                if (!eq) break;
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+                json_str(&j, name, eq + 1);
+                break;
+            }
+    json_close_obj(&j);
+    json_arr(&j, "argv");
+    for (int i = 0; i < argc; i++) json_str(&j, NULL, argv[i]);
+    json_close_arr(&j);
+    json_end(&j);
+    json_emit(&j, out);
+    json_free(&j);
+}

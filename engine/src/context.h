@@ -1,0 +1,41 @@
+/* Facts about the job (ranks, hosts, cores, timers, library) and the context
+ * record that opens every output. */
+#ifndef MPISCOPE_CONTEXT_H
+#define MPISCOPE_CONTEXT_H
+
+#include "json.h"
+#include "options.h"
+#include "timer.h"
+#include <mpi.h>
+
+enum { CPU_MASK_BYTES = 128 };
+
+typedef struct rank_info {
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int pid;
+    int cores_online;
+    unsigned char cpus[CPU_MASK_BYTES];  /* affinity bit mask */
+} rank_info_t;
+
+typedef struct world {
+    int rank, nranks;
+    rank_info_t *ranks;      /* every rank's, on every rank */
+    int *host_of;            /* host index of each rank */
+    int nhosts;
+    int ranks_on_my_host;
+    int oversubscribed;      /* some host runs more ranks than it has cores */
+    timer_facts_t timer;
+} world_t;
+
+void world_init(world_t *w);
+void world_free(world_t *w);
+int same_host(const world_t *w, int a, int b);
+
+void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv,
+                  double max_memory_bytes);
+
+/* {"mpi_library_version": ..., "mpi_version": ..., "engine_version": ...};
+ * legal before MPI_Init, so no launcher is needed. */
+void mpi_info_emit(FILE *out);
+
+#endif

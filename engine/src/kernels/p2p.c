@@ -1,0 +1,213 @@
+/* Point-to-point kernels: pingpong, pingping, bw, bibw, msgrate, ring,
+ * sendrecv, exchange. Each function is one timed event; the timing core does
+ * the rest. */
+#include "kernels/p2p.h"
+#include "mpicheck.h"
+
+enum { TAG = 1, ACK_TAG = 2, MAX_WINDOW = 4096 };
+
+/* ---- sizes, counts and pairs shared by the rows ---- */
+
+int p2p_window_slots(const bench_ctx_t *c) { return c->window; }
+int p2p_two_slots(const bench_ctx_t *c) { (void)c; return 2; }
+double p2p_one(const bench_ctx_t *c) { (void)c; return 1.0; }
+double p2p_two(const bench_ctx_t *c) { (void)c; return 2.0; }
+double p2p_window(const bench_ctx_t *c) { return c->window; }
+double p2p_size(const bench_ctx_t *c) { return (double)c->size; }
+double p2p_twice_size(const bench_ctx_t *c) { return 2.0 * (double)c->size; }
+double p2p_four_times_size(const bench_ctx_t *c) { return 4.0 * (double)c->size; }
+double p2p_ranks(const bench_ctx_t *c) { return c->nranks; }
+int p2p_first_two_active(const bench_ctx_t *c) { return c->rank < 2; }
+
+int p2p_pair01(const bench_ctx_t *c, pair_t *out)
+{
+    (void)c;
+    out[0] = (pair_t){0, 1};
+    return 1;
+}
+
+int p2p_ring_pairs(const bench_ctx_t *c, pair_t *out)
+{
+    for (int r = 0; r < c->nranks; r++) out[r] = (pair_t){r, (r + 1) % c->nranks};
+    return c->nranks == 2 ? 1 : c->nranks;
+}
+
+static int left(const bench_ctx_t *c) { return (c->rank + c->nranks - 1) % c->nranks; }
+static int right(const bench_ctx_t *c) { return (c->rank + 1) % c->nranks; }
+/* Receive slot i; beyond the memory cap slots are shared, as OSU shares one. */
+static char *rslot(const bench_ctx_t *c, int i) { return c->rbuf + (size_t)(i % c->rslots) * c->rslot; }
+
+/* ---- pingpong: half a round trip between ranks 0 and 1 ---- */
+
+void pingpong_event(bench_ctx_t *c)
+{
+    int n = (int)c->size;
+    if (c->rank == 0) {
+        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, 1, TAG, c->comm));
+        MPI_CHECK(MPI_Recv(c->rbuf, n, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE));
+    } else if (c->rank == 1) {
+        MPI_CHECK(MPI_Recv(c->rbuf, n, MPI_BYTE, 0, TAG, c->comm, MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, 0, TAG, c->comm));
+    }
+}
+
+long pingpong_verify(const bench_ctx_t *c, long *verified)
+{
+    if (c->rank > 1) return 0;
+    *verified += c->size;
+    return check_compare(c->rbuf, (size_t)c->size, 1 - c->rank, c->iter);
+}
+
+/* ---- pingping: ranks 0 and 1 send to each other at the same time ---- */
+
+void pingping_event(bench_ctx_t *c)
+{
+    if (c->rank > 1) return;
+    int n = (int)c->size, peer = 1 - c->rank;
+    MPI_Request req;
+    MPI_CHECK(MPI_Isend(c->sbuf, n, MPI_BYTE, peer, TAG, c->comm, &req));
+    MPI_CHECK(MPI_Recv(c->rbuf, n, MPI_BYTE, peer, TAG, c->comm, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+}
+
+long pingping_verify(const bench_ctx_t *c, long *verified) { return pingpong_verify(c, verified); }
+
+/* ---- bw and msgrate: a window of sends, then a zero-byte acknowledgement ---- */
+
+static void stream_send(bench_ctx_t *c, int peer)
+{
+    MPI_Request req[MAX_WINDOW];
+    for (int w = 0; w < c->window; w++)
+        MPI_CHECK(MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
+    MPI_CHECK(MPI_Waitall(c->window, req, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, peer, ACK_TAG, c->comm, MPI_STATUS_IGNORE));
+}
+
+static void stream_recv(bench_ctx_t *c, int peer)
+{
+    MPI_Request req[MAX_WINDOW];
+    for (int w = 0; w < c->window; w++)
+        MPI_CHECK(MPI_Irecv(rslot(c, w), (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
+    MPI_CHECK(MPI_Waitall(c->window, req, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, peer, ACK_TAG, c->comm));
+}
+
+static long window_verify(const bench_ctx_t *c, int sender, long *verified)
+{
+    long errors = 0;
+    for (int w = 0; w < c->window; w++) {
+        /* every message of a window carries the same pattern, so a shared slot still verifies */
+        errors += check_compare(rslot(c, w), (size_t)c->size, sender, c->iter);
+        *verified += c->size;
+    }
+    return errors;
+}
+
+void bw_event(bench_ctx_t *c)
+{
+    if (c->rank == 0) stream_send(c, 1);
+    else if (c->rank == 1) stream_recv(c, 0);
+}
+
+long bw_verify(const bench_ctx_t *c, long *verified)
+{
+    return c->rank == 1 ? window_verify(c, 0, verified) : 0;
+}
+
+double window_msgs(const bench_ctx_t *c) { return c->window; }
+
+/* ---- bibw: windows both ways at once ---- */
+
+void bibw_event(bench_ctx_t *c)
+{
+    if (c->rank > 1) return;
+    MPI_Request req[2 * MAX_WINDOW];
+    int peer = 1 - c->rank;
+    for (int w = 0; w < c->window; w++)
+        MPI_CHECK(MPI_Irecv(rslot(c, w), (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
+    for (int w = 0; w < c->window; w++)
+        MPI_CHECK(MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[c->window + w]));
+    MPI_CHECK(MPI_Waitall(2 * c->window, req, MPI_STATUSES_IGNORE));
+}
+
+long bibw_verify(const bench_ctx_t *c, long *verified)
+{
+    return c->rank < 2 ? window_verify(c, 1 - c->rank, verified) : 0;
+}
+
+double bibw_msgs(const bench_ctx_t *c) { return 2.0 * c->window; }
+
+/* ---- msgrate: N/2 pairs (i, i + N/2) stream at once ---- */
+
+static int npairs(const bench_ctx_t *c) { return c->nranks / 2; }
+double msgrate_bytes(const bench_ctx_t *c) { return (double)npairs(c) * (double)c->size; }
+double msgrate_msgs(const bench_ctx_t *c) { return (double)npairs(c) * c->window; }
+int msgrate_active(const bench_ctx_t *c) { return c->rank < 2 * npairs(c); }
+
+int msgrate_pairs(const bench_ctx_t *c, pair_t *out)
+{
+    for (int i = 0; i < npairs(c); i++) out[i] = (pair_t){i, i + npairs(c)};
+    return npairs(c);
+}
+
+void msgrate_event(bench_ctx_t *c)
+{
+    int p = npairs(c);
+    if (c->rank < p) stream_send(c, c->rank + p);
+    else if (c->rank < 2 * p) stream_recv(c, c->rank - p);
+}
+
+long msgrate_verify(const bench_ctx_t *c, long *verified)
+{
+    int p = npairs(c);
+    return (c->rank >= p && c->rank < 2 * p) ? window_verify(c, c->rank - p, verified) : 0;
+}
+
+/* ---- ring: rank 0 sends then receives, the others receive then send ---- */
+
+void ring_event(bench_ctx_t *c)
+{
+    int n = (int)c->size;
+    if (c->rank == 0) {
+        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, right(c), TAG, c->comm));
+        MPI_CHECK(MPI_Recv(c->rbuf, n, MPI_BYTE, left(c), TAG, c->comm, MPI_STATUS_IGNORE));
+    } else {
+        MPI_CHECK(MPI_Recv(c->rbuf, n, MPI_BYTE, left(c), TAG, c->comm, MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, right(c), TAG, c->comm));
+    }
+}
+
+long from_left_verify(const bench_ctx_t *c, long *verified)
+{
+    *verified += c->size;
+    return check_compare(c->rbuf, (size_t)c->size, left(c), c->iter);
+}
+
+/* ---- sendrecv (IMB Sendrecv): a chain, send right and receive from the left ---- */
+
+void sendrecv_event(bench_ctx_t *c)
+{
+    int n = (int)c->size;
+    MPI_CHECK(MPI_Sendrecv(c->sbuf, n, MPI_BYTE, right(c), TAG, c->rbuf, n, MPI_BYTE, left(c), TAG,
+                           c->comm, MPI_STATUS_IGNORE));
+}
+
+/* ---- exchange (IMB Exchange): to and from both neighbours ---- */
+
+void exchange_event(bench_ctx_t *c)
+{
+    int n = (int)c->size;
+    MPI_Request req[4];
+    MPI_CHECK(MPI_Irecv(rslot(c, 0), n, MPI_BYTE, left(c), TAG, c->comm, &req[0]));
+    MPI_CHECK(MPI_Irecv(rslot(c, 1), n, MPI_BYTE, right(c), TAG + 1, c->comm, &req[1]));
+    MPI_CHECK(MPI_Isend(c->sbuf, n, MPI_BYTE, right(c), TAG, c->comm, &req[2]));
+    MPI_CHECK(MPI_Isend(c->sbuf, n, MPI_BYTE, left(c), TAG + 1, c->comm, &req[3]));
+    MPI_CHECK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+}
+
+long exchange_verify(const bench_ctx_t *c, long *verified)
+{
+    *verified += 2 * c->size;
+    return check_compare(rslot(c, 0), (size_t)c->size, left(c), c->iter) +
+           check_compare(rslot(c, 1), (size_t)c->size, right(c), c->iter);
+}

@@ -1,0 +1,85 @@
+/* Order statistics: median, percentiles and the median's confidence interval. */
+#include "stats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics (numpy's default). */
+static double quantile_sorted(const double *x, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    double frac = pos - (double)lo;
+    return x[lo] + frac * (x[hi] - x[lo]);
+}
+
+/* Smallest j (0-based count) with P(Bin(n, 1/2) <= j-1) > 0.025: the lower
+ * order statistic x_(j) of the 95 % interval is then x[j-1] (1-based j). */
+static size_t lower_rank(size_t n)
+{
+    if (n > 1000) {
+        double j = floor(0.5 * (double)n - 0.98 * sqrt((double)n));
+        return j < 1 ? 1 : (size_t)j;
+    }
+    double cdf = 0.0;
+    for (size_t k = 0; k <= n; k++) {
+        double logp = lgamma((double)n + 1) - lgamma((double)k + 1) -
+                      lgamma((double)(n - k) + 1) - (double)n * log(2.0);
+        cdf += exp(logp);
+        if (cdf > 0.025) return k == 0 ? 1 : k;
+    }
+    return 1;
+}
+
+void stats_compute(double *x, size_t n, stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (n == 0) return;
+    qsort(x, n, sizeof *x, cmp_double);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += x[i];
+    s->mean = sum / (double)n;
+    double var = 0.0;
+    for (size_t i = 0; i < n; i++) var += (x[i] - s->mean) * (x[i] - s->mean);
+    s->stddev = n > 1 ? sqrt(var / (double)(n - 1)) : 0.0;
+    s->min = x[0];
+    s->median = quantile_sorted(x, n, 0.5);
+    s->p90 = quantile_sorted(x, n, 0.9);
+    s->p99 = quantile_sorted(x, n, 0.99);
+    if (n < 6) { /* too few samples for a 95 % interval: the range bounds it */
+        s->ci_low = x[0];
+        s->ci_high = x[n - 1];
+        return;
+    }
+    size_t j = lower_rank(n);       /* 1-based rank of the lower bound */
+    size_t k = n + 1 - j;           /* symmetric upper rank */
+    s->ci_low = x[j - 1];
+    s->ci_high = x[k - 1];
+}
+
+double median_of(const double *x, size_t n)
+{
+    if (n == 0) return 0.0;
+    double *copy = malloc(n * sizeof *copy);
+    if (!copy) return 0.0;
+    memcpy(copy, x, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, cmp_double);
+    double m = quantile_sorted(copy, n, 0.5);
+    free(copy);
+    return m;
+}
+
+int stats_converged(const stats_t *s, double target)
+{
+    if (s->n < 6) return 0;
+    double tol = target * s->median;
+    return s->median - s->ci_low <= tol && s->ci_high - s->median <= tol;
+}

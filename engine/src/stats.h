@@ -1,0 +1,22 @@
+/* The one place that defines the statistics of a point. */
+#ifndef MPISCOPE_STATS_H
+#define MPISCOPE_STATS_H
+
+#include <stddef.h>
+
+typedef struct stats {
+    size_t n;
+    double min, median, mean, p90, p99, ci_low, ci_high, stddev;
+} stats_t;
+
+/* Sorts x in place and fills s; the CI is the distribution-free 95 % interval
+ * of the median from order statistics (exact binomial for n <= 1000). */
+void stats_compute(double *x, size_t n, stats_t *s);
+
+/* Median of x without changing it (copies). */
+double median_of(const double *x, size_t n);
+
+/* True when the CI lies within +-target x median. */
+int stats_converged(const stats_t *s, double target);
+
+#endif

@@ -1,0 +1,28 @@
+/* The clock every sample is read from: the monotonic clock through the vDSO,
+ * cheaper than a call through MPI_Wtime and with nanosecond resolution. */
+#ifndef MPISCOPE_TIMER_H
+#define MPISCOPE_TIMER_H
+
+#include <time.h>
+
+#define TIMER_SOURCE "clock_gettime(CLOCK_MONOTONIC)"
+
+static inline double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct timer_facts {
+    double resolution_s;         /* clock_getres */
+    double overhead_s;           /* median cost of one now_s() */
+    double mpi_wtick_s;
+    double mpi_wtime_overhead_s;
+    int mpi_wtime_is_global;
+} timer_facts_t;
+
+/* Measures the facts above; call after MPI_Init. */
+void timer_measure(timer_facts_t *facts);
+
+#endif

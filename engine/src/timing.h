@@ -1,0 +1,35 @@
+/* The one timing core: every benchmark's points are measured here. */
+#ifndef MPISCOPE_TIMING_H
+#define MPISCOPE_TIMING_H
+
+#include "bench.h"
+#include "buffers.h"
+#include "context.h"
+#include "options.h"
+#include "stats.h"
+
+typedef struct point {
+    stats_t time_us;          /* of the reported time (event / ops_per_event) */
+    double *samples_us;       /* sorted; rank 0 only, valid until the next point */
+    int converged;
+    const char *stop_reason;  /* ci, reps, max_reps, max_time */
+    long warmup;
+    double elapsed_s;
+    double event_median_s;    /* one event's median, seeds the next watchdog limit */
+    long check_errors, verified_bytes;
+} point_t;
+
+typedef struct timing {
+    double *local, *combined, *scratch;
+    long capacity;
+} timing_t;
+
+int timing_init(timing_t *t, const options_t *o);
+void timing_free(timing_t *t);
+
+/* Measures one point. Collective over the communicator of c; the figures are
+ * valid on rank 0. */
+void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+                const options_t *o, point_t *p);
+
+#endif

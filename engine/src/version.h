@@ -1,0 +1,5 @@
+#ifndef MPISCOPE_VERSION_H
+#define MPISCOPE_VERSION_H
+#define ENGINE_VERSION "0.1.0"
+#define SCHEMA_VERSION 1
+#endif
