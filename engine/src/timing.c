@@ -53,9 +53,13 @@ static void use_slot(bench_ctx_t *c, const buffers_t *bufs, long iter)
     c->iter = iter;
 }
 
-/* A pass of fresh patterns whose every received byte is compared. */
+/* A pass of fresh patterns whose every received byte is compared.
+ * MPISCOPE_FAULT=corrupt flips a received byte first: the tests use it to show
+ * that --check reports errors. */
 static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, point_t *p)
 {
+    const char *fault = getenv("MPISCOPE_FAULT");
+    int corrupt = fault && strcmp(fault, "corrupt") == 0 && c->size > 0;
     long errors[2] = {0, 0}, total[2] = {0, 0};
     for (long it = 0; it < CHECK_ITERATIONS; it++) {
         use_slot(c, bufs, 0);
@@ -65,6 +69,7 @@ static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
         MPI_CHECK(MPI_Barrier(c->comm));
         if (is_active(b, c)) {
             b->event(c);
+            if (corrupt) c->rbuf[0] = (char)~c->rbuf[0];
             errors[0] += b->verify(c, &errors[1]);
         }
     }
