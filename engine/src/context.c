@@ -12,7 +12,7 @@ extern char **environ;
 
 /* Variables that tune an MPI library: recorded so results carry their settings. */
 static const char *const tuning_prefixes[] = {
-    "MPIR_CVAR_", "MPICH_", "OMPI_MCA_", "OMPI_", "PMIX_MCA_", "PRTE_MCA_", "UCX_", "FI_",
+    "MPIR_CVAR_", "MPICH_", "OMPI_MCA_", "PMIX_MCA_", "PRTE_MCA_", "UCX_", "FI_",
     "I_MPI_", "HYDRA_", "MV2_", "PSM2_",
 };
 
