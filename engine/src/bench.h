@@ -11,6 +11,7 @@ enum {
     BENCH_SYNC_BARRIER = 1 << 1,  /* a barrier before every sample: ranks are not self-synchronising */
     BENCH_EVEN_RANKS = 1 << 2,    /* needs an even number of ranks */
     BENCH_HALF_RTT = 1 << 3,      /* the time is half a round trip */
+    BENCH_DOUBLES = 1 << 4,       /* moves 8-byte doubles: sizes must be multiples of 8 */
 };
 
 typedef struct bench_ctx {
@@ -22,6 +23,11 @@ typedef struct bench_ctx {
     size_t rslot;         /* stride between receive slots inside rbuf */
     int rslots;           /* receive slots allocated; fewer than wanted beyond a memory cap */
     long iter;            /* iteration number, seeds --check patterns */
+    int checking;         /* set during the --check verification pass */
+    struct {              /* the ring case study's knobs (--niter, --ncompute, --nblock) */
+        int niter, ncompute_a, ncompute_b;
+        long nblock;
+    } study;
     void *state;          /* a kernel's own data, from setup */
 } bench_ctx_t;
 

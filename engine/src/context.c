@@ -113,6 +113,10 @@ static void emit_options(json_t *j, const options_t *o, double max_memory_bytes)
     json_int(j, "warmup", o->warmup);
     json_int(j, "warmup_bytes", o->warmup_bytes);
     json_int(j, "window", o->window);
+    json_int(j, "niter", o->niter);
+    json_int(j, "ncompute_a", o->ncompute_a);
+    json_int(j, "ncompute_b", o->ncompute_b);
+    json_int(j, "nblock", o->nblock);
     json_bool(j, "check", o->check);
     json_bool(j, "raw", o->raw);
     json_int(j, "off_cache_bytes", o->off_cache_bytes);

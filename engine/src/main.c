@@ -91,14 +91,20 @@ static int job_fits(const options_t *o, const world_t *w)
         const char *why = NULL;
         if (w->nranks < b->min_ranks) why = "ranks";
         else if ((b->flags & BENCH_EVEN_RANKS) && w->nranks % 2) why = "even";
+        else if (b->flags & BENCH_DOUBLES)
+            for (size_t s = 0; s < o->sizes.n && !why; s++)
+                if (o->sizes.v[s] % 8) why = "doubles";
         if (!why) continue;
         if (w->rank == 0) {
             if (why[0] == 'r')
                 fprintf(stderr, "mpiscope-engine: error: %s needs at least %d ranks, this job has %d: "
                         "run it with mpiexec -n %d\n", b->name, b->min_ranks, w->nranks, b->min_ranks);
-            else
+            else if (why[0] == 'e')
                 fprintf(stderr, "mpiscope-engine: error: %s needs an even number of ranks, this job has %d\n",
                         b->name, w->nranks);
+            else
+                fprintf(stderr, "mpiscope-engine: error: %s moves 8-byte doubles: every size must be a "
+                        "multiple of 8 bytes (use --units words)\n", b->name);
         }
         return 0;
     }
@@ -114,7 +120,9 @@ static double watchdog_limit(const options_t *o, long size, long prev_size, doub
     if (prev_event_s > 0) est = prev_event_s * (prev_size > 0 && size > prev_size ? (double)size / (double)prev_size : 1.0);
     double work = (double)(warmup + 3 + o->reps) * est * 4.0;
     double limit = 3.0 * o->max_time_s + work;
-    return limit > 10.0 ? limit : 10.0;
+    /* with nothing measured yet only a generous floor is safe */
+    double floor_s = prev_event_s > 0 ? 2.0 : 10.0;
+    return limit > floor_s ? limit : floor_s;
 }
 
 static long measure(FILE *out, const options_t *o, const world_t *w, timing_t *t, double max_memory)
@@ -126,7 +134,8 @@ static long measure(FILE *out, const options_t *o, const world_t *w, timing_t *t
         double prev_event_s = 0;
         for (size_t si = 0; si < o->sizes.n; si++) {
             bench_ctx_t c = {.comm = MPI_COMM_WORLD, .rank = w->rank, .nranks = w->nranks,
-                             .size = o->sizes.v[si], .window = o->window};
+                             .size = o->sizes.v[si], .window = o->window,
+                             .study = {o->niter, o->ncompute_a, o->ncompute_b, o->nblock}};
             int slots = b->recv_slots ? b->recv_slots(&c) : 1;
             /* OSU shares one receive buffer across a window; we keep slots apart up to 64 MiB */
             long cap = c.size > 0 ? (64L << 20) / c.size : slots;

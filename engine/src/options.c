@@ -13,7 +13,8 @@
 enum {
     O_SIZES = 256, O_UNITS, O_REPS, O_MIN_REPS, O_MAX_REPS, O_CI, O_MAX_TIME,
     O_WARMUP, O_WARMUP_BYTES, O_WINDOW, O_TIMEOUT, O_OFF_CACHE, O_MAX_MEMORY,
-    O_CHECK, O_RAW, O_FORMAT, O_OUTPUT, O_LIST, O_JSON, O_VERSION, O_MPI_INFO, O_HELP
+    O_CHECK, O_RAW, O_FORMAT, O_OUTPUT, O_LIST, O_JSON, O_VERSION, O_MPI_INFO, O_HELP,
+    O_NITER, O_NCOMPUTE, O_NBLOCK
 };
 
 static const struct option long_options[] = {
@@ -39,6 +40,9 @@ static const struct option long_options[] = {
     {"version", no_argument, 0, O_VERSION},
     {"mpi-info", no_argument, 0, O_MPI_INFO},
     {"help", no_argument, 0, O_HELP},
+    {"niter", required_argument, 0, O_NITER},
+    {"ncompute", required_argument, 0, O_NCOMPUTE},
+    {"nblock", required_argument, 0, O_NBLOCK},
     {0, 0, 0, 0},
 };
 
@@ -67,6 +71,10 @@ void options_usage(void)
         "  --raw                  keep every sample in the records\n"
         "  --format jsonl|table   output format (jsonl)\n"
         "  --output FILE          write records to FILE (- = stdout)\n"
+        "ring case study (ringcs1..ringcs5):\n"
+        "  --niter N              iterations per timed block (10)\n"
+        "  --ncompute A[,B]       multiplications per element on even/odd iteration+rank (0)\n"
+        "  --nblock N             elements computed between MPI_Testall calls, ringcs5 (1024)\n"
         "  --mpi-info             print the MPI library version as JSON, no mpiexec needed\n"
         "  --version, --help\n");
 }
@@ -126,6 +134,8 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
     o->warmup = 8;
     o->warmup_bytes = 4L << 20;
     o->window = 64;
+    o->niter = 10;
+    o->nblock = 1024;
     o->format = FORMAT_JSONL;
     o->output = "-";
 
@@ -158,6 +168,19 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
             if (parse_bytes("max-memory", optarg, &l, err, errlen)) return OPT_ERROR;
             o->max_memory_bytes = (double)l;
             break;
+        case O_NITER: if (parse_long("niter", optarg, 1, 1000000, &l, err, errlen)) return OPT_ERROR; o->niter = (int)l; break;
+        case O_NBLOCK: if (parse_long("nblock", optarg, 1, 1L << 30, &o->nblock, err, errlen)) return OPT_ERROR; break;
+        case O_NCOMPUTE: {
+            char a[32] = "", *comma = strchr(optarg, ',');
+            snprintf(a, sizeof a, "%.*s", comma ? (int)(comma - optarg) : (int)strlen(optarg), optarg);
+            if (parse_long("ncompute", a, 0, 1000000, &l, err, errlen)) return OPT_ERROR;
+            o->ncompute_a = o->ncompute_b = (int)l;
+            if (comma) {
+                if (parse_long("ncompute", comma + 1, 0, 1000000, &l, err, errlen)) return OPT_ERROR;
+                o->ncompute_b = (int)l;
+            }
+            break;
+        }
         case O_CHECK: o->check = 1; break;
         case O_RAW: o->raw = 1; break;
         case O_FORMAT:

@@ -18,6 +18,8 @@ typedef struct options {
     long warmup;
     long warmup_bytes;
     int window;
+    int niter, ncompute_a, ncompute_b;  /* ring case study */
+    long nblock;
     double timeout_s;            /* 0 = derived per point */
     long off_cache_bytes;        /* 0 = off */
     double max_memory_bytes;     /* 0 = derived from available memory */

@@ -2,6 +2,7 @@
  * and a row here. */
 #include "bench.h"
 #include "kernels/p2p.h"
+#include "kernels/ringcs.h"
 #include <string.h>
 
 static const bench_t pingpong = {
@@ -80,8 +81,59 @@ static const bench_t exchange = {
     .event = exchange_event, .verify = exchange_verify,
 };
 
+static const bench_t ringcs1 = {
+    .name = "ringcs1", .family = "ringcs", .min_ranks = 2,
+    .summary = "ring case study algorithm 1: compute, MPI_Send then MPI_Recv (relies on buffering: may deadlock)",
+    .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .recv_slots = ringcs_slots,
+    .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
+    .pairs = p2p_ring_pairs,
+    .event = ringcs1_event, .verify = ringcs1_verify,
+};
+
+static const bench_t ringcs2 = {
+    .name = "ringcs2", .family = "ringcs", .min_ranks = 2,
+    .summary = "ring case study algorithm 2: compute, MPI_Sendrecv_replace",
+    .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .recv_slots = ringcs_slots,
+    .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
+    .pairs = p2p_ring_pairs,
+    .event = ringcs2_event, .verify = ringcs2_verify,
+};
+
+static const bench_t ringcs3 = {
+    .name = "ringcs3", .family = "ringcs", .min_ranks = 2,
+    .summary = "ring case study algorithm 3: compute, MPI_Sendrecv with double buffering",
+    .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .recv_slots = ringcs_slots,
+    .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
+    .pairs = p2p_ring_pairs,
+    .event = ringcs3_event, .verify = ringcs3_verify,
+};
+
+static const bench_t ringcs4 = {
+    .name = "ringcs4", .family = "ringcs", .min_ranks = 2,
+    .summary = "ring case study algorithm 4: MPI_Isend/MPI_Irecv, compute on a third buffer, MPI_Waitall",
+    .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .recv_slots = ringcs_slots,
+    .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
+    .pairs = p2p_ring_pairs,
+    .event = ringcs4_event, .verify = ringcs4_verify,
+};
+
+static const bench_t ringcs5 = {
+    .name = "ringcs5", .family = "ringcs", .min_ranks = 2,
+    .summary = "ring case study algorithm 5: like ringcs4 with MPI_Testall every --nblock elements of computation",
+    .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .recv_slots = ringcs_slots,
+    .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
+    .pairs = p2p_ring_pairs,
+    .event = ringcs5_event, .verify = ringcs5_verify,
+};
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
+    &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

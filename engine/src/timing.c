@@ -61,6 +61,7 @@ static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
     const char *fault = getenv("MPISCOPE_FAULT");
     int corrupt = fault && strcmp(fault, "corrupt") == 0 && c->size > 0;
     long errors[2] = {0, 0}, total[2] = {0, 0};
+    c->checking = 1;
     for (long it = 0; it < CHECK_ITERATIONS; it++) {
         use_slot(c, bufs, 0);
         c->iter = it;
@@ -73,6 +74,7 @@ static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
             errors[0] += b->verify(c, &errors[1]);
         }
     }
+    c->checking = 0;
     MPI_CHECK(MPI_Reduce(errors, total, 2, MPI_LONG, MPI_SUM, 0, c->comm));
     p->check_errors = total[0];
     p->verified_bytes = total[1];

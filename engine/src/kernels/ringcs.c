@@ -1,0 +1,161 @@
+/* The ring case study: each rank computes on a buffer of n doubles, then
+ * passes it round the ring. One event is a block of --niter iterations (the
+ * chapter's 10) between barriers, because the decoupling that algorithms 4
+ * and 5 buy under load imbalance only shows across consecutive iterations.
+ *
+ * Load imbalance: iteration i (1-based) on rank r computes ncompute_A times
+ * per element when i + r is even, ncompute_B times otherwise.
+ *
+ * Three buffers, as the chapter's x(:,1..3): the timing core's send buffer
+ * and two receive slots. Their roles rotate within a block. */
+#include "kernels/ringcs.h"
+#include "mpicheck.h"
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG = 7 };
+
+/* Keeps the computation observable, the chapter's "dummy check". */
+volatile double ringcs_sink;
+
+typedef enum { ALG_SEND_RECV = 1, ALG_SENDRECV_REPLACE, ALG_SENDRECV, ALG_NONBLOCKING, ALG_TESTALL } alg_t;
+
+int ringcs_slots(const bench_ctx_t *c) { (void)c; return 2; }
+double ringcs_iterations(const bench_ctx_t *c) { return c->study.niter; }
+/* The chapter's figure: 16e-6 * n / t, a send and a receive of n doubles per iteration. */
+double ringcs_bytes(const bench_ctx_t *c) { return 2.0 * (double)(c->size / 8 * 8); }
+
+static double *buffer(const bench_ctx_t *c, int which)
+{
+    return which == 0 ? (double *)c->sbuf : (double *)(c->rbuf + (size_t)(which - 1) * c->rslot);
+}
+
+static void compute_kernel(int ncompute, long n, double *x, double *sum)
+{
+    if (ncompute == 0) return;
+    for (long i = 0; i < n; i++) {
+        double t = 1.0;
+        for (int k = 0; k < ncompute; k++) t *= x[i];
+        x[i] = t;
+        *sum += t;
+    }
+}
+
+static int ncompute_for(const bench_ctx_t *c, int iteration)
+{
+    if (c->checking) return 0; /* the verification pass checks data movement alone */
+    return ((iteration + c->rank) & 1) == 0 ? c->study.ncompute_a : c->study.ncompute_b;
+}
+
+/* The buffer roles of one block, in the chapter's order: send, recv, compute. */
+typedef struct roles { int send, recv, comp; } roles_t;
+
+static roles_t first_roles(alg_t alg)
+{
+    return alg <= ALG_SENDRECV_REPLACE ? (roles_t){0, 0, 0} : (roles_t){0, 1, 2};
+}
+
+static roles_t next_roles(alg_t alg, roles_t r)
+{
+    if (alg <= ALG_SENDRECV_REPLACE) return r;
+    if (alg == ALG_SENDRECV) return (roles_t){r.recv, r.send, r.recv};
+    return (roles_t){r.comp, r.send, r.recv}; /* send what was computed on, compute what arrived */
+}
+
+static void iteration(bench_ctx_t *c, alg_t alg, roles_t r, int it, double *sum)
+{
+    int n = (int)(c->size / 8);
+    int up = (c->rank + 1) % c->nranks, down = (c->rank + c->nranks - 1) % c->nranks;
+    int ncompute = ncompute_for(c, it);
+    double *xs = buffer(c, r.send), *xr = buffer(c, r.recv), *xc = buffer(c, r.comp);
+    MPI_Request req[2];
+    switch (alg) {
+    case ALG_SEND_RECV: /* not MPI-compliant: relies on the library buffering the send */
+        compute_kernel(ncompute, n, xs, sum);
+        MPI_CHECK(MPI_Send(xs, n, MPI_DOUBLE, up, TAG, c->comm));
+        MPI_CHECK(MPI_Recv(xs, n, MPI_DOUBLE, down, TAG, c->comm, MPI_STATUS_IGNORE));
+        break;
+    case ALG_SENDRECV_REPLACE:
+        compute_kernel(ncompute, n, xs, sum);
+        MPI_CHECK(MPI_Sendrecv_replace(xs, n, MPI_DOUBLE, up, TAG, down, TAG, c->comm, MPI_STATUS_IGNORE));
+        break;
+    case ALG_SENDRECV:
+        compute_kernel(ncompute, n, xs, sum);
+        MPI_CHECK(MPI_Sendrecv(xs, n, MPI_DOUBLE, up, TAG, xr, n, MPI_DOUBLE, down, TAG, c->comm,
+                               MPI_STATUS_IGNORE));
+        break;
+    case ALG_NONBLOCKING:
+    case ALG_TESTALL:
+        MPI_CHECK(MPI_Isend(xs, n, MPI_DOUBLE, up, TAG, c->comm, &req[0]));
+        MPI_CHECK(MPI_Irecv(xr, n, MPI_DOUBLE, down, TAG, c->comm, &req[1]));
+        if (alg == ALG_NONBLOCKING) {
+            compute_kernel(ncompute, n, xc, sum);
+        } else {
+            int flag;
+            long nblock = c->study.nblock;
+            for (long i = 0; i < n; i += nblock) {
+                compute_kernel(ncompute, n - i < nblock ? n - i : nblock, xc + i, sum);
+                MPI_CHECK(MPI_Testall(2, req, &flag, MPI_STATUSES_IGNORE));
+            }
+        }
+        MPI_CHECK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+        break;
+    }
+}
+
+static void block(bench_ctx_t *c, alg_t alg)
+{
+    double sum = 0.0;
+    roles_t r = first_roles(alg);
+    for (int it = 1; it <= c->study.niter; it++) {
+        iteration(c, alg, r, it, &sum);
+        r = next_roles(alg, r);
+    }
+    ringcs_sink += sum;
+}
+
+void ringcs1_event(bench_ctx_t *c) { block(c, ALG_SEND_RECV); }
+void ringcs2_event(bench_ctx_t *c) { block(c, ALG_SENDRECV_REPLACE); }
+void ringcs3_event(bench_ctx_t *c) { block(c, ALG_SENDRECV); }
+void ringcs4_event(bench_ctx_t *c) { block(c, ALG_NONBLOCKING); }
+void ringcs5_event(bench_ctx_t *c) { block(c, ALG_TESTALL); }
+
+/* What each buffer must hold after a block: replay the role rotation on every
+ * rank with origin labels (a rank's send buffer starts with its own pattern,
+ * the receive slots with zeros, label -1) and compare the bytes. */
+static long verify(const bench_ctx_t *c, alg_t alg, long *verified)
+{
+    int np = c->nranks;
+    int (*label)[3] = malloc(sizeof *label * (size_t)np), (*next)[3] = malloc(sizeof *next * (size_t)np);
+    if (!label || !next) abort();
+    for (int q = 0; q < np; q++) label[q][0] = q, label[q][1] = label[q][2] = -1;
+    roles_t r = first_roles(alg);
+    for (int it = 1; it <= c->study.niter; it++) {
+        memcpy(next, label, sizeof *label * (size_t)np);
+        for (int q = 0; q < np; q++) next[q][r.recv] = label[(q + np - 1) % np][r.send];
+        memcpy(label, next, sizeof *label * (size_t)np);
+        r = next_roles(alg, r);
+    }
+    size_t bytes = (size_t)(c->size / 8 * 8);
+    long wrong = 0;
+    int nbuf = alg <= ALG_SENDRECV_REPLACE ? 1 : (alg == ALG_SENDRECV ? 2 : 3);
+    for (int b = 0; b < nbuf; b++) {
+        const char *x = (const char *)buffer(c, b);
+        int origin = label[c->rank][b];
+        if (origin >= 0) {
+            wrong += check_compare(x, bytes, origin, c->iter);
+        } else {
+            for (size_t i = 0; i < bytes; i++) wrong += x[i] != 0;
+        }
+        *verified += (long)bytes;
+    }
+    free(label);
+    free(next);
+    return wrong;
+}
+
+long ringcs1_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_SEND_RECV, verified); }
+long ringcs2_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_SENDRECV_REPLACE, verified); }
+long ringcs3_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_SENDRECV, verified); }
+long ringcs4_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_NONBLOCKING, verified); }
+long ringcs5_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_TESTALL, verified); }
