@@ -89,25 +89,32 @@ static int expand_term(char *term, long unit, vec_t *out, char *err, size_t errl
             if (p * unit >= a) rc |= push(out, p * unit);
             if (p * unit > SIZE_MAX_BYTES / 2) break;
         }
-    } else if ((step[0] == '*' || step[0] == '+') && isdigit((unsigned char)step[1])) {
+    } else if (step[0] == '+' && isdigit((unsigned char)step[1])) {
         char *end;
         errno = 0;
         long s = strtol(step + 1, &end, 10);
-        if (*end || errno || s < 1 || (step[0] == '*' && s < 2)) {
-            snprintf(err, errlen, "step '%s': use +N (N >= 1) or *F (F >= 2)", step);
+        if (*end || errno || s < 1) {
+            snprintf(err, errlen, "step '%s': use +N with N >= 1", step);
             return -1;
         }
-        if (step[0] == '+') {
-            s *= unit;
-            for (long x = a; x <= b && !rc; x += s) rc |= push(out, x);
-        } else {
-            long x = a;
-            if (x == 0) { rc |= push(out, 0); x = unit; }
-            if (s == 2) { long p = unit; while (p < x) p *= 2; x = p; }
-            for (; x <= b && !rc; x *= s) {
-                rc |= push(out, x);
-                if (x > SIZE_MAX_BYTES / s) break;
-            }
+        for (long x = a; x <= b && !rc; x += s * unit) rc |= push(out, x);
+    } else if (step[0] == '*' && isdigit((unsigned char)step[1])) {
+        char *end;
+        errno = 0;
+        double f = strtod(step + 1, &end);
+        if (*end || errno || !(f > 1.0) || f > 1e6) {
+            snprintf(err, errlen, "step '%s': use *F with F > 1 (*2, *4, *1.2)", step);
+            return -1;
+        }
+        /* in units, each size max(round(F x), x + 1): the ring case study's
+         * n = max(nint(1.2 n), n + 1) is *1.2 in words */
+        long x = a / unit;
+        if (nparts == 2) { long p = 1; while (p < x) p *= 2; x = x == 0 ? 0 : p; }
+        while (x * unit <= b && !rc) {
+            rc |= push(out, x * unit);
+            double next = (double)x * f + 0.5;
+            if (next > (double)SIZE_MAX_BYTES) break;
+            x = (long)next > x + 1 ? (long)next : x + 1;
         }
     } else {
         snprintf(err, errlen, "unknown step '%s': use +N (linear), *F (geometric) or 2^k-1", step);
