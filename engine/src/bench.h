@@ -12,7 +12,24 @@ enum {
     BENCH_EVEN_RANKS = 1 << 2,    /* needs an even number of ranks */
     BENCH_HALF_RTT = 1 << 3,      /* the time is half a round trip */
     BENCH_DOUBLES = 1 << 4,       /* moves 8-byte doubles: sizes must be multiples of 8 */
+    BENCH_COLLECTIVE = 1 << 5,    /* --datatype, --in-place, --rotate-root apply; synchronised by window */
+    BENCH_REDUCTION = 1 << 6,     /* combines with --op; the default datatype is float (as IMB and OSU) */
+    BENCH_NO_SIZE = 1 << 7,       /* moves no data (barrier): measured once per rank count, at size 0 */
 };
+
+enum coll_type { COLL_BYTE, COLL_INT, COLL_FLOAT, COLL_DOUBLE };
+enum coll_op { COLL_SUM, COLL_MAX, COLL_MIN };
+
+/* What a collective kernel is told: element type, operation and variants. */
+typedef struct coll_args {
+    MPI_Datatype type;
+    int type_id, type_size;
+    MPI_Op op;
+    int op_id;
+    int in_place, rotate_root;
+    int nbc_tests;        /* MPI_Test calls spread over the overlapped compute phase */
+    long compute_iters;   /* the calibrated compute phase of nonblocking collectives */
+} coll_args_t;
 
 typedef struct bench_ctx {
     MPI_Comm comm;
@@ -24,6 +41,8 @@ typedef struct bench_ctx {
     int rslots;           /* receive slots allocated; fewer than wanted beyond a memory cap */
     long iter;            /* iteration number, seeds --check patterns */
     int checking;         /* set during the --check verification pass */
+    int phase;            /* which of the row's timed phases is running (0 unless phases > 1) */
+    coll_args_t coll;     /* collectives only */
     struct {              /* the ring case study's knobs (--niter, --ncompute, --nblock) */
         int niter, ncompute_a, ncompute_b;
         long nblock;
@@ -53,6 +72,17 @@ typedef struct bench {
     /* --check: wrong bytes in this rank's receive buffers after an event whose
      * send buffers held check_fill patterns. */
     long (*verify)(const bench_ctx_t *c, long *verified_bytes);
+    /* Bytes a rank needs for its send and receive buffers (NULL: size, and
+     * size x receive slots): the memory limit and the allocation both use it. */
+    void (*buffer_bytes)(const bench_ctx_t *c, size_t *send, size_t *recv);
+    /* --check: writes iteration c->iter's input (NULL: check_fill of size bytes into sbuf). */
+    void (*check_fill)(bench_ctx_t *c);
+    /* nccl-tests bus bandwidth = bytes_per_op / time x this factor (NULL: none reported). */
+    double (*busbw_factor)(const bench_ctx_t *c);
+    /* Timed phases of a point (0 means 1). Nonblocking collectives have 3: the pure
+     * operation, compute alone, and both overlapped; calibrate runs after phase 0. */
+    int phases;
+    void (*calibrate)(bench_ctx_t *c, double pure_event_s);
 } bench_t;
 
 extern const bench_t *const registry[];

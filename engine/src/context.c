@@ -117,6 +117,14 @@ static void emit_options(json_t *j, const options_t *o, double max_memory_bytes)
     json_int(j, "ncompute_a", o->ncompute_a);
     json_int(j, "ncompute_b", o->ncompute_b);
     json_int(j, "nblock", o->nblock);
+    if (o->sync) json_str(j, "sync", o->sync); else json_null(j, "sync");
+    static const char *const types[] = {"byte", "int", "float", "double"}, *const ops[] = {"sum", "max", "min"};
+    if (o->datatype >= 0) json_str(j, "datatype", types[o->datatype]); else json_null(j, "datatype");
+    json_str(j, "op", ops[o->op]);
+    json_bool(j, "in_place", o->in_place);
+    json_bool(j, "rotate_root", o->rotate_root);
+    if (o->npmin) json_int(j, "npmin", o->npmin); else json_null(j, "npmin");
+    json_int(j, "nbc_test", o->nbc_tests);
     json_bool(j, "check", o->check);
     json_bool(j, "raw", o->raw);
     json_int(j, "off_cache_bytes", o->off_cache_bytes);

@@ -1,6 +1,8 @@
 /* Strict option parsing: every number is range-checked, every error names the
  * option and the fix. */
 #include "options.h"
+#include "bench.h"
+#include "sync.h"
 #include "version.h"
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +16,8 @@ enum {
     O_SIZES = 256, O_UNITS, O_REPS, O_MIN_REPS, O_MAX_REPS, O_CI, O_MAX_TIME,
     O_WARMUP, O_WARMUP_BYTES, O_WINDOW, O_TIMEOUT, O_OFF_CACHE, O_MAX_MEMORY,
     O_CHECK, O_RAW, O_FORMAT, O_OUTPUT, O_LIST, O_JSON, O_VERSION, O_MPI_INFO, O_HELP,
-    O_NITER, O_NCOMPUTE, O_NBLOCK
+    O_NITER, O_NCOMPUTE, O_NBLOCK, O_SYNC, O_DATATYPE, O_OP, O_IN_PLACE, O_ROTATE_ROOT, O_NPMIN,
+    O_NBC_TEST
 };
 
 static const struct option long_options[] = {
@@ -43,6 +46,13 @@ static const struct option long_options[] = {
     {"niter", required_argument, 0, O_NITER},
     {"ncompute", required_argument, 0, O_NCOMPUTE},
     {"nblock", required_argument, 0, O_NBLOCK},
+    {"sync", required_argument, 0, O_SYNC},
+    {"datatype", required_argument, 0, O_DATATYPE},
+    {"op", required_argument, 0, O_OP},
+    {"in-place", no_argument, 0, O_IN_PLACE},
+    {"rotate-root", no_argument, 0, O_ROTATE_ROOT},
+    {"npmin", required_argument, 0, O_NPMIN},
+    {"nbc-test", required_argument, 0, O_NBC_TEST},
     {0, 0, 0, 0},
 };
 
@@ -75,6 +85,14 @@ void options_usage(void)
         "  --niter N              iterations per timed block (10)\n"
         "  --ncompute A[,B]       multiplications per element on even/odd iteration+rank (0)\n"
         "  --nblock N             elements computed between MPI_Testall calls, ringcs5 (1024)\n"
+        "collectives:\n"
+        "  --sync window|barrier|none  how samples start (window for collectives)\n"
+        "  --datatype byte|int|float|double  element type (byte; float for reductions)\n"
+        "  --op sum|max|min       reduction operation (sum)\n"
+        "  --in-place             use MPI_IN_PLACE where the collective allows it\n"
+        "  --rotate-root          root = iteration mod ranks (bcast, reduce, gather, scatter)\n"
+        "  --npmin N              also measure on the first N, 2N, 4N ... ranks\n"
+        "  --nbc-test N           MPI_Test calls during overlapped compute (0)\n"
         "  --mpi-info             print the MPI library version as JSON, no mpiexec needed\n"
         "  --version, --help\n");
 }
@@ -136,6 +154,7 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
     o->window = 64;
     o->niter = 10;
     o->nblock = 1024;
+    o->datatype = -1;
     o->format = FORMAT_JSONL;
     o->output = "-";
 
@@ -181,6 +200,33 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
             }
             break;
         }
+        case O_SYNC:
+            if (!sync_name_ok(optarg)) {
+                snprintf(err, errlen, "--sync expects 'window', 'barrier' or 'none', got '%s'", optarg);
+                return OPT_ERROR;
+            }
+            o->sync = optarg;
+            break;
+        case O_DATATYPE: {
+            static const char *const names[] = {"byte", "int", "float", "double"};
+            o->datatype = -1;
+            for (int i = 0; i < 4; i++) if (strcmp(optarg, names[i]) == 0) o->datatype = i;
+            if (o->datatype < 0) {
+                snprintf(err, errlen, "--datatype expects 'byte', 'int', 'float' or 'double', got '%s'", optarg);
+                return OPT_ERROR;
+            }
+            break;
+        }
+        case O_OP:
+            if (strcmp(optarg, "sum") == 0) o->op = COLL_SUM;
+            else if (strcmp(optarg, "max") == 0) o->op = COLL_MAX;
+            else if (strcmp(optarg, "min") == 0) o->op = COLL_MIN;
+            else { snprintf(err, errlen, "--op expects 'sum', 'max' or 'min', got '%s'", optarg); return OPT_ERROR; }
+            break;
+        case O_IN_PLACE: o->in_place = 1; break;
+        case O_ROTATE_ROOT: o->rotate_root = 1; break;
+        case O_NPMIN: if (parse_long("npmin", optarg, 1, 1 << 24, &l, err, errlen)) return OPT_ERROR; o->npmin = (int)l; break;
+        case O_NBC_TEST: if (parse_long("nbc-test", optarg, 0, 1000000, &l, err, errlen)) return OPT_ERROR; o->nbc_tests = (int)l; break;
         case O_CHECK: o->check = 1; break;
         case O_RAW: o->raw = 1; break;
         case O_FORMAT:

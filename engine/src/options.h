@@ -20,6 +20,12 @@ typedef struct options {
     int window;
     int niter, ncompute_a, ncompute_b;  /* ring case study */
     long nblock;
+    const char *sync;            /* none, barrier, window; NULL = each benchmark's default */
+    int datatype;                /* enum coll_type; -1 = byte, or float for reductions */
+    int op;                      /* enum coll_op */
+    int in_place, rotate_root;
+    int npmin;                   /* 0 = only the whole job; else npmin, 2 npmin, ... ranks */
+    int nbc_tests;               /* MPI_Test calls during the overlapped compute */
     double timeout_s;            /* 0 = derived per point */
     long off_cache_bytes;        /* 0 = off */
     double max_memory_bytes;     /* 0 = derived from available memory */

@@ -1,6 +1,7 @@
 /* Writes point, skip and end records; each line is complete and flushed. */
 #include "records.h"
 #include <stdlib.h>
+#include <string.h>
 
 static void emit_stats(json_t *j, const char *key, const stats_t *s)
 {
@@ -14,6 +15,25 @@ static void emit_stats(json_t *j, const char *key, const stats_t *s)
     json_num(j, "ci_low", s->ci_low);
     json_num(j, "ci_high", s->ci_high);
     json_num(j, "stddev", s->stddev);
+    json_close_obj(j);
+}
+
+/* What a collective point was run with, and how well the clocks agreed. */
+static void emit_collective(json_t *j, const bench_t *b, const bench_ctx_t *c, const point_t *p)
+{
+    static const char *const types[] = {"byte", "int", "float", "double"}, *const ops[] = {"sum", "max", "min"};
+    json_str(j, "datatype", types[c->coll.type_id]);
+    json_int(j, "count", c->size / c->coll.type_size);
+    if (b->flags & BENCH_REDUCTION) json_str(j, "op", ops[c->coll.op_id]);
+    json_bool(j, "in_place", c->coll.in_place);
+    json_bool(j, "rotate_root", c->coll.rotate_root);
+    if (strcmp(p->sync, "window") != 0) return;
+    json_num(j, "window_us", p->window_us);
+    json_obj(j, "clock_sync");
+    json_num(j, "max_offset_us", p->clock.max_offset_us);
+    json_num(j, "error_us", p->clock.error_us);
+    json_num(j, "max_drift_ppm", p->clock.max_drift_ppm);
+    json_int(j, "fit_points", p->clock.fit_points);
     json_close_obj(j);
 }
 
@@ -74,7 +94,9 @@ void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t
     }
     json_close_arr(&j);
     json_str(&j, "sample_from", (b->flags & BENCH_SAMPLE_ROOT) ? "rank0" : "max_over_ranks");
-    json_str(&j, "sync", (b->flags & BENCH_SYNC_BARRIER) ? "barrier" : "none");
+    json_str(&j, "sync", p->sync);
+    json_int(&j, "invalid", p->invalid);
+    if (b->flags & BENCH_COLLECTIVE) emit_collective(&j, b, c, p);
     json_num(&j, "ops_per_event", b->ops_per_event(c));
     json_num(&j, "bytes_per_op", b->bytes_per_op(c));
     emit_stats(&j, "time_us", &p->time_us);
@@ -82,6 +104,32 @@ void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t
         json_obj(&j, "bw_MBps");
         json_num(&j, "median", b->bytes_per_op(c) / p->time_us.median);
         json_num(&j, "max", b->bytes_per_op(c) / p->time_us.min);
+        json_close_obj(&j);
+    }
+    if (b->busbw_factor && c->size > 0 && p->time_us.min > 0) {
+        double f = b->busbw_factor(c);
+        json_num(&j, "busbw_factor", f);
+        json_obj(&j, "busbw_MBps");
+        json_num(&j, "median", b->bytes_per_op(c) / p->time_us.median * f);
+        json_num(&j, "max", b->bytes_per_op(c) / p->time_us.min * f);
+        json_close_obj(&j);
+    }
+    if (p->have_rank_figures) {
+        json_num(&j, "t_min_us", p->t_min_us);
+        json_num(&j, "t_max_us", p->t_max_us);
+        json_num(&j, "t_avg_us", p->t_avg_us);
+        json_num(&j, "osu_avg_us", p->t_avg_us);
+    }
+    if (p->phases == 3) {
+        json_obj(&j, "overlap");
+        json_num(&j, "pure_us", p->time_us.median);
+        json_num(&j, "cpu_us", p->cpu_us);
+        json_num(&j, "ovrl_us", p->ovrl_us);
+        json_num(&j, "overlap_pct", p->overlap_pct);
+        json_int(&j, "cpu_n", (long long)p->cpu_n);
+        json_int(&j, "ovrl_n", (long long)p->ovrl_n);
+        json_int(&j, "mpi_test_calls", c->coll.nbc_tests);
+        json_int(&j, "compute_iters", c->coll.compute_iters);
         json_close_obj(&j);
     }
     if (b->msgs_per_event && p->time_us.median > 0)
@@ -106,7 +154,7 @@ void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t
     json_free(&j);
 }
 
-void record_skip(FILE *out, const options_t *o, const bench_t *b, long size, const char *reason)
+void record_skip(FILE *out, const options_t *o, const bench_t *b, long size, int ranks, const char *reason)
 {
     if (o->format == FORMAT_TABLE) {
         fprintf(out, "%12ld skipped: %s\n", size, reason);
@@ -118,6 +166,7 @@ void record_skip(FILE *out, const options_t *o, const bench_t *b, long size, con
     json_str(&j, "type", "skip");
     json_str(&j, "benchmark", b->name);
     json_int(&j, "size", size);
+    json_int(&j, "ranks", ranks);
     json_str(&j, "reason", reason);
     json_end(&j);
     json_emit(&j, out);

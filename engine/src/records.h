@@ -11,7 +11,7 @@
 
 void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t *b,
                   const bench_ctx_t *c, const point_t *p);
-void record_skip(FILE *out, const options_t *o, const bench_t *b, long size, const char *reason);
+void record_skip(FILE *out, const options_t *o, const bench_t *b, long size, int ranks, const char *reason);
 void record_end(FILE *out, const options_t *o, long points, double elapsed_s);
 
 #endif

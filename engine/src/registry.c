@@ -1,6 +1,8 @@
 /* The registry: one row per benchmark. Adding a benchmark is adding a kernel
  * and a row here. */
 #include "bench.h"
+#include "kernels/coll.h"
+#include "kernels/nbc.h"
 #include "kernels/p2p.h"
 #include "kernels/ringcs.h"
 #include <string.h>
@@ -131,9 +133,68 @@ static const bench_t ringcs5 = {
     .event = ringcs5_event, .verify = ringcs5_verify,
 };
 
+/* Collectives: every rank takes part; the figure per sample is the slowest
+ * rank's (from the common start under window sync). */
+#define COLL_ROW(nm, flg, summ, bytes, busbw)                                                        \
+    static const bench_t nm##_row = {                                                                \
+        .name = #nm, .family = "coll", .min_ranks = 1, .summary = summ,                              \
+        .flags = BENCH_COLLECTIVE | (flg), .ops_per_event = coll_one, .bytes_per_op = bytes,         \
+        .busbw_factor = busbw, .buffer_bytes = nm##_buffers, .check_fill = nm##_fill,                \
+        .setup = nm##_setup, .teardown = coll_teardown, .event = nm##_event, .verify = nm##_verify, \
+    }
+
+/* Nonblocking collectives: three phases (pure, compute, overlapped), the
+ * blocking twin's buffers and checks. */
+#define NBC_ROW(nm, twin, flg, summ, bytes, busbw)                                                    \
+    static const bench_t nm##_row = {                                                                 \
+        .name = #nm, .family = "nbc", .min_ranks = 1, .summary = summ,                                \
+        .flags = BENCH_COLLECTIVE | (flg), .ops_per_event = coll_one, .bytes_per_op = bytes,          \
+        .busbw_factor = busbw, .buffer_bytes = twin##_buffers, .check_fill = twin##_fill,             \
+        .setup = twin##_setup, .teardown = coll_teardown, .event = nm##_event, .verify = twin##_verify, \
+        .phases = 3, .calibrate = nbc_calibrate,                                                       \
+    }
+
+COLL_ROW(barrier, BENCH_NO_SIZE, "MPI_Barrier (no data; measured once per rank count)", coll_zero, NULL);
+COLL_ROW(bcast, 0, "MPI_Bcast of size bytes from the root", coll_size, coll_busbw_one);
+COLL_ROW(reduce, BENCH_REDUCTION, "MPI_Reduce of size bytes per rank to the root", coll_size, coll_busbw_one);
+COLL_ROW(allreduce, BENCH_REDUCTION, "MPI_Allreduce of size bytes per rank", coll_size, coll_busbw_allreduce);
+COLL_ROW(allgather, 0, "MPI_Allgather: each rank contributes size bytes", coll_ranks_size, coll_busbw_spread);
+COLL_ROW(allgatherv, 0, "MPI_Allgatherv: each rank contributes size bytes (uneven under --check)",
+         coll_ranks_size, coll_busbw_spread);
+COLL_ROW(alltoall, 0, "MPI_Alltoall: size bytes to every rank", coll_ranks_size, coll_busbw_spread);
+COLL_ROW(alltoallv, 0, "MPI_Alltoallv: size bytes to every rank (uneven under --check)", coll_ranks_size,
+         coll_busbw_spread);
+COLL_ROW(gather, 0, "MPI_Gather: each rank sends size bytes to the root", coll_ranks_size, coll_busbw_spread);
+COLL_ROW(gatherv, 0, "MPI_Gatherv: each rank sends size bytes to the root (uneven under --check)",
+         coll_ranks_size, coll_busbw_spread);
+COLL_ROW(scatter, 0, "MPI_Scatter: the root sends size bytes to each rank", coll_ranks_size, coll_busbw_spread);
+COLL_ROW(scatterv, 0, "MPI_Scatterv: the root sends size bytes to each rank (uneven under --check)",
+         coll_ranks_size, coll_busbw_spread);
+COLL_ROW(reduce_scatter, BENCH_REDUCTION, "MPI_Reduce_scatter of a size-byte vector, about size/ranks each",
+         coll_size, coll_busbw_spread);
+COLL_ROW(reduce_scatter_block, BENCH_REDUCTION, "MPI_Reduce_scatter_block of a size-byte vector, size/ranks each",
+         coll_size, coll_busbw_spread);
+COLL_ROW(scan, BENCH_REDUCTION, "MPI_Scan of size bytes per rank", coll_size, NULL);
+COLL_ROW(exscan, BENCH_REDUCTION, "MPI_Exscan of size bytes per rank", coll_size, NULL);
+
+NBC_ROW(ibarrier, barrier, BENCH_NO_SIZE, "MPI_Ibarrier: pure, compute and overlapped time", coll_zero, NULL);
+NBC_ROW(ibcast, bcast, 0, "MPI_Ibcast with overlapped compute", coll_size, coll_busbw_one);
+NBC_ROW(ireduce, reduce, BENCH_REDUCTION, "MPI_Ireduce with overlapped compute", coll_size, coll_busbw_one);
+NBC_ROW(iallreduce, allreduce, BENCH_REDUCTION, "MPI_Iallreduce with overlapped compute", coll_size,
+        coll_busbw_allreduce);
+NBC_ROW(iallgather, allgather, 0, "MPI_Iallgather with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(ialltoall, alltoall, 0, "MPI_Ialltoall with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(ireduce_scatter, reduce_scatter, BENCH_REDUCTION, "MPI_Ireduce_scatter with overlapped compute",
+        coll_size, coll_busbw_spread);
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
+    &barrier_row, &bcast_row, &reduce_row, &allreduce_row, &allgather_row, &allgatherv_row,
+    &alltoall_row, &alltoallv_row, &gather_row, &gatherv_row, &scatter_row, &scatterv_row,
+    &reduce_scatter_row, &reduce_scatter_block_row, &scan_row, &exscan_row,
+    &ibarrier_row, &ibcast_row, &ireduce_row, &iallreduce_row, &iallgather_row, &ialltoall_row,
+    &ireduce_scatter_row,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

@@ -1,5 +1,6 @@
 /* The timing core: verification pass, warm-up, single-event samples in
- * batches, and the adaptive stopping rule decided by rank 0 for everybody. */
+ * batches whose starts a sync strategy sets, and the adaptive stopping rule
+ * decided by rank 0 for everybody. */
 #include "timing.h"
 #include "mpicheck.h"
 #include "timer.h"
@@ -7,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CHECK_ITERATIONS = 3, WARMUP_CAP = 1000 };
+enum { CHECK_ITERATIONS = 3, WARMUP_CAP = 1000, PHASE_WARMUP = 8 };
 
 int timing_init(timing_t *t, const options_t *o)
 {
@@ -15,7 +16,8 @@ int timing_init(timing_t *t, const options_t *o)
     t->local = malloc((size_t)t->capacity * sizeof(double));
     t->combined = malloc((size_t)t->capacity * sizeof(double));
     t->scratch = malloc((size_t)t->capacity * sizeof(double));
-    return t->local && t->combined && t->scratch ? 0 : -1;
+    t->kept = malloc((size_t)t->capacity * sizeof(double));
+    return t->local && t->combined && t->scratch && t->kept ? 0 : -1;
 }
 
 void timing_free(timing_t *t)
@@ -23,28 +25,12 @@ void timing_free(timing_t *t)
     free(t->local);
     free(t->combined);
     free(t->scratch);
+    free(t->kept);
 }
 
 static int is_active(const bench_t *b, const bench_ctx_t *c)
 {
     return b->is_active ? b->is_active(c) : 1;
-}
-
-/* Ranks that take no part wait for a collective without spinning, so they do
- * not steal a core from the ranks being measured. */
-static void finish(MPI_Request *req, int polite)
-{
-    if (!polite) {
-        MPI_CHECK(MPI_Wait(req, MPI_STATUS_IGNORE));
-        return;
-    }
-    int done = 0;
-    const struct timespec nap = {0, 50000};
-    for (;;) {
-        MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
-        if (done) return;
-        nanosleep(&nap, NULL);
-    }
 }
 
 static void use_slot(bench_ctx_t *c, const buffers_t *bufs, long iter)
@@ -65,8 +51,9 @@ static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
     for (long it = 0; it < CHECK_ITERATIONS; it++) {
         use_slot(c, bufs, 0);
         c->iter = it;
-        check_fill(c->sbuf, (size_t)c->size, c->rank, it);
         memset(c->rbuf, 0, bufs->recv_stride);
+        if (b->check_fill) b->check_fill(c);
+        else check_fill(c->sbuf, (size_t)c->size, c->rank, it);
         MPI_CHECK(MPI_Barrier(c->comm));
         if (is_active(b, c)) {
             b->event(c);
@@ -87,6 +74,16 @@ static long warmup_count(const options_t *o, long size)
     return o->warmup > by_bytes ? o->warmup : by_bytes;
 }
 
+/* Rank 0's valid samples (a sample a rank started late is infinite) as
+ * reported times in scratch; returns how many. */
+static long valid_samples(timing_t *t, long n, double ops)
+{
+    long m = 0;
+    for (long i = 0; i < n; i++)
+        if (isfinite(t->combined[i])) t->scratch[m++] = t->combined[i] * 1e6 / ops;
+    return m;
+}
+
 /* Rank 0's decision after a batch: 0 to stop, else the next batch's length. */
 static long next_batch(timing_t *t, const options_t *o, long n, double sampling_s, double ops,
                        point_t *p)
@@ -95,10 +92,10 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
         p->stop_reason = "reps";
         return n >= o->reps ? 0 : o->reps - n;
     }
-    for (long i = 0; i < n; i++) t->scratch[i] = t->combined[i] * 1e6 / ops;
+    long valid = valid_samples(t, n, ops);
     stats_t s;
-    stats_compute(t->scratch, (size_t)n, &s);
-    if (n >= o->min_reps && stats_converged(&s, o->ci_target)) {
+    stats_compute(t->scratch, (size_t)valid, &s);
+    if (valid >= o->min_reps && stats_converged(&s, o->ci_target)) {
         p->stop_reason = "ci";
         return 0;
     }
@@ -106,7 +103,7 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     double left_s = o->max_time_s - sampling_s;
     if (left_s <= 0) { p->stop_reason = "max_time"; return 0; }
     /* grow geometrically (so sorting stays cheap) but not past the time cap */
-    long want = n < o->min_reps ? o->min_reps - n : (n + 1) / 2;
+    long want = valid < o->min_reps ? o->min_reps - valid : (n + 1) / 2;
     double per_event = sampling_s / (double)n;
     long fits = per_event > 0 ? (long)(left_s / per_event) + 1 : want;
     if (want > fits) want = fits;
@@ -114,35 +111,24 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     return want < 1 ? 1 : want;
 }
 
-void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
-                const options_t *o, point_t *p)
+/* Samples one phase of a point: this rank's own times go to t->local, and on
+ * rank 0 the figure per sample (rank 0's, or the maximum over ranks) to
+ * t->combined. Returns the number of samples. */
+static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+                   const options_t *o, sync_t *sy, double ops, point_t *p)
 {
-    memset(p, 0, sizeof *p);
-    double start = now_s();
     int active = is_active(b, c);
     int root_samples = (b->flags & BENCH_SAMPLE_ROOT) != 0;
-    int barrier = (b->flags & BENCH_SYNC_BARRIER) != 0;
-    double ops = b->ops_per_event(c);
-
-    if (o->check) verify_pass(b, c, bufs, p);
-
-    p->warmup = warmup_count(o, c->size);
-    for (long it = 0; it < p->warmup; it++) {
-        use_slot(c, bufs, it);
-        if (barrier) MPI_CHECK(MPI_Barrier(c->comm));
-        if (active) b->event(c);
-    }
-    MPI_CHECK(MPI_Barrier(c->comm));
-
+    const sync_method_t *m = sy->m;
     long n = 0, batch = o->reps ? o->reps : 1; /* one probe event sizes the batches */
     double sampling_start = now_s();
     while (batch > 0) {
         double *x = t->local + n;
-        if (active || barrier) {
+        if (m->batch_begin) m->batch_begin(sy);
+        if (active || m->collective_start) {
             for (long i = 0; i < batch; i++) {
                 use_slot(c, bufs, n + i);
-                if (barrier) MPI_CHECK(MPI_Barrier(c->comm));
-                double t0 = now_s();
+                double t0 = m->start ? m->start(sy, i) : now_s();
                 if (active) b->event(c);
                 x[i] = now_s() - t0;
             }
@@ -153,24 +139,138 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
             if (c->rank == 0) memcpy(t->combined + n, x, (size_t)batch * sizeof *x);
         } else {
             MPI_CHECK(MPI_Ireduce(x, t->combined + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0, c->comm, &req));
-            finish(&req, !active);
+            wait_request(&req, !active);
+        }
+        if (c->rank == 0 && m->batch_begin) {
+            sync_feedback(sy, t->combined + n, batch);
+            p->invalid += sy->batch_late;
         }
         n += batch;
         long decision = 0;
         if (c->rank == 0) decision = next_batch(t, o, n, now_s() - sampling_start, ops, p);
         MPI_CHECK(MPI_Ibcast(&decision, 1, MPI_LONG, 0, c->comm, &req));
-        finish(&req, !active);
+        wait_request(&req, !active);
         batch = decision;
     }
+    return n;
+}
 
-    p->elapsed_s = now_s() - start;
+/* IMB's t_min / t_max / t_avg: over ranks, of each rank's mean time per call
+ * (its own samples, the invalid ones left out). OSU's average latency is the
+ * same average over ranks of per-rank means. */
+static void rank_figures(timing_t *t, const bench_ctx_t *c, long n, double ops, point_t *p)
+{
+    long invalid = p->invalid;
+    MPI_CHECK(MPI_Bcast(&invalid, 1, MPI_LONG, 0, c->comm));
+    if (invalid) MPI_CHECK(MPI_Bcast(t->combined, (int)n, MPI_DOUBLE, 0, c->comm));
+    double sum = 0;
+    long m = 0;
+    for (long i = 0; i < n; i++)
+        if (isfinite(t->local[i]) && (!invalid || isfinite(t->combined[i]))) sum += t->local[i], m++;
+    double mean = m ? sum / (double)m * 1e6 / ops : 0, extremes[2] = {mean, -mean}, worst[2], total = 0;
+    MPI_CHECK(MPI_Reduce(extremes, worst, 2, MPI_DOUBLE, MPI_MAX, 0, c->comm));
+    MPI_CHECK(MPI_Reduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm));
+    if (c->rank != 0) return;
+    p->have_rank_figures = 1;
+    p->t_max_us = worst[0];
+    p->t_min_us = -worst[1];
+    p->t_avg_us = total / c->nranks;
+}
+
+static void warm_up(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, const sync_method_t *m,
+                    long count)
+{
+    int active = is_active(b, c);
+    for (long it = 0; it < count; it++) {
+        use_slot(c, bufs, it);
+        if (m->barrier_warmup) MPI_CHECK(MPI_Barrier(c->comm));
+        if (active) b->event(c);
+    }
+}
+
+/* A strategy that plans starts ahead learns how long one event takes: the
+ * slowest rank's mean over the warm-up. */
+static void begin_sampling(sync_t *sy, const bench_ctx_t *c, double elapsed_s, long count, double floor_s)
+{
+    if (!sy->m->point_begin) return;
+    double mine = count ? elapsed_s / (double)count : 0, expected = 0;
+    MPI_CHECK(MPI_Allreduce(&mine, &expected, 1, MPI_DOUBLE, MPI_MAX, c->comm));
+    sy->m->point_begin(sy, expected > floor_s ? expected : floor_s);
+}
+
+/* Phases 1 and 2 of a nonblocking collective: compute alone, then overlapped.
+ * Phase 0's samples stay in t->kept for --raw. */
+static void overlap_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+                           const options_t *o, sync_t *sy, point_t *p)
+{
+    if (c->rank == 0) memcpy(t->kept, t->scratch, p->time_us.n * sizeof *t->kept);
+    p->samples_us = t->kept;
+    double pure_s = p->event_median_s;
+    b->calibrate(c, pure_s);
+    const char *stop_reason = p->stop_reason;
+    double median[3] = {0, 0, 0};
+    size_t count[3] = {0, 0, 0};
+    for (int phase = 1; phase < 3; phase++) {
+        c->phase = phase;
+        double w0 = now_s();
+        warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
+        begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, phase * pure_s);
+        MPI_CHECK(MPI_Barrier(c->comm));
+        long n = sample(t, b, c, bufs, o, sy, 1.0, p);
+        if (c->rank == 0) {
+            stats_t s;
+            long valid = valid_samples(t, n, 1.0);
+            stats_compute(t->scratch, (size_t)valid, &s);
+            median[phase] = s.median;
+            count[phase] = s.n;
+        }
+    }
+    c->phase = 0;
+    p->stop_reason = stop_reason;
+    p->phases = 3;
+    p->cpu_us = median[1];
+    p->cpu_n = count[1];
+    p->ovrl_us = median[2];
+    p->ovrl_n = count[2];
+    /* IMB-NBC: the share of the shorter of communication and computation that is hidden */
+    double pure = p->time_us.median, shorter = pure < p->cpu_us ? pure : p->cpu_us;
+    double ratio = shorter > 0 ? (pure + p->cpu_us - p->ovrl_us) / shorter : 0;
+    p->overlap_pct = 100.0 * (ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
+}
+
+void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+                const options_t *o, point_t *p)
+{
+    memset(p, 0, sizeof *p);
+    double start = now_s();
+    double ops = b->ops_per_event(c);
+    sync_t sy;
+    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c));
+    p->sync = sy.m->name;
+    c->phase = 0;
+
+    if (o->check) verify_pass(b, c, bufs, p);
+
+    p->warmup = warmup_count(o, c->size);
+    double w0 = now_s();
+    warm_up(b, c, bufs, sy.m, p->warmup);
+    begin_sampling(&sy, c, now_s() - w0, p->warmup, 0);
+    MPI_CHECK(MPI_Barrier(c->comm));
+
+    long n = sample(t, b, c, bufs, o, &sy, ops, p);
+    if (b->flags & BENCH_COLLECTIVE) rank_figures(t, c, n, ops, p);
+
     if (c->rank == 0) {
-        for (long i = 0; i < n; i++) t->scratch[i] = t->combined[i] * 1e6 / ops;
-        stats_compute(t->scratch, (size_t)n, &p->time_us);
+        long valid = valid_samples(t, n, ops);
+        stats_compute(t->scratch, (size_t)valid, &p->time_us);
         p->samples_us = t->scratch;
         p->converged = strcmp(p->stop_reason, "ci") == 0 ||
                        (strcmp(p->stop_reason, "reps") == 0 && stats_converged(&p->time_us, o->ci_target));
         p->event_median_s = p->time_us.median * ops * 1e-6;
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
+    if (b->phases > 1 && b->calibrate) overlap_phases(t, b, c, bufs, o, &sy, p);
+    p->window_us = sy.window_s * 1e6;
+    p->clock = sy.clock;
+    p->elapsed_s = now_s() - start;
 }

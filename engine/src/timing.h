@@ -7,6 +7,7 @@
 #include "context.h"
 #include "options.h"
 #include "stats.h"
+#include "sync.h"
 
 typedef struct point {
     stats_t time_us;          /* of the reported time (event / ops_per_event) */
@@ -17,10 +18,20 @@ typedef struct point {
     double elapsed_s;
     double event_median_s;    /* one event's median, seeds the next watchdog limit */
     long check_errors, verified_bytes;
+    const char *sync;         /* how sample starts were synchronised */
+    long invalid;             /* samples dropped: a rank started late (window sync) */
+    double window_us;         /* window sync: the final time between starts */
+    clock_quality_t clock;    /* window sync: the clock offset estimates */
+    int have_rank_figures;    /* collectives: IMB's and OSU's figures below are set */
+    double t_min_us, t_max_us, t_avg_us;  /* over ranks, of each rank's mean time per call */
+    int phases;               /* nonblocking collectives: 3, and the figures below */
+    double cpu_us, ovrl_us;   /* medians of compute alone and of operation + compute */
+    size_t cpu_n, ovrl_n;
+    double overlap_pct;
 } point_t;
 
 typedef struct timing {
-    double *local, *combined, *scratch;
+    double *local, *combined, *scratch, *kept;  /* kept: phase 0's samples of a many-phase point */
     long capacity;
 } timing_t;
 

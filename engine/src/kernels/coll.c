@@ -1,0 +1,388 @@
+/* Blocking collectives: one call per event. Sizes follow IMB: X is the block
+ * one rank contributes (bcast, reduce, allreduce, scan: the whole message;
+ * allgather, gather: each rank's block; scatter: each rank's share;
+ * alltoall: the block for one peer; reduce_scatter: the whole input vector,
+ * of which each rank gets about X / ranks). Elements are X / datatype size.
+ * The v-variants move the same amounts as the plain ones while timed; their
+ * --check pass uses uneven counts and gaps between blocks. */
+#include "kernels/coll.h"
+#include "mpicheck.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind {
+    K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL, K_ALLTOALLV,
+    K_GATHER, K_GATHERV, K_SCATTER, K_SCATTERV, K_REDUCE_SCATTER, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_EXSCAN
+};
+
+/* Counts and displacements in elements, [0] as timed, [1] for --check. */
+typedef struct layout {
+    int *cnt[2], *dsp[2];    /* rank r's block (gatherv, allgatherv, scatterv) */
+    int *scnt[2], *sdsp[2];  /* alltoallv: what this rank sends to each peer */
+    int *rcnt[2], *rdsp[2];  /* alltoallv: what it receives from each */
+    int *rs;                 /* reduce_scatter: each rank's share */
+} layout_t;
+
+/* ---- shared by the rows ---- */
+
+double coll_one(const bench_ctx_t *c) { (void)c; return 1.0; }
+double coll_zero(const bench_ctx_t *c) { (void)c; return 0.0; }
+double coll_size(const bench_ctx_t *c) { return (double)c->size; }
+double coll_ranks_size(const bench_ctx_t *c) { return (double)c->nranks * (double)c->size; }
+double coll_busbw_one(const bench_ctx_t *c) { (void)c; return 1.0; }
+double coll_busbw_allreduce(const bench_ctx_t *c) { return 2.0 * (c->nranks - 1) / c->nranks; }
+double coll_busbw_spread(const bench_ctx_t *c) { return (double)(c->nranks - 1) / c->nranks; }
+
+static long elems(const bench_ctx_t *c) { return c->size / c->coll.type_size; }
+static int root(const bench_ctx_t *c) { return c->coll.rotate_root ? (int)(c->iter % c->nranks) : 0; }
+static char *at(const bench_ctx_t *c, char *buf, long i) { return buf + i * c->coll.type_size; }
+static int checking(const bench_ctx_t *c) { return c->checking ? 1 : 0; }
+static const layout_t *lay(const bench_ctx_t *c) { return c->state; }
+
+/* Uneven but deterministic: block sizes grow with the rank (some are 0 at
+ * small sizes) and sum to at most ranks x elems. */
+static int uneven(long k, int r, int n) { return (int)(2 * k * (r + 1) / (n + 1)); }
+static int a2a_count(long k, int s, int d, int n, int odd) { return odd ? uneven(k, (s + d) % n, n) : (int)k; }
+/* Where sender s keeps its block for d: symmetric in s and d, as MPI_IN_PLACE alltoallv requires. */
+static int a2a_displ(long k, int s, int d, int n, int odd)
+{
+    if (!odd) return (int)(d * k);
+    int x = d;  /* one element of gap per block */
+    for (int q = 0; q < d; q++) x += a2a_count(k, s, q, n, odd);
+    return x;
+}
+
+static void setup_for(bench_ctx_t *c)
+{
+    int n = c->nranks;
+    long k = elems(c);
+    layout_t *l = calloc(1, sizeof *l);
+    int *mem = calloc((size_t)n * 13, sizeof *mem);
+    if (!l || !mem) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int odd = 0; odd < 2; odd++) {
+        int **p[6] = {&l->cnt[odd], &l->dsp[odd], &l->scnt[odd], &l->sdsp[odd], &l->rcnt[odd], &l->rdsp[odd]};
+        for (int i = 0; i < 6; i++) *p[i] = mem + (size_t)n * (size_t)(odd * 6 + i);
+        int next = 0;
+        for (int r = 0; r < n; r++) {
+            l->cnt[odd][r] = odd ? uneven(k, r, n) : (int)k;
+            l->dsp[odd][r] = odd ? next + r : (int)(r * k);
+            next += l->cnt[odd][r];
+            l->scnt[odd][r] = a2a_count(k, c->rank, r, n, odd);
+            l->sdsp[odd][r] = a2a_displ(k, c->rank, r, n, odd);
+            l->rcnt[odd][r] = a2a_count(k, r, c->rank, n, odd);
+            l->rdsp[odd][r] = a2a_displ(k, c->rank, r, n, odd);
+        }
+    }
+    l->rs = mem + (size_t)n * 12;
+    for (int r = 0; r < n; r++) l->rs[r] = (int)(k / n + (r < k % n));
+    c->state = l;
+}
+
+void coll_teardown(bench_ctx_t *c)
+{
+    layout_t *l = c->state;
+    if (l) free(l->cnt[0]);
+    free(l);
+    c->state = NULL;
+}
+
+/* Elements each buffer needs, in the larger of the two layouts. */
+static void buffers_for(const bench_ctx_t *c, enum kind K, size_t *send, size_t *recv)
+{
+    long k = elems(c), n = c->nranks, s = k, r = k;
+    switch (K) {
+    case K_BARRIER: s = r = 0; break;
+    case K_ALLGATHER: case K_GATHER: r = n * k; break;
+    case K_ALLGATHERV: case K_GATHERV: s = 2 * k; r = n * k + n; break;
+    case K_SCATTER: s = n * k; break;
+    case K_SCATTERV: s = n * k + n; r = 2 * k; break;
+    case K_ALLTOALL: s = r = n * k; break;
+    case K_ALLTOALLV: s = r = n * k + n; break;
+    default: break;
+    }
+    *send = (size_t)s * (size_t)c->coll.type_size;
+    *recv = (size_t)r * (size_t)c->coll.type_size;
+}
+
+/* ---- --check values: small integers, exact in every datatype and in sums ---- */
+
+static long val(int src, long j, long iter)
+{
+    uint32_t x = (uint32_t)j * 2654435761u ^ ((uint32_t)src * 40503u + (uint32_t)iter * 2246822519u + 0x9e3779b9u);
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    return (long)(x & 0xff);
+}
+
+static void put(const bench_ctx_t *c, char *buf, long i, long v)
+{
+    switch (c->coll.type_id) {
+    case COLL_BYTE: ((unsigned char *)buf)[i] = (unsigned char)v; break;
+    case COLL_INT: ((int *)buf)[i] = (int)v; break;
+    case COLL_FLOAT: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = (double)v; break;
+    }
+}
+
+/* Exact: a float that is off in its last bit must not round back to the expected value. */
+static double get(const bench_ctx_t *c, const char *buf, long i)
+{
+    switch (c->coll.type_id) {
+    case COLL_BYTE: return ((const unsigned char *)buf)[i];
+    case COLL_INT: return ((const int *)buf)[i];
+    case COLL_FLOAT: return ((const float *)buf)[i];
+    default: return ((const double *)buf)[i];
+    }
+}
+
+/* The op over ranks lo..hi-1 of their element j, as the datatype holds it. */
+static long reduced(const bench_ctx_t *c, int lo, int hi, long j)
+{
+    long acc = val(lo, j, c->iter);
+    for (int s = lo + 1; s < hi; s++) {
+        long v = val(s, j, c->iter);
+        if (c->coll.op_id == COLL_SUM) acc += v;
+        else if (c->coll.op_id == COLL_MAX) acc = v > acc ? v : acc;
+        else acc = v < acc ? v : acc;
+    }
+    return c->coll.type_id == COLL_BYTE ? (acc & 0xff) : acc;
+}
+
+static void fill_values(const bench_ctx_t *c, char *buf, long n)
+{
+    for (long j = 0; j < n; j++) put(c, buf, j, val(c->rank, j, c->iter));
+}
+
+static void fill_for(bench_ctx_t *c, enum kind K)
+{
+    long k = elems(c);
+    int me = c->rank, n = c->nranks, rt = root(c), ip = c->coll.in_place;
+    const layout_t *l = lay(c);
+    int odd = checking(c);
+    switch (K) {
+    case K_BARRIER: break;
+    case K_BCAST: case K_SCATTER: case K_SCATTERV:
+        if (me == rt) fill_values(c, c->sbuf, K == K_BCAST ? k : K == K_SCATTER ? n * k : n * k + n);
+        break;
+    case K_REDUCE: fill_values(c, ip && me == rt ? c->rbuf : c->sbuf, k); break;
+    case K_ALLREDUCE: case K_SCAN: case K_EXSCAN: case K_REDUCE_SCATTER: case K_REDUCE_SCATTER_BLOCK:
+        fill_values(c, ip ? c->rbuf : c->sbuf, k);
+        break;
+    case K_ALLGATHER: fill_values(c, ip ? at(c, c->rbuf, me * k) : c->sbuf, k); break;
+    case K_GATHER: fill_values(c, ip && me == rt ? at(c, c->rbuf, me * k) : c->sbuf, k); break;
+    case K_ALLGATHERV:
+        fill_values(c, ip ? at(c, c->rbuf, l->dsp[odd][me]) : c->sbuf, l->cnt[odd][me]);
+        break;
+    case K_GATHERV:
+        fill_values(c, ip && me == rt ? at(c, c->rbuf, l->dsp[odd][me]) : c->sbuf, l->cnt[odd][me]);
+        break;
+    case K_ALLTOALL: fill_values(c, ip ? c->rbuf : c->sbuf, n * k); break;
+    case K_ALLTOALLV: fill_values(c, ip ? c->rbuf : c->sbuf, l->sdsp[odd][n - 1] + l->scnt[odd][n - 1]); break;
+    }
+}
+
+/* Compares n received elements with sender src's values from index first on. */
+static long compare_block(const bench_ctx_t *c, const char *buf, int src, long first, long n, long *verified)
+{
+    long wrong = 0;
+    for (long j = 0; j < n; j++) wrong += get(c, buf, j) != (double)val(src, first + j, c->iter);
+    *verified += n * c->coll.type_size;
+    return wrong;
+}
+
+static long compare_reduced(const bench_ctx_t *c, int lo, int hi, long first, long n, long *verified)
+{
+    long wrong = 0;
+    for (long j = 0; j < n; j++) wrong += get(c, c->rbuf, j) != (double)reduced(c, lo, hi, first + j);
+    *verified += n * c->coll.type_size;
+    return wrong;
+}
+
+static long verify_for(const bench_ctx_t *c, enum kind K, long *v)
+{
+    long k = elems(c), wrong = 0;
+    int me = c->rank, n = c->nranks, rt = root(c), ip = c->coll.in_place;
+    const layout_t *l = lay(c);
+    int odd = checking(c);
+    switch (K) {
+    case K_BARRIER: break;
+    case K_BCAST: if (me != rt) wrong = compare_block(c, c->rbuf, rt, 0, k, v); break;
+    case K_REDUCE: if (me == rt) wrong = compare_reduced(c, 0, n, 0, k, v); break;
+    case K_ALLREDUCE: wrong = compare_reduced(c, 0, n, 0, k, v); break;
+    case K_SCAN: wrong = compare_reduced(c, 0, me + 1, 0, k, v); break;
+    case K_EXSCAN: if (me > 0) wrong = compare_reduced(c, 0, me, 0, k, v); break;
+    case K_REDUCE_SCATTER: {
+        long first = 0;
+        for (int r = 0; r < me; r++) first += l->rs[r];
+        wrong = compare_reduced(c, 0, n, first, l->rs[me], v);
+        break;
+    }
+    case K_REDUCE_SCATTER_BLOCK: wrong = compare_reduced(c, 0, n, me * (k / n), k / n, v); break;
+    case K_GATHER: if (me != rt) break; /* fall through */
+    case K_ALLGATHER:
+        for (int s = 0; s < n; s++) wrong += compare_block(c, at(c, c->rbuf, s * k), s, 0, k, v);
+        break;
+    case K_GATHERV: if (me != rt) break; /* fall through */
+    case K_ALLGATHERV:
+        for (int s = 0; s < n; s++)
+            wrong += compare_block(c, at(c, c->rbuf, l->dsp[odd][s]), s, 0, l->cnt[odd][s], v);
+        break;
+    case K_SCATTER: if (!(ip && me == rt)) wrong = compare_block(c, c->rbuf, rt, me * k, k, v); break;
+    case K_SCATTERV:
+        if (!(ip && me == rt)) wrong = compare_block(c, c->rbuf, rt, l->dsp[odd][me], l->cnt[odd][me], v);
+        break;
+    case K_ALLTOALL:
+        for (int s = 0; s < n; s++) wrong += compare_block(c, at(c, c->rbuf, s * k), s, me * k, k, v);
+        break;
+    case K_ALLTOALLV:
+        for (int s = 0; s < n; s++)
+            wrong += compare_block(c, at(c, c->rbuf, l->rdsp[odd][s]), s, a2a_displ(k, s, me, n, odd),
+                                   l->rcnt[odd][s], v);
+        break;
+    }
+    return wrong;
+}
+
+/* ---- the calls ---- */
+
+#define T (c->coll.type)
+#define OP (c->coll.op)
+#define SRC (c->coll.in_place ? MPI_IN_PLACE : (const void *)c->sbuf)
+#define ROOT_SRC(rt) (c->coll.in_place && c->rank == (rt) ? MPI_IN_PLACE : (const void *)c->sbuf)
+#define CALL(blocking, nonblocking) \
+    do { if (req) MPI_CHECK(nonblocking); else MPI_CHECK(blocking); } while (0)
+
+void barrier_call(bench_ctx_t *c, MPI_Request *req) { CALL(MPI_Barrier(c->comm), MPI_Ibarrier(c->comm, req)); }
+
+void bcast_call(bench_ctx_t *c, MPI_Request *req)
+{
+    int rt = root(c), k = (int)elems(c);
+    void *buf = c->rank == rt ? c->sbuf : c->rbuf;
+    CALL(MPI_Bcast(buf, k, T, rt, c->comm), MPI_Ibcast(buf, k, T, rt, c->comm, req));
+}
+
+void reduce_call(bench_ctx_t *c, MPI_Request *req)
+{
+    int rt = root(c), k = (int)elems(c);
+    CALL(MPI_Reduce(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm),
+         MPI_Ireduce(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm, req));
+}
+
+void allreduce_call(bench_ctx_t *c, MPI_Request *req)
+{
+    int k = (int)elems(c);
+    CALL(MPI_Allreduce(SRC, c->rbuf, k, T, OP, c->comm), MPI_Iallreduce(SRC, c->rbuf, k, T, OP, c->comm, req));
+}
+
+void allgather_call(bench_ctx_t *c, MPI_Request *req)
+{
+    int k = (int)elems(c);
+    CALL(MPI_Allgather(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Iallgather(SRC, k, T, c->rbuf, k, T, c->comm, req));
+}
+
+void allgatherv_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    const layout_t *l = lay(c);
+    int odd = checking(c);
+    MPI_CHECK(MPI_Allgatherv(SRC, l->cnt[odd][c->rank], T, c->rbuf, l->cnt[odd], l->dsp[odd], T, c->comm));
+}
+
+void alltoall_call(bench_ctx_t *c, MPI_Request *req)
+{
+    int k = (int)elems(c);
+    CALL(MPI_Alltoall(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Ialltoall(SRC, k, T, c->rbuf, k, T, c->comm, req));
+}
+
+void alltoallv_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    const layout_t *l = lay(c);
+    int odd = checking(c);
+    MPI_CHECK(MPI_Alltoallv(SRC, l->scnt[odd], l->sdsp[odd], T, c->rbuf, l->rcnt[odd], l->rdsp[odd], T, c->comm));
+}
+
+void gather_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    int rt = root(c), k = (int)elems(c);
+    MPI_CHECK(MPI_Gather(ROOT_SRC(rt), k, T, c->rbuf, k, T, rt, c->comm));
+}
+
+void gatherv_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    const layout_t *l = lay(c);
+    int rt = root(c), odd = checking(c);
+    MPI_CHECK(MPI_Gatherv(ROOT_SRC(rt), l->cnt[odd][c->rank], T, c->rbuf, l->cnt[odd], l->dsp[odd], T, rt, c->comm));
+}
+
+void scatter_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    int rt = root(c), k = (int)elems(c);
+    void *dst = c->coll.in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
+    MPI_CHECK(MPI_Scatter(c->sbuf, k, T, dst, k, T, rt, c->comm));
+}
+
+void scatterv_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    const layout_t *l = lay(c);
+    int rt = root(c), odd = checking(c);
+    void *dst = c->coll.in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
+    MPI_CHECK(MPI_Scatterv(c->sbuf, l->cnt[odd], l->dsp[odd], T, dst, l->cnt[odd][c->rank], T, rt, c->comm));
+}
+
+void reduce_scatter_call(bench_ctx_t *c, MPI_Request *req)
+{
+    const int *rs = lay(c)->rs;
+    CALL(MPI_Reduce_scatter(SRC, c->rbuf, rs, T, OP, c->comm),
+         MPI_Ireduce_scatter(SRC, c->rbuf, rs, T, OP, c->comm, req));
+}
+
+void reduce_scatter_block_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    MPI_CHECK(MPI_Reduce_scatter_block(SRC, c->rbuf, (int)(elems(c) / c->nranks), T, OP, c->comm));
+}
+
+void scan_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    MPI_CHECK(MPI_Scan(SRC, c->rbuf, (int)elems(c), T, OP, c->comm));
+}
+
+void exscan_call(bench_ctx_t *c, MPI_Request *req)
+{
+    (void)req;
+    MPI_CHECK(MPI_Exscan(SRC, c->rbuf, (int)elems(c), T, OP, c->comm));
+}
+
+/* ---- the per-collective entry points the rows name ---- */
+
+#define COLL_DEFINE(name, K)                                                                             \
+    void name##_buffers(const bench_ctx_t *c, size_t *send, size_t *recv) { buffers_for(c, K, send, recv); } \
+    void name##_setup(bench_ctx_t *c) { setup_for(c); }                                                  \
+    void name##_fill(bench_ctx_t *c) { fill_for(c, K); }                                                 \
+    long name##_verify(const bench_ctx_t *c, long *verified) { return verify_for(c, K, verified); }      \
+    void name##_event(bench_ctx_t *c) { name##_call(c, NULL); }
+
+COLL_DEFINE(barrier, K_BARRIER)
+COLL_DEFINE(bcast, K_BCAST)
+COLL_DEFINE(reduce, K_REDUCE)
+COLL_DEFINE(allreduce, K_ALLREDUCE)
+COLL_DEFINE(allgather, K_ALLGATHER)
+COLL_DEFINE(allgatherv, K_ALLGATHERV)
+COLL_DEFINE(alltoall, K_ALLTOALL)
+COLL_DEFINE(alltoallv, K_ALLTOALLV)
+COLL_DEFINE(gather, K_GATHER)
+COLL_DEFINE(gatherv, K_GATHERV)
+COLL_DEFINE(scatter, K_SCATTER)
+COLL_DEFINE(scatterv, K_SCATTERV)
+COLL_DEFINE(reduce_scatter, K_REDUCE_SCATTER)
+COLL_DEFINE(reduce_scatter_block, K_REDUCE_SCATTER_BLOCK)
+COLL_DEFINE(scan, K_SCAN)
+COLL_DEFINE(exscan, K_EXSCAN)

@@ -1,0 +1,19 @@
+/* Nonblocking collectives with overlap (IMB-NBC); their rows are in
+ * registry.c and share buffers, --check and byte counts with coll.h. */
+#ifndef MPISCOPE_NBC_H
+#define MPISCOPE_NBC_H
+
+#include "bench.h"
+
+/* Sets the compute phase to take about as long as the pure operation. */
+void nbc_calibrate(bench_ctx_t *c, double pure_event_s);
+
+void ibarrier_event(bench_ctx_t *c);
+void ibcast_event(bench_ctx_t *c);
+void ireduce_event(bench_ctx_t *c);
+void iallreduce_event(bench_ctx_t *c);
+void iallgather_event(bench_ctx_t *c);
+void ialltoall_event(bench_ctx_t *c);
+void ireduce_scatter_event(bench_ctx_t *c);
+
+#endif

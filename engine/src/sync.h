@@ -1,0 +1,58 @@
+/* How the ranks start a sample together: small swappable strategies (after
+ * ReproMPI's process-sync modules), and the clock synchronisation the window
+ * strategy stands on. */
+#ifndef MPISCOPE_SYNC_H
+#define MPISCOPE_SYNC_H
+
+#include <mpi.h>
+
+struct sync;
+
+typedef struct sync_method {
+    const char *name;
+    int collective_start;  /* every rank of the communicator must call start, active or not */
+    int barrier_warmup;    /* warm-up iterations are separated by barriers */
+    /* Once per point after warm-up; expected_s: one event's time, max over ranks. */
+    void (*point_begin)(struct sync *s, double expected_s);
+    /* Before each batch of samples (collective over the communicator, or NULL). */
+    void (*batch_begin)(struct sync *s);
+    /* Returns when sample i of the batch may start, and the local time it started at:
+     * -INFINITY marks a sample this rank started late (it is then invalid).
+     * NULL: start at once. */
+    double (*start)(struct sync *s, long i);
+} sync_method_t;
+
+typedef struct clock_quality {
+    double max_offset_us;   /* largest |offset| of a rank's clock against rank 0's, as estimated */
+    double error_us;        /* largest bound on that estimate: half the best ping-pong round trip */
+    double max_drift_ppm;   /* largest fitted drift, 0 until the fit spans long enough */
+    int fit_points;         /* offset estimates the fit used, on the rank with fewest */
+} clock_quality_t;
+
+typedef struct sync {
+    const sync_method_t *m;
+    MPI_Comm comm;
+    int rank, nranks, polite;
+    double window_s, lead_s;  /* window: time between starts; how far ahead a batch starts */
+    double first_start;       /* window: the batch's first start, global clock */
+    long batch_first_late, batch_late, batch_n;  /* rank 0's view of the last batch */
+    clock_quality_t clock;
+} sync_t;
+
+/* The method named (none, barrier, window) or, for NULL, the row's default. */
+const sync_method_t *sync_choose(const char *name, unsigned bench_flags);
+int sync_name_ok(const char *name);
+/* With more ranks than cores on a host, waiting for a start yields the core. */
+void sync_set_oversubscribed(int oversubscribed);
+
+/* polite: this rank takes no part in the samples and should not spin. */
+void sync_init(sync_t *s, const sync_method_t *m, MPI_Comm comm, int polite);
+/* Rank 0 shows the strategy the last batch's samples (infinite: started late);
+ * window sync lengthens its window or its lead time from them. */
+void sync_feedback(sync_t *s, const double *samples, long batch);
+
+/* Waits for a request; polite waiting sleeps between tests so that ranks
+ * which take no part leave the cores to those that do. */
+void wait_request(MPI_Request *req, int polite);
+
+#endif
