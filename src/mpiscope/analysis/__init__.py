@@ -1,0 +1,16 @@
+"""Statistics, model fits, protocol-switch detection and predictions on the
+engine's point records. Input everywhere: `Point`s (see points.py)."""
+from .clock import Clock, detect_clock
+from .hockney import HockneyFit, fit_hockney, format_hockney_table
+from .points import Point, points_from_records
+from .predict import (Params, best, format_winners, mpich_default, predict,
+                      prediction_table, regime_params)
+from .model import format_model, model_records
+from .switches import SwitchReport, find_switches, format_switches, refine, sizes_to_refine
+from .validate import format_validation, validate
+
+__all__ = ["Clock", "detect_clock", "HockneyFit", "fit_hockney", "format_hockney_table",
+           "Point", "points_from_records", "Params", "best", "format_winners",
+           "mpich_default", "predict", "prediction_table", "SwitchReport", "find_switches",
+           "format_switches", "refine", "sizes_to_refine", "format_validation", "validate",
+           "format_model", "model_records", "regime_params"]

@@ -1,0 +1,184 @@
+"""Hockney model T(n) = alpha + beta * n for one regime: robust fit, confidence
+intervals, derived bandwidth and n_1/2, cycle figures, and the exercise table."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .clock import Clock
+from .points import Point, arrays
+from .robust import line_covariance, robust_line
+
+Interval = tuple[float, float]
+MIB = 1024.0 * 1024.0
+BOOTSTRAP_MIN_POINTS = 8     # below this, resampling points gives degenerate sets
+
+
+@dataclass(frozen=True)
+class HockneyFit:
+    alpha_us: float
+    alpha_ci: Interval
+    beta_us_per_byte: float
+    beta_ci: Interval
+    bandwidth_MiBps: float              # 1/beta, MiB/s (2^20 bytes per second)
+    bandwidth_ci: Interval
+    n_half: float                       # bytes: alpha/beta, where half of 1/beta is reached
+    n_half_ci: Interval
+    size_range: tuple[int, int]
+    n_points: int
+    outliers: tuple[int, ...]           # sizes the robust fit gave zero weight
+    ci_method: str
+    clock: Clock | None = None
+
+    @property
+    def bandwidth_MBps(self) -> float:
+        return self.bandwidth_MiBps * MIB / 1e6
+
+    @property
+    def alpha_cycles(self) -> float | None:
+        return None if self.clock is None else self.clock.cycles(self.alpha_us)
+
+    @property
+    def beta_cycles_per_byte(self) -> float | None:
+        return None if self.clock is None else self.clock.cycles(self.beta_us_per_byte)
+
+    def cycles_ci(self, which: str) -> Interval | None:
+        if self.clock is None:
+            return None
+        lo, hi = self.alpha_ci if which == "alpha" else self.beta_ci
+        return self.clock.cycles(lo), self.clock.cycles(hi)
+
+    def predict(self, n: float | np.ndarray) -> float | np.ndarray:
+        return self.alpha_us + self.beta_us_per_byte * np.asarray(n, dtype=float)
+
+
+def _derived(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bandwidth (MiB/s) and n_1/2 for arrays of (alpha, beta); a non-positive
+    beta means no measurable per-byte cost: bandwidth unbounded."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bw = np.where(b > 0, 1e6 / (b * MIB), np.inf)
+        nh = np.where(b > 0, a / b, np.inf)
+    return bw, nh
+
+
+def _pct(v: np.ndarray, level: float) -> Interval:
+    # "nearest" never interpolates, so an unbounded (inf) bandwidth in some
+    # resamples gives an inf bound rather than nan.
+    lo, hi = np.percentile(v, [50 * (1 - level), 50 * (1 + level)], method="nearest")
+    return float(lo), float(hi)
+
+
+def _bootstrap(x, y, sigma, rw, reps: int, level: float, seed: int):
+    """Case-resampling bootstrap, vectorised: each replicate is the weighted
+    line fit with the points' multinomial counts as extra weights. The robust
+    weights are held at their full-data values, so outliers stay out of every
+    replicate instead of being resampled back in."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=reps).astype(float)
+    w = counts * (rw / sigma ** 2)[None, :]
+    sw = w.sum(1)
+    xm = (w * x).sum(1) / sw
+    ym = (w * y).sum(1) / sw
+    sxx = (w * (x - xm[:, None]) ** 2).sum(1)
+    ok = sxx > 0
+    b = (w * (x - xm[:, None]) * (y - ym[:, None])).sum(1)[ok] / sxx[ok]
+    a = ym[ok] - b * xm[ok]
+    bw, nh = _derived(a, b)
+    return _pct(a, level), _pct(b, level), _pct(bw, level), _pct(nh, level)
+
+
+def _delta(a: float, b: float, cov: np.ndarray, level: float):
+    """Normal-theory CIs from the WLS covariance (few points)."""
+    from scipy.stats import norm
+    z = float(norm.ppf(0.5 + level / 2))
+    sa, sb = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
+    a_ci, b_ci = (a - z * sa, a + z * sa), (b - z * sb, b + z * sb)
+    bw_lo, _ = _derived(np.array([a]), np.array([b_ci[1]]))
+    bw_hi, _ = _derived(np.array([a]), np.array([b_ci[0]]))
+    # n_1/2 = a/b: first-order error propagation with the a-b covariance.
+    if b > 0:
+        g = np.array([1 / b, -a / b ** 2])
+        s_nh = math.sqrt(max(float(g @ cov @ g), 0.0))
+        nh_ci = (a / b - z * s_nh, a / b + z * s_nh)
+    else:
+        nh_ci = (math.inf, math.inf)
+    return a_ci, b_ci, (float(bw_lo[0]), float(bw_hi[0])), nh_ci
+
+
+def fit_hockney(points: Sequence[Point], clock: Clock | None = None, level: float = 0.95,
+                reps: int = 2000, seed: int = 0) -> HockneyFit:
+    """Fit T(n) = alpha + beta n to the medians of `points` (one regime).
+
+    Weights are 1/sigma^2 with sigma from each median's CI (floored at 0.5 %
+    of the median), so the fit is effectively in relative terms: 1-byte and
+    4-MiB points both count. Tukey-bisquare IRLS removes outliers. CIs come
+    from a bootstrap over points (>= 8 points) or the WLS covariance."""
+    if len(points) < 2:
+        raise ValueError("a Hockney fit needs at least 2 points")
+    x, y, sigma = arrays(points)
+    if len(np.unique(x)) < 2:
+        raise ValueError("a Hockney fit needs at least 2 different sizes")
+    a, b, rw = robust_line(x, y, sigma)
+    bw, nh = _derived(np.array([a]), np.array([b]))
+    if len(np.unique(x[rw > 0])) >= BOOTSTRAP_MIN_POINTS:
+        a_ci, b_ci, bw_ci, nh_ci = _bootstrap(x, y, sigma, rw, reps, level, seed)
+        method = f"bootstrap over points ({reps} resamples), {level:.0%}"
+    else:
+        cov = line_covariance(x, y, sigma, rw, a, b)
+        a_ci, b_ci, bw_ci, nh_ci = _delta(a, b, cov, level)
+        method = f"WLS covariance, normal, {level:.0%}"
+    return HockneyFit(
+        alpha_us=a, alpha_ci=a_ci, beta_us_per_byte=b, beta_ci=b_ci,
+        bandwidth_MiBps=float(bw[0]), bandwidth_ci=bw_ci,
+        n_half=float(nh[0]), n_half_ci=nh_ci,
+        size_range=(int(x.min()), int(x.max())), n_points=len(points),
+        outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, clock=clock)
+
+
+def _fmt(v: float | None, ci: Interval | None, with_ci: bool) -> str:
+    if v is None:
+        return "n/a"
+    s = f"{v:.4g}"
+    if with_ci and ci is not None:
+        s += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
+    return s
+
+
+def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -> str:
+    """The exercise's summary table, one column per configuration or regime:
+    Latency Ts (us), alpha (cycles), Throughput (MiB/s), Tc (us/byte),
+    beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
+    the confidence intervals."""
+    rows: list[tuple[str, list[str]]] = [
+        ("Latency Ts (us)", [_fmt(f.alpha_us, f.alpha_ci, with_ci) for f in fits.values()]),
+        ("alpha (cycles)", [_fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci)
+                            for f in fits.values()]),
+        ("Throughput (MiB/s)", [_fmt(f.bandwidth_MiBps, f.bandwidth_ci, with_ci)
+                                for f in fits.values()]),
+        ("Tc (us/byte)", [_fmt(f.beta_us_per_byte, f.beta_ci, with_ci) for f in fits.values()]),
+        ("beta (cycles/byte)", [_fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci)
+                                for f in fits.values()]),
+        ("n_1/2 (bytes)", [_fmt(f.n_half, f.n_half_ci, with_ci) for f in fits.values()]),
+        ("fitted sizes (bytes)", [f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"
+                                  for f in fits.values()]),
+    ]
+    head = ["Summary", *fits.keys()]
+    widths = [max(len(head[0]), *(len(r[0]) for r in rows))]
+    for i in range(len(fits)):
+        widths.append(max(len(head[i + 1]), *(len(r[1][i]) for r in rows)))
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(head), line(["-" * w for w in widths])]
+    out += [line([name, *cells]) for name, cells in rows]
+    clocks = {f.clock for f in fits.values()}
+    notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
+        or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
+    outl = {k: f.outliers for k, f in fits.items() if f.outliers}
+    if outl:
+        notes.append("outliers left out: " + "; ".join(f"{k}: {list(v)}" for k, v in outl.items()))
+    methods = {f.ci_method for f in fits.values()}
+    notes.append("intervals: " + "; ".join(sorted(methods)))
+    return "\n".join(out + [""] + notes)

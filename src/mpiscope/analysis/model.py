@@ -1,0 +1,28 @@
+"""One call for `mpiscope model RUN`: a run's records in, regimes, switches and
+the Hockney table out."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from .clock import cpus_of_context, detect_clock
+from .points import points_from_records
+from .switches import SwitchReport, find_switches, format_switches
+
+
+def model_records(records: Iterable[Mapping], benchmark: str = "pingpong",
+                  clock_mhz: float | None = None, ranks: int | None = None) -> SwitchReport:
+    """Segment and fit one benchmark of a run. The clock is, in order: the
+    override, the context's `cpu_mhz`, this machine's (for the cores the
+    ranks were bound to)."""
+    recs = list(records)
+    ctx = next((r for r in recs if r.get("type") == "context"), None)
+    clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx))
+    pts = points_from_records(recs, benchmark=benchmark, ranks=ranks)
+    if len({p.size for p in pts}) < 2:
+        raise ValueError(f"the run has fewer than 2 sizes of {benchmark!r}; "
+                         f"measure a size sweep, e.g. --sizes 0,1:4M")
+    return find_switches(pts, clock=clock)
+
+
+def format_model(report: SwitchReport, with_ci: bool = True) -> str:
+    return format_switches(report, with_ci=with_ci)

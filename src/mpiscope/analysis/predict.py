@@ -1,0 +1,261 @@
+"""Cost models of the standard collective algorithms (Thakur, Rabenseifner &
+Gropp 2005, "Optimization of collective communication operations in MPICH"),
+which one wins for given (p, n), and a table over p and n.
+
+Conventions (the paper's): alpha = latency per message (us), beta = time per
+byte (us/byte), gamma = local reduction time per byte (us/byte); p = ranks;
+n = bytes, meaning per collective:
+  bcast, reduce, allreduce       the whole vector
+  allgather, gather              the total gathered (each rank brings n/p)
+  scatter                        the total at the root
+  alltoall                       what one rank sends in all (n/p to each)
+  reduce_scatter                 the whole vector (each rank ends with n/p)
+  barrier                        ignored
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import pandas as pd
+
+from .hockney import HockneyFit
+
+
+@dataclass(frozen=True)
+class Params:
+    alpha_us: float
+    beta_us_per_byte: float
+    gamma_us_per_byte: float = 0.0
+
+    @classmethod
+    def from_fit(cls, fit: HockneyFit, gamma_us_per_byte: float = 0.0) -> "Params":
+        return cls(fit.alpha_us, fit.beta_us_per_byte, gamma_us_per_byte)
+
+
+ParamsFor = Callable[[float], Params]
+
+
+def resolve(params: "Params | ParamsFor", n: float) -> Params:
+    """Fixed parameters, or the ones for messages of about n bytes."""
+    return params if isinstance(params, Params) else params(n)
+
+
+def regime_params(fits: "Sequence[tuple[tuple[int, int], HockneyFit]]",
+                  gamma_us_per_byte: float = 0.0) -> ParamsFor:
+    """Parameters that follow the protocol: the Hockney fit of the regime whose
+    size range holds n (the nearest regime outside the measured range).
+    `fits` are (size_range, fit) pairs, e.g. from a SwitchReport's regimes."""
+    ordered = sorted(fits, key=lambda rf: rf[0][0])
+
+    def pick(n: float) -> Params:
+        chosen = ordered[0][1]
+        for (lo, _hi), fit in ordered:
+            if n >= lo:
+                chosen = fit
+        return Params.from_fit(chosen, gamma_us_per_byte)
+    return pick
+
+
+def _lg(p: int) -> int:
+    """ceil(log2 p): rounds of a tree or of doubling over p ranks."""
+    return (p - 1).bit_length()
+
+
+def _pof2(p: int) -> int:
+    """Largest power of two <= p: the non-power-of-two algorithms fold the
+    surplus ranks into it first."""
+    return 1 << (p.bit_length() - 1)
+
+
+def _frac(p: int) -> float:
+    return (p - 1) / p
+
+
+Cost = Callable[[int, float, Params], "float | None"]
+
+
+def _bcast_binomial(p, n, m):
+    return _lg(p) * (m.alpha_us + n * m.beta_us_per_byte)
+
+
+def _bcast_scatter_rd_allgather(p, n, m):
+    # Recursive-doubling allgather needs p a power of two; MPICH then uses the ring.
+    if p != _pof2(p):
+        return None
+    return 2 * _lg(p) * m.alpha_us + 2 * _frac(p) * n * m.beta_us_per_byte
+
+
+def _bcast_scatter_ring_allgather(p, n, m):
+    return (_lg(p) + p - 1) * m.alpha_us + 2 * _frac(p) * n * m.beta_us_per_byte
+
+
+def _reduce_binomial(p, n, m):
+    return _lg(p) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte))
+
+
+def _fold(p, n, m, reduce: bool = True):
+    """Cost of folding a non-power-of-two p onto p' = pof2(p): the surplus
+    ranks send their whole vector to a partner, which reduces it."""
+    if p == _pof2(p):
+        return 0.0
+    return m.alpha_us + n * m.beta_us_per_byte + (n * m.gamma_us_per_byte if reduce else 0.0)
+
+
+def _reduce_rabenseifner(p, n, m):
+    q = _pof2(p)            # reduce-scatter (recursive halving) + binomial gather on q ranks
+    return (_fold(p, n, m) + 2 * _lg(q) * m.alpha_us + 2 * _frac(q) * n * m.beta_us_per_byte
+            + _frac(q) * n * m.gamma_us_per_byte)
+
+
+def _allreduce_recursive_doubling(p, n, m):
+    q = _pof2(p)            # fold in, lg q exchanges of the full vector, send results back
+    back = 0.0 if p == q else m.alpha_us + n * m.beta_us_per_byte
+    per_round = m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)
+    return _fold(p, n, m) + _lg(q) * per_round + back
+
+
+def _allreduce_rabenseifner(p, n, m):
+    q = _pof2(p)            # fold in, reduce-scatter + allgather on q ranks, send results back
+    back = 0.0 if p == q else m.alpha_us + n * m.beta_us_per_byte
+    return (_fold(p, n, m) + 2 * _lg(q) * m.alpha_us + 2 * _frac(q) * n * m.beta_us_per_byte
+            + _frac(q) * n * m.gamma_us_per_byte + back)
+
+
+def _allreduce_ring(p, n, m):
+    # ring reduce-scatter then ring allgather, p-1 steps each of n/p bytes
+    return (2 * (p - 1) * m.alpha_us + 2 * _frac(p) * n * m.beta_us_per_byte
+            + _frac(p) * n * m.gamma_us_per_byte)
+
+
+def _allgather_ring(p, n, m):
+    return (p - 1) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _allgather_recursive_doubling(p, n, m):
+    if p != _pof2(p):       # the paper uses Bruck for non-powers of two
+        return None
+    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _allgather_bruck(p, n, m):
+    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _alltoall_bruck(p, n, m):
+    # each of ceil(lg p) steps sends about half of the n bytes
+    return _lg(p) * (m.alpha_us + n / 2 * m.beta_us_per_byte)
+
+
+def _alltoall_pairwise(p, n, m):
+    return (p - 1) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _reduce_scatter_recursive_halving(p, n, m):
+    q = _pof2(p)            # fold in, recursive halving on q ranks, blocks to dropped ranks
+    back = 0.0 if p == q else m.alpha_us + n / p * m.beta_us_per_byte
+    return (_fold(p, n, m) + _lg(q) * m.alpha_us
+            + _frac(q) * n * (m.beta_us_per_byte + m.gamma_us_per_byte) + back)
+
+
+def _reduce_scatter_pairwise(p, n, m):
+    return (p - 1) * m.alpha_us + _frac(p) * n * (m.beta_us_per_byte + m.gamma_us_per_byte)
+
+
+def _tree_gather(p, n, m):
+    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _barrier_dissemination(p, n, m):
+    return _lg(p) * m.alpha_us
+
+
+ALGORITHMS: dict[str, dict[str, Cost]] = {
+    "bcast": {"binomial": _bcast_binomial,
+              "scatter_rd_allgather": _bcast_scatter_rd_allgather,
+              "scatter_ring_allgather": _bcast_scatter_ring_allgather},
+    "reduce": {"binomial": _reduce_binomial, "rabenseifner": _reduce_rabenseifner},
+    "allreduce": {"recursive_doubling": _allreduce_recursive_doubling,
+                  "rabenseifner": _allreduce_rabenseifner, "ring": _allreduce_ring},
+    "allgather": {"ring": _allgather_ring, "recursive_doubling": _allgather_recursive_doubling,
+                  "bruck": _allgather_bruck},
+    "alltoall": {"bruck": _alltoall_bruck, "pairwise": _alltoall_pairwise},
+    "reduce_scatter": {"recursive_halving": _reduce_scatter_recursive_halving,
+                       "pairwise": _reduce_scatter_pairwise},
+    "gather": {"binomial": _tree_gather},
+    "scatter": {"binomial": _tree_gather},
+    "barrier": {"dissemination": _barrier_dissemination},
+}
+
+
+def predict(collective: str, p: int, n: float, params: "Params | ParamsFor") -> dict[str, float]:
+    """Predicted time (us) of every applicable algorithm, fastest first.
+    `params` may depend on n (see regime_params)."""
+    if collective not in ALGORITHMS:
+        raise ValueError(f"unknown collective {collective!r}; known: {', '.join(ALGORITHMS)}")
+    if p < 1:
+        raise ValueError("p must be at least 1")
+    m = resolve(params, n)
+    out = {}
+    for name, cost in ALGORITHMS[collective].items():
+        t = 0.0 if p == 1 else cost(p, float(n), m)
+        if t is not None:
+            out[name] = t
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
+
+
+def best(collective: str, p: int, n: float, params: "Params | ParamsFor") -> tuple[str, float]:
+    name, t = next(iter(predict(collective, p, n, params).items()))
+    return name, t
+
+
+def mpich_default(collective: str, p: int, n: float) -> str:
+    """The algorithm classic MPICH (ch3, thresholds of the 2005 paper era)
+    selects: a plausible library choice to validate against. Modern MPICH
+    (ch4, shared-memory collectives) and Open MPI (tuned) choose differently."""
+    pow2 = p == _pof2(p)
+    if collective == "bcast":
+        if n < 12288 or p < 8:
+            return "binomial"
+        return "scatter_rd_allgather" if n < 524288 and pow2 else "scatter_ring_allgather"
+    if collective == "allreduce":
+        return "recursive_doubling" if n <= 2048 else "rabenseifner"
+    if collective == "reduce":
+        return "binomial" if n <= 2048 else "rabenseifner"
+    if collective == "allgather":
+        if pow2 and n < 524288:
+            return "recursive_doubling"
+        return "bruck" if n < 81920 else "ring"
+    if collective == "alltoall":
+        return "bruck" if n / p <= 256 and p >= 8 else "pairwise"
+    if collective == "reduce_scatter":
+        return "recursive_halving" if n < 524288 else "pairwise"
+    return next(iter(ALGORITHMS[collective]))
+
+
+def prediction_table(collective: str, ps: Iterable[int], ns: Iterable[float],
+                     params: "Params | ParamsFor") -> pd.DataFrame:
+    """One row per (p, n): every algorithm's time, the winner, MPICH's choice."""
+    rows = []
+    for p in ps:
+        for n in ns:
+            pred = predict(collective, p, n, params)
+            win = next(iter(pred))
+            rows.append({"collective": collective, "p": p, "n": n, **pred,
+                         "best": win, "best_us": pred[win],
+                         "mpich_default": mpich_default(collective, p, n)})
+    return pd.DataFrame(rows)
+
+
+def format_winners(table: pd.DataFrame) -> str:
+    """Grid of winners: a row per n, a column per p, cells 'algorithm time'."""
+    ps = sorted(table["p"].unique())
+    ns = sorted(table["n"].unique())
+    cell = {(r.p, r.n): f"{r.best} {r.best_us:.3g}" for r in table.itertuples()}
+    head = ["n (bytes) \\ p", *[str(p) for p in ps]]
+    body = [[f"{int(n)}", *[cell[(p, n)] for p in ps]] for n in ns]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.rjust(w) if i == 0 else c.ljust(w)
+                              for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    title = f"{table['collective'].iloc[0]}: fastest algorithm and its time (us)"
+    return "\n".join([title, fmt(head), *[fmt(r) for r in body]])

@@ -1,0 +1,89 @@
+"""How well the collective models predict measured collectives: engine point
+records of collective benchmarks against predictions from alpha, beta, gamma."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from .predict import ALGORITHMS, Params, ParamsFor, mpich_default, predict
+
+# The engine's `size` follows IMB (engine/src/kernels/coll.c): the block of
+# one rank (allgather, gather), one rank's share (scatter), the block for one
+# peer (alltoall); the models' n is the total, so n = size x p. For bcast,
+# reduce, allreduce and reduce_scatter the size is the whole vector: n = size.
+PER_RANK_BLOCK = {"allgather", "gather", "scatter", "alltoall"}
+# The v-variants move the same amounts while timed: same model.
+MODEL_OF = {"allgatherv": "allgather", "alltoallv": "alltoall", "gatherv": "gather",
+            "scatterv": "scatter", "reduce_scatter_block": "reduce_scatter"}
+
+
+def model_bytes(collective: str, size: int, p: int) -> float:
+    return float(size * p) if collective in PER_RANK_BLOCK else float(size)
+
+
+def validate(records: Iterable[Mapping], params: Params | ParamsFor,
+             ranks: Iterable[int] | None = (2, 3, 4)) -> pd.DataFrame:
+    """One row per measured collective point (benchmark known to the models,
+    rank count in `ranks`): measured median, the fastest model's prediction and
+    the classic-MPICH-default algorithm's, and their relative errors
+    (predicted / measured - 1). Records of several runs may be concatenated;
+    each run's context record marks its points `oversubscribed` when it says
+    so (more ranks than cores: the times measure the scheduler, not MPI)."""
+    want = set(ranks) if ranks is not None else None
+    rows = []
+    oversubscribed = False
+    for r in records:
+        if r.get("type") == "context":       # applies to the points after it
+            oversubscribed = bool(r.get("oversubscribed", False))
+        coll = MODEL_OF.get(r.get("benchmark"), r.get("benchmark"))
+        if r.get("type") != "point" or coll not in ALGORITHMS:
+            continue
+        p = int(r.get("ranks", 0))
+        if want is not None and p not in want:
+            continue
+        size = int(r["size"])
+        n = model_bytes(coll, size, p)
+        measured = float(r["time_us"]["median"])
+        pred = predict(coll, p, n, params)
+        win = next(iter(pred))
+        dflt = mpich_default(coll, p, n)
+        d_us = pred.get(dflt, pred[win])
+        rows.append({"collective": coll, "benchmark": r["benchmark"], "p": p, "size": size, "n": n,
+                     "measured_us": measured, "best": win, "best_us": pred[win],
+                     "err_best": pred[win] / measured - 1 if measured > 0 else float("nan"),
+                     "default": dflt, "default_us": d_us,
+                     "err_default": d_us / measured - 1 if measured > 0 else float("nan"),
+                     "oversubscribed": oversubscribed})
+    return pd.DataFrame(rows)
+
+
+def summarise(table: pd.DataFrame) -> pd.DataFrame:
+    """Median and worst absolute relative error per collective and rank count."""
+    if table.empty:
+        return table
+    g = table.assign(abs_best=table.err_best.abs(), abs_default=table.err_default.abs())
+    return (g.groupby(["collective", "p"])
+             .agg(points=("size", "size"),
+                  median_err_best=("abs_best", "median"), max_err_best=("abs_best", "max"),
+                  median_err_default=("abs_default", "median"),
+                  max_err_default=("abs_default", "max"))
+             .reset_index())
+
+
+def format_validation(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "No collective points to validate against (benchmarks: " + \
+            ", ".join(ALGORITHMS) + ")."
+    s = summarise(table)
+    over = sorted(set(table.loc[table.oversubscribed, "p"])) if "oversubscribed" in table else []
+    lines = [f"{'collective':<15} {'p':>3} {'points':>6}  {'|err| best: median':>19} "
+             f"{'max':>7}  {'|err| MPICH default: median':>28} {'max':>7}"]
+    for r in s.itertuples():
+        lines.append(f"{r.collective:<15} {r.p:>3} {r.points:>6}  {r.median_err_best:>19.1%} "
+                     f"{r.max_err_best:>7.1%}  {r.median_err_default:>28.1%} "
+                     f"{r.max_err_default:>7.1%}")
+    if over:
+        lines.append(f"warning: the runs at p = {', '.join(map(str, over))} were oversubscribed "
+                     f"(more ranks than cores); their errors say nothing about the model")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""What every launcher adapter gets and returns: a job description in, argv + env out."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Job:
+    """One launch of the engine. Placement fields are for adapters that need them (srun, hosts)."""
+    program: list[str]
+    ranks: int
+    env: dict[str, str] = field(default_factory=dict)
+    extra_args: list[str] = field(default_factory=list)
+    hosts: list[str] | None = None
+    hostfile: str | None = None
+    ranks_per_node: int | None = None
+    mapping: str | None = None
+    binding: str | None = None
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]  # added to the launcher's own environment
+    oversubscribed: bool
+
+
+class Launcher:
+    """One launcher dialect. Subclasses only translate; they never run anything."""
+    family = "generic"
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def command(self, job: Job, cores: int | None = None) -> Launch:
+        raise NotImplementedError
+
+
+def local_cores() -> int:
+    """Cores this process may run on, which is what oversubscription is about."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0

@@ -1,0 +1,97 @@
+"""Compiling the engine with one MPI's own mpicc, cached by sources + compiler.
+
+The cache key hashes every engine source file, the mpicc path and what the
+wrapper says it runs (`-show`), so a changed source or a reinstalled MPI
+rebuilds and nothing else does.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mpiscope import paths
+from mpiscope.errors import MpiscopeError
+
+ENGINE = "mpiscope-engine"
+
+
+def wrapper_show(mpicc: Path) -> str:
+    """The compile line the wrapper hides: MPICH says it with -show, Open MPI with -showme."""
+    for flag in ("-show", "-showme"):
+        try:
+            r = subprocess.run([str(mpicc), flag], capture_output=True, text=True, timeout=60)
+        except OSError as e:
+            raise MpiscopeError(f"cannot run {mpicc}: {e}: check the MPI installation") from e
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip()
+    return ""
+
+
+def source_files(src: Path) -> list[Path]:
+    return sorted(
+        p for p in src.rglob("*")
+        if p.is_file() and "build" not in p.relative_to(src).parts and p.suffix in (".c", ".h", "")
+    )
+
+
+def cache_key(src: Path, mpicc: Path) -> str:
+    h = hashlib.sha256()
+    for f in source_files(src):
+        h.update(str(f.relative_to(src)).encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(str(mpicc).encode() + b"\0" + wrapper_show(mpicc).encode())
+    return h.hexdigest()[:16]
+
+
+def build_engine(mpicc: Path, src: Path | None = None, quiet: bool = True) -> Path:
+    """Path of an engine binary built with `mpicc`, building it only on a cache miss."""
+    src = src or paths.engine_sources()
+    builds = paths.home() / "builds"
+    final = builds / cache_key(src, mpicc)
+    binary = final / ENGINE
+    if binary.is_file():
+        return binary
+    builds.mkdir(parents=True, exist_ok=True)
+    # Build aside and rename, so a concurrent or interrupted build never leaves a half cache entry.
+    tmp = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=builds))
+    cmd = ["make", f"-j{os.cpu_count() or 1}", "-C", str(src), f"MPICC={mpicc}", f"BUILD={tmp}"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise MpiscopeError(f"cannot run make ({e}): install make and a C compiler") from e
+    if r.returncode != 0 or not (tmp / ENGINE).is_file():
+        shutil.rmtree(tmp, ignore_errors=True)
+        out = (r.stdout + r.stderr).strip()
+        raise MpiscopeError(
+            f"building the engine failed (exit {r.returncode}):\n  $ {' '.join(cmd)}\n{out}\n"
+            f"fix the compiler error above, or pick another MPI with --mpi"
+        )
+    shutil.rmtree(tmp / "obj", ignore_errors=True)
+    (tmp / "build.json").write_text(json.dumps({"mpicc": str(mpicc), "command": cmd, "src": str(src)}, indent=1))
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race; its build is as good
+    return binary
+
+
+def mpi_info(engine: Path) -> dict:
+    """The engine's `--mpi-info` JSON (library version string), cached beside the binary."""
+    cached = engine.parent / "mpi-info.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    try:
+        r = subprocess.run([str(engine), "--mpi-info"], capture_output=True, text=True, timeout=60)
+        info = json.loads(r.stdout)
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        raise MpiscopeError(f"{engine} --mpi-info did not answer with JSON ({e}): rebuild it or check the MPI") from e
+    try:
+        cached.write_text(json.dumps(info))
+    except OSError:
+        pass
+    return info

@@ -1,0 +1,1 @@
+"""Turning stored runs into tables people read and tables programs load."""

@@ -1,0 +1,72 @@
+"""The Python size-expression parser: the grammar of docs/engine.md, and never a crash."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpiscope.errors import UsageError
+from mpiscope.sizes import SIZE_MAX_BYTES, parse_sizes
+
+
+@pytest.mark.parametrize("expr, sizes", [
+    ("0", [0]),
+    ("1:16", [1, 2, 4, 8, 16]),
+    ("3:16", [4, 8, 16]),
+    ("0:4", [0, 1, 2, 4]),
+    ("1:4M", [2**k for k in range(23)]),
+    ("1:100:*10", [1, 10, 100]),
+    ("1:200:+64", [1, 65, 129, 193]),
+    ("1:16:2^k-1", [1, 2, 3, 4, 7, 8, 15, 16]),
+    ("0:8:2^k-1", [0, 1, 2, 3, 4, 7, 8]),
+    ("4K,1K,4K", [1024, 4096]),
+    ("1kb,2M", [1024, 2 << 20]),
+    ("1, 2,,", [1, 2]),
+])
+def test_examples(expr, sizes):
+    assert parse_sizes(expr) == sizes
+
+
+def test_words_are_eight_bytes():
+    assert parse_sizes("1:4", units="words") == [8, 16, 32]
+
+
+@pytest.mark.parametrize("expr, fragment", [
+    ("", "empty"),
+    (",", "gives no sizes"),
+    ("x", "not a size"),
+    ("-1", "not a size"),
+    ("4X", "unknown suffix"),
+    ("8:4", "start is larger"),
+    ("1:2:3:4", "at most three parts"),
+    ("1:8:*1", "step"),
+    ("1:8:+0", "step"),
+    ("1:8:foo", "unknown step"),
+    ("2G", "2^31-1"),
+    ("1 ", "unknown suffix"),
+])
+def test_errors_say_what_is_wrong(expr, fragment):
+    with pytest.raises(UsageError, match=None) as e:
+        parse_sizes(expr)
+    assert fragment in str(e.value)
+
+
+number = st.one_of(st.integers(0, 5000).map(str), st.integers(0, 4).map(lambda k: f"{k}K"),
+                   st.sampled_from(["1M", "4M", "2G", "3X", "", "k", "-2"]))
+term = st.one_of(number,
+                 st.builds(lambda a, b: f"{a}:{b}", number, number),
+                 st.builds(lambda a, b, s: f"{a}:{b}:{s}", number, number,
+                           st.sampled_from(["*2", "*3", "*1", "+1", "+100", "+0", "2^k-1", "x", ""])))
+expression = st.lists(term, min_size=0, max_size=4).map(",".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(expression, st.sampled_from(["bytes", "words"]))
+def test_any_expression_parses_or_is_a_usage_error(expr, units):
+    try:
+        sizes = parse_sizes(expr, units)
+    except UsageError as e:
+        assert str(e)
+        return
+    assert sizes == sorted(set(sizes))
+    assert all(0 <= s <= SIZE_MAX_BYTES for s in sizes)
+    if units == "words":
+        assert all(s % 8 == 0 for s in sizes)
