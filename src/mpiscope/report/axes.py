@@ -1,0 +1,28 @@
+"""Shared matplotlib conventions: the non-interactive backend, log-size axes labelled 1K/1M."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on clusters or in CI
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+from mpiscope.sizes import human_size  # noqa: E402
+
+
+def size_axis(ax: "plt.Axes", axis: str = "x", label: str = "message size") -> None:
+    """Log base-2 axis of byte sizes with ticks such as 1, 64, 4K, 1M."""
+    which = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    which.set_major_locator(LogLocator(base=4))
+    which.set_major_formatter(FuncFormatter(lambda v, _: human_size(int(round(v))).replace(" ", "")
+                                            if v >= 1 else ""))
+    (ax.set_xlabel if axis == "x" else ax.set_ylabel)(f"{label} (bytes)")
+
+
+def save(fig: "plt.Figure", path) -> None:
+    """Write PNG or SVG by the file's suffix, then free the figure."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
