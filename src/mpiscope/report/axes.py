@@ -11,13 +11,20 @@ from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 from mpiscope.sizes import human_size  # noqa: E402
 
 
+def tick_size(v: float) -> str:
+    """A byte count as a short tick label: 1, 64, 4K, 1M, 1G (binary); others as plain bytes."""
+    n = int(round(v))
+    if v < 1:
+        return ""
+    return human_size(n).replace(" ", "").replace("iB", "").removesuffix("B") or "0"
+
+
 def size_axis(ax: "plt.Axes", axis: str = "x", label: str = "message size") -> None:
     """Log base-2 axis of byte sizes with ticks such as 1, 64, 4K, 1M."""
     which = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
     which.set_major_locator(LogLocator(base=4))
-    which.set_major_formatter(FuncFormatter(lambda v, _: human_size(int(round(v))).replace(" ", "")
-                                            if v >= 1 else ""))
+    which.set_major_formatter(FuncFormatter(lambda v, _: tick_size(v)))
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(f"{label} (bytes)")
 
 

@@ -37,6 +37,9 @@ def _factors(run: Run, ctx: dict) -> dict:
             row[f"opt_{k}"] = v
     for k, v in (ctx.get("env") or {}).items():
         row[f"env_{k}"] = v
+    # what a sweep or study varied (run.json "factors"), e.g. factor_algorithm
+    for k, v in (meta.get("factors") or {}).items():
+        row[f"factor_{k}"] = v
     return row
 
 
