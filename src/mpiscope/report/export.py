@@ -40,6 +40,10 @@ def _factors(run: Run, ctx: dict) -> dict:
     # what a sweep or study varied (run.json "factors"), e.g. factor_algorithm
     for k, v in (meta.get("factors") or {}).items():
         row[f"factor_{k}"] = v
+    # which configuration and launch of a sweep produced the run (mpiscope sweep)
+    if meta.get("sweep"):
+        row["sweep_config"] = meta["sweep"].get("config")
+        row["sweep_launch"] = meta["sweep"].get("launch")
     return row
 
 

@@ -1,0 +1,67 @@
+"""`mpiscope sweep SPEC`: run every configuration of an experiment spec, resumably."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mpiscope import paths
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from mpiscope.cli import err, out
+    from mpiscope.errors import UsageError
+    from mpiscope.spec import expand, load_spec
+    from mpiscope.sweep import SweepDir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
+
+    spec = load_spec(Path(a.spec))
+    if a.launches is not None:
+        if a.launches < 1:
+            raise UsageError(f"--launches must be at least 1, got {a.launches}")
+        spec.launches = a.launches
+    configs = expand(spec)
+    planned = plan_sweep(spec, configs)
+    if a.dry_run:
+        for line in dry_run_lines(planned, spec.launches):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        out.print(f"{len(configs)} configuration(s) x {spec.launches} launch(es); nothing was run")
+        return 0
+    runs_dir = paths.runs_dir(a.runs_dir)
+    if a.resume:
+        sd = open_for_resume(runs_dir, spec, configs)
+        sd.write({**sd.meta(), "launches": max(spec.launches, sd.meta().get("launches", 1))})
+    else:
+        sd = SweepDir.create(runs_dir, spec, configs, spec.launches, Path(a.spec))
+    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")
+    result = run_sweep(planned, sd, runs_dir, spec.launches, err, progress=not a.no_progress)
+    _report(sd, result, spec.launches)
+    if result.interrupted:
+        err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "
+                  f"continues")
+        return 130
+    return 1 if result.failed else 0
+
+
+def _report(sd, result, launches: int) -> None:
+    from mpiscope.cli import err, out
+    from mpiscope.report.table import sweep_status_table
+    out.print(sweep_status_table(sd))
+    if result.skipped:
+        out.print(f"{result.skipped} configuration launch(es) were already finished and were skipped")
+    for f in result.failed:
+        err.print(f"[yellow]failed:[/] {f}", highlight=False)
+    if launches > 1 and sd.runs():
+        from mpiscope.analysis.variation import summary_table, variation
+        from mpiscope.report.table import sweep_frame, with_config
+        out.print(summary_table(variation(with_config(sweep_frame(sd)))))
+    out.print(f"sweep saved in {sd.path}; `mpiscope table {sd.path}` shows the results side by side")
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("sweep", parents=[runs_dir], help="run every configuration of an experiment spec (TOML)")
+    p.add_argument("spec", help="experiment spec, a TOML file (docs/experiments.md)")
+    p.add_argument("--resume", action="store_true", help="continue the latest sweep of this spec, skipping "
+                                                         "finished configurations")
+    p.add_argument("--dry-run", action="store_true", help="print the launch commands, run nothing")
+    p.add_argument("--launches", type=int, help="launch each configuration N times (overrides the spec)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)

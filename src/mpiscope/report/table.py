@@ -1,0 +1,198 @@
+"""Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
+configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
+for small messages. Built from the tidy table of report/export.py; terminal, Markdown, CSV."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from rich.table import Table
+
+from mpiscope.errors import UsageError
+from mpiscope.report.export import tidy
+from mpiscope.sizes import human_size
+from mpiscope.store import resolve
+from mpiscope.sweep import SweepDir, is_sweep_dir
+
+TABLE_FORMATS = ("terminal", "markdown", "csv")
+LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
+# What tells plain runs apart when they carry no sweep factors, in label order.
+FALLBACK_LABELS = ("mpi_name", "mpi_version", "world_size", "hosts", "launcher")
+
+
+def sweep_frame(sd: SweepDir) -> pd.DataFrame:
+    """The tidy table of every finished run of a sweep."""
+    runs = [run for _, run in sd.runs()]
+    if not runs:
+        raise UsageError(f"the sweep in {sd.path} has no finished run yet: run or resume it first")
+    return tidy(runs)
+
+
+def load_frame(refs: list[str], runs_dir: Path) -> pd.DataFrame:
+    """Runs (ids, prefixes, paths) and sweep directories, as one tidy table."""
+    frames = []
+    for ref in refs:
+        if is_sweep_dir(Path(ref)):
+            frames.append(sweep_frame(SweepDir(Path(ref))))
+        else:
+            frames.append(tidy([resolve(ref, runs_dir)]))
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if df.empty or "benchmark" not in df:
+        raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
+    return df
+
+
+def label_columns(df: pd.DataFrame) -> list[str]:
+    """The columns whose values differ between runs: a sweep's factors, else library, ranks, env, options."""
+    def differs(col: str) -> bool:
+        per_run = df.groupby("run_id", sort=False)[col].first().map(repr)
+        return per_run.nunique() > 1
+    factors = [c for c in df.columns if c.startswith("factor_") and differs(c)]
+    if factors:
+        return factors
+    cands = [c for c in FALLBACK_LABELS if c in df] + sorted(c for c in df if c.startswith("env_"))
+    cands += sorted(c for c in df if c.startswith("opt_") and c not in ("opt_sizes", "opt_benchmarks"))
+    return [c for c in cands if differs(c)]
+
+
+def with_config(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with a `config` column: the differing factors as `name=value` lines (launches of one
+    configuration share it)."""
+    labels = label_columns(df)
+    df = df.copy()
+    if labels:
+        df["config"] = df[labels].apply(lambda r: "\n".join(f"{_short(c)}={_value(r[c])}" for c in labels), axis=1)
+    else:
+        df["config"] = df["run_id"] if df["run_id"].nunique() > 1 else "all runs"
+    return df
+
+
+def _short(col: str) -> str:
+    for prefix in ("factor_", "opt_"):
+        if col.startswith(prefix):
+            return col[len(prefix):]
+    return {"mpi_name": "mpi", "world_size": "ranks", "mpi_version": "version"}.get(col, col)
+
+
+def _value(v) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return "-"
+    return str(v) if v != "" else "''"
+
+
+@dataclass
+class SideBySide:
+    """One benchmark's table: size rows x configuration columns of (MB/s, us)."""
+    benchmark: str
+    words: bool
+    columns: list[str]  # configuration labels, one line per differing factor
+    sizes: list[int]  # bytes
+    bw: pd.DataFrame  # sizes x columns, MB/s (median over launches)
+    us: pd.DataFrame  # sizes x columns, microseconds
+    latency_upto: int = LATENCY_UPTO
+
+    def size_label(self, size: int) -> str:
+        if self.words:
+            return str(size // 8) if size % 8 == 0 else f"{size / 8:g}"
+        return str(size)
+
+    @property
+    def size_heading(self) -> str:
+        return "size (8-byte words)" if self.words else "size (bytes)"
+
+    def cell(self, size: int, col: str) -> str:
+        bw, us = self.bw.at[size, col], self.us.at[size, col]
+        if pd.isna(us):
+            return ""
+        text = "-" if pd.isna(bw) else _fmt(bw)
+        return f"{text} ({_fmt(us)})" if size <= self.latency_upto else text
+
+
+def _fmt(x: float) -> str:
+    """Three significant digits or one decimal, whichever is more: 0.4, 5.3, 18, 176.8, 1024."""
+    if x >= 100:
+        return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
+    return f"{x:.3g}" if x < 10 else f"{x:.1f}"
+
+
+def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = False,
+                 latency_upto: int = LATENCY_UPTO) -> list[SideBySide]:
+    """One table per benchmark (or just `benchmark`)."""
+    if benchmark is not None:
+        if benchmark not in set(df["benchmark"]):
+            have = ", ".join(dict.fromkeys(df["benchmark"]))
+            raise UsageError(f"no '{benchmark}' points in these runs: use --benchmark with one of {have}")
+        df = df[df["benchmark"] == benchmark]
+    df = with_config(df)
+    if "bw_median_MBps" not in df:
+        df["bw_median_MBps"] = float("nan")
+    order = list(dict.fromkeys(df["config"]))
+    out = []
+    for bench in dict.fromkeys(df["benchmark"]):
+        part = df[df["benchmark"] == bench]
+        # several launches of one configuration: the median of their medians
+        agg = part.groupby(["size", "config"]).agg(bw=("bw_median_MBps", "median"), us=("time_median_us", "median"))
+        cols = [c for c in order if c in set(part["config"])]
+        bw = agg["bw"].unstack("config").reindex(columns=cols)
+        us = agg["us"].unstack("config").reindex(columns=cols)
+        sizes = sorted(int(s) for s in bw.index)
+        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto))
+    return out
+
+
+def render_terminal(t: SideBySide) -> Table:
+    table = Table(title=f"{t.benchmark}: MB/s (latency us up to {human_size(t.latency_upto)})",
+                  title_justify="left")
+    table.add_column(t.size_heading, justify="right")
+    for col in t.columns:
+        table.add_column(col, justify="right")
+    for size in t.sizes:
+        table.add_row(t.size_label(size), *(t.cell(size, c) for c in t.columns))
+    return table
+
+
+def render_markdown(t: SideBySide) -> str:
+    heads = [t.size_heading] + [c.replace("\n", ", ") for c in t.columns]
+    lines = [f"**{t.benchmark}**: MB/s (latency in us) per configuration", "",
+             "| " + " | ".join(heads) + " |", "|" + "---:|" * len(heads)]
+    for size in t.sizes:
+        lines.append("| " + " | ".join([t.size_label(size), *(t.cell(size, c) for c in t.columns)]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_csv(tables: list[SideBySide]) -> str:
+    """Long-wide CSV: one row per benchmark and size, an MB/s and a us column per configuration."""
+    frames = []
+    for t in tables:
+        f = pd.DataFrame({"benchmark": t.benchmark, "size_bytes": t.sizes})
+        if t.words:
+            f["size_words"] = [s / 8 for s in t.sizes]
+        for col in t.columns:
+            name = col.replace("\n", ", ")
+            f[f"{name} MB/s"] = [t.bw.at[s, col] for s in t.sizes]
+            f[f"{name} us"] = [t.us.at[s, col] for s in t.sizes]
+        frames.append(f)
+    buf = io.StringIO()
+    pd.concat(frames, ignore_index=True).to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def sweep_status_table(sd: SweepDir) -> Table:
+    """Which configuration launch produced which run, and how it ended."""
+    meta = sd.meta()
+    vary = meta.get("varying", [])
+    last: dict[tuple[str, int], dict] = {}
+    for e in sd.entries():
+        if e.get("event") == "finished":
+            last[(e["config"], e["launch"])] = e
+    table = Table(title=f"sweep {meta.get('name')}", title_justify="left")
+    for col in ("config", "factors", "launch", "status", "run"):
+        table.add_column(col, overflow="fold")
+    for c in meta["configurations"]:
+        label = ", ".join(f"{n}={_value(c['factors'].get(n))}" for n in vary) or "-"
+        for k in range(1, meta.get("launches", 1) + 1):
+            e = last.get((c["id"], k), {})
+            table.add_row(c["id"], label, str(k), e.get("status", "not run"), e.get("run") or "")
+    return table

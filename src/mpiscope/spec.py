@@ -1,0 +1,389 @@
+"""Experiment specs (TOML): factors with levels, how they combine, what each configuration measures.
+
+`load_spec(path)` checks every key and value (errors name the TOML path and
+suggest the right key) and `expand(spec)` turns it into the configurations a
+sweep launches, each with every factor's level, so each result carries them.
+"""
+from __future__ import annotations
+
+import itertools
+import shlex
+import sys
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from mpiscope.errors import UsageError
+from mpiscope.sizes import parse_sizes
+
+TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
+MEASURE_KEYS = ("benchmarks", "sizes", "units", "ci_target", "max_time", "reps", "time_budget", "check",
+                "raw", "engine_options", "hosts", "hostfile")
+COMBINE_KEYS = ("mode", "zip")
+# Factors that map onto RunSpec fields; env.NAME factors are the tuning variables.
+PLACEMENT = ("hosts", "hostfile", "ranks_per_node", "mapping", "binding")
+FACTOR_KEYS = ("mpi", "ranks", "nodes", "ranks_per_node", "mapping", "binding", "hosts", "hostfile",
+               "launcher_args", "engine_options", "env")
+
+
+def _unknown(path: str, key: str, known: tuple[str, ...] | list[str]) -> UsageError:
+    close = get_close_matches(key, list(known), n=1, cutoff=0.5)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    where = f"{path}.{key}" if path else key
+    return UsageError(f"{where}: unknown key: {hint}known keys here: {', '.join(known)}")
+
+
+def _check_keys(table: dict, path: str, known: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in known:
+            raise _unknown(path, key, known)
+
+
+def _positive_int(path: str) -> Callable[[Any], int]:
+    def conv(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise UsageError(f"{path}: expected a whole number of at least 1, got {v!r}")
+        return v
+    return conv
+
+
+def _positive_float(path: str) -> Callable[[Any], float]:
+    def conv(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise UsageError(f"{path}: expected a positive number, got {v!r}")
+        return float(v)
+    return conv
+
+
+def _string(path: str) -> Callable[[Any], str]:
+    def conv(v: Any) -> str:
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise UsageError(f"{path}: expected a string, got {v!r}")
+        return str(v)
+    return conv
+
+
+def _argv(path: str) -> Callable[[Any], tuple[str, ...]]:
+    """Launcher or engine arguments: one shell-quoted string or a list of strings."""
+    def conv(v: Any) -> tuple[str, ...]:
+        if isinstance(v, str):
+            try:
+                return tuple(shlex.split(v))
+            except ValueError as e:
+                raise UsageError(f"{path}: '{v}' cannot be split ({e}): balance the quotes") from e
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return tuple(v)
+        raise UsageError(f"{path}: expected a string such as \"--mca btl self,vader\" or a list of strings, "
+                         f"got {v!r}")
+    return conv
+
+
+def _hosts(path: str) -> Callable[[Any], tuple[str, ...]]:
+    def conv(v: Any) -> tuple[str, ...]:
+        if isinstance(v, str):
+            v = [h for h in v.split(",") if h]
+        if isinstance(v, list) and v and all(isinstance(x, str) and x for x in v):
+            return tuple(v)
+        raise UsageError(f"{path}: expected host names, \"a,b\" or [\"a\", \"b\"], got {v!r}")
+    return conv
+
+
+FACTOR_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
+    "mpi": _string, "ranks": _positive_int, "nodes": _positive_int, "ranks_per_node": _positive_int,
+    "mapping": _string, "binding": _string, "hosts": _hosts, "hostfile": _string,
+    "launcher_args": _argv, "engine_options": _argv,
+}
+
+
+@dataclass
+class Measure:
+    """What every configuration measures (the same for all of them)."""
+    benchmarks: list[str] = field(default_factory=lambda: ["pingpong", "bw"])
+    sizes: str = "1:4M"
+    units: str = "bytes"
+    ci_target: float | None = None
+    max_time: float | None = None
+    reps: int | None = None
+    time_budget: float | None = None
+    check: bool = False
+    raw: bool = False
+    engine_options: tuple[str, ...] = ()
+    hosts: tuple[str, ...] | None = None
+    hostfile: str | None = None
+
+    @property
+    def sizes_bytes(self) -> list[int]:
+        return parse_sizes(self.sizes, self.units)
+
+    def sizes_expr(self) -> str:
+        """The engine's size expression in bytes: words become the explicit byte list."""
+        if self.units == "bytes":
+            return self.sizes
+        return ",".join(str(s) for s in self.sizes_bytes)
+
+
+@dataclass
+class Spec:
+    name: str
+    description: str
+    measure: Measure
+    factors: dict[str, list]  # factor name (env.NAME for variables) -> levels, in file order
+    mode: str = "matrix"
+    zip_groups: list[list[str]] = field(default_factory=list)
+    exclude: list[dict[str, list]] = field(default_factory=list)
+    launches: int = 1
+    source: str = ""  # the file's text, stored with the sweep
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One point of the factor space: every factor's level (including ones with a single level)."""
+    index: int
+    factors: dict
+
+    @property
+    def id(self) -> str:
+        return f"c{self.index:03d}"
+
+    def label(self, names: list[str]) -> str:
+        return ", ".join(f"{n}={show_level(self.factors[n])}" for n in names if n in self.factors)
+
+
+def show_level(v: Any) -> str:
+    if isinstance(v, (tuple, list)):
+        return shlex.join(v) if v else "''"
+    return str(v)
+
+
+def _levels(value: Any, path: str, conv: Callable[[Any], Any]) -> list:
+    """A scalar is one level, a list is the levels (a level of hosts or arguments may itself be a list)."""
+    if not isinstance(value, list):
+        return [conv(value)]
+    if not value:
+        raise UsageError(f"{path}: no levels: give one value or a non-empty list")
+    levels = [conv(x) for x in value]
+    if len(set(map(repr, levels))) != len(levels):
+        raise UsageError(f"{path}: a level appears twice: {value!r}")
+    return levels
+
+
+def _parse_factors(table: Any) -> dict[str, list]:
+    if not isinstance(table, dict):
+        raise UsageError("factors: expected a table such as [factors] with ranks = [2, 4]")
+    out: dict[str, list] = {}
+    for key, value in table.items():
+        path = f"factors.{key}"
+        if key == "env":
+            if not isinstance(value, dict):
+                raise UsageError("factors.env: expected a table of variables, e.g. [factors.env] "
+                                 "MPIR_CVAR_CH4_EAGER_MAX_MSG_SIZE = [\"1024\", \"65536\"]")
+            for var, levels in value.items():
+                if not var.replace("_", "a").isalnum() or var[0].isdigit():
+                    raise UsageError(f"factors.env.{var}: not a valid environment variable name")
+                out[f"env.{var}"] = _levels(levels, f"factors.env.{var}", _string(f"factors.env.{var}"))
+            continue
+        if key not in FACTOR_TYPES:
+            raise _unknown("factors", key, FACTOR_KEYS)
+        out[key] = _levels(value, path, FACTOR_TYPES[key](path))
+    return out
+
+
+def _parse_measure(table: Any) -> Measure:
+    if not isinstance(table, dict):
+        raise UsageError("measure: expected a table, e.g. [measure] with benchmarks = [\"pingpong\"]")
+    _check_keys(table, "measure", MEASURE_KEYS)
+    m = Measure()
+    if "benchmarks" in table:
+        b = table["benchmarks"]
+        if isinstance(b, str):
+            b = [x.strip() for x in b.split(",") if x.strip()]
+        if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
+            raise UsageError(f"measure.benchmarks: expected a list of benchmark names, got {b!r}")
+        m.benchmarks = list(b)
+    if "units" in table:
+        if table["units"] not in ("bytes", "words"):
+            raise UsageError(f"measure.units: expected \"bytes\" or \"words\" (8-byte words), got {table['units']!r}")
+        m.units = table["units"]
+    if "sizes" in table:
+        m.sizes = _string("measure.sizes")(table["sizes"])
+    try:
+        m.sizes_bytes
+    except UsageError as e:
+        raise UsageError(f"measure.sizes: {e}") from e
+    for key in ("ci_target", "max_time", "time_budget"):
+        if key in table:
+            setattr(m, key, _positive_float(f"measure.{key}")(table[key]))
+    if "reps" in table:
+        m.reps = _positive_int("measure.reps")(table["reps"])
+    for key in ("check", "raw"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise UsageError(f"measure.{key}: expected true or false, got {table[key]!r}")
+            setattr(m, key, table[key])
+    if "engine_options" in table:
+        m.engine_options = _argv("measure.engine_options")(table["engine_options"])
+    if "hosts" in table:
+        m.hosts = _hosts("measure.hosts")(table["hosts"])
+    if "hostfile" in table:
+        m.hostfile = _string("measure.hostfile")(table["hostfile"])
+    return m
+
+
+def _parse_combine(table: Any, factors: dict[str, list]) -> tuple[str, list[list[str]]]:
+    if not isinstance(table, dict):
+        raise UsageError("combine: expected a table, e.g. [combine] with mode = \"matrix\"")
+    _check_keys(table, "combine", COMBINE_KEYS)
+    mode = table.get("mode", "matrix")
+    if mode not in ("matrix", "zip"):
+        close = get_close_matches(str(mode), ["matrix", "zip"], n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise UsageError(f"combine.mode: unknown mode {mode!r}: {hint}use \"matrix\" (every combination) or "
+                         f"\"zip\" (all factors in lockstep)")
+    groups = table.get("zip", [])
+    if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(x, str) for x in g)
+                                               for g in groups):
+        raise UsageError(f"combine.zip: expected a list of groups of factor names, e.g. "
+                         f"[[\"mpi\", \"launcher_args\"]], got {groups!r}")
+    seen: set[str] = set()
+    for i, group in enumerate(groups):
+        if len(group) < 2:
+            raise UsageError(f"combine.zip[{i}]: a zip group needs at least two factors, got {group!r}")
+        for name in group:
+            if name not in factors:
+                close = get_close_matches(name, list(factors), n=1, cutoff=0.5)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise UsageError(f"combine.zip[{i}]: '{name}' is not a factor of this spec: {hint}"
+                                 f"factors: {', '.join(factors)}")
+            if name in seen:
+                raise UsageError(f"combine.zip[{i}]: '{name}' is in two zip groups; a factor zips with one group")
+            seen.add(name)
+        counts = {n: len(factors[n]) for n in group}
+        if len(set(counts.values())) > 1:
+            raise UsageError(f"combine.zip[{i}]: zipped factors need the same number of levels, got "
+                             + ", ".join(f"{n}: {c}" for n, c in counts.items()))
+    if mode == "zip":
+        if groups:
+            raise UsageError("combine.zip: with mode = \"zip\" every factor is zipped already; drop the groups "
+                             "or use mode = \"matrix\"")
+        counts = {n: len(v) for n, v in factors.items() if len(v) > 1}
+        if len(set(counts.values())) > 1:
+            raise UsageError("combine.mode: \"zip\" needs every factor with several levels to have the same "
+                             "number of them, got " + ", ".join(f"factors.{n}: {c}" for n, c in counts.items()))
+    return mode, groups
+
+
+def _parse_exclude(items: Any, factors: dict[str, list]) -> list[dict[str, list]]:
+    if isinstance(items, dict):
+        items = [items]
+    if not isinstance(items, list):
+        raise UsageError("exclude: expected [[exclude]] tables, e.g. [[exclude]] mpi = \"openmpi\" ranks = 4")
+    out = []
+    for i, item in enumerate(items):
+        path = f"exclude[{i}]"
+        if not isinstance(item, dict) or not item:
+            raise UsageError(f"{path}: expected a table of factor = level(s)")
+        flat = dict(item)
+        env = flat.pop("env", None)
+        if env is not None:
+            if not isinstance(env, dict):
+                raise UsageError(f"{path}.env: expected a table of variables")
+            flat.update({f"env.{k}": v for k, v in env.items()})
+        rule: dict[str, list] = {}
+        for name, value in flat.items():
+            if name not in factors:
+                close = get_close_matches(name, list(factors), n=1, cutoff=0.5)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise UsageError(f"{path}.{name}: not a factor of this spec: {hint}factors: {', '.join(factors)}")
+            conv = _string(f"{path}.{name}") if name.startswith("env.") else FACTOR_TYPES[name](f"{path}.{name}")
+            levels = _levels(value, f"{path}.{name}", conv)
+            for lv in levels:
+                if lv not in factors[name]:
+                    raise UsageError(f"{path}.{name}: {show_level(lv)!r} is not a level of factors.{name} "
+                                     f"({', '.join(repr(show_level(x)) for x in factors[name])})")
+            rule[name] = levels
+        out.append(rule)
+    return out
+
+
+def parse_spec(text: str, name: str = "experiment") -> Spec:
+    """A checked spec from TOML text; `name` is used when the file gives none."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"the spec is not valid TOML: {e}") from e
+    _check_keys(data, "", TOP_KEYS)
+    spec_name = _string("name")(data.get("name", name))
+    if not spec_name or any(c in spec_name for c in "/\\\0") or spec_name.startswith("."):
+        raise UsageError(f"name: {spec_name!r} cannot name a directory: use letters, digits, - and _")
+    measure = _parse_measure(data.get("measure", {}))
+    factors = _parse_factors(data.get("factors", {}))
+    if "ranks" not in factors and "nodes" in factors and "ranks_per_node" not in factors:
+        raise UsageError("factors.nodes: give ranks or ranks_per_node too, so the rank count is known")
+    mode, groups = _parse_combine(data.get("combine", {}), factors)
+    launches = _positive_int("launches")(data.get("launches", 1))
+    exclude = _parse_exclude(data.get("exclude", []), factors)
+    return Spec(name=spec_name, description=_string("description")(data.get("description", "")),
+                measure=measure, factors=factors, mode=mode, zip_groups=groups, exclude=exclude,
+                launches=launches, source=text)
+
+
+def load_spec(path: Path) -> Spec:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise UsageError(f"cannot read the spec {path}: {e.strerror or e}: give the path of a TOML file") from e
+    try:
+        return parse_spec(text, Path(path).stem)
+    except UsageError as e:
+        raise UsageError(f"{path}: {e}") from e
+
+
+def _excluded(factors: dict, rules: list[dict[str, list]]) -> bool:
+    return any(all(factors[n] in levels for n, levels in rule.items()) for rule in rules)
+
+
+def expand(spec: Spec) -> list[Configuration]:
+    """Every configuration, in a stable order (the first factor varies slowest); zipped factors move
+    together; excluded combinations are dropped."""
+    names = list(spec.factors)
+    groups = [names] if spec.mode == "zip" else spec.zip_groups
+    axes: list[list[dict]] = []
+    for name in names:
+        group = next((g for g in groups if name in g), None)
+        if group is None:
+            axes.append([{name: lv} for lv in spec.factors[name]])
+        elif name == group[0]:
+            # a factor with one level is broadcast along the zipped ones
+            width = max(len(spec.factors[n]) for n in group)
+            axes.append([{n: spec.factors[n][i if len(spec.factors[n]) > 1 else 0] for n in group}
+                         for i in range(width)])
+    configs = []
+    for combo in itertools.product(*axes):
+        factors: dict = {}
+        for part in combo:
+            factors.update(part)
+        factors = {n: factors[n] for n in names}
+        if not _excluded(factors, spec.exclude):
+            configs.append(Configuration(len(configs) + 1, factors))
+    if not configs:
+        raise UsageError("every configuration is excluded: loosen the [[exclude]] tables")
+    return configs
+
+
+def varying(configs: list[Configuration]) -> list[str]:
+    """The factors whose level differs between configurations: what labels them apart."""
+    if not configs:
+        return []
+    names = list(configs[0].factors)
+    return [n for n in names if len({repr(c.factors.get(n)) for c in configs}) > 1]
+
+
+def json_factors(factors: dict) -> dict:
+    """Factors as stored with each run: argv and host tuples become shell-quoted strings."""
+    return {n: (show_level(v) if isinstance(v, tuple) else v) for n, v in factors.items()}
