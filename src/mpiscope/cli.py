@@ -31,11 +31,16 @@ def cmd_run(a: argparse.Namespace) -> int:
     env, extra = parse_env(a.env), parse_launcher_args(a.launcher_args)
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
-    ranks = a.ranks or default_ranks(a.bench, local_cores())
+    from mpiscope.launch.placement import placement_from_args, placement_ranks
+    placement = placement_from_args(a)
+    ranks = placement_ranks(placement, a.ranks) or default_ranks(a.bench, local_cores())
     plan = make_plan(a.bench, a.sizes, ranks, registry(engine), ci_target=a.ci_target, max_time=a.max_time,
                      reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw)
-    run, outcome = run_once(RunSpec(lib, engine, plan, env, extra), paths.runs_dir(a.runs_dir), err,
-                            progress=not a.no_progress)
+    spec = RunSpec(lib, engine, plan, env, extra, placement)
+    if a.submit or a.dry_run:
+        from mpiscope.submit import submit_from_args
+        return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out)
+    run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
     print_run(out, run.meta(), run.records(), err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
@@ -193,6 +198,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--check", action="store_true", help="verify received data before timing")
     r.add_argument("--raw", action="store_true", help="keep every sample in the records")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from mpiscope.launch.placement import add_placement_options
+    from mpiscope.submit import add_submit_options
+    add_placement_options(r)
+    add_submit_options(r)
     r.set_defaults(func=cmd_run)
 
     sub.add_parser("runs", parents=[runs_dir], help="list kept runs").set_defaults(func=cmd_runs)

@@ -115,7 +115,7 @@ class RunSpec:
     def launch(self, cores: int) -> Launch:
         job = Job([str(self.engine), *self.plan.engine_args()], self.plan.ranks, self.env,
                   self.launcher_args, **self.placement)
-        return launcher_for(self.lib).command(job, cores)
+        return launcher_for(self.lib, job.launcher).command(job, cores)
 
 
 def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = True,
@@ -174,7 +174,7 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
         out.exit_code = proc.wait() if out.status != "interrupted" else proc.poll()
         writer.close()
         stderr.close()
-    _judge(plan, out, cores)
+    _judge(plan, out, cores, launch.singleton_fix)
     run.update(status=out.status, finished=utc_now(), exit_code=out.exit_code, points=out.points,
                warnings=out.warnings, error=out.error)
     return out
@@ -207,10 +207,11 @@ def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress) -> No
         out.ended = True
 
 
-def _judge(plan: Plan, out: Outcome, cores: int) -> None:
+def _judge(plan: Plan, out: Outcome, cores: int, singleton_fix: str = "") -> None:
     """Turn what came back into a status, warnings and an error naming the fix."""
     ctx = out.contexts[0] if out.contexts else {}
-    over = ctx.get("oversubscribed") or plan.ranks > cores
+    # on several hosts only the engine knows each host's load; this machine's cores say nothing
+    over = ctx.get("oversubscribed") or (plan.ranks > cores and len(ctx.get("hosts") or [0]) <= 1)
     if over:
         out.warnings.append(UNTRUSTWORTHY.format(ranks=plan.ranks, cores=ctx.get("cores_online", cores)))
     if out.status in ("timeout", "interrupted"):
@@ -219,7 +220,7 @@ def _judge(plan: Plan, out: Outcome, cores: int) -> None:
         sizes = sorted({c.get("world_size") for c in out.contexts})
         out.status = "failed"
         out.error = (f"asked for {plan.ranks} ranks but the engine ran as {len(out.contexts)} job(s) of "
-                     f"{'/'.join(map(str, sizes))} rank(s): {SINGLETON_FIX}")
+                     f"{'/'.join(map(str, sizes))} rank(s): {singleton_fix or SINGLETON_FIX}")
     elif out.timeouts:
         t = out.timeouts[0]
         out.status = "timeout"
@@ -230,7 +231,7 @@ def _judge(plan: Plan, out: Outcome, cores: int) -> None:
         # start saw fewer ranks than asked: the launcher did not make one N-rank job.
         out.status = "failed"
         out.error = (f"the engine refused to start with {plan.ranks} ranks (exit 2, no job description); "
-                     f"the likely cause: {SINGLETON_FIX}")
+                     f"the likely cause: {singleton_fix or SINGLETON_FIX}")
     elif not out.contexts:
         out.status = "failed"
         out.error = (f"the launch failed (exit {out.exit_code}) before the engine started; "

@@ -1,18 +1,32 @@
 """Launcher adapters: each turns a Job into argv for one launcher dialect."""
 from __future__ import annotations
 
-from mpiscope.launch.base import Job, Launch, Launcher, local_cores
+from mpiscope.errors import UsageError
+from mpiscope.launch.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, local_cores
 from mpiscope.launch.hydra import Hydra
 from mpiscope.launch.openmpi import OpenMpi
+from mpiscope.launch.srun import Srun, find_srun, in_allocation
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family
 
 ADAPTERS: dict[str, type[Launcher]] = {"hydra": Hydra, "openmpi": OpenMpi}
+LAUNCHERS = ("mpiexec", "srun")
 
 
-def launcher_for(lib: MpiLibrary) -> Launcher:
-    """The adapter follows the library's vendor, not the launcher's file name."""
-    return ADAPTERS[launcher_family(lib.vendor)](lib.launcher)
+def default_launcher() -> str:
+    return "srun" if in_allocation() else "mpiexec"
 
 
-__all__ = ["Job", "Launch", "Launcher", "launcher_for", "local_cores"]
+def launcher_for(lib: MpiLibrary, kind: str | None = None) -> Launcher:
+    """`mpiexec` is the library's own launcher, whose dialect follows the library's vendor
+    (not the launcher's file name); `srun` is Slurm's. None: srun inside an allocation."""
+    kind = kind or default_launcher()
+    if kind == "srun":
+        return Srun(find_srun(), lib.vendor)
+    if kind == "mpiexec":
+        return ADAPTERS[launcher_family(lib.vendor)](lib.launcher)
+    raise UsageError(f"unknown launcher '{kind}': use one of {', '.join(LAUNCHERS)}")
+
+
+__all__ = ["BINDINGS", "Job", "LAUNCHERS", "Launch", "Launcher", "MAPPINGS", "default_launcher",
+           "launcher_for", "local_cores"]

@@ -16,8 +16,15 @@ class Job:
     hosts: list[str] | None = None
     hostfile: str | None = None
     ranks_per_node: int | None = None
-    mapping: str | None = None
-    binding: str | None = None
+    mapping: str | None = None  # block | cyclic (see MAPPINGS)
+    binding: str | None = None  # none | core | hwthread | socket | numa (see BINDINGS)
+    nodes: int | None = None
+    launcher: str | None = None  # mpiexec | srun; None: srun inside a Slurm allocation, else mpiexec
+
+
+# Placement vocabulary shared by every adapter: what mpiscope's options accept.
+MAPPINGS = ("block", "cyclic")
+BINDINGS = ("none", "core", "hwthread", "socket", "numa")
 
 
 @dataclass
@@ -25,6 +32,9 @@ class Launch:
     argv: list[str]
     env: dict[str, str]  # added to the launcher's own environment
     oversubscribed: bool
+    # What to do when the launch gives N one-rank jobs instead of one N-rank job
+    # ("" = the generic advice: launcher and engine come from different MPIs).
+    singleton_fix: str = ""
 
 
 class Launcher:

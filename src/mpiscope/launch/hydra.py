@@ -1,8 +1,27 @@
-"""MPICH's Hydra `mpiexec` (also Intel MPI, MVAPICH): `-n N`, env via `-genv K V`."""
+"""MPICH's Hydra `mpiexec` (also Intel MPI, MVAPICH): `-n N`, env via `-genv K V`,
+hosts via `-hosts`/`-f`, placement via `-ppn`, binding via `-bind-to`."""
 from __future__ import annotations
+
+import math
 
 from mpiscope.errors import UsageError
 from mpiscope.launch.base import Job, Launch, Launcher, local_cores
+
+# mpiscope's binding names in Hydra's words (`mpiexec -bind-to -h`).
+BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "socket", "numa": "numa"}
+
+
+def _ppn(job: Job) -> int | None:
+    """Hydra has no block/cyclic switch: it fills each host with -ppn ranks (or the host's
+    slot count) and wraps round the host list. -ppn 1 therefore deals ranks out cyclically;
+    block needs -ppn = ranks per host, because a host without a slot count has 1 slot."""
+    if job.mapping == "cyclic":
+        return 1
+    if job.ranks_per_node:
+        return job.ranks_per_node
+    if job.mapping == "block" and job.hosts and not any(":" in h for h in job.hosts):
+        return math.ceil(job.ranks / len(job.hosts))
+    return None
 
 
 class Hydra(Launcher):
@@ -17,10 +36,11 @@ class Hydra(Launcher):
             argv += ["-hosts", ",".join(job.hosts)]
         if job.hostfile:
             argv += ["-f", job.hostfile]
-        if job.ranks_per_node:
-            argv += ["-ppn", str(job.ranks_per_node)]
+        ppn = _ppn(job)
+        if ppn:
+            argv += ["-ppn", str(ppn)]
         if job.binding:
-            argv += ["-bind-to", job.binding]
+            argv += ["-bind-to", BIND.get(job.binding, job.binding)]
         for k, v in job.env.items():
             argv += ["-genv", k, v]
         argv += job.extra_args + job.program
