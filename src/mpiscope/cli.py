@@ -36,12 +36,17 @@ def cmd_run(a: argparse.Namespace) -> int:
     ranks = placement_ranks(placement, a.ranks) or default_ranks(a.bench, local_cores())
     plan = make_plan(a.bench, a.sizes, ranks, registry(engine), ci_target=a.ci_target, max_time=a.max_time,
                      reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw)
+    if a.find_switches and "pingpong" not in plan.benchmarks:
+        raise UsageError("--find-switches refines pingpong: add it, e.g. -b pingpong")
     spec = RunSpec(lib, engine, plan, env, extra, placement)
     if a.submit or a.dry_run:
         from mpiscope.submit import submit_from_args
         return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out)
     run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
     print_run(out, run.meta(), run.records(), err)
+    if outcome.status == "ok":
+        from mpiscope.commands.model import model_after_run
+        model_after_run(spec, run, a, out, err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
 
@@ -202,6 +207,9 @@ def parser() -> argparse.ArgumentParser:
     from mpiscope.submit import add_submit_options
     add_placement_options(r)
     add_submit_options(r)
+    r.add_argument("--clock-mhz", type=float, help="core clock for the model's cycle figures (default: detected)")
+    r.add_argument("--find-switches", action="store_true",
+                   help="locate pingpong's protocol switches: measure more sizes around each (mpptest-style)")
     r.set_defaults(func=cmd_run)
 
     sub.add_parser("runs", parents=[runs_dir], help="list kept runs").set_defaults(func=cmd_runs)

@@ -1,13 +1,12 @@
-"""LogGP parameters of a pair of ranks and how they are derived from the
-netgauge-style measurements the engine is to provide (kernels not written yet;
-the required measurements are listed in docs/models.md)."""
+"""LogGP parameters of a pair of ranks, derived netgauge-style from the engine's
+overhead_send, overhead_recv, pingpong and bw records (docs/models.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 from .hockney import fit_hockney
-from .points import Point
+from .points import Point, points_from_records
 
 
 @dataclass(frozen=True)
@@ -18,6 +17,7 @@ class LogGP:
     g_us: float          # gap: minimum time between consecutive small messages
     G_us_per_byte: float  # gap per byte: 1 / streaming bandwidth for long messages
     P: int = 2
+    size: int = 1         # message size at which o_s, o_r and L were taken
 
     def ptp_time(self, n: int) -> float:
         """One message of n bytes, LogGP: o_s + (n-1) G + L + o_r."""
@@ -44,3 +44,62 @@ def loggp_from_measurements(pingpong_small_us: float, send_overhead_us: float,
     L = max(pingpong_small_us - send_overhead_us - recv_overhead_us, 0.0)
     return LogGP(L_us=L, o_s_us=send_overhead_us, o_r_us=recv_overhead_us,
                  g_us=g, G_us_per_byte=fit.beta_us_per_byte)
+
+
+# The kernels that make LogGP measurable (engine/src/kernels/loggp.c).
+OVERHEAD_SEND, OVERHEAD_RECV = "overhead_send", "overhead_recv"
+# Streams for G: sizes from here up are "large" (well past any eager limit
+# seen on shared memory or a NIC), and at least the largest three sizes.
+LARGE_BYTES = 64 * 1024
+
+
+def _at_smallest(points: Sequence[Point], size: int | None = None) -> Point | None:
+    """The point at `size`, else at the smallest size measured (median of repeats)."""
+    if not points:
+        return None
+    want = size if size is not None and any(p.size == size for p in points) \
+        else min(p.size for p in points)
+    same = sorted((p for p in points if p.size == want), key=lambda p: p.median)
+    return same[len(same) // 2]
+
+
+def loggp_from_records(records: Iterable[Mapping]) -> LogGP | None:
+    """LogGP of ranks 0 and 1 from one run's (or several runs') records, or None
+    when overhead_send, overhead_recv, pingpong and bw are not all there.
+
+    o_s, o_r and the pingpong half round trip are taken at the smallest size
+    the overhead kernels measured (the same size for all three when pingpong
+    has it); g is bw's time per message at its smallest size (a stream of small
+    messages is limited by the gap); G is the slope of bw's time per message
+    over its large sizes (>= 64 KiB, or the largest three)."""
+    recs = list(records)
+    os_pts = points_from_records(recs, OVERHEAD_SEND)
+    or_pts = points_from_records(recs, OVERHEAD_RECV)
+    pp = points_from_records(recs, "pingpong", ranks=2)
+    bw = points_from_records(recs, "bw", ranks=2)
+    if not (os_pts and or_pts and pp and bw):
+        return None
+    small = min(p.size for p in os_pts)
+    o_s, o_r = _at_smallest(os_pts, small), _at_smallest(or_pts, small)
+    half_rtt = _at_smallest(pp, o_s.size)
+    large = [p for p in bw if p.size >= LARGE_BYTES]
+    sizes = sorted({p.size for p in bw})
+    if len({p.size for p in large}) < 3:
+        large = [p for p in bw if p.size >= sizes[max(0, len(sizes) - 3)]]
+    G = fit_hockney(large).beta_us_per_byte if len({p.size for p in large}) >= 2 else float("nan")
+    g = max(_at_smallest(bw).median, o_s.median)
+    L = max(half_rtt.median - o_s.median - o_r.median, 0.0)
+    return LogGP(L_us=L, o_s_us=o_s.median, o_r_us=o_r.median, g_us=g, G_us_per_byte=G,
+                 size=o_s.size)
+
+
+def format_loggp(m: LogGP) -> str:
+    bw = 1 / m.G_us_per_byte / 1.048576 if m.G_us_per_byte > 0 else float("inf")
+    return "\n".join([
+        f"LogGP (ranks 0 and 1; netgauge method, small messages of {m.size} B):",
+        f"  L    {m.L_us:10.4g} us        latency: half round trip - o_s - o_r",
+        f"  o_s  {m.o_s_us:10.4g} us        send overhead: MPI_Send of a small message, timed alone",
+        f"  o_r  {m.o_r_us:10.4g} us        receive overhead: MPI_Recv of a message already there",
+        f"  g    {m.g_us:10.4g} us        gap: time per message in a stream of small messages",
+        f"  G    {m.G_us_per_byte:10.4g} us/byte   gap per byte: streams of large messages "
+        f"({bw:.4g} MiB/s)"])

@@ -260,7 +260,7 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         jump = f"{sw.jump:+.1%}" if math.isfinite(sw.jump) else "n/a"
         ratio = f"x{sw.slope_ratio:.3g}" if math.isfinite(sw.slope_ratio) \
             and sw.slope_ratio > 0 else "n/a (a side has no positive slope)"
-        out.append(f"switch {i}: at ~{sw.size:.0f} bytes (between measured sizes "
+        out.append(f"switch {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
                    f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
                    f"T jumps {jump}, per-byte cost {ratio}")
     for st in report.steps:

@@ -1,0 +1,127 @@
+"""The models of one or more runs for the terminal and as JSON: pingpong's Hockney
+regimes and protocol switches, LogGP, and the hardware ceiling when measured."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from rich.console import Console
+
+from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
+from mpiscope.analysis.hockney import HockneyFit, fit_hockney, format_hockney_table
+from mpiscope.analysis.hw import Hardware, hardware_from_records, format_hardware
+from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
+from mpiscope.analysis.points import points_from_records
+from mpiscope.analysis.switches import SwitchReport, find_switches, format_switches
+
+# find_switches needs two segments of 3 sizes; below that one line is all there is.
+MIN_SIZES_FOR_SWITCHES = 6
+
+
+@dataclass
+class ModelSummary:
+    benchmark: str
+    sizes: int = 0
+    clock: Clock | None = None
+    report: SwitchReport | None = None      # switches and regimes (>= 6 sizes)
+    single: HockneyFit | None = None        # one line (2 to 5 sizes)
+    loggp: LogGP | None = None
+    hardware: Hardware | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return self.report is None and self.single is None and self.loggp is None \
+            and self.hardware is None
+
+
+def summarise(records: Iterable[Mapping], benchmark: str = "pingpong",
+              clock_mhz: float | None = None) -> ModelSummary:
+    """Every model the records allow. Records of several runs may be concatenated
+    (a refinement chain, repeated launches): repeated sizes are all fitted; the
+    clock comes from the first run's context."""
+    recs = list(records)
+    ctx = next((r for r in recs if r.get("type") == "context"), None)
+    s = ModelSummary(benchmark, clock=detect_clock(clock_mhz, ctx, cpus_of_context(ctx)))
+    pts = points_from_records(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None)
+    s.sizes = len({p.size for p in pts})
+    if s.sizes >= MIN_SIZES_FOR_SWITCHES:
+        s.report = find_switches(pts, clock=s.clock)
+    elif s.sizes >= 2:
+        s.single = fit_hockney(pts, clock=s.clock)
+        s.notes.append(f"only {s.sizes} sizes: one line fitted, no switch search "
+                       f"(needs {MIN_SIZES_FOR_SWITCHES}; e.g. --sizes 1:1M)")
+    s.loggp = loggp_from_records(recs)
+    s.hardware = hardware_from_records(recs)
+    return s
+
+
+def render(s: ModelSummary) -> str:
+    parts = []
+    if s.report is not None:
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc per regime\n"
+                     + format_switches(s.report))
+    elif s.single is not None:
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc\n"
+                     + format_hockney_table({"all sizes": s.single}))
+    if s.loggp is not None:
+        parts.append(format_loggp(s.loggp))
+    if s.hardware is not None:
+        parts.append(format_hardware(s.hardware))
+    parts += s.notes
+    return "\n\n".join(parts)
+
+
+def print_model(console: Console, records: Iterable[Mapping], benchmark: str = "pingpong",
+                clock_mhz: float | None = None) -> bool:
+    """Print the models after a run's table; False (nothing printed) when the run
+    has nothing to model."""
+    s = summarise(records, benchmark, clock_mhz)
+    if s.empty:
+        return False
+    console.print()
+    console.print(render(s), markup=False, highlight=False, soft_wrap=True)
+    return True
+
+
+def _num(v: Any) -> Any:
+    """JSON has no infinity: an unbounded bandwidth or n_1/2 becomes null."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (tuple, list)):
+        return [_num(x) for x in v]
+    return v
+
+
+def fit_json(f: HockneyFit) -> dict:
+    return {k: _num(v) for k, v in {
+        "size_range": list(f.size_range), "points": f.n_points,
+        "alpha_us": f.alpha_us, "alpha_ci": f.alpha_ci, "alpha_cycles": f.alpha_cycles,
+        "alpha_cycles_ci": f.cycles_ci("alpha"),
+        "beta_us_per_byte": f.beta_us_per_byte, "beta_ci": f.beta_ci,
+        "beta_cycles_per_byte": f.beta_cycles_per_byte, "beta_cycles_ci": f.cycles_ci("beta"),
+        "bandwidth_MiBps": f.bandwidth_MiBps, "bandwidth_ci": f.bandwidth_ci,
+        "n_half_bytes": f.n_half, "n_half_ci": f.n_half_ci,
+        "outliers": list(f.outliers), "ci_method": f.ci_method}.items()}
+
+
+def to_json(s: ModelSummary) -> dict:
+    out: dict[str, Any] = {"benchmark": s.benchmark, "sizes": s.sizes,
+                           "clock": None if s.clock is None else
+                           {"mhz": s.clock.mhz, "source": s.clock.source}}
+    if s.report is not None:
+        r = s.report
+        out["switches"] = [{"size": sw.size, "bracket": list(sw.bracket),
+                            "uncertainty": sw.uncertainty, "jump": _num(sw.jump),
+                            "slope_ratio": _num(sw.slope_ratio)} for sw in r.switches]
+        out["regimes"] = [{**fit_json(g.fit), "steps": None if g.steps is None else vars(g.steps)}
+                          for g in r.regimes]
+        out["steps"] = [vars(st) for st in r.steps]
+        out["spikes"] = list(r.outliers)
+    elif s.single is not None:
+        out["switches"], out["regimes"] = None, [fit_json(s.single)]
+    out["loggp"] = None if s.loggp is None else {k: _num(v) for k, v in vars(s.loggp).items()}
+    out["hardware"] = None if s.hardware is None else s.hardware.to_json()
+    out["notes"] = s.notes
+    return out
