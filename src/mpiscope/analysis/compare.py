@@ -1,0 +1,110 @@
+"""Regression comparison of two runs, point by point: change of the median, a significance test
+and an effect size, with the p-values of all points adjusted together (Benjamini-Hochberg).
+
+With raw samples in both runs (`--raw`) the test is Mann-Whitney U on the samples and the effect
+size Cliff's delta; otherwise a z test on the medians whose standard errors come from the
+recorded 95 % confidence intervals, with the standardised difference as effect size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+Key = tuple[str, int, int]  # benchmark, size, ranks
+
+
+@dataclass
+class PointChange:
+    benchmark: str
+    size: int
+    ranks: int
+    base_us: float
+    cand_us: float
+    change: float  # cand / base - 1: positive is slower
+    test: str  # "mann-whitney" | "ci z-test"
+    p: float
+    effect: float  # Cliff's delta (raw) or z (summaries); positive = candidate slower
+    p_adj: float = float("nan")
+    verdict: str = "same"  # slower | faster | same
+
+
+def _key(rec: dict) -> Key:
+    return rec["benchmark"], int(rec["size"]), int(rec.get("ranks") or 0)
+
+
+def _points(records: list[dict]) -> dict[Key, dict]:
+    return {_key(r): r for r in records if r.get("type") == "point" and (r.get("time_us") or {}).get("median")}
+
+
+def _mann_whitney(base: np.ndarray, cand: np.ndarray) -> tuple[float, float]:
+    res = stats.mannwhitneyu(cand, base, alternative="two-sided")
+    delta = 2 * res.statistic / (len(cand) * len(base)) - 1  # Cliff's delta from U
+    return float(res.pvalue), float(delta)
+
+
+def _ci_z(b: dict, c: dict) -> tuple[float, float]:
+    """z test on the medians; the standard error of each is its 95 % CI width / (2 x 1.96)."""
+    def se(t: dict) -> float:
+        lo, hi = t.get("ci_low"), t.get("ci_high")
+        if lo is None or hi is None:
+            return float("nan")
+        return max(hi - lo, 1e-12 * t["median"]) / (2 * 1.96)
+    s = np.hypot(se(b), se(c))
+    if not np.isfinite(s):
+        return float("nan"), float("nan")
+    z = (c["median"] - b["median"]) / s
+    return float(2 * stats.norm.sf(abs(z))), float(z)
+
+
+def compare_points(base: list[dict], cand: list[dict], alpha: float = 0.05,
+                   min_change: float = 0.05) -> list[PointChange]:
+    """Every point measured in both runs; a verdict is slower/faster when the adjusted p < alpha and
+    the median moved by at least `min_change` (launches differ by a few percent anyway)."""
+    b_pts, c_pts = _points(base), _points(cand)
+    out: list[PointChange] = []
+    for key in [k for k in b_pts if k in c_pts]:
+        b, c = b_pts[key], c_pts[key]
+        bt, ct = b["time_us"], c["time_us"]
+        if b.get("samples_us") and c.get("samples_us"):
+            test = "mann-whitney"
+            p, effect = _mann_whitney(np.asarray(b["samples_us"], float), np.asarray(c["samples_us"], float))
+        else:
+            test = "ci z-test"
+            p, effect = _ci_z(bt, ct)
+        out.append(PointChange(key[0], key[1], key[2], bt["median"], ct["median"], ct["median"] / bt["median"] - 1,
+                               test, p, effect))
+    ps = np.array([pc.p for pc in out], float)
+    ok = np.isfinite(ps)
+    if ok.any():
+        adj = np.full(len(ps), np.nan)
+        adj[ok] = stats.false_discovery_control(ps[ok], method="bh")
+        for pc, pa in zip(out, adj):
+            pc.p_adj = float(pa)
+    for pc in out:
+        if np.isfinite(pc.p_adj) and pc.p_adj < alpha and abs(pc.change) >= min_change:
+            pc.verdict = "slower" if pc.change > 0 else "faster"
+    return out
+
+
+def regressions(changes: list[PointChange], fail_on: float) -> list[PointChange]:
+    """Points significantly slower by more than `fail_on` (0.05 = 5 %)."""
+    return [pc for pc in changes if pc.verdict == "slower" and pc.change > fail_on]
+
+
+def summary(changes: list[PointChange]) -> str:
+    slower = [pc for pc in changes if pc.verdict == "slower"]
+    faster = [pc for pc in changes if pc.verdict == "faster"]
+    parts = [f"{len(changes)} points compared: {len(slower)} significantly slower, "
+             f"{len(faster)} significantly faster, {len(changes) - len(slower) - len(faster)} unchanged"]
+    if slower:
+        w = max(slower, key=lambda pc: pc.change)
+        parts.append(f"worst: {w.benchmark} {w.size} B {100 * w.change:+.1f}%")
+    if faster:
+        b = min(faster, key=lambda pc: pc.change)
+        parts.append(f"best: {b.benchmark} {b.size} B {100 * b.change:+.1f}%")
+    tests = sorted({pc.test for pc in changes})
+    if tests == ["ci z-test"]:
+        parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
+    return "; ".join(parts)

@@ -1,0 +1,80 @@
+"""`mpiscope compare BASELINE CANDIDATE [--fail-on 5%]`: what got significantly slower or faster."""
+from __future__ import annotations
+
+import argparse
+
+from mpiscope import paths
+
+
+def percent(text: str, option: str) -> float:
+    from mpiscope.errors import UsageError
+    try:
+        if not text.endswith("%"):
+            raise ValueError
+        value = float(text[:-1]) / 100
+        if not value >= 0:
+            raise ValueError
+        return value
+    except ValueError:
+        raise UsageError(f"{option} expects a percentage such as 5%, got '{text}'") from None
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from mpiscope.analysis.compare import compare_points, regressions, summary
+    from mpiscope.cli import err, out
+    from mpiscope.errors import UsageError
+    from mpiscope.store import resolve
+
+    fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
+    min_change = percent(a.min_change, "--min-change")
+    if not 0 < a.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
+    runs_dir = paths.runs_dir(a.runs_dir)
+    base, cand = resolve(a.baseline, runs_dir), resolve(a.candidate, runs_dir)
+    b_recs, c_recs = base.records(), cand.records()
+    for run, recs in ((base, b_recs), (cand, c_recs)):
+        for p in recs.problems:
+            err.print(f"[yellow]warning:[/] run {run.id}: {p}")
+    changes = compare_points(b_recs.records, c_recs.records, a.alpha, min_change)
+    if a.benchmark:
+        changes = [pc for pc in changes if pc.benchmark == a.benchmark]
+    if not changes:
+        raise UsageError(f"runs {base.id} and {cand.id} have no benchmark and size in common"
+                         + (f" for '{a.benchmark}'" if a.benchmark else "")
+                         + ": compare runs of the same benchmarks and sizes")
+    table = Table(title=f"{cand.id} against baseline {base.id}", title_justify="left")
+    for col in ("benchmark", "size", "ranks", "baseline us", "candidate us", "change", "test", "p (adj.)",
+                "effect", "verdict"):
+        table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right")
+    style = {"slower": "red", "faster": "green", "same": ""}
+    for pc in changes:
+        effect = f"δ={pc.effect:+.2f}" if pc.test == "mann-whitney" else f"z={pc.effect:+.1f}"
+        table.add_row(pc.benchmark, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
+                      f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}", effect,
+                      f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
+    out.print(table)
+    out.print(summary(changes), highlight=False)
+    if fail_on is not None:
+        bad = regressions(changes, fail_on)
+        if bad:
+            err.print(f"mpiscope: {len(bad)} point(s) significantly slower by more than {a.fail_on}: "
+                      + ", ".join(f"{pc.benchmark} {pc.size} B {100 * pc.change:+.1f}%" for pc in bad[:8]),
+                      highlight=False)
+            return 1
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("compare", parents=[runs_dir],
+                       help="per point: change of the median, significance, effect size; --fail-on for CI")
+    p.add_argument("baseline", help="run id, unique prefix, 'latest', or a path")
+    p.add_argument("candidate", help="run id, unique prefix, 'latest', or a path")
+    p.add_argument("--fail-on", metavar="PCT", help="exit 1 when a point is significantly slower by more "
+                                                    "than PCT, e.g. 5%%")
+    p.add_argument("--min-change", default="5%", metavar="PCT",
+                   help="smaller changes count as unchanged even when significant (default 5%%)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level after adjustment (default 0.05)")
+    p.add_argument("--benchmark", help="only this benchmark")
+    p.set_defaults(func=cmd_compare)
