@@ -1,8 +1,9 @@
-"""Running one launch: stream the engine's JSON Lines into the store, with progress and a wall-clock limit.
+"""Running the engine: launch it, stream its JSON Lines into the store, with progress,
+a wall-clock limit, and a relaunch past any point that hangs.
 
 The engine is the only judge of timing; this module only moves its records,
 watches the clock, and notices launches that went wrong (singletons,
-oversubscription, crashes).
+oversubscription, hangs, crashes).
 """
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-from pathlib import Path
 
 from mpiscope import __version__
 from mpiscope.errors import MpiscopeError
@@ -26,27 +26,173 @@ from mpiscope.launch import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan import STARTUP_S, Plan
 from mpiscope.sizes import human_size
-from mpiscope.store import STDERR, RECORDS, RecordWriter, Run, utc_now
+from mpiscope.store import RECORDS, STDERR, RecordWriter, Run, utc_now
 
 SINGLETON_FIX = ("this launcher belongs to a different MPI than the engine's mpicc, so it started "
                  "separate 1-rank jobs: use --mpi with the library whose launcher this is, or register "
                  "the matching install with `mpiscope mpi add PREFIX`")
 UNTRUSTWORTHY = ("more ranks than cores ({ranks} ranks, {cores} cores): ranks share cores, so these "
                  "timings are not trustworthy; use -n {cores} or fewer for real numbers")
+_SEVERITY = {"ok": 1, "failed": 2, "interrupted": 3}
+HANGS_BEFORE_GIVING_UP = 2
+WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status  # a benchmark that hangs at two sizes in a row is not tried larger
 
 
 @dataclass
 class Outcome:
-    status: str = "running"  # ok | failed | timeout | interrupted
+    status: str = "running"  # ok | failed | hung | interrupted
     exit_code: int | None = None
     contexts: list[dict] = field(default_factory=list)
     points: int = 0
     skips: int = 0
+    measured: list[tuple[str, int]] = field(default_factory=list)  # (benchmark, size) in order
     timeouts: list[dict] = field(default_factory=list)
     ended: bool = False
     partial_line: bool = False
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+
+
+@dataclass
+class RunSpec:
+    """One launch of the engine: which MPI, what to measure, how to launch it, and the
+    factors (from a sweep or a study) that tell this run apart from its neighbours."""
+    lib: MpiLibrary
+    engine: Path
+    plan: Plan
+    env: dict[str, str] = field(default_factory=dict)
+    launcher_args: list[str] = field(default_factory=list)
+    placement: dict = field(default_factory=dict)  # Job fields: hosts, hostfile, ranks_per_node, mapping, binding
+    factors: dict = field(default_factory=dict)
+
+    def launch(self, cores: int) -> Launch:
+        job = Job([str(self.engine), *self.plan.engine_args()], self.plan.ranks, self.env,
+                  self.launcher_args, **self.placement)
+        return launcher_for(self.lib, job.launcher).command(job, cores)
+
+
+def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = True,
+             extra_meta: dict | None = None) -> tuple[Run, Outcome]:
+    """The one way mpiscope measures: a new run directory, the launch (relaunched past
+    hangs), every record stored as it arrives."""
+    launch = spec.launch(local_cores())
+    run = Run.create(runs_dir, {
+        "mpi": spec.lib.to_json(), "plan": spec.plan.to_json(), "env": spec.env,
+        "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors,
+        "launcher_command": launch.argv, "launcher_env": launch.env,
+        "engine_command": [str(spec.engine), *spec.plan.engine_args()], "mpiscope_version": __version__,
+        **(extra_meta or {})})
+    return run, launch_into(run, spec, console, progress)
+
+
+def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True,
+                tag: dict | None = None) -> Outcome:
+    """Launch `spec` and append its records (each carrying `tag`, e.g. a study's series) to `run`.
+
+    A point that hangs ends its job (the engine's watchdog, or Python's wall-clock
+    limit); the rest of the plan is then launched again from the next point, so a
+    hang costs one point, not the run. A benchmark that hangs at two sizes in a row
+    is not tried at larger ones: they are recorded as skipped."""
+    cores = local_cores()
+    total = Outcome()
+    queue_: list[RunSpec] = [spec]
+    hangs: dict[str, int] = {}
+    while queue_:
+        current = queue_.pop(0)
+        launch = current.launch(cores)
+        out = execute(current.plan, launch, run, console, cores, progress=progress, tag=tag)
+        _merge(total, out)
+        run.update(launches=(run.meta().get("launches") or []) + [{
+            "argv": launch.argv, "status": out.status, "exit_code": out.exit_code,
+            "points": out.points, "error": out.error, **({"tag": tag} if tag else {})}])
+        for bench, _ in out.measured:
+            hangs[bench] = 0
+        if out.status == "hung":
+            queue_ = _after_hang(current, out, hangs, run, tag, queue_)
+        elif out.status in ("failed", "interrupted"):
+            break
+    if total.status in ("running", "hung"):
+        total.status = "ok"
+        total.error = None
+    meta = run.meta()  # a study launches into one run several times: add up, keep the worst status
+    worst = max((meta.get("status"), total.status), key=lambda st: _SEVERITY.get(st, 0))
+    run.update(status=worst, finished=utc_now(), exit_code=total.exit_code,
+               points=meta.get("points", 0) + total.points,
+               warnings=list(dict.fromkeys((meta.get("warnings") or []) + total.warnings)),
+               error=meta.get("error") or total.error, timeouts=(meta.get("timeouts") or []) + total.timeouts)
+    return total
+
+
+def _merge(total: Outcome, out: Outcome) -> None:
+    total.exit_code = out.exit_code
+    total.contexts += out.contexts
+    total.points += out.points
+    total.skips += out.skips
+    total.timeouts += out.timeouts
+    total.warnings = list(dict.fromkeys(total.warnings + out.warnings))
+    if out.status in ("failed", "interrupted") or total.status == "running":
+        total.status, total.error = out.status, out.error
+
+
+def _after_hang(spec: RunSpec, out: Outcome, hangs: dict[str, int], run: Run, tag: dict | None,
+                queue_: list[RunSpec]) -> list[RunSpec]:
+    """The launches still to make after `spec`'s job hung: the rest of its plan, then `queue_`."""
+    t = out.timeouts[-1]
+    bench, size = t.get("benchmark"), t.get("size")
+    plan = spec.plan
+    if bench not in plan.benchmarks or "--npmin" in plan.engine_options:
+        out.warnings.append(f"{bench} hung at {size} B; the rest of the plan was not relaunched "
+                            f"(it is not resumable point by point with --npmin)")
+        return queue_
+    hangs[bench] = hangs.get(bench, 0) + 1
+    later_sizes = [s for s in plan.sizes if s > size]
+    rest: list[RunSpec] = []
+    if hangs[bench] >= HANGS_BEFORE_GIVING_UP:
+        queued = sorted({s for q in queue_ if q.plan.benchmarks == [bench] for s in q.plan.sizes})
+        later_sizes = sorted(set(later_sizes) | set(queued))
+        queue_ = [q for q in queue_ if q.plan.benchmarks != [bench]]
+        if later_sizes:
+            _store_skips(run, bench, later_sizes, t, tag)
+            out.warnings.append(f"{bench} hung at {hangs[bench]} sizes in a row up to {human_size(size)}: "
+                                f"larger sizes were not measured")
+    elif later_sizes:
+        # The next size alone, with the watchdog limit the engine would have derived had the
+        # job gone on (a new job has no previous point and would wait 10 s or more).
+        limit = float(t.get("limit_s") or 10) * max(1.0, later_sizes[0] / max(size, 1))
+        rest.append(_restrict(spec, [bench], later_sizes[:1], ["--timeout", f"{limit:.3f}"]))
+        if later_sizes[1:]:
+            rest.append(_restrict(spec, [bench], later_sizes[1:]))
+    later_benchmarks = plan.benchmarks[plan.benchmarks.index(bench) + 1:]
+    if later_benchmarks:
+        rest.append(_restrict(spec, later_benchmarks, plan.sizes))
+    return rest + queue_
+
+
+def _restrict(spec: RunSpec, benchmarks: list[str], sizes: list[int], more: list[str] | None = None) -> RunSpec:
+    """The same launch for fewer benchmarks and sizes (in bytes), with `more` engine options."""
+    opts, skip = [], False
+    for a in spec.plan.engine_options:  # drop --units (the sizes are bytes) and any --timeout
+        if skip:
+            skip = False
+        elif a in ("--units", "--timeout"):
+            skip = True
+        elif not a.startswith(("--units=", "--timeout=")):
+            opts.append(a)
+    plan = replace(spec.plan, benchmarks=benchmarks, sizes_expr=",".join(map(str, sizes)),
+                   sizes=list(sizes), engine_options=opts + (more or []))
+    return replace(spec, plan=plan)
+
+
+def _store_skips(run: Run, bench: str, sizes: list[int], timeout: dict, tag: dict | None) -> None:
+    writer = RecordWriter(run.path / RECORDS)
+    try:
+        for s in sizes:
+            rec = {"type": "skip", "benchmark": bench, "size": s, "ranks": timeout.get("ranks"),
+                   "reason": f"not measured: hung at {timeout.get('size')} B and below",
+                   "source": "mpiscope", **(tag or {})}
+            writer.append((json.dumps(rec) + "\n").encode())
+    finally:
+        writer.close()
 
 
 def _reader(stream, lines: "queue.Queue[bytes | None]") -> None:
@@ -100,43 +246,13 @@ class _Progress:
         self.bar.update(self.task, completed=self.done, description=what, left=eta)
 
 
-@dataclass
-class RunSpec:
-    """One launch of the engine: which MPI, what to measure, how to launch it, and the
-    factors (from a sweep or a study) that tell this run apart from its neighbours."""
-    lib: MpiLibrary
-    engine: Path
-    plan: Plan
-    env: dict[str, str] = field(default_factory=dict)
-    launcher_args: list[str] = field(default_factory=list)
-    placement: dict = field(default_factory=dict)  # Job fields: hosts, hostfile, ranks_per_node, mapping, binding
-    factors: dict = field(default_factory=dict)
-
-    def launch(self, cores: int) -> Launch:
-        job = Job([str(self.engine), *self.plan.engine_args()], self.plan.ranks, self.env,
-                  self.launcher_args, **self.placement)
-        return launcher_for(self.lib, job.launcher).command(job, cores)
-
-
-def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = True,
-             extra_meta: dict | None = None) -> tuple[Run, Outcome]:
-    """The one way mpiscope launches the engine: a new run directory, the launch, its records stored."""
-    cores = local_cores()
-    launch = spec.launch(cores)
-    run = Run.create(runs_dir, {
-        "mpi": spec.lib.to_json(), "plan": spec.plan.to_json(), "env": spec.env,
-        "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors,
-        "launcher_command": launch.argv, "launcher_env": launch.env,
-        "engine_command": [str(spec.engine), *spec.plan.engine_args()], "mpiscope_version": __version__,
-        **(extra_meta or {})})
-    return run, execute(spec.plan, launch, run, console, cores, progress=progress)
-
-
-def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, progress: bool = True) -> Outcome:
+def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, progress: bool = True,
+            tag: dict | None = None) -> Outcome:
+    """One launch: its records appended to the run (merged with `tag`), its stderr kept."""
     out = Outcome()
     env = {**os.environ, **launch.env}
     writer = RecordWriter(run.path / RECORDS)
-    stderr = open(run.path / STDERR, "wb")
+    stderr = open(run.path / STDERR, "ab")
     try:
         proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
@@ -147,16 +263,15 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
                             f"`mpiscope mpi show`") from e
     lines: "queue.Queue[bytes | None]" = queue.Queue()
     threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-    deadline = time.monotonic() + plan.wall_limit_s()
+    limit = plan.wall_limit_s()
+    deadline = time.monotonic() + limit
     bar = _Progress(plan, console, progress)
     try:
         with bar.bar:
             while True:
                 if time.monotonic() > deadline:
-                    out.status = "timeout"
-                    out.error = (f"the launch ran past mpiscope's wall-clock limit of {plan.wall_limit_s():.0f} s "
-                                 f"and was stopped: lower --max-time or the number of sizes")
                     _stop(proc)
+                    _hang_without_record(plan, out, writer, round(limit, 1), "mpiscope wall-clock limit", tag)
                     break
                 try:
                     line = lines.get(timeout=0.2)
@@ -165,7 +280,7 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
                     continue
                 if line is None:
                     break
-                _take(line, out, writer, bar)
+                _take(line, out, writer, bar, tag)
     except KeyboardInterrupt:
         out.status = "interrupted"
         out.error = "interrupted by the user; every point measured so far is kept"
@@ -175,12 +290,23 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
         writer.close()
         stderr.close()
     _judge(plan, out, cores, launch.singleton_fix)
-    run.update(status=out.status, finished=utc_now(), exit_code=out.exit_code, points=out.points,
-               warnings=out.warnings, error=out.error)
     return out
 
 
-def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress) -> None:
+def _hang_without_record(plan: Plan, out: Outcome, writer: RecordWriter, limit: float | None, source: str,
+                         tag: dict | None) -> None:
+    """A hang nobody recorded (Python's own wall-clock limit, or a lost watchdog record): blame
+    the point after the last one measured, and store a time-out record saying who saw it."""
+    order = [(b, s) for b in plan.benchmarks for s in plan.sizes]
+    done = len(out.measured) + out.skips
+    bench, size = order[min(done, len(order) - 1)]
+    rec = {"type": "timeout", "benchmark": bench, "size": size, "ranks": plan.ranks,
+           "limit_s": limit, "source": source, **(tag or {})}
+    writer.append((json.dumps(rec) + "\n").encode())
+    out.timeouts.append(rec)
+
+
+def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: dict | None = None) -> None:
     if not line.endswith(b"\n"):
         out.partial_line = True  # the engine died mid-line: never store half a record
         return
@@ -191,12 +317,16 @@ def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress) -> No
         return
     if not isinstance(rec, dict):
         return
+    if tag:
+        rec.update(tag)
+        line = (json.dumps(rec) + "\n").encode()
     writer.append(line)
     kind = rec.get("type")
     if kind == "context":
         out.contexts.append(rec)
     elif kind == "point":
         out.points += 1
+        out.measured.append((rec.get("benchmark"), rec.get("size")))
         bar.advance(1)
     elif kind == "skip":
         out.skips += 1
@@ -214,7 +344,7 @@ def _judge(plan: Plan, out: Outcome, cores: int, singleton_fix: str = "") -> Non
     over = ctx.get("oversubscribed") or (plan.ranks > cores and len(ctx.get("hosts") or [0]) <= 1)
     if over:
         out.warnings.append(UNTRUSTWORTHY.format(ranks=plan.ranks, cores=ctx.get("cores_online", cores)))
-    if out.status in ("timeout", "interrupted"):
+    if out.status == "interrupted":
         return
     if len(out.contexts) > 1 or (ctx and ctx.get("world_size") != plan.ranks):
         sizes = sorted({c.get("world_size") for c in out.contexts})
@@ -222,10 +352,12 @@ def _judge(plan: Plan, out: Outcome, cores: int, singleton_fix: str = "") -> Non
         out.error = (f"asked for {plan.ranks} ranks but the engine ran as {len(out.contexts)} job(s) of "
                      f"{'/'.join(map(str, sizes))} rank(s): {singleton_fix or SINGLETON_FIX}")
     elif out.timeouts:
-        t = out.timeouts[0]
-        out.status = "timeout"
-        out.error = (f"{t.get('benchmark')} at {t.get('size')} B on {t.get('ranks')} ranks hung past the "
-                     f"engine's watchdog ({t.get('limit_s')} s); points before it are kept")
+        t = out.timeouts[-1]
+        out.status = "hung"
+        out.warnings.append(
+            f"{t.get('benchmark')} at {t.get('size')} B on {t.get('ranks')} ranks hung past the "
+            f"{'engine watchdog' if 'source' not in t else t['source']} ({t.get('limit_s')} s): recorded as a "
+            f"time-out (a deadlock, or a lost message); the run went on with the next point")
     elif not out.contexts and out.exit_code == 2 and plan.ranks > 1:
         # Python checked every option and min_ranks first, so an engine that refuses to
         # start saw fewer ranks than asked: the launcher did not make one N-rank job.

@@ -35,6 +35,9 @@ def summary_table(recs: Records, title: str) -> Table:
             table.add_row(_label(r, world), human_size(r.get("size", 0)), _num(t.get("median")),
                           f"{_num(t.get('ci_low'))}–{_num(t.get('ci_high'))}", _num(bw, 4),
                           str(t.get("n", "-")), conv)
+        elif r.get("type") == "timeout":
+            table.add_row(_label(r, world), human_size(r.get("size", 0)), "hung", "", "", "",
+                          f"time-out after {r.get('limit_s')} s: deadlock?")
         elif r.get("type") == "skip":
             table.add_row(_label(r, world), human_size(r.get("size", 0)), "skipped", "", "", "",
                           str(r.get("reason", "")))
@@ -50,6 +53,8 @@ def print_run(console: Console, meta: dict, recs: Records, warn: Console | None 
              f"{ctx.get('world_size', meta.get('plan', {}).get('ranks', '?'))} ranks on "
              f"{len(ctx.get('hosts', [])) or '?'} host(s), run {meta.get('id')} [{meta.get('status')}]")
     console.print(summary_table(recs, title))
+    from mpiscope.report.placement import print_placement
+    print_placement(console, recs.records, len(ctx.get("hosts") or []))
     for w in meta.get("warnings") or []:
         warn.print(f"[yellow]warning:[/] {w}")
     for p in recs.problems:
