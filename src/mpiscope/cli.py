@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MpiscopeError as e:
-        err.print(f"mpiscope: error: {e}", markup=False, highlight=False)
+        err.print(f"mpiscope: error: {e}", markup=False, highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err.print("mpiscope: interrupted")
