@@ -20,6 +20,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from mpiscope.errors import UsageError
+from mpiscope.launch.base import BINDINGS, MAPPINGS
 from mpiscope.sizes import parse_sizes
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
@@ -94,9 +95,21 @@ def _hosts(path: str) -> Callable[[Any], tuple[str, ...]]:
     return conv
 
 
+def _choice(options: tuple[str, ...]) -> Callable[[str], Callable[[Any], str]]:
+    def make(path: str) -> Callable[[Any], str]:
+        def conv(v: Any) -> str:
+            if v not in options:
+                close = get_close_matches(str(v), list(options), n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise UsageError(f"{path}: unknown value {v!r}: {hint}use one of {', '.join(options)}")
+            return v
+        return conv
+    return make
+
+
 FACTOR_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "mpi": _string, "ranks": _positive_int, "nodes": _positive_int, "ranks_per_node": _positive_int,
-    "mapping": _string, "binding": _string, "hosts": _hosts, "hostfile": _string,
+    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "hosts": _hosts, "hostfile": _string,
     "launcher_args": _argv, "engine_options": _argv,
 }
 
@@ -167,7 +180,12 @@ def _levels(value: Any, path: str, conv: Callable[[Any], Any]) -> list:
         return [conv(value)]
     if not value:
         raise UsageError(f"{path}: no levels: give one value or a non-empty list")
-    levels = [conv(x) for x in value]
+    levels = []
+    for i, x in enumerate(value):
+        try:
+            levels.append(conv(x))
+        except UsageError as e:  # point at the level: factors.ranks[1]
+            raise UsageError(str(e).replace(path, f"{path}[{i}]", 1)) from None
     if len(set(map(repr, levels))) != len(levels):
         raise UsageError(f"{path}: a level appears twice: {value!r}")
     return levels

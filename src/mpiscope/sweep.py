@@ -23,7 +23,6 @@ from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.execute import RunSpec, run_once
 from mpiscope.launch import local_cores
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.mpi.vendor import launcher_family
 from mpiscope.plan import STARTUP_S, make_plan
 from mpiscope.spec import Configuration, Spec, json_factors, varying
 from mpiscope.store import Run, list_runs, utc_now
@@ -96,9 +95,6 @@ def config_runspec(spec: Spec, config: Configuration, tools: Tools) -> RunSpec:
     for key in ("ranks_per_node", "mapping", "binding"):
         if key in f:
             placement[key] = f[key]
-    if "mapping" in f and launcher_family(lib.vendor) == "hydra":
-        raise UsageError(f"configuration {config.id}: MPICH's mpiexec takes no mapping: for cyclic order use "
-                         f"launcher_args = \"-rr\" or ranks_per_node, or exclude this MPI with mapping")
     env = {n[4:]: v for n, v in f.items() if n.startswith("env.")}
     return RunSpec(lib, tools.engines[name], plan, env, list(f.get("launcher_args", ())), placement,
                    json_factors(f))

@@ -61,7 +61,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         if bad:
             err.print(f"mpiscope: {len(bad)} point(s) significantly slower by more than {a.fail_on}: "
                       + ", ".join(f"{pc.benchmark} {pc.size} B {100 * pc.change:+.1f}%" for pc in bad[:8]),
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
             return 1
     return 0
 
