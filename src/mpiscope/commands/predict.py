@@ -1,0 +1,206 @@
+"""`mpiscope predict`: collective algorithm times at any rank count and size from
+alpha, beta and gamma (given, or fitted from a stored run), which algorithm
+wins where, and `--validate RUN...`: the models' error on measured collectives."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from mpiscope import paths
+from mpiscope.errors import UsageError
+
+DEFAULT_RANKS = "2,4,...,1024"
+DEFAULT_SIZES = "8,1K,64K,1M"
+REDUCE_LOCAL = "reduce_local"     # the engine's MPI_Reduce_local sweep: gamma's source
+
+
+def parse_ranks(text: str) -> list[int]:
+    """'2,4,...,1024' (the progression the terms before '...' start), '2,3,4',
+    or a size expression such as '2:1024' (powers of two)."""
+    from mpiscope.sizes import parse_sizes
+    if "..." not in text:
+        ps = parse_sizes(text)
+    else:
+        head, _, tail = text.partition("...")
+        a_b = [t for t in head.split(",") if t.strip()]
+        end = [t for t in tail.split(",") if t.strip()]
+        try:
+            a, b = int(a_b[-2]), int(a_b[-1])
+            c = int(end[0])
+            ps = [int(t) for t in a_b[:-2]]
+        except (ValueError, IndexError):
+            raise UsageError(f"-n '{text}': write two terms, '...', and the last, e.g. 2,4,...,1024")
+        if a < 1 or b <= a or c < b:
+            raise UsageError(f"-n '{text}': the terms must grow, e.g. 2,4,...,1024 or 2,3,...,16")
+        # doubling (2,4,...) is geometric; any other pair steps by the difference
+        if b % a == 0 and b // a > 1:
+            x = a
+            while x <= c:
+                ps.append(x)
+                x *= b // a
+        else:
+            ps += list(range(a, c + 1, b - a))
+        ps += [int(t) for t in end]
+    if not ps or min(ps) < 1:
+        raise UsageError(f"-n '{text}': rank counts must be at least 1")
+    return sorted(set(ps))
+
+
+def _fits_of(records: list[dict], clock=None):
+    """The pingpong regimes of the records: [(size_range, fit)]."""
+    from mpiscope.analysis.hockney import fit_hockney
+    from mpiscope.analysis.points import points_from_records
+    from mpiscope.analysis.switches import find_switches
+    pts = points_from_records(records, "pingpong", ranks=2)
+    if len({p.size for p in pts}) >= 6:
+        return [(g.size_range, g.fit) for g in find_switches(pts).regimes]
+    if len({p.size for p in pts}) >= 2:
+        f = fit_hockney(pts)
+        return [(f.size_range, f)]
+    return []
+
+
+def gamma_from_records(records: list[dict]) -> float | None:
+    """gamma (us per byte reduced) = the slope of the engine's reduce_local
+    sweep (MPI_Reduce_local on one core, float sum); None without one."""
+    from mpiscope.analysis.hockney import fit_hockney
+    from mpiscope.analysis.points import points_from_records
+    pts = [p for p in points_from_records(records, REDUCE_LOCAL) if p.size > 0]
+    if len({p.size for p in pts}) < 2:
+        return None
+    big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
+    return max(fit_hockney(big).beta_us_per_byte, 0.0)
+
+
+def _records(refs: list[str], runs_dir) -> list[dict]:
+    from mpiscope.commands.model import with_refinements
+    from mpiscope.store import resolve
+    runs = with_refinements([resolve(r, runs_dir) for r in refs], runs_dir)
+    return [rec for run in runs for rec in run.records().records]
+
+
+def params_from_args(a: argparse.Namespace, fallback: list[dict] | None = None):
+    """Params, or the per-size regime parameters of a run; and a line saying where they came from."""
+    from mpiscope.analysis.predict import Params, regime_params
+    runs_dir = paths.runs_dir(a.runs_dir)
+    if (a.alpha is None) != (a.beta is None):
+        raise UsageError("give both --alpha (us) and --beta (us per byte), or --from RUN")
+    if a.alpha is not None and a.from_run:
+        raise UsageError("give either --from RUN or --alpha/--beta, not both")
+    records = _records([a.from_run], runs_dir) if a.from_run else (fallback or [])
+    gamma, gsrc = a.gamma, "--gamma"
+    if gamma is None:
+        gamma = gamma_from_records(records)
+        gsrc = "reduce_local sweep of the run" if gamma is not None else "none measured: 0"
+        gamma = gamma or 0.0
+    if a.alpha is not None:
+        if a.alpha < 0 or a.beta < 0 or gamma < 0:
+            raise UsageError("--alpha, --beta and --gamma must not be negative")
+        return Params(a.alpha, a.beta, gamma), \
+            f"alpha {a.alpha:g} us, beta {a.beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
+    fits = _fits_of(records)
+    if not fits:
+        where = f"run {a.from_run}" if a.from_run else "the validated runs"
+        raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
+                         f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
+    desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
+                     for (lo, hi), f in fits)
+    return regime_params(fits, gamma), \
+        f"pingpong regimes ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
+
+
+def cmd_predict(a: argparse.Namespace) -> int:
+    from mpiscope.cli import out
+    if a.validate:
+        return _validate(a)
+    from mpiscope.analysis.predict import ALGORITHMS, format_winners, prediction_table
+    from mpiscope.sizes import parse_sizes
+    colls = a.collective or [c for c in ALGORITHMS if c != "barrier"]
+    for c in colls:
+        if c not in ALGORITHMS:
+            raise UsageError(f"unknown collective '{c}': known are {', '.join(ALGORITHMS)}")
+    ps, ns = parse_ranks(a.ranks), parse_sizes(a.sizes)
+    if not a.from_run and a.alpha is None:
+        raise UsageError("predict needs alpha and beta: --from RUN (a pingpong sweep) or "
+                         "--alpha US --beta US_PER_BYTE")
+    params, source = params_from_args(a)
+    tables = [prediction_table(c, ps, ns, params) for c in colls]
+    if a.format == "json":
+        print(json.dumps({"parameters": source, "predictions": [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            for t in tables for row in t.to_dict(orient="records")]}, indent=1, default=str))
+        return 0
+    if a.format == "csv":
+        import pandas as pd
+        print(pd.concat(tables).to_csv(index=False), end="")
+        return 0
+    out.print(f"parameters: {source}", markup=False, soft_wrap=True)
+    for c, t in zip(colls, tables):
+        out.print()
+        out.print(format_winners(t), markup=False, highlight=False, soft_wrap=True)
+        algs = [x for x in ALGORITHMS[c] if x in t.columns]
+        if len(algs) > 1:
+            out.print(_every_algorithm(t, algs), markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def _every_algorithm(t, algs: list[str]) -> str:
+    """Every algorithm's time per (p, n), the winner starred."""
+    head = ["p", "n (bytes)", *algs, "MPICH classic"]
+    rows = []
+    for r in t.itertuples(index=False):
+        d = r._asdict()
+        cells = [f"{d[x]:.4g}{'*' if x == d['best'] else ''}" if x in d and d[x] == d[x] else "-"
+                 for x in algs]
+        rows.append([str(d["p"]), str(int(d["n"])), *cells, d["mpich_default"]])
+    w = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.rjust(k) for c, k in zip(r, w))
+    return "every algorithm (us; * the fastest):\n" + "\n".join(fmt(r) for r in [head, *rows])
+
+
+def _validate(a: argparse.Namespace) -> int:
+    from mpiscope.analysis.validate import format_validation, validate
+    from mpiscope.cli import out
+    records = _records(a.validate, paths.runs_dir(a.runs_dir))
+    params, source = params_from_args(a, fallback=records)
+    table = validate(records, params, ranks=(2, 3, 4))
+    if table.empty:
+        raise UsageError("the runs have no collective points at 2, 3 or 4 ranks to validate against: "
+                         "measure them, e.g. `mpiscope run -n 2 -b allreduce,bcast,allgather` (and -n 3, -n 4)")
+    if a.format == "csv":
+        print(table.to_csv(index=False), end="")
+        return 0
+    if a.format == "json":
+        print(table.to_json(orient="records", indent=1))
+        return 0
+    out.print(f"parameters: {source}", markup=False, soft_wrap=True)
+    out.print("error = predicted / measured - 1, per collective and rank count", markup=False)
+    out.print(format_validation(table), markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def _nonneg(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number, got '{text}'")
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("predict", parents=[runs_dir],
+                       help="collective algorithm times from alpha, beta, gamma; --validate against runs")
+    p.add_argument("--from", dest="from_run", metavar="RUN",
+                   help="take alpha and beta from RUN's pingpong regimes (gamma from its reduce_local)")
+    p.add_argument("--alpha", type=_nonneg, metavar="US", help="latency per message, us")
+    p.add_argument("--beta", type=_nonneg, metavar="US_PER_BYTE", help="time per byte, us")
+    p.add_argument("--gamma", type=_nonneg, metavar="US_PER_BYTE",
+                   help="reduction time per byte, us (default: the run's reduce_local, else 0)")
+    p.add_argument("-n", "--ranks", default=DEFAULT_RANKS, help=f"rank counts (default {DEFAULT_RANKS})")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"message sizes (default {DEFAULT_SIZES})")
+    p.add_argument("--collective", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+                   help="collectives, comma-separated (default: all)")
+    p.add_argument("--validate", nargs="+", metavar="RUN",
+                   help="compare the models with the collectives measured in RUN... at 2, 3, 4 ranks")
+    p.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    p.set_defaults(func=cmd_predict)

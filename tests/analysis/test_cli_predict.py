@@ -1,0 +1,87 @@
+"""`mpiscope predict`: rank lists, the formulas through the CLI, gamma from a
+reduce_local sweep, and --validate against collectives measured on the real
+engine (structure of the report, never speed)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from mpiscope.commands.predict import gamma_from_records, parse_ranks
+from mpiscope.errors import UsageError
+
+
+def test_rank_lists():
+    assert parse_ranks("2,4,...,1024") == [2 ** k for k in range(1, 11)]
+    assert parse_ranks("2,3,...,6") == [2, 3, 4, 5, 6]
+    assert parse_ranks("1,2,4,8,...,64,100") == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert parse_ranks("2:16") == [2, 4, 8, 16]
+    assert parse_ranks("3,5,7") == [3, 5, 7]
+    for bad in ("2,x,...,8", "4,2,...,8", "...,8", "0,1"):
+        with pytest.raises(UsageError):
+            parse_ranks(bad)
+
+
+def test_gamma_is_the_slope_of_a_reduce_local_sweep():
+    recs = [{"type": "point", "benchmark": "reduce_local", "size": s, "ranks": 1,
+             "time_us": {"median": 0.05 + s * 0.0004, "ci_low": 0.05 + s * 0.0004 * 0.99,
+                         "ci_high": 0.05 + s * 0.0004 * 1.01, "n": 50}}
+            for s in (64, 1024, 4096, 16384, 65536, 262144)]
+    assert gamma_from_records(recs) == pytest.approx(0.0004, rel=0.01)
+    assert gamma_from_records(recs[:1]) is None
+
+
+def test_predictions_match_the_formulas(cli):
+    r = cli("predict", "--alpha", "1", "--beta", "0.001", "--gamma", "0.0005", "-n", "4,6",
+            "--sizes", "1K", "--collective", "allreduce,bcast", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    rows = {(x["collective"], x["p"]): x for x in json.loads(r.stdout)["predictions"]}
+    a, b, g, n = 1.0, 0.001, 0.0005, 1024
+    assert rows["allreduce", 4]["recursive_doubling"] == pytest.approx(2 * (a + n * b + n * g))
+    assert rows["allreduce", 4]["ring"] == pytest.approx(6 * a + 2 * 3 / 4 * n * b + 3 / 4 * n * g)
+    # p = 6: the paper's (floor(lg p) + 2) alpha + (floor(lg p) + 2) n beta + (floor(lg p) + 1) n gamma
+    assert rows["allreduce", 6]["recursive_doubling"] == pytest.approx(4 * a + 4 * n * b + 3 * n * g)
+    assert rows["bcast", 4]["binomial"] == pytest.approx(2 * (a + n * b))
+    assert rows["bcast", 6].get("scatter_rd_allgather") is None     # powers of two only
+    for x in rows.values():
+        algs = {k: v for k, v in x.items() if k not in ("collective", "p", "n", "best", "best_us",
+                                                         "mpich_default") and v is not None}
+        assert x["best_us"] == min(algs.values()) and x["best"] in algs
+    text = cli("predict", "--alpha", "1", "--beta", "0.001", "-n", "2,4,...,1024",
+               "--sizes", "8,1M", "--collective", "allgather").stdout
+    assert "allgather: fastest algorithm" in text and "1024" in text and "every algorithm" in text
+
+
+def test_bad_input(cli):
+    for args, words in ((["predict"], "--alpha"),
+                        (["predict", "--alpha", "1"], "--beta"),
+                        (["predict", "--alpha", "1", "--beta", "0.1", "--collective", "allredux"],
+                         "allreduce"),
+                        (["predict", "--alpha", "1", "--beta", "0.1", "-n", "4,2,...,1"], "-n")):
+        r = cli(*args)
+        text = " ".join(r.stderr.split())
+        assert r.returncode == 2 and text.startswith("mpiscope: error:") and words in text, r.stderr
+
+
+@pytest.mark.slow
+def test_validate_against_measured_collectives(cli, tmp_path):
+    r = cli("run", "-n", "2", "-b", "pingpong,allreduce,bcast", "--sizes", "8:4K:*8",
+            "--max-time", "0.02", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    v = cli("predict", "--validate", "latest", cwd=tmp_path)
+    assert v.returncode == 0, v.stderr
+    assert "pingpong" in v.stdout and "error = predicted / measured - 1" in v.stdout
+    lines = [ln.split() for ln in v.stdout.splitlines()]
+    assert {(ln[0], ln[1]) for ln in lines if ln and ln[0] in ("allreduce", "bcast")} == \
+        {("allreduce", "2"), ("bcast", "2")}
+    csv = cli("predict", "--validate", "latest", "--format", "csv", cwd=tmp_path).stdout
+    t = pd.read_csv(io.StringIO(csv))
+    assert len(t) == 8 and set(t.p) == {2}     # 4 sizes x 2 collectives
+    assert ((t.best_us / t.measured_us - 1 - t.err_best).abs() < 1e-9).all()
+    # given parameters replace the run's own
+    g = cli("predict", "--validate", "latest", "--alpha", "1", "--beta", "0", "--format", "csv",
+            cwd=tmp_path).stdout
+    t2 = pd.read_csv(io.StringIO(g))
+    assert (t2[t2.collective == "bcast"].best_us == 1.0).all()     # binomial at p = 2: alpha
