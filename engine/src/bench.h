@@ -42,6 +42,8 @@ typedef struct bench_ctx {
     long iter;            /* iteration number, seeds --check patterns */
     int checking;         /* set during the --check verification pass */
     int phase;            /* which of the row's timed phases is running (0 unless phases > 1) */
+    int variant;          /* which of the row's variants (grid shapes) this point measures */
+    int grid_p, grid_q;   /* --grid PxQ (0: every factorisation of the ranks) */
     coll_args_t coll;     /* collectives only */
     struct {              /* the ring case study's knobs (--niter, --ncompute, --nblock) */
         int niter, ncompute_a, ncompute_b;
@@ -51,6 +53,10 @@ typedef struct bench_ctx {
 } bench_ctx_t;
 
 typedef struct pair { int a, b; } pair_t;
+
+struct json;
+struct point;
+struct world;
 
 typedef struct bench {
     const char *name;
@@ -83,6 +89,13 @@ typedef struct bench {
      * operation, compute alone, and both overlapped; calibrate runs after phase 0. */
     int phases;
     void (*calibrate)(bench_ctx_t *c, double pure_event_s);
+    /* Timed phases when they depend on the ranks (NULL: phases); phases without
+     * calibrate are sampled one after the other, each to its own median. */
+    int (*phase_count)(const bench_ctx_t *c);
+    /* Points per size, told apart by c->variant (grid shapes; NULL: 1, 0: none fits). */
+    int (*variants)(const bench_ctx_t *c);
+    /* Adds the row's own fields to its point record (rank 0, after the point). */
+    void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 } bench_t;
 
 extern const bench_t *const registry[];

@@ -37,20 +37,35 @@ static int cpu_count(const rank_info_t *r)
     return n;
 }
 
+static void count_hosts(world_t *w);
+
 void world_init(world_t *w)
 {
     memset(w, 0, sizeof *w);
+    w->comm = MPI_COMM_WORLD;
+    w->order = "launch";
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &w->nranks));
     rank_info_t me;
     my_info(&me);
     w->ranks = calloc((size_t)w->nranks, sizeof *w->ranks);
     w->host_of = calloc((size_t)w->nranks, sizeof *w->host_of);
-    if (!w->ranks || !w->host_of) MPI_Abort(MPI_COMM_WORLD, 3);
+    w->launch_rank = calloc((size_t)w->nranks, sizeof *w->launch_rank);
+    if (!w->ranks || !w->host_of || !w->launch_rank) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int r = 0; r < w->nranks; r++) w->launch_rank[r] = r;
     MPI_CHECK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, w->ranks, (int)sizeof me, MPI_BYTE,
                             MPI_COMM_WORLD));
+    count_hosts(w);
+    timer_measure(&w->timer);
+}
+
+/* Host indices in order of first appearance, and who shares a host with how many. */
+static void count_hosts(world_t *w)
+{
     int *count = calloc((size_t)w->nranks, sizeof *count);
     if (!count) MPI_Abort(MPI_COMM_WORLD, 3);
+    w->nhosts = 0;
+    w->oversubscribed = 0;
     for (int r = 0; r < w->nranks; r++) {
         int h = 0;
         while (h < r && strcmp(w->ranks[h].host, w->ranks[r].host) != 0) h++;
@@ -61,11 +76,74 @@ void world_init(world_t *w)
         if (count[w->host_of[r]] > w->ranks[r].cores_online) w->oversubscribed = 1;
     w->ranks_on_my_host = count[w->host_of[w->rank]];
     free(count);
-    timer_measure(&w->timer);
+}
+
+/* new_of[launch rank] = its rank under the order: block keeps each host's
+ * ranks together, cyclic deals them across the hosts (IBM POE's task orders),
+ * a list names the launch ranks in their new order. */
+static int order_keys(const world_t *w, const options_t *o, int *new_of)
+{
+    int n = w->nranks, next = 0;
+    if (strcmp(o->order, "list") == 0) {
+        if (o->order_n != n) return -1;
+        for (int i = 0; i < n; i++) {
+            if (o->order_list[i] >= n) return -1;
+            new_of[o->order_list[i]] = i;
+        }
+        return 0;
+    }
+    if (strcmp(o->order, "block") == 0) {
+        for (int h = 0; h < w->nhosts; h++)
+            for (int r = 0; r < n; r++)
+                if (w->host_of[r] == h) new_of[r] = next++;
+        return 0;
+    }
+    int *taken = calloc((size_t)w->nhosts, sizeof *taken);
+    if (!taken) MPI_Abort(MPI_COMM_WORLD, 3);
+    while (next < n)  /* one round: the next rank of every host that has one left */
+        for (int h = 0; h < w->nhosts; h++) {
+            int seen = 0;
+            for (int r = 0; r < n; r++)
+                if (w->host_of[r] == h && seen++ == taken[h]) { new_of[r] = next++; taken[h]++; break; }
+        }
+    free(taken);
+    return 0;
+}
+
+int world_reorder(world_t *w, const options_t *o)
+{
+    if (!o->order) return 0;
+    int n = w->nranks;
+    int *new_of = malloc((size_t)n * sizeof *new_of);
+    rank_info_t *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!new_of || !ranks) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (order_keys(w, o, new_of)) {
+        if (w->rank == 0)
+            fprintf(stderr, "mpiscope-engine: error: --order needs every rank from 0 to %d exactly once "
+                    "(this job has %d ranks), got %d\n", n - 1, n, o->order_n);
+        free(new_of);
+        free(ranks);
+        return -1;
+    }
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, new_of[w->rank], &w->comm));
+    MPI_CHECK(MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN));
+    for (int r = 0; r < n; r++) {
+        ranks[new_of[r]] = w->ranks[r];
+        w->launch_rank[new_of[r]] = r;
+    }
+    memcpy(w->ranks, ranks, (size_t)n * sizeof *ranks);
+    MPI_CHECK(MPI_Comm_rank(w->comm, &w->rank));
+    w->order = o->order;
+    count_hosts(w);
+    free(new_of);
+    free(ranks);
+    return 0;
 }
 
 void world_free(world_t *w)
 {
+    if (w->comm != MPI_COMM_WORLD) MPI_Comm_free(&w->comm);
+    free(w->launch_rank);
     free(w->ranks);
     free(w->host_of);
 }
@@ -125,6 +203,17 @@ static void emit_options(json_t *j, const options_t *o, double max_memory_bytes)
     json_bool(j, "rotate_root", o->rotate_root);
     if (o->npmin) json_int(j, "npmin", o->npmin); else json_null(j, "npmin");
     json_int(j, "nbc_test", o->nbc_tests);
+    if (o->grid_p) {
+        char grid[32];
+        snprintf(grid, sizeof grid, "%dx%d", o->grid_p, o->grid_q);
+        json_str(j, "grid", grid);
+    } else json_null(j, "grid");
+    if (o->order) json_str(j, "order", o->order); else json_null(j, "order");
+    if (o->order_list) {
+        json_arr(j, "order_list");
+        for (int i = 0; i < o->order_n; i++) json_int(j, NULL, o->order_list[i]);
+        json_close_arr(j);
+    }
     json_bool(j, "check", o->check);
     json_bool(j, "raw", o->raw);
     json_int(j, "off_cache_bytes", o->off_cache_bytes);
@@ -164,6 +253,7 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
         const rank_info_t *ri = &w->ranks[r];
         json_obj(&j, NULL);
         json_int(&j, "rank", r);
+        json_int(&j, "launch_rank", w->launch_rank[r]);
         json_str(&j, "host", ri->host);
         json_int(&j, "pid", ri->pid);
         json_arr(&j, "cpus");
@@ -173,6 +263,15 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
         json_bool(&j, "bound", cpu_count(ri) < ri->cores_online);
         json_int(&j, "cores_online", ri->cores_online);
         json_close_obj(&j);
+    }
+    json_close_arr(&j);
+    json_str(&j, "order", w->order);
+    json_arr(&j, "ranks_by_host");  /* which ranks share a host, in the numbering above */
+    for (int h = 0; h < w->nhosts; h++) {
+        json_arr(&j, NULL);
+        for (int r = 0; r < w->nranks; r++)
+            if (w->host_of[r] == h) json_int(&j, NULL, r);
+        json_close_arr(&j);
     }
     json_close_arr(&j);
     json_int(&j, "cores_online", w->ranks[0].cores_online);

@@ -18,6 +18,9 @@ typedef struct rank_info {
 } rank_info_t;
 
 typedef struct world {
+    MPI_Comm comm;           /* the ranks in --order's numbering (MPI_COMM_WORLD as launched) */
+    const char *order;       /* launch, block, cyclic or list */
+    int *launch_rank;        /* each rank's rank in MPI_COMM_WORLD */
     int rank, nranks;
     rank_info_t *ranks;      /* every rank's, on every rank */
     int *host_of;            /* host index of each rank */
@@ -29,6 +32,10 @@ typedef struct world {
 
 void world_init(world_t *w);
 void world_free(world_t *w);
+/* Renumbers the ranks by --order (MPI_Comm_split with a key, so it works on
+ * every launcher): w describes the new communicator afterwards. Returns 0, or
+ * -1 when a LIST does not fit the job (every rank then says so alike). */
+int world_reorder(world_t *w, const options_t *o);
 int same_host(const world_t *w, int a, int b);
 
 void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv,

@@ -50,7 +50,7 @@ static void list_registry(int json)
         json_str(&j, "sync", sync_choose(NULL, b->flags)->name);
         json_bool(&j, "collective", (b->flags & BENCH_COLLECTIVE) != 0);
         json_bool(&j, "reduction", (b->flags & BENCH_REDUCTION) != 0);
-        json_bool(&j, "overlap", b->phases > 1);
+        json_bool(&j, "overlap", b->phases > 1 && b->calibrate);
         json_bool(&j, "message_rate", b->msgs_per_event != NULL);
         json_end(&j);
         printf("%s%s", i ? ",\n " : "", j.buf);
@@ -91,6 +91,13 @@ static int before_mpi(int argc, char **argv, options_t *o)
 /* Problems every rank can see alike, so every rank stops alike. */
 static int job_fits(const options_t *o, const world_t *w)
 {
+    if (o->grid_p && (long)o->grid_p * o->grid_q != w->nranks) {
+        if (w->rank == 0)
+            fprintf(stderr, "mpiscope-engine: error: --grid %dx%d needs %d ranks, this job has %d: run it with "
+                    "mpiexec -n %d or leave --grid out for every shape\n", o->grid_p, o->grid_q,
+                    o->grid_p * o->grid_q, w->nranks, o->grid_p * o->grid_q);
+        return 0;
+    }
     for (int i = 0; i < o->nbenchmarks; i++) {
         const bench_t *b = bench_find(o->benchmarks[i]);
         const char *why = NULL;
@@ -156,10 +163,11 @@ typedef struct history { long size; double event_s; } history_t;
 /* One (benchmark, size) point on comm: buffers within the memory limit, the
  * timing core, the record. Returns 1 when a point was measured. */
 static int measure_point(FILE *out, const options_t *o, const world_t *w, timing_t *t, const bench_t *b,
-                         MPI_Comm comm, int nranks, long size, double max_memory, history_t *prev)
+                         MPI_Comm comm, int nranks, long size, int variant, double max_memory, history_t *prev)
 {
     bench_ctx_t c = {.comm = comm, .rank = w->rank, .nranks = nranks, .size = size, .window = o->window,
-                     .study = {o->niter, o->ncompute_a, o->ncompute_b, o->nblock}};
+                     .study = {o->niter, o->ncompute_a, o->ncompute_b, o->nblock},
+                     .variant = variant, .grid_p = o->grid_p, .grid_q = o->grid_q};
     char why[240];
     if (b->flags & BENCH_COLLECTIVE) {
         static const char *const types[] = {"byte", "int", "float", "double"};
@@ -202,7 +210,7 @@ static int measure_point(FILE *out, const options_t *o, const world_t *w, timing
     }
     if (b->setup) b->setup(&c);
     long warmup = o->warmup > 1000 ? o->warmup : 1000;
-    int phases = b->phases > 1 ? b->phases : 1;
+    int phases = b->phase_count ? b->phase_count(&c) : b->phases > 1 ? b->phases : 1;
     watchdog_arm(b->name, c.size, nranks, phases * watchdog_limit(o, c.size, prev->size, prev->event_s, warmup));
     point_t p;
     time_point(t, b, &c, &bufs, o, &p);
@@ -227,11 +235,17 @@ static long measure_group(FILE *out, const options_t *o, const world_t *w, timin
                 record_skip(out, o, b, 0, nranks, nranks < b->min_ranks ? "too few ranks" : "needs an even number of ranks");
             continue;
         }
-        history_t prev = {0, 0};
-        for (size_t si = 0; si < o->sizes.n; si++) {
-            int sizeless = (b->flags & BENCH_NO_SIZE) != 0;
-            if (sizeless && si > 0) break;
-            points += measure_point(out, o, w, t, b, comm, nranks, sizeless ? 0 : o->sizes.v[si], max_memory, &prev);
+        bench_ctx_t probe = {.nranks = nranks, .grid_p = o->grid_p, .grid_q = o->grid_q};
+        int variants = b->variants ? b->variants(&probe) : 1;
+        if (variants == 0 && w->rank == 0) record_skip(out, o, b, 0, nranks, "no grid shape fits these ranks (--grid)");
+        for (int v = 0; v < variants; v++) {  /* each variant (grid shape) sweeps the sizes afresh */
+            history_t prev = {0, 0};
+            for (size_t si = 0; si < o->sizes.n; si++) {
+                int sizeless = (b->flags & BENCH_NO_SIZE) != 0;
+                if (sizeless && si > 0) break;
+                points += measure_point(out, o, w, t, b, comm, nranks, sizeless ? 0 : o->sizes.v[si], v,
+                                        max_memory, &prev);
+            }
         }
     }
     return points;
@@ -244,14 +258,14 @@ static long measure(FILE *out, const options_t *o, const world_t *w, timing_t *t
     long points = 0;
     int np = o->npmin > 0 && o->npmin < w->nranks ? o->npmin : w->nranks;
     for (;;) {
-        MPI_Comm comm = MPI_COMM_WORLD;
+        MPI_Comm comm = w->comm;
         if (np < w->nranks)
-            MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, w->rank < np ? 0 : MPI_UNDEFINED, w->rank, &comm));
+            MPI_CHECK(MPI_Comm_split(w->comm, w->rank < np ? 0 : MPI_UNDEFINED, w->rank, &comm));
         if (w->rank < np) points += measure_group(out, o, w, t, comm, np, max_memory);
         if (np < w->nranks) {
             if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&comm));
             MPI_Request req;
-            MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+            MPI_CHECK(MPI_Ibarrier(w->comm, &req));
             wait_request(&req, w->rank >= np);
         }
         if (np == w->nranks) break;
@@ -271,6 +285,11 @@ int main(int argc, char **argv)
     double start = now_s();
     world_t w;
     world_init(&w);
+    if (world_reorder(&w, &o)) {
+        world_free(&w);
+        MPI_Finalize();
+        return 2;
+    }
 
     FILE *out = stdout;
     int open_failed = 0;
@@ -278,10 +297,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpiscope-engine: error: cannot write --output '%s'\n", o.output);
         open_failed = 1;
     }
-    MPI_CHECK(MPI_Bcast(&open_failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Bcast(&open_failed, 1, MPI_INT, 0, w.comm));
     timing_t t;
     int no_memory = timing_init(&t, &o) != 0, any_no_memory = 0;
-    MPI_CHECK(MPI_Allreduce(&no_memory, &any_no_memory, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Allreduce(&no_memory, &any_no_memory, 1, MPI_INT, MPI_MAX, w.comm));
     if (any_no_memory && w.rank == 0)
         fprintf(stderr, "mpiscope-engine: error: no memory for %ld samples: lower --max-reps or --reps\n", t.capacity);
     if (open_failed || any_no_memory || !job_fits(&o, &w)) {
@@ -302,6 +321,7 @@ int main(int argc, char **argv)
     timing_free(&t);
     world_free(&w);
     sizes_free(&o.sizes);
+    free(o.order_list);
     MPI_Finalize();
     return 0;
 }

@@ -17,7 +17,7 @@ enum {
     O_WARMUP, O_WARMUP_BYTES, O_WINDOW, O_TIMEOUT, O_OFF_CACHE, O_MAX_MEMORY,
     O_CHECK, O_RAW, O_FORMAT, O_OUTPUT, O_LIST, O_JSON, O_VERSION, O_MPI_INFO, O_HELP,
     O_NITER, O_NCOMPUTE, O_NBLOCK, O_SYNC, O_DATATYPE, O_OP, O_IN_PLACE, O_ROTATE_ROOT, O_NPMIN,
-    O_NBC_TEST
+    O_NBC_TEST, O_GRID, O_ORDER
 };
 
 static const struct option long_options[] = {
@@ -53,6 +53,8 @@ static const struct option long_options[] = {
     {"rotate-root", no_argument, 0, O_ROTATE_ROOT},
     {"npmin", required_argument, 0, O_NPMIN},
     {"nbc-test", required_argument, 0, O_NBC_TEST},
+    {"grid", required_argument, 0, O_GRID},
+    {"order", required_argument, 0, O_ORDER},
     {0, 0, 0, 0},
 };
 
@@ -93,6 +95,10 @@ void options_usage(void)
         "  --rotate-root          root = iteration mod ranks (bcast, reduce, gather, scatter)\n"
         "  --npmin N              also measure on the first N, 2N, 4N ... ranks\n"
         "  --nbc-test N           MPI_Test calls during overlapped compute (0)\n"
+        "process grids and rank order (grid, pairs):\n"
+        "  --grid PxQ             only this grid shape (every factorisation of the ranks)\n"
+        "  --order block|cyclic|LIST  renumber ranks: by host, dealt across hosts, or\n"
+        "                         LIST = launch ranks in their new order, e.g. 0,2,1,3\n"
         "  --mpi-info             print the MPI library version as JSON, no mpiexec needed\n"
         "  --version, --help\n");
 }
@@ -137,6 +143,58 @@ static int parse_bytes(const char *name, const char *text, long *out, char *err,
     }
     *out = one.v[0];
     sizes_free(&one);
+    return 0;
+}
+
+/* PxQ: two whole numbers, P process rows by Q process columns. */
+static int parse_grid(const char *text, options_t *o, char *err, size_t errlen)
+{
+    char *end, *end2 = NULL;
+    errno = 0;
+    long p = strtol(text, &end, 10), q = 0;
+    if (!errno && end != text && (*end == 'x' || *end == 'X')) q = strtol(end + 1, &end2, 10);
+    if (errno || q < 1 || p < 1 || *end2 || p > (1 << 20) || q > (1 << 20)) {
+        snprintf(err, errlen, "--grid expects PxQ with whole numbers P, Q >= 1 (e.g. 2x3), got '%s'", text);
+        return -1;
+    }
+    o->grid_p = (int)p;
+    o->grid_q = (int)q;
+    return 0;
+}
+
+/* block, cyclic, or a comma-separated permutation (its length is checked
+ * against the ranks after MPI_Init). */
+static int parse_order(const char *text, options_t *o, char *err, size_t errlen)
+{
+    free(o->order_list);
+    o->order_list = NULL;
+    o->order_n = 0;
+    if (strcmp(text, "block") == 0 || strcmp(text, "cyclic") == 0) { o->order = text; return 0; }
+    size_t len = strlen(text), cap = len / 2 + 1;
+    int *v = malloc(cap * sizeof *v);
+    const char *s = text;
+    int n = 0;
+    while (v && *s) {
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (errno || end == s || x < 0 || x > (1 << 24) || (*end && *end != ',') || (size_t)n >= cap) break;
+        for (int i = 0; i < n && x >= 0; i++)
+            if (v[i] == x) x = -1;
+        if (x < 0) break;
+        v[n++] = (int)x;
+        if (*end && !end[1]) { n = 0; break; }  /* a trailing comma */
+        s = *end ? end + 1 : end;
+    }
+    if (!v || *s || n == 0) {
+        free(v);
+        snprintf(err, errlen, "--order expects 'block', 'cyclic' or a list of distinct ranks such as "
+                 "0,2,1,3, got '%s'", text);
+        return -1;
+    }
+    o->order = "list";
+    o->order_list = v;
+    o->order_n = n;
     return 0;
 }
 
@@ -227,6 +285,8 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
         case O_ROTATE_ROOT: o->rotate_root = 1; break;
         case O_NPMIN: if (parse_long("npmin", optarg, 1, 1 << 24, &l, err, errlen)) return OPT_ERROR; o->npmin = (int)l; break;
         case O_NBC_TEST: if (parse_long("nbc-test", optarg, 0, 1000000, &l, err, errlen)) return OPT_ERROR; o->nbc_tests = (int)l; break;
+        case O_GRID: if (parse_grid(optarg, o, err, errlen)) return OPT_ERROR; break;
+        case O_ORDER: if (parse_order(optarg, o, err, errlen)) return OPT_ERROR; break;
         case O_CHECK: o->check = 1; break;
         case O_RAW: o->raw = 1; break;
         case O_FORMAT:

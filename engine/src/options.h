@@ -26,6 +26,10 @@ typedef struct options {
     int in_place, rotate_root;
     int npmin;                   /* 0 = only the whole job; else npmin, 2 npmin, ... ranks */
     int nbc_tests;               /* MPI_Test calls during the overlapped compute */
+    int grid_p, grid_q;          /* --grid PxQ; 0 = every factorisation of the ranks */
+    const char *order;           /* --order: block, cyclic, list; NULL = as launched */
+    int *order_list;             /* --order LIST: launch ranks in their new order */
+    int order_n;
     double timeout_s;            /* 0 = derived per point */
     long off_cache_bytes;        /* 0 = off */
     double max_memory_bytes;     /* 0 = derived from available memory */

@@ -70,6 +70,7 @@ void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t
     json_str(&j, "family", b->family);
     json_int(&j, "size", c->size);
     json_int(&j, "ranks", c->nranks);
+    json_str(&j, "order", w->order);
     json_arr(&j, "participants");
     for (int r = 0; r < c->nranks; r++) {
         bench_ctx_t probe = *c;
@@ -134,6 +135,7 @@ void record_point(FILE *out, const options_t *o, const world_t *w, const bench_t
     }
     if (b->msgs_per_event && p->time_us.median > 0)
         json_num(&j, "msg_rate", b->msgs_per_event(c) / (p->time_us.median * b->ops_per_event(c) * 1e-6));
+    if (b->describe) b->describe(c, p, w, &j);
     json_bool(&j, "converged", p->converged);
     json_str(&j, "stop_reason", p->stop_reason);
     json_int(&j, "warmup", p->warmup);

@@ -2,6 +2,7 @@
  * and a row here. */
 #include "bench.h"
 #include "kernels/coll.h"
+#include "kernels/grid.h"
 #include "kernels/nbc.h"
 #include "kernels/p2p.h"
 #include "kernels/ringcs.h"
@@ -187,6 +188,17 @@ NBC_ROW(ialltoall, alltoall, 0, "MPI_Ialltoall with overlapped compute", coll_ra
 NBC_ROW(ireduce_scatter, reduce_scatter, BENCH_REDUCTION, "MPI_Ireduce_scatter with overlapped compute",
         coll_size, coll_busbw_spread);
 
+/* HPL's process grid: one point per grid shape and size, phases step / row / column. */
+static const bench_t grid = {
+    .name = "grid", .family = "grid", .min_ranks = 1,
+    .summary = "HPL step on every P x Q grid: panel bcast along rows, then allreduce along columns",
+    .flags = BENCH_SYNC_BARRIER,
+    .ops_per_event = grid_one, .bytes_per_op = grid_size,
+    .buffer_bytes = grid_buffers, .setup = grid_setup, .teardown = grid_teardown,
+    .event = grid_event, .verify = grid_verify,
+    .phases = 3, .variants = grid_variants, .describe = grid_describe,
+};
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
@@ -195,6 +207,7 @@ const bench_t *const registry[] = {
     &reduce_scatter_row, &reduce_scatter_block_row, &scan_row, &exscan_row,
     &ibarrier_row, &ibcast_row, &ireduce_row, &iallreduce_row, &iallgather_row, &ialltoall_row,
     &ireduce_scatter_row,
+    &grid,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

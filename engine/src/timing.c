@@ -17,6 +17,9 @@ int timing_init(timing_t *t, const options_t *o)
     t->combined = malloc((size_t)t->capacity * sizeof(double));
     t->scratch = malloc((size_t)t->capacity * sizeof(double));
     t->kept = malloc((size_t)t->capacity * sizeof(double));
+    t->phase_us = t->phase_rank_us = NULL;
+    t->phase_n = NULL;
+    t->phase_cap = 0;
     return t->local && t->combined && t->scratch && t->kept ? 0 : -1;
 }
 
@@ -26,6 +29,9 @@ void timing_free(timing_t *t)
     free(t->combined);
     free(t->scratch);
     free(t->kept);
+    free(t->phase_us);
+    free(t->phase_rank_us);
+    free(t->phase_n);
 }
 
 static int is_active(const bench_t *b, const bench_ctx_t *c)
@@ -238,6 +244,81 @@ static void overlap_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const 
     p->overlap_pct = 100.0 * (ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
 }
 
+static int phase_count(const bench_t *b, const bench_ctx_t *c)
+{
+    int n = b->phase_count ? b->phase_count(c) : b->phases;
+    return n > 1 ? n : 1;
+}
+
+static int phase_space(timing_t *t, int phases, int nranks)
+{
+    size_t need = (size_t)phases * (size_t)nranks;
+    if (need <= t->phase_cap) return 0;
+    free(t->phase_us);
+    free(t->phase_rank_us);
+    free(t->phase_n);
+    t->phase_us = calloc(need, sizeof *t->phase_us);
+    t->phase_rank_us = calloc(need, sizeof *t->phase_rank_us);
+    t->phase_n = calloc(need, sizeof *t->phase_n);
+    t->phase_cap = t->phase_us && t->phase_rank_us && t->phase_n ? need : 0;
+    return t->phase_cap ? 0 : -1;
+}
+
+/* This rank's own median of its last n samples, per operation. */
+static double own_median_us(timing_t *t, long n, double ops)
+{
+    long m = 0;
+    for (long i = 0; i < n; i++)
+        if (isfinite(t->local[i])) t->scratch[m++] = t->local[i] * 1e6 / ops;
+    return m ? median_of(t->scratch, (size_t)m) : NAN;
+}
+
+/* Phases 1.. of a row without calibrate (grid: row and column alone; pairs:
+ * each pair and each shifted ring), sampled one after the other like phase 0:
+ * per phase the median of the figure per sample, and every rank's own median
+ * (which rank 0 gathers), since in a ring each rank times its own pair. */
+static void extra_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+                         const options_t *o, sync_t *sy, int phases, long n0, point_t *p)
+{
+    int no_space = phase_space(t, phases, c->nranks) != 0, any = 0;
+    MPI_CHECK(MPI_Allreduce(&no_space, &any, 1, MPI_INT, MPI_MAX, c->comm));
+    if (any) return;
+    if (c->rank == 0) memcpy(t->kept, t->scratch, p->time_us.n * sizeof *t->kept);
+    p->samples_us = t->kept;
+    const char *stop_reason = p->stop_reason;
+    int converged = p->converged;
+    double mine = own_median_us(t, n0, b->ops_per_event(c));
+    MPI_CHECK(MPI_Gather(&mine, 1, MPI_DOUBLE, t->phase_rank_us, 1, MPI_DOUBLE, 0, c->comm));
+    if (c->rank == 0) t->phase_us[0] = p->time_us.median, t->phase_n[0] = p->time_us.n;
+    for (int phase = 1; phase < phases; phase++) {
+        c->phase = phase;
+        double ops = b->ops_per_event(c);
+        sy->polite = !is_active(b, c);  /* ranks outside this phase's pair wait without spinning */
+        double w0 = now_s();
+        warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
+        begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, 0);
+        MPI_CHECK(MPI_Barrier(c->comm));
+        long n = sample(t, b, c, bufs, o, sy, ops, p);
+        mine = is_active(b, c) ? own_median_us(t, n, ops) : NAN;
+        MPI_CHECK(MPI_Gather(&mine, 1, MPI_DOUBLE, t->phase_rank_us + (size_t)phase * (size_t)c->nranks, 1,
+                             MPI_DOUBLE, 0, c->comm));
+        if (c->rank == 0) {
+            stats_t s;
+            long valid = valid_samples(t, n, ops);
+            stats_compute(t->scratch, (size_t)valid, &s);
+            t->phase_us[phase] = s.median;
+            t->phase_n[phase] = s.n;
+        }
+    }
+    c->phase = 0;
+    p->stop_reason = stop_reason;
+    p->converged = converged;
+    p->nphases = phases;
+    p->phase_us = t->phase_us;
+    p->phase_rank_us = t->phase_rank_us;
+    p->phase_n = t->phase_n;
+}
+
 void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
                 const options_t *o, point_t *p)
 {
@@ -270,6 +351,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
     if (b->phases > 1 && b->calibrate) overlap_phases(t, b, c, bufs, o, &sy, p);
+    else if (phase_count(b, c) > 1) extra_phases(t, b, c, bufs, o, &sy, phase_count(b, c), n, p);
     p->window_us = sy.window_s * 1e6;
     p->clock = sy.clock;
     p->elapsed_s = now_s() - start;

@@ -28,11 +28,19 @@ typedef struct point {
     double cpu_us, ovrl_us;   /* medians of compute alone and of operation + compute */
     size_t cpu_n, ovrl_n;
     double overlap_pct;
+    /* Rows with phases and no calibrate: each phase's median (max over ranks per
+     * sample) and each rank's own median, phase-major; rank 0 only. */
+    int nphases;
+    const double *phase_us, *phase_rank_us;
+    const size_t *phase_n;
 } point_t;
 
 typedef struct timing {
     double *local, *combined, *scratch, *kept;  /* kept: phase 0's samples of a many-phase point */
     long capacity;
+    double *phase_us, *phase_rank_us;  /* grown on demand for rows with many phases */
+    size_t *phase_n;
+    size_t phase_cap;
 } timing_t;
 
 int timing_init(timing_t *t, const options_t *o);
