@@ -95,6 +95,8 @@ names = st.sampled_from(["mpi", "ranks", "binding", "env.A", "env.B"])
 
 
 def _level(name: str, i: int):
+    if name == "binding":
+        return ("none", "core", "hwthread")[i]
     return i + 1 if name == "ranks" else f"v{i}"
 
 
