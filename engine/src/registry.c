@@ -5,6 +5,7 @@
 #include "kernels/grid.h"
 #include "kernels/nbc.h"
 #include "kernels/p2p.h"
+#include "kernels/pairs.h"
 #include "kernels/ringcs.h"
 #include <string.h>
 
@@ -199,6 +200,17 @@ static const bench_t grid = {
     .phases = 3, .variants = grid_variants, .describe = grid_describe,
 };
 
+/* The pair map: one phase per pair and per ring shift, a rank x rank matrix per mode. */
+static const bench_t pairs = {
+    .name = "pairs", .family = "p2p", .min_ranks = 2,
+    .summary = "every pair alone (ping-pong) and all pairs at once in shifted rings: rank x rank matrices",
+    .flags = BENCH_SYNC_BARRIER,
+    .recv_slots = pairs_slots,
+    .ops_per_event = pairs_ops, .bytes_per_op = pairs_size,
+    .is_active = pairs_active, .event = pairs_event, .verify = pairs_verify,
+    .phase_count = pairs_phase_count, .describe = pairs_describe,
+};
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
@@ -207,7 +219,7 @@ const bench_t *const registry[] = {
     &reduce_scatter_row, &reduce_scatter_block_row, &scan_row, &exscan_row,
     &ibarrier_row, &ibcast_row, &ireduce_row, &iallreduce_row, &iallgather_row, &ialltoall_row,
     &ireduce_scatter_row,
-    &grid,
+    &grid, &pairs,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 
