@@ -172,3 +172,19 @@ def test_ctrl_c_keeps_the_points_and_leaves_no_process(tmp_path):
     engine = meta["engine_command"][0]
     left = subprocess.run(["pgrep", "-f", engine], capture_output=True, text=True).stdout.split()
     assert [pid for pid in left if int(pid) != os.getpid()] == [], f"ranks of {engine} still running"
+
+
+def test_default_run_adds_the_main_collectives_on_every_core(cli, tmp_path):
+    r = cli("run", "--sizes", "1,1K", "--max-time", "0.05", "--no-progress", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    (run,) = tmp_path.iterdir()
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    measured = {rec["benchmark"] for rec in records if rec["type"] == "point"}
+    from mpiscope.launch import local_cores
+    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
+    assert measured == set(DEFAULT_BENCHMARKS) | set(DEFAULT_COLLECTIVES)
+    contexts = [rec for rec in records if rec["type"] == "context"]
+    assert [c["world_size"] for c in contexts] == [2, max(2, local_cores())]  # pairs, then every core
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "ok" and len(meta["launches"]) == 2
+    assert "allreduce" in r.stdout and "pingpong" in r.stdout

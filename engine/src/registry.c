@@ -92,7 +92,7 @@ static const bench_t ringcs1 = {
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
-    .event = ringcs1_event, .verify = ringcs1_verify,
+    .event = ringcs1_event, .verify = ringcs1_verify, .describe = ringcs1_describe,
 };
 
 static const bench_t ringcs2 = {
@@ -102,7 +102,7 @@ static const bench_t ringcs2 = {
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
-    .event = ringcs2_event, .verify = ringcs2_verify,
+    .event = ringcs2_event, .verify = ringcs2_verify, .describe = ringcs2_describe,
 };
 
 static const bench_t ringcs3 = {
@@ -112,7 +112,7 @@ static const bench_t ringcs3 = {
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
-    .event = ringcs3_event, .verify = ringcs3_verify,
+    .event = ringcs3_event, .verify = ringcs3_verify, .describe = ringcs3_describe,
 };
 
 static const bench_t ringcs4 = {
@@ -122,7 +122,7 @@ static const bench_t ringcs4 = {
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
-    .event = ringcs4_event, .verify = ringcs4_verify,
+    .event = ringcs4_event, .verify = ringcs4_verify, .describe = ringcs4_describe,
 };
 
 static const bench_t ringcs5 = {
@@ -132,7 +132,7 @@ static const bench_t ringcs5 = {
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
-    .event = ringcs5_event, .verify = ringcs5_verify,
+    .event = ringcs5_event, .verify = ringcs5_verify, .describe = ringcs5_describe,
 };
 
 /* Collectives: every rank takes part; the figure per sample is the slowest

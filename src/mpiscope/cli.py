@@ -21,11 +21,12 @@ PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from mpiscope.execute import RunSpec, run_once
+    from mpiscope.execute import RunSpec, launch_into, run_once
+    from mpiscope.plan import DEFAULT_BENCHMARKS
     from mpiscope.launch import local_cores
     from mpiscope.mpi import find
     from mpiscope.mpi.build import build_engine
-    from mpiscope.plan import make_plan, registry
+    from mpiscope.plan import make_plan, order_options, registry
     from mpiscope.report.summary import print_run
 
     env, extra = parse_env(a.env), parse_launcher_args(a.launcher_args)
@@ -33,9 +34,15 @@ def cmd_run(a: argparse.Namespace) -> int:
     engine = build_engine(lib.mpicc)
     from mpiscope.launch.placement import placement_from_args, placement_ranks
     placement = placement_from_args(a)
+    default_run = a.bench is None  # the characterisation: pair benchmarks, then collectives on every core
+    a.bench = a.bench or DEFAULT_BENCHMARKS
     ranks = placement_ranks(placement, a.ranks) or default_ranks(a.bench, local_cores())
     plan = make_plan(a.bench, a.sizes, ranks, registry(engine), ci_target=a.ci_target, max_time=a.max_time,
-                     reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw)
+                     reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw,
+                     engine_options=order_options(a.order))
+    if a.order in ("block", "cyclic") and not placement.get("mapping") and (placement.get("hosts")
+                                                                          or placement.get("hostfile")):
+        placement["mapping"] = a.order  # the launcher places ranks that way too, where it can
     if a.find_switches and "pingpong" not in plan.benchmarks:
         raise UsageError("--find-switches refines pingpong: add it, e.g. -b pingpong")
     spec = RunSpec(lib, engine, plan, env, extra, placement)
@@ -43,12 +50,30 @@ def cmd_run(a: argparse.Namespace) -> int:
         from mpiscope.submit import submit_from_args
         return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out)
     run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
+    if default_run and outcome.status == "ok":
+        collectives = default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))
+        outcome = launch_into(run, collectives, err, progress=not a.no_progress)
     print_run(out, run.meta(), run.records(), err)
     if outcome.status == "ok":
         from mpiscope.commands.model import model_after_run
         model_after_run(spec, run, a, out, err)
+    if not a.no_report:
+        from mpiscope.commands.report import report_after_run
+        report_after_run(run, out, err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
+
+
+def default_collectives(pairs: "RunSpec", a: argparse.Namespace, ranks: int) -> "RunSpec":
+    """The second part of the default run: the main collectives on every local core, up to
+    1 MiB unless --sizes says otherwise (they take longer per point than a pair)."""
+    from dataclasses import replace
+
+    from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, make_plan, registry
+    sizes = DEFAULT_COLLECTIVE_SIZES if a.sizes == DEFAULT_SIZES else a.sizes
+    plan = make_plan(DEFAULT_COLLECTIVES, sizes, ranks, registry(pairs.engine), ci_target=a.ci_target,
+                     max_time=a.max_time, reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw)
+    return replace(pairs, plan=plan)
 
 
 def default_ranks(benchmarks: list[str], cores: int) -> int:
@@ -181,7 +206,7 @@ def _csv(text: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_SIZES
+    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
     from mpiscope.report.export import FORMATS
     p = argparse.ArgumentParser(prog="mpiscope", description="Measure how an MPI library moves data.")
     p.add_argument("--version", action="version", version=f"mpiscope {__version__}")
@@ -192,7 +217,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", parents=[runs_dir], help="measure, print a summary, keep the run")
     r.add_argument("--mpi", help="MPI library by name (`mpiscope mpi list`; default: the embedded MPICH)")
     r.add_argument("-n", "--ranks", type=int, help="number of ranks (default: 2 for pair benchmarks, else cores)")
-    r.add_argument("-b", "--bench", type=_csv, default=DEFAULT_BENCHMARKS, help="benchmarks, comma-separated")
+    r.add_argument("-b", "--bench", type=_csv, help=f"benchmarks, comma-separated (default: "
+                   f"{','.join(DEFAULT_BENCHMARKS)} on 2 ranks, then {','.join(DEFAULT_COLLECTIVES)} on every core)")
     r.add_argument("--sizes", default=DEFAULT_SIZES, help=f"size expression (default {DEFAULT_SIZES})")
     r.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F x median")
     r.add_argument("--max-time", type=float, help="time cap per point, seconds")
@@ -202,7 +228,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
     r.add_argument("--check", action="store_true", help="verify received data before timing")
     r.add_argument("--raw", action="store_true", help="keep every sample in the records")
+    r.add_argument("--order", help="renumber ranks: block (by host), cyclic (dealt across hosts), or a list "
+                                   "of launch ranks in their new order, e.g. 0,2,1,3")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--no-report", action="store_true", help="do not write report.html into the run directory")
     from mpiscope.launch.placement import add_placement_options
     from mpiscope.submit import add_submit_options
     add_placement_options(r)

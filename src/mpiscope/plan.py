@@ -12,6 +12,9 @@ from mpiscope.sizes import parse_sizes
 
 DEFAULT_BENCHMARKS = ["pingpong", "bw"]
 DEFAULT_SIZES = "1:4M"
+# The default run's second part, on every local core (nccl-tests' core set plus barrier).
+DEFAULT_COLLECTIVES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+DEFAULT_COLLECTIVE_SIZES = "1:1M"
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
 
 
@@ -70,6 +73,17 @@ class Plan:
         d = asdict(self)
         d.pop("sizes")
         return d
+
+
+def order_options(order: str | None) -> list[str]:
+    """The engine's --order for `order`: block, cyclic, or launch ranks in their new order (0,2,1,3)."""
+    if order is None:
+        return []
+    items = order.split(",")
+    if order in ("block", "cyclic") or (all(i.strip().isdigit() for i in items)
+                                        and len({int(i) for i in items}) == len(items)):
+        return ["--order", order.replace(" ", "")]
+    raise UsageError(f"--order {order}: use block, cyclic, or every rank once in its new order, e.g. 0,2,1,3")
 
 
 def registry(engine: Path) -> list[dict]:

@@ -9,6 +9,7 @@
  * Three buffers, as the chapter's x(:,1..3): the timing core's send buffer
  * and two receive slots. Their roles rotate within a block. */
 #include "kernels/ringcs.h"
+#include "json.h"
 #include "mpicheck.h"
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,16 @@ static void compute_kernel(int ncompute, long n, double *x, double *sum)
     }
 }
 
+/* The chapter's driver: iand(iter + me, 1) == 0 picks ncompute_A. */
+static int schedule(const bench_ctx_t *c, int rank, int iteration)
+{
+    return ((iteration + rank) & 1) == 0 ? c->study.ncompute_a : c->study.ncompute_b;
+}
+
 static int ncompute_for(const bench_ctx_t *c, int iteration)
 {
     if (c->checking) return 0; /* the verification pass checks data movement alone */
-    return ((iteration + c->rank) & 1) == 0 ? c->study.ncompute_a : c->study.ncompute_b;
+    return schedule(c, c->rank, iteration);
 }
 
 /* The buffer roles of one block, in the chapter's order: send, recv, compute. */
@@ -159,3 +166,40 @@ long ringcs2_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG
 long ringcs3_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_SENDRECV, verified); }
 long ringcs4_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_NONBLOCKING, verified); }
 long ringcs5_verify(const bench_ctx_t *c, long *verified) { return verify(c, ALG_TESTALL, verified); }
+
+enum { SCHEDULE_MAX_RANKS = 64 }; /* keeps a record short; the rule is the same for every rank */
+
+static void describe(const bench_ctx_t *c, alg_t alg, json_t *j)
+{
+    json_obj(j, "ringcs");
+    json_int(j, "algorithm", alg);
+    json_int(j, "niter", c->study.niter);
+    json_int(j, "ncompute_a", c->study.ncompute_a);
+    json_int(j, "ncompute_b", c->study.ncompute_b);
+    if (alg == ALG_TESTALL) json_int(j, "nblock", c->study.nblock);
+    json_int(j, "words", c->size / 8);
+    /* bw_MBps is the chapter's 16 n / t: computation time is inside t */
+    json_bool(j, "bw_includes_compute", 1);
+    json_arr(j, "ncompute_schedule"); /* [rank][iteration 1..niter], as the kernel computes */
+    int ranks = c->nranks < SCHEDULE_MAX_RANKS ? c->nranks : SCHEDULE_MAX_RANKS;
+    for (int r = 0; r < ranks; r++) {
+        json_arr(j, NULL);
+        for (int it = 1; it <= c->study.niter; it++) json_int(j, NULL, schedule(c, r, it));
+        json_close_arr(j);
+    }
+    json_close_arr(j);
+    json_close_obj(j);
+}
+
+#define RINGCS_DESCRIBE(k, alg)                                                                      \
+    void ringcs##k##_describe(const bench_ctx_t *c, const struct point *p, const struct world *w,   \
+                              struct json *j)                                                       \
+    {                                                                                               \
+        (void)p, (void)w;                                                                           \
+        describe(c, alg, j);                                                                        \
+    }
+RINGCS_DESCRIBE(1, ALG_SEND_RECV)
+RINGCS_DESCRIBE(2, ALG_SENDRECV_REPLACE)
+RINGCS_DESCRIBE(3, ALG_SENDRECV)
+RINGCS_DESCRIBE(4, ALG_NONBLOCKING)
+RINGCS_DESCRIBE(5, ALG_TESTALL)

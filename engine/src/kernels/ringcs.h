@@ -19,5 +19,12 @@ long ringcs2_verify(const bench_ctx_t *c, long *verified);
 long ringcs3_verify(const bench_ctx_t *c, long *verified);
 long ringcs4_verify(const bench_ctx_t *c, long *verified);
 long ringcs5_verify(const bench_ctx_t *c, long *verified);
+/* The record's "ringcs" object: algorithm, knobs, the per-rank compute schedule,
+ * and that the bandwidth includes computation. */
+void ringcs1_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+void ringcs2_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+void ringcs3_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+void ringcs4_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+void ringcs5_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 
 #endif
