@@ -30,6 +30,7 @@ def size_axis(ax: "plt.Axes", axis: str = "x", label: str = "message size") -> N
 
 def save(fig: "plt.Figure", path) -> None:
     """Write PNG or SVG by the file's suffix, then free the figure."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    if not fig.legends:  # a figure-level legend is placed after the layout: keep it
+        fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # a legend below the axes stays in the file
     plt.close(fig)

@@ -1,0 +1,54 @@
+"""`mpiscope plot RUN... [-o DIR] [--format png|svg]`: every plot that applies to the runs, as files."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mpiscope import paths
+from mpiscope.errors import UsageError
+from mpiscope.store import RUN_FILE, Run, resolve
+
+
+def runs_from(refs: list[str], runs_dir: Path) -> list[Run]:
+    """Runs named by id, prefix, 'latest' or path; a directory holding run directories (a sweep)
+    stands for all of them."""
+    runs: list[Run] = []
+    for ref in refs:
+        p = Path(ref)
+        if p.is_dir() and not (p / RUN_FILE).is_file():
+            found = sorted({f.parent for f in p.glob(f"**/{RUN_FILE}")})
+            if not found:
+                raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
+            runs += [Run(f) for f in found]
+        else:
+            runs.append(resolve(ref, runs_dir))
+    return list({r.path.resolve(): r for r in runs}.values())
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from mpiscope.cli import err, out
+    from mpiscope.report.export import tidy
+    from mpiscope.report.plots import all_plots, write_plots
+    runs = runs_from(a.run, paths.runs_dir(a.runs_dir))
+    for run in runs:
+        for p in run.records().problems:
+            err.print(f"[yellow]warning:[/] run {run.id}: {p}")
+    df = tidy(runs)
+    if df.empty:
+        raise UsageError("the runs hold no measured points: nothing to plot")
+    plots = all_plots(df, {r.id: r.records().records for r in runs})
+    if not plots:
+        raise UsageError("no plot applies to these runs' benchmarks")
+    out_dir = Path(a.output) if a.output else (runs[0].path if len(runs) == 1 else Path("."))
+    for path in write_plots(plots, out_dir, a.format):
+        out.print(str(path), markup=False)
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("plot", parents=[runs_dir], help="draw every plot that applies to runs (PNG or SVG)")
+    p.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', a run's path, or a directory of runs")
+    p.add_argument("-o", "--output", metavar="DIR", help="directory for the files (default: the run's "
+                                                           "directory for one run, else .)")
+    p.add_argument("--format", choices=("png", "svg"), default="png")
+    p.set_defaults(func=cmd_plot)

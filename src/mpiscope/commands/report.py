@@ -1,0 +1,49 @@
+"""`mpiscope report RUN...|SWEEP_DIR -o report.html`: one self-contained HTML report of runs."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mpiscope import paths
+from mpiscope.commands.plot import runs_from
+from mpiscope.errors import UsageError
+from mpiscope.store import Run
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from mpiscope.cli import out
+    from mpiscope.report.html import write_report
+    runs = runs_from(a.run, paths.runs_dir(a.runs_dir))
+    target = Path(a.output) if a.output else (runs[0].path / "report.html" if len(runs) == 1
+                                              else Path("report.html"))
+    if target.is_dir():
+        target = target / "report.html"
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
+    write_report(runs, target)
+    out.print(str(target), markup=False)
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("report", parents=[runs_dir], help="one self-contained HTML report of runs")
+    p.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', a run's path, or a directory of runs")
+    p.add_argument("-o", "--output", metavar="FILE", help="the HTML file (default: report.html in the run's "
+                                                            "directory for one run, else ./report.html)")
+    p.set_defaults(func=cmd_report)
+
+
+def report_after_run(run: Run, out: Console, err: Console) -> None:
+    """`mpiscope run` ends with report.html in the run directory; a report that cannot be
+    written is a warning, never the run's failure."""
+    from mpiscope.report.html import write_report
+    try:
+        path = write_report([run], run.path / "report.html")
+    except (OSError, ValueError) as e:
+        err.print(f"[yellow]warning:[/] no HTML report: {e}")
+        return
+    out.print(f"report: {path}", markup=False)

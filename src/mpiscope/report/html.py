@@ -1,0 +1,250 @@
+"""`mpiscope report`: one self-contained HTML file (inline CSS, plots as inline SVG images, no
+scripts, system fonts) with the summary, models, plots, tables, provenance and warnings of runs."""
+from __future__ import annotations
+
+import base64
+import io
+import shlex
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mpiscope import __version__
+from mpiscope.report.axes import plt
+from mpiscope.report.configs import legend_keys, series, with_mpi
+from mpiscope.report.export import tidy
+from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
+from mpiscope.report.warnings import run_warnings
+from mpiscope.sizes import human_size
+from mpiscope.store import Run
+
+CSS = (Path(__file__).with_name("report.css")).read_text()
+
+
+def _num(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "–" if x is None or np.isnan(x) else "∞"
+    return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:,.0f}"
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
+    """Cells are HTML already; header cells are escaped here."""
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _svg(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+# --- sections -------------------------------------------------------------------------------
+
+def _what(df: pd.DataFrame, runs: list[Run], contexts: dict[str, dict]) -> str:
+    benches = ", ".join(dict.fromkeys(df["benchmark"])) if not df.empty else "nothing"
+    sizes = df["size"] if not df.empty else pd.Series([0])
+    libs = ", ".join(dict.fromkeys(with_mpi(df)["mpi"])) if not df.empty else "?"
+    hosts = sorted({h for c in contexts.values() for h in c.get("hosts", [])})
+    ranks = sorted({int(r) for r in df["ranks"].dropna()}) if "ranks" in df else []
+    return (f"<p class=\"lede\">{len(runs)} run{'s' if len(runs) != 1 else ''} of <b>{escape(benches)}</b>, "
+            f"message sizes {human_size(int(sizes.min()))} to {human_size(int(sizes.max()))}, with "
+            f"<b>{escape(libs)}</b> on {', '.join(map(str, ranks)) or '?'} ranks, "
+            f"host{'s' if len(hosts) != 1 else ''} {escape(', '.join(hosts) or '?')}.</p>")
+
+
+def _cards(df: pd.DataFrame) -> str:
+    """Headline figures per configuration: small-message latency and peak bandwidth."""
+    p2p = df[(df["family"] == "p2p") & (df["size"] > 0)] if "family" in df else df.iloc[0:0]
+    if p2p.empty:
+        return ""
+    p2p = with_mpi(p2p)
+    cards = []
+    for label, rows in series(p2p, legend_keys(p2p, exclude=["benchmark"], within=["benchmark", "size"])):
+        lat_rows = rows[rows["benchmark"] == "pingpong"] if (rows["benchmark"] == "pingpong").any() else rows
+        small = lat_rows[lat_rows["size"] == lat_rows["size"].min()].iloc[0]
+        peak = rows.loc[rows["bw_median_MBps"].idxmax()]
+        cards.append(
+            f'<div class="card"><div class="card-title">{escape(label)}</div>'
+            f'<div class="metric"><span class="value">{_num(small.time_median_us)}</span> µs</div>'
+            f'<div class="caption">{escape(small.benchmark)} latency at {human_size(int(small["size"]))}'
+            f' (95% CI {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
+            f'<div class="metric"><span class="value">{_num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
+            f'<div class="caption">peak bandwidth: {escape(peak.benchmark)} at {human_size(int(peak["size"]))}</div>'
+            f'</div>')
+    return f'<div class="cards">{"".join(cards)}</div>'
+
+
+def _warnings(runs: list[Run], many: bool) -> str:
+    items = [(run.id, w) for run in runs for w in run_warnings(run)]
+    if not items:
+        return '<p class="ok">No warnings: every point converged, no oversubscription, time-outs or skips.</p>'
+    lis = "".join(f"<li>{f'<span class=run>{escape(rid)}</span> ' if many else ''}{escape(w)}</li>"
+                  for rid, w in items)
+    return f'<ul class="warnings">{lis}</ul>'
+
+
+def _interval(ci) -> str:
+    return f'<span class="ci">[{_num(ci[0], 4)}, {_num(ci[1], 4)}]</span>'
+
+
+def _models(models: list[SeriesModel]) -> str:
+    if not models:
+        return "<p>No point-to-point measurements to model.</p>"
+    parts = []
+    for m in models:
+        title = f"<h3>{escape(m.label)}</h3>" if m.label != m.benchmark else f"<h3>{escape(m.benchmark)}</h3>"
+        if m.report is None:
+            parts.append(f"{title}<p class=muted>{escape(m.problem or 'no model')}</p>")
+            continue
+        sw = "".join(
+            f"<li>switch at ~{human_size(int(round(s.size)))} (between measured sizes {s.bracket[0]} and "
+            f"{s.bracket[1]} B): time jumps {s.jump * 100:+.1f}%, per-byte cost ×{_num(s.slope_ratio)}</li>"
+            for s in m.report.switches)
+        head = ["", *(f"regime {i + 1}: {human_size(r.size_range[0])}–{human_size(r.size_range[1])}"
+                      for i, r in enumerate(m.report.regimes))]
+        fits = [r.fit for r in m.report.regimes]
+        mbps = 1e6 / 2 ** 20  # analysis reports 1/beta in MiB/s; the engine's MB/s are 10^6 bytes
+        rows = [
+            ["latency α (µs)", *(f"{_num(f.alpha_us, 4)} {_interval(f.alpha_ci)}" for f in fits)],
+            ["bandwidth 1/β (MB/s)", *(f"{_num(f.bandwidth_MBps, 4)} "
+                                       f"{_interval((f.bandwidth_ci[0] / mbps, f.bandwidth_ci[1] / mbps))}"
+                                       for f in fits)],
+            ["per-byte β (ns/B)", *(f"{_num(f.beta_us_per_byte * 1e3, 4)} "
+                                    f"{_interval((f.beta_ci[0] * 1e3, f.beta_ci[1] * 1e3))}" for f in fits)],
+            ["n½ (bytes)", *(f"{_num(f.n_half, 4)} {_interval(f.n_half_ci)}" for f in fits)],
+            ["points fitted", *(f"{f.n_points}" + (f" ({len(f.outliers)} left out)" if f.outliers else "")
+                                for f in fits)],
+        ]
+        spikes = (f"<p class=muted>isolated spikes left out: "
+                  f"{escape(', '.join(human_size(s) for s in m.report.outliers))}</p>" if m.report.outliers else "")
+        parts.append(f"{title}<ul class=switches>{sw or '<li>no protocol switch detected</li>'}</ul>"
+                     f"{_table(head, rows, 'model')}{spikes}")
+    note = ("<p class=muted>Hockney model T(n) = α + β n per regime between detected switches; brackets are "
+            "95% bootstrap intervals over the points. <code>mpiscope model RUN</code> gives the full analysis.</p>")
+    return "".join(parts) + note
+
+
+def _plots(plots: list[Plot]) -> str:
+    if not plots:
+        return "<p>No plots apply to these runs.</p>"
+    figs = [f'<figure id="plot-{escape(p.name)}"><img alt="{escape(p.title)}" '
+            f'src="data:image/svg+xml;base64,{_svg(p.figure)}"><figcaption>{escape(p.title)}</figcaption></figure>'
+            for p in plots]
+    return "".join(figs)
+
+
+def _cell(row) -> tuple[str, str]:
+    ci = f'<span class="ci">{_num(row.time_ci_low_us)}–{_num(row.time_ci_high_us)}</span>'
+    flag = "" if row.converged is not False else f' <span class="flag" title="did not converge: {escape(str(row.stop_reason))}">†</span>'
+    bw = row.bw_median_MBps if "bw_median_MBps" in row._fields else None
+    return f"{_num(row.time_median_us)}{flag} {ci}", _num(bw, 4) if bw is not None and bw == bw else "–"
+
+
+def _tables(df: pd.DataFrame) -> str:
+    """Per benchmark (and rank count): size down, configurations side by side."""
+    if df.empty:
+        return "<p>No points.</p>"
+    d = with_mpi(df)
+    keys = legend_keys(d, exclude=["benchmark", "ranks"], within=["benchmark", "ranks", "size"])
+    parts = []
+    for (bench, ranks), b in d.groupby(["benchmark", "ranks"], sort=False):
+        configs = list(series(b, keys))
+        sizes = sorted(b["size"].unique())
+        head = ["size"]
+        for label, _ in configs:
+            prefix = f"{label}: " if len(configs) > 1 else ""
+            head += [f"{prefix}median µs [95% CI]", f"{prefix}MB/s"]
+        cells = {label: {int(r.size): _cell(r) for r in rows.itertuples()} for label, rows in configs}
+        rows = [[human_size(int(s)), *[c for label, _ in configs for c in cells[label].get(int(s), ("", ""))]]
+                for s in sizes]
+        parts.append(f"<h3>{escape(str(bench))} <span class=muted>on {int(ranks)} ranks</span></h3>"
+                     + _table(head, rows, "data"))
+    return "".join(parts) + '<p class="muted">† did not converge (stopped by its time or repetition cap).</p>'
+
+
+def _provenance(run: Run, ctx: dict, open_: bool) -> str:
+    meta = run.meta()
+    mpi = meta.get("mpi", {})
+    env = {**(ctx.get("env") or {}), **(meta.get("env") or {})}
+    ranks = ctx.get("ranks") or []
+    mapping = _table(["rank", "host", "cpus", "bound"],
+                     [[str(r.get("rank")), escape(str(r.get("host"))), escape(_cpus(r.get("cpus") or [])),
+                       "yes" if r.get("bound") else "no"] for r in ranks], "mapping") if ranks else "?"
+    timer = ctx.get("timer") or {}
+    rows = [
+        ("status", f"{meta.get('status')} · started {meta.get('started', '?')} · finished {meta.get('finished', '?')}"),
+        ("MPI", f"{mpi.get('vendor', '?')} {mpi.get('version', '')} ({mpi.get('name', '?')}, {mpi.get('origin', '?')}), "
+                f"MPI standard {ctx.get('mpi_version', mpi.get('mpi_version', '?'))}"),
+        ("library version", f"<pre>{escape(ctx.get('mpi_library_version') or mpi.get('library_version') or '?')}</pre>"),
+        ("engine / mpiscope", f"engine {ctx.get('engine_version', '?')}, mpiscope {meta.get('mpiscope_version', '?')}"),
+        ("hosts", f"{', '.join(ctx.get('hosts') or ['?'])} · {ctx.get('cores_online', '?')} cores online · "
+                  f"{'oversubscribed' if ctx.get('oversubscribed') else 'not oversubscribed'}"),
+        ("placement", escape(", ".join(f"{k}={v}" for k, v in (meta.get("placement") or {}).items()) or "launcher default")),
+        ("mapping and binding", mapping),
+        ("tuning variables", escape(" ".join(f"{k}={v}" for k, v in sorted(env.items()))) or "none"),
+        ("factors", escape(", ".join(f"{k}={v}" for k, v in (meta.get("factors") or {}).items())) or "none"),
+        ("timer", escape(f"{timer.get('source', '?')}, resolution {timer.get('resolution_s', '?')} s, "
+                         f"overhead {timer.get('overhead_s', '?')} s")),
+        ("launcher command", f"<code>{escape(shlex.join(meta.get('launcher_command') or []))}</code>"),
+        ("engine command", f"<code>{escape(shlex.join(meta.get('engine_command') or []))}</code>"),
+        ("run directory", f"<code>{escape(str(run.path))}</code>"),
+    ]
+    esc = {"library version", "mapping and binding", "launcher command", "engine command", "run directory",
+           "placement", "tuning variables", "factors", "timer"}
+    body = "".join(f"<tr><th>{k}</th><td>{v if k in esc else escape(v)}</td></tr>" for k, v in rows)
+    return (f'<details{" open" if open_ else ""}><summary>run {escape(run.id)}</summary>'
+            f'<table class="prov">{body}</table></details>')
+
+
+def _cpus(cpus: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            out.append(str(start) if start == c else f"{start}-{c}")
+            start = None
+    return ",".join(out)
+
+
+# --- the page -------------------------------------------------------------------------------
+
+def render(runs: list[Run]) -> str:
+    records = {run.id: run.records() for run in runs}
+    contexts = {rid: recs.context or {} for rid, recs in records.items()}
+    df = tidy(runs)
+    models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
+    plots = all_plots(df, {rid: recs.records for rid, recs in records.items()}, models) if not df.empty else []
+    many = len(runs) > 1
+    nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
+                  ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
+    title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections = [
+        ("summary", "Summary", _what(df, runs, contexts) + _cards(df)),
+        ("warnings", "Warnings", _warnings(runs, many)),
+        ("models", "Models", _models(models)),
+        ("plots", "Plots", _plots(plots)),
+        ("tables", "Tables", _tables(df)),
+        ("provenance", "Provenance",
+         "".join(_provenance(run, contexts[run.id], not many) for run in runs)),
+    ]
+    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{html}</section>' for sid, name, html in sections)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f'<header><div class="brand">mpiscope</div><h1>MPI measurement report</h1>'
+            f'<p class="muted">{escape(", ".join(r.id for r in runs))} · generated {generated} by mpiscope '
+            f'{__version__}</p><nav>{nav}</nav></header><main>{body}</main></body></html>\n')
+
+
+def write_report(runs: list[Run], path: Path) -> Path:
+    path.write_text(render(runs), encoding="utf-8")
+    return path

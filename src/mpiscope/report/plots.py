@@ -1,0 +1,460 @@
+"""Figures from the tidy table: point-to-point latency and bandwidth with CI bands and the fitted
+Hockney model, collectives against size and rank count, the ring case study, pair matrices.
+
+Every function returns its Figure (and saves it when given a path); `all_plots` picks the ones
+that apply to a set of runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullLocator
+
+from mpiscope.analysis import SwitchReport, find_switches, points_from_records
+from mpiscope.report.axes import plt, save, size_axis
+from mpiscope.report.configs import legend_keys, series, with_mpi
+from mpiscope.sizes import human_size
+
+COLLECTIVE = ("coll", "nbc")
+# Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.
+MODEL_REPS = 200
+MIN_MODEL_SIZES = 6
+
+
+@dataclass
+class Plot:
+    name: str          # file stem
+    title: str         # caption
+    figure: Figure
+
+
+@dataclass
+class SeriesModel:
+    label: str
+    benchmark: str
+    report: SwitchReport | None
+    problem: str | None = None
+
+
+def _finish(fig: Figure, path) -> Figure:
+    if not fig.legends:
+        fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def _style(ax) -> None:
+    ax.grid(True, which="major", color="#d0d4da", linewidth=0.6)
+    ax.grid(True, which="minor", axis="y", color="#eef0f3", linewidth=0.4)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _plain_log(ax, axis: str = "y", base: int = 10) -> None:
+    """Log axis with ticks written as plain numbers (0.5, 10, 2000), not powers."""
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log", base=base)
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    which.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    which.set_minor_formatter(FuncFormatter(lambda v, _: _minor_label(which, v)))
+
+
+def _minor_label(axis, v: float) -> str:
+    """Label 2x and 5x minor ticks, and only when the axis spans too few decades for the
+    major ticks to say enough."""
+    lo, hi = axis.get_view_interval()
+    lead = round(v / 10 ** np.floor(np.log10(v))) if v > 0 else 0
+    return f"{v:g}" if lo > 0 and hi / lo < 30 and lead in (2, 5) else ""
+
+
+def _grid(n: int, width: float = 4.0, height: float = 3.1) -> tuple[Figure, list]:
+    cols = min(n, 3 if n > 4 else 2 if n > 1 else 1)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols + 1, height * rows + 0.9), squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def _colors(n: int) -> list:
+    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def _band(ax, x, lo, hi, color) -> None:
+    ax.fill_between(x, lo, hi, color=color, alpha=0.22, linewidth=0, gid="ci-band")
+
+
+def _line(ax, x, y, color, label: str | None) -> None:
+    ax.plot(x, y, marker="o", markersize=2.8, linewidth=1.4, color=color, label=label, gid="series")
+
+
+def _figure_legend(fig: Figure, handles: list, labels: list[str]) -> None:
+    """One legend for all panels, hanging below the figure (saved with a tight bounding box)."""
+    if handles:
+        fig.tight_layout()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 4), frameon=False,
+                   fontsize=8, bbox_to_anchor=(0.5, 0.0))
+
+
+# --- point to point ---------------------------------------------------------------------
+
+def _p2p(df: pd.DataFrame) -> pd.DataFrame:
+    d = df[(df["family"] == "p2p") & (df["size"] > 0)] if "family" in df else df.iloc[0:0]
+    if d.empty:
+        raise ValueError("no point-to-point measurements (pingpong, bw, ...) with sizes above 0")
+    return with_mpi(d)
+
+
+def _as_records(rows: pd.DataFrame) -> list[dict]:
+    """Tidy rows back into the point-record shape the analysis reads."""
+    return [{"type": "point", "benchmark": r.benchmark, "size": int(r.size), "ranks": int(r.ranks),
+             "time_us": {"median": r.time_median_us, "ci_low": r.time_ci_low_us,
+                         "ci_high": r.time_ci_high_us, "n": int(r.samples)}}
+            for r in rows.itertuples()]
+
+
+def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
+    """Regimes, switches and Hockney fits of every point-to-point line of the latency plot."""
+    d = _p2p(df)
+    out = []
+    for label, rows in series(d, legend_keys(d)):
+        bench = str(rows["benchmark"].iloc[0])
+        if rows["size"].nunique() < MIN_MODEL_SIZES:
+            out.append(SeriesModel(label, bench, None, f"fewer than {MIN_MODEL_SIZES} sizes: no model"))
+            continue
+        try:
+            rep = find_switches(points_from_records(_as_records(rows), benchmark=None), reps=MODEL_REPS)
+            out.append(SeriesModel(label, bench, rep))
+        except (ValueError, np.linalg.LinAlgError) as e:
+            out.append(SeriesModel(label, bench, None, str(e)))
+    return out
+
+
+def _overlay(ax, model: SeriesModel | None, color, per_byte: float | None) -> bool:
+    """Dashed Hockney line per regime, dotted line per switch; per_byte given: as bandwidth."""
+    if model is None or model.report is None:
+        return False
+    for reg in model.report.regimes:
+        lo, hi = max(reg.size_range[0], 1), reg.size_range[1]
+        n = np.geomspace(lo, hi, 40)
+        t = reg.fit.predict(n)
+        y = t if per_byte is None else per_byte * n / np.where(t > 0, t, np.nan)
+        ax.plot(n, y, linestyle="--", linewidth=1.0, color=color, alpha=0.9, gid="model")
+    for sw in model.report.switches:
+        ax.axvline(sw.size, linestyle=":", linewidth=1.0, color=color, alpha=0.8, gid="switch")
+    return True
+
+
+def _p2p_plot(df: pd.DataFrame, bandwidth: bool, models: list[SeriesModel] | None, path) -> Figure:
+    d = _p2p(df)
+    if models is None:
+        models = fit_models(d)
+    by_label = {m.label: m for m in models}
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    _style(ax)
+    drawn = False
+    labelled = list(series(d, legend_keys(d)))
+    for color, (label, rows) in zip(_colors(len(labelled)), labelled):
+        x = rows["size"].to_numpy(float)
+        if bandwidth:
+            bpo = rows["bytes_per_op"].to_numpy(float)
+            y = rows["bw_median_MBps"].to_numpy(float)
+            lo, hi = bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float)
+            per_byte = float(np.median(bpo / x))
+        else:
+            y = rows["time_median_us"].to_numpy(float)
+            lo, hi = rows["time_ci_low_us"].to_numpy(float), rows["time_ci_high_us"].to_numpy(float)
+            per_byte = None
+        _band(ax, x, lo, hi, color)
+        _line(ax, x, y, color, label)
+        drawn |= _overlay(ax, by_label.get(label), color, per_byte)
+    size_axis(ax)
+    _plain_log(ax)
+    ax.set_ylabel("bandwidth (MB/s)" if bandwidth else "time per message (µs)")
+    ax.set_title("Point-to-point " + ("bandwidth" if bandwidth else "latency"), loc="left")
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3))
+    labels.append("95% CI of the median")
+    if drawn:
+        handles += [Line2D([], [], color="grey", linestyle="--"), Line2D([], [], color="grey", linestyle=":")]
+        labels += ["Hockney fit per regime", "protocol switch"]
+    ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper left" if not bandwidth else "lower right")
+    return _finish(fig, path)
+
+
+def latency_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, path=None) -> Figure:
+    """Time per message against size, one line per configuration (and benchmark), CI band,
+    fitted model and switches."""
+    return _p2p_plot(df, False, models, path)
+
+
+def bandwidth_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, path=None) -> Figure:
+    """Bandwidth (MB/s) against size, as latency_plot."""
+    return _p2p_plot(df, True, models, path)
+
+
+# --- collectives --------------------------------------------------------------------------
+
+def _collectives(df: pd.DataFrame) -> pd.DataFrame:
+    d = df[df["family"].isin(COLLECTIVE)] if "family" in df else df.iloc[0:0]
+    if d.empty:
+        raise ValueError("no collective measurements")
+    return with_mpi(d)
+
+
+def _ordered(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
+    """Time per call against size, one panel per collective, one line per configuration and
+    rank count."""
+    d = _collectives(df)
+    d = d[d["size"] > 0]
+    if d.empty:
+        raise ValueError("no collective measurements with sizes above 0")
+    benches = _ordered(d["benchmark"])
+    keys = legend_keys(d, exclude=["benchmark"], within=["benchmark", "size"])
+    labels = [label for label, _ in series(d, keys)]
+    colors = dict(zip(labels, _colors(len(labels))))
+    fig, axes = _grid(len(benches))
+    fig.suptitle("Collectives: time per call against message size", x=0.01, ha="left")
+    for ax, bench in zip(axes, benches):
+        _style(ax)
+        for label, rows in series(d[d["benchmark"] == bench], keys):
+            x = rows["size"].to_numpy(float)
+            _band(ax, x, rows["time_ci_low_us"], rows["time_ci_high_us"], colors[label])
+            _line(ax, x, rows["time_median_us"], colors[label], label)
+        size_axis(ax)
+        _plain_log(ax)
+        ax.set_ylabel("time per call (µs)")
+        ax.set_title(bench, loc="left", fontsize=10)
+    _figure_legend(fig, [Line2D([], [], color=colors[lb], marker="o", markersize=3) for lb in labels], labels)
+    return _finish(fig, path)
+
+
+def _sizes_to_show(sizes: Sequence[int], most: int = 3) -> list[int]:
+    """The smallest, largest and a middle size (geometrically): the shape of scaling at a glance."""
+    s = sorted(set(int(v) for v in sizes))
+    if len(s) <= most:
+        return s
+    pos = s[1:] if s[0] == 0 else s
+    mid = min(pos, key=lambda v: abs(np.log(v) - (np.log(pos[0]) + np.log(pos[-1])) / 2))
+    return sorted({s[0], mid, s[-1]})
+
+
+def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
+    """Time per call against rank count (--npmin runs), one panel per collective, one line per
+    size (and configuration)."""
+    d = _collectives(df)
+    if d["ranks"].nunique() < 2:
+        raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
+    benches = _ordered(d["benchmark"])
+    d = pd.concat([b[b["size"].isin(_sizes_to_show(b["size"]))] for _, b in d.groupby("benchmark", sort=False)])
+    d["message size"] = d["size"].map(human_size)
+    keys = legend_keys(d, exclude=["benchmark", "ranks", "size"], first=["message size"],
+                       within=["benchmark", "size", "ranks"])
+    labels = [label for label, _ in series(d, keys)]
+    colors = dict(zip(labels, _colors(len(labels))))
+    fig, axes = _grid(len(benches))
+    fig.suptitle("Collectives: time per call against rank count", x=0.01, ha="left")
+    for ax, bench in zip(axes, benches):
+        _style(ax)
+        for label, rows in series(d[d["benchmark"] == bench], keys):
+            rows = rows.sort_values("ranks")
+            color = colors[label]
+            x = rows["ranks"].to_numpy(float)
+            _band(ax, x, rows["time_ci_low_us"], rows["time_ci_high_us"], color)
+            _line(ax, x, rows["time_median_us"], color, label)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(d["ranks"].unique()))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        _plain_log(ax)
+        ax.set_xlabel("ranks")
+        ax.set_ylabel("time per call (µs)")
+        ax.set_title(bench, loc="left", fontsize=10)
+        ax.legend(fontsize=7, frameon=False)
+    return _finish(fig, path)
+
+
+# --- the ring case study ------------------------------------------------------------------
+
+def _ring(df: pd.DataFrame) -> pd.DataFrame:
+    """Ring rows with the study's factors as columns, from run.json factors where the study set
+    them, else from the benchmark name and the engine options."""
+    from mpiscope.studies.ring import ALGORITHMS
+    d = df[df["benchmark"].astype(str).str.startswith("ringcs") & (df["size"] > 0)] if "benchmark" in df else df
+    if d.empty:
+        raise ValueError("no ring case study measurements (ringcs1..5)")
+    d = with_mpi(d)
+    alg = d["benchmark"].str.removeprefix("ringcs").astype(int)
+    if "factor_algorithm" in d:
+        alg = pd.to_numeric(d["factor_algorithm"], errors="coerce").fillna(alg).astype(int)
+    d["algorithm"] = alg.map(lambda k: f"{k}: {ALGORITHMS.get(k, '?')}")
+    balanced = d.get("opt_ncompute_a", 0) == d.get("opt_ncompute_b", 0)
+    load = pd.Series(np.where(balanced, "balanced", "imbalanced"), index=d.index)
+    d["load"] = d["factor_load"].fillna(load) if "factor_load" in d else load
+    d["nblock"] = pd.to_numeric(d["factor_nblock"] if "factor_nblock" in d else d.get("opt_nblock"),
+                                errors="coerce")
+    d["nblock series"] = d["factor_nblock"].notna() if "factor_nblock" in d else False
+    return d
+
+
+_RING_SOURCES = ["benchmark", "factor_algorithm", "factor_load", "factor_nblock", "opt_ncompute_a",
+                 "opt_ncompute_b", "opt_nblock", "algorithm", "load", "nblock", "nblock series"]
+
+
+def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
+    """Bandwidth (including computation) against size, one line per algorithm, one panel per load:
+    the chapter's FIGURES 4-6 and 4-7."""
+    d = _ring(df)
+    d = d[~d["nblock series"]]
+    if d.empty:
+        raise ValueError("only MPI_Testall (nblock) series: no ring bandwidth against size")
+    loads = sorted(d["load"].unique(), key=lambda v: (v != "balanced", v))
+    keys = legend_keys(d, exclude=_RING_SOURCES[:-4] + ["load"], first=["algorithm"],
+                       within=["load", "size"])
+    labels = [label for label, _ in series(d, keys)]
+    colors = dict(zip(labels, _colors(len(labels))))
+    fig, axes = plt.subplots(1, len(loads), figsize=(5.2 * len(loads) + 0.6, 4.6), sharey=True, squeeze=False)
+    fig.suptitle("Ring case study: bandwidth against message size", x=0.01, ha="left")
+    for ax, load in zip(axes[0], loads):
+        _style(ax)
+        for label, rows in series(d[d["load"] == load], keys):
+            x = rows["size"].to_numpy(float)
+            bpo = rows["bytes_per_op"].to_numpy(float)
+            _band(ax, x, bpo / rows["time_ci_high_us"].to_numpy(float),
+                  bpo / rows["time_ci_low_us"].to_numpy(float), colors[label])
+            _line(ax, x, rows["bw_median_MBps"], colors[label], label)
+        size_axis(ax)
+        _plain_log(ax)
+        ax.set_title(f"{load} load", loc="left", fontsize=10)
+    axes[0][0].set_ylabel("bandwidth incl. computation (MB/s)")
+    _figure_legend(fig, [Line2D([], [], color=colors[lb], marker="o", markersize=3) for lb in labels], labels)
+    return _finish(fig, path)
+
+
+def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
+    """Bandwidth of algorithm 5 against the elements computed between MPI_Testall calls, one line
+    per message size: the chapter's FIGURE 4-9."""
+    d = _ring(df)
+    d = d[d["nblock series"]] if d["nblock series"].any() else d[d["benchmark"] == "ringcs5"]
+    if d["nblock"].nunique() < 2:
+        raise ValueError("ring algorithm 5 ran with one nblock only: no nblock figure")
+    d = d.copy()
+    d["message size"] = d["size"].map(human_size)
+    keys = legend_keys(d, exclude=_RING_SOURCES, first=["message size"], within=["size", "nblock"])
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    _style(ax)
+    labelled = list(series(d, keys))
+    for color, (label, rows) in zip(_colors(len(labelled)), labelled):
+        rows = rows.sort_values("nblock")
+        x = rows["nblock"].to_numpy(float)
+        bpo = rows["bytes_per_op"].to_numpy(float)
+        _band(ax, x, bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float),
+              color)
+        _line(ax, x, rows["bw_median_MBps"], color, label)
+    _plain_log(ax, "x", base=2)
+    _plain_log(ax)
+    ax.set_xlabel("elements computed between MPI_Testall calls (nblock)")
+    ax.set_ylabel("bandwidth incl. computation (MB/s)")
+    ax.set_title("Ring algorithm 5: MPI_Testall frequency", loc="left")
+    ax.legend(fontsize=8, frameon=False)
+    return _finish(fig, path)
+
+
+# --- pair matrices ------------------------------------------------------------------------
+
+def matrix_plot(matrix: Sequence[Sequence[float | None]], ranks: Sequence[int] | int | None = None,
+                unit: str = "µs", title: str = "", path=None) -> Figure:
+    """A rank x rank heat map (row: sending rank, column: receiving rank); missing pairs (None,
+    the diagonal) are left blank."""
+    m = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.size == 0:
+        raise ValueError(f"a pair matrix must be square and non-empty, got shape {m.shape}")
+    n = m.shape[0]
+    names = list(ranks) if isinstance(ranks, (list, tuple)) and len(ranks) == n else list(range(n))
+    fig, ax = plt.subplots(figsize=(min(3.2 + 0.45 * n, 10), min(2.6 + 0.45 * n, 9)))
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#eceef1")
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, gid="matrix")
+    fig.colorbar(im, ax=ax, label=unit, shrink=0.85)
+    step = max(1, n // 16)
+    ax.set_xticks(range(0, n, step), [str(r) for r in names[::step]])
+    ax.set_yticks(range(0, n, step), [str(r) for r in names[::step]])
+    ax.set_xlabel("receiving rank")
+    ax.set_ylabel("sending rank")
+    if n <= 8:
+        mid = np.nanmean(m) if np.isfinite(m).any() else 0
+        for (i, j), v in np.ndenumerate(m):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
+                        color="white" if v < mid else "black")
+    ax.set_title(title, loc="left", fontsize=10)
+    return _finish(fig, path)
+
+
+def matrix_records(records: Sequence[dict]) -> list[dict]:
+    return [r for r in records if r.get("type") == "point" and isinstance(r.get("matrix"), list)]
+
+
+def matrix_of(rec: dict, run_id: str = "") -> Plot:
+    unit = rec.get("matrix_unit") or rec.get("unit") or "µs"
+    what = f"{rec.get('benchmark', '?')} {human_size(int(rec.get('size', 0)))}"
+    title = f"{what} per rank pair" + (f" (run {run_id})" if run_id else "")
+    fig = matrix_plot(rec["matrix"], rec.get("ranks"), unit, title)
+    stem = f"matrix-{rec.get('benchmark', 'pairs')}-{rec.get('size', 0)}" + (f"-{run_id}" if run_id else "")
+    return Plot(stem, title, fig)
+
+
+# --- everything that applies --------------------------------------------------------------
+
+def all_plots(df: pd.DataFrame, records_by_run: dict[str, list[dict]] | None = None,
+              models: list[SeriesModel] | None = None) -> list[Plot]:
+    """Every figure the data supports, in reading order."""
+    plots: list[Plot] = []
+    has = set(df["family"].dropna()) if "family" in df else set()
+    if "p2p" in has and (df[df["family"] == "p2p"]["size"] > 0).any():
+        models = models if models is not None else fit_models(df)
+        plots.append(Plot("latency", "Point-to-point latency against message size", latency_plot(df, models)))
+        plots.append(Plot("bandwidth", "Point-to-point bandwidth against message size",
+                          bandwidth_plot(df, models)))
+    if has & set(COLLECTIVE):
+        coll = df[df["family"].isin(COLLECTIVE)]
+        if (coll["size"] > 0).any():
+            plots.append(Plot("collectives-size", "Collectives: time per call against size",
+                              collective_size_plot(df)))
+        if coll["ranks"].nunique() > 1:
+            plots.append(Plot("collectives-ranks", "Collectives: time per call against rank count",
+                              collective_ranks_plot(df)))
+    if "ringcs" in has:
+        ring = _ring(df)
+        if (~ring["nblock series"]).any():
+            plots.append(Plot("ring-size", "Ring case study: bandwidth against message size per algorithm",
+                              ring_size_plot(df)))
+        try:
+            plots.append(Plot("ring-nblock", "Ring case study: bandwidth against MPI_Testall frequency",
+                              ring_nblock_plot(df)))
+        except ValueError:
+            pass  # one nblock only: nothing to draw
+    for run_id, recs in (records_by_run or {}).items():
+        plots += [matrix_of(r, run_id if len(records_by_run) > 1 else "") for r in matrix_records(recs)]
+    return plots
+
+
+def write_plots(plots: list[Plot], out_dir: Path, fmt: str = "png") -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for p in plots:
+        path = out_dir / f"{p.name}.{fmt}"
+        save(p.figure, path)
+        paths.append(path)
+    return paths
