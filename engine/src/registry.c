@@ -2,6 +2,8 @@
  * and a row here. */
 #include "bench.h"
 #include "kernels/coll.h"
+#include "kernels/hw.h"
+#include "kernels/loggp.h"
 #include "kernels/grid.h"
 #include "kernels/nbc.h"
 #include "kernels/p2p.h"
@@ -135,6 +137,55 @@ static const bench_t ringcs5 = {
     .event = ringcs5_event, .verify = ringcs5_verify, .describe = ringcs5_describe,
 };
 
+/* LogGP overheads, netgauge method (kernels/loggp.c): rank 0's time inside the call. */
+static const bench_t overhead_send = {
+    .name = "overhead_send", .family = "loggp", .min_ranks = 2,
+    .summary = "LogGP o_s: rank 0's time inside MPI_Send to rank 1 (netgauge)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_SYNC_BARRIER,
+    .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .event = overhead_send_event, .verify = overhead_send_verify,
+};
+
+static const bench_t overhead_recv = {
+    .name = "overhead_recv", .family = "loggp", .min_ranks = 2,
+    .summary = "LogGP o_r: rank 0's time inside MPI_Recv of a message already arrived (netgauge)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_SYNC_BARRIER,
+    .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = overhead_recv_setup, .event = overhead_recv_event, .teardown = overhead_recv_teardown,
+    .verify = overhead_recv_verify,
+};
+
+/* The hardware's limit (kernels/hw.c): no MPI message is timed. */
+static const bench_t memcpy_row = {
+    .name = "memcpy", .family = "hw", .min_ranks = 1,
+    .summary = "single-core memcpy bandwidth on rank 0 (in cache when small, from memory when large)",
+    .flags = BENCH_SAMPLE_ROOT,
+    .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
+    .is_active = hw_rank0_active,
+    .event = memcpy_event, .verify = memcpy_verify,
+};
+
+static const bench_t reduce_local_row = {
+    .name = "reduce_local", .family = "hw", .min_ranks = 1,
+    .summary = "MPI_Reduce_local of size/4 floats (sum) on rank 0: gamma of the collective models",
+    .flags = BENCH_SAMPLE_ROOT,
+    .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
+    .is_active = hw_rank0_active,
+    .event = reduce_local_event, .verify = reduce_local_verify,
+};
+
+static const bench_t cacheline = {
+    .name = "cacheline", .family = "hw", .min_ranks = 2,
+    .summary = "core-to-core latency: ranks 0 and 1 bounce a cache line in shared memory (half round trip)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT | BENCH_NO_SIZE,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01, .buffer_bytes = cacheline_buffers,
+    .setup = cacheline_setup, .event = cacheline_event, .teardown = cacheline_teardown,
+    .verify = cacheline_verify,
+};
+
 /* Collectives: every rank takes part; the figure per sample is the slowest
  * rank's (from the common start under window sync). */
 #define COLL_ROW(nm, flg, summ, bytes, busbw)                                                        \
@@ -214,6 +265,7 @@ static const bench_t pairs = {
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
+    &overhead_send, &overhead_recv, &memcpy_row, &reduce_local_row, &cacheline,
     &barrier_row, &bcast_row, &reduce_row, &allreduce_row, &allgather_row, &allgatherv_row,
     &alltoall_row, &alltoallv_row, &gather_row, &gatherv_row, &scatter_row, &scatterv_row,
     &reduce_scatter_row, &reduce_scatter_block_row, &scan_row, &exscan_row,
