@@ -34,8 +34,17 @@ def test_launcher_family_follows_vendor():
 
 def test_hydra_argv_passes_env_with_genv():
     launch = Hydra("/p/bin/mpiexec").command(Job(["eng", "pingpong"], 2, {"A": "1"}, ["-v"]), cores=2)
-    assert launch.argv == ["/p/bin/mpiexec", "-n", "2", "-genv", "A", "1", "-v", "eng", "pingpong"]
+    assert launch.argv == ["/p/bin/mpiexec", "-n", "2", "-bind-to", "core", "-genv", "A", "1", "-v", "eng",
+                           "pingpong"]
     assert not launch.oversubscribed
+
+
+def test_hydra_binds_to_cores_only_on_one_host_without_oversubscription():
+    def argv(job: Job) -> list[str]:
+        return Hydra("mpiexec").command(job, cores=2).argv
+    assert "-bind-to" not in argv(Job(["eng"], 4))                            # more ranks than cores
+    assert "-bind-to" not in argv(Job(["eng"], 2, hosts=["a", "b"]))          # hosts may share cores
+    assert argv(Job(["eng"], 2, binding="none"))[3:5] == ["-bind-to", "none"]  # the user's choice wins
 
 
 def test_hydra_rejects_oversubscribe_with_the_reason():

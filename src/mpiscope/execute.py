@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from mpiscope import __version__
+from mpiscope.checks import misconfigurations
 from mpiscope.errors import MpiscopeError
 from mpiscope.launch import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
@@ -344,6 +345,7 @@ def _judge(plan: Plan, out: Outcome, cores: int, singleton_fix: str = "") -> Non
     over = ctx.get("oversubscribed") or (plan.ranks > cores and len(ctx.get("hosts") or [0]) <= 1)
     if over:
         out.warnings.append(UNTRUSTWORTHY.format(ranks=plan.ranks, cores=ctx.get("cores_online", cores)))
+    out.warnings += misconfigurations(ctx)
     if out.status == "interrupted":
         return
     if len(out.contexts) > 1 or (ctx and ctx.get("world_size") != plan.ranks):

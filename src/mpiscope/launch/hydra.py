@@ -39,10 +39,16 @@ class Hydra(Launcher):
         ppn = _ppn(job)
         if ppn:
             argv += ["-ppn", str(ppn)]
+        over = job.hosts is None and job.hostfile is None and job.ranks > (cores or local_cores())
+        local = job.hosts is None and job.hostfile is None
         if job.binding:
             argv += ["-bind-to", BIND.get(job.binding, job.binding)]
+        elif local and not over and "-bind-to" not in job.extra_args:
+            # Hydra leaves ranks unbound, free to migrate mid-measurement; Open MPI binds to
+            # cores by default, and so does mpiscope here (not across hosts that may be
+            # namespaces of one machine, where every "host" would bind to the same core).
+            argv += ["-bind-to", "core"]
         for k, v in job.env.items():
             argv += ["-genv", k, v]
         argv += job.extra_args + job.program
-        over = job.hosts is None and job.hostfile is None and job.ranks > (cores or local_cores())
         return Launch(argv=argv, env={}, oversubscribed=over)
