@@ -47,3 +47,19 @@ def test_pairs_follow_the_order_option(engine_openmpi, openmpi_launch):
     assert [r["launch_rank"] for r in run.context["ranks"]] == [3, 2, 1, 0]
     (p,) = run.points()
     assert p["order"] == "list" and len(p["pair_map"]["rings"]["matrix_us"]) == 4
+
+
+def test_pairs_command_prints_the_maps_and_slowest_pairs(cli, openmpi_prefix, tmp_path):
+    runs = str(tmp_path / "runs")
+    r = cli("run", "--runs-dir", runs, "--mpi", "openmpi", "-n", "4", "-b", "pairs", "--sizes", "8,4K",
+            "--max-time", "0.02", "--no-progress", "--no-report")
+    assert r.returncode == 0, r.stderr
+    shown = cli("pairs", "--runs-dir", runs, "latest", "--size", "4096", "--top", "2")
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "4 KiB, one pair at a time" in text and "4 KiB, all pairs at once" in text and "8 B," not in text
+    # two slowest per map: each one-pair pair once (a <-> b), ring pairs by direction
+    slow = [ln for ln in text.splitlines() if ln.strip().startswith("slow:")]
+    assert len(slow) == 4 and sum("<->" in ln for ln in slow) == 2 and all("x the median pair" in ln for ln in slow)
+    missing = cli("pairs", "--runs-dir", runs, "latest", "--top", "0")
+    assert missing.returncode == 2 and missing.stderr.startswith("mpiscope: error: --top")

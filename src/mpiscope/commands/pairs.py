@@ -1,0 +1,89 @@
+"""`mpiscope pairs RUN`: the pairs benchmark's rank x rank maps as tables, and the
+slowest pairs by name (ranks and hosts)."""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted rings)"}
+
+
+def matrix(point: dict, mode: str, key: str = "matrix_us") -> np.ndarray:
+    """A mode's matrix with NaN where the engine wrote null (the diagonal)."""
+    rows = point["pair_map"][mode][key]
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
+
+
+def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int, int, float, float]]:
+    """The `top` slowest (from, to) pairs: time per message and its ratio to the median pair.
+    A symmetric map names each pair once."""
+    off = ~np.isnan(us)
+    if symmetric:
+        off &= np.triu(np.ones(us.shape, dtype=bool), 1)
+    if not off.any():
+        return []
+    median = float(np.median(us[off]))
+    order = np.argsort(np.where(off, us, -np.inf), axis=None)[::-1][:min(top, int(off.sum()))]
+    return [(int(a), int(b), float(us[a, b]), float(us[a, b]) / median if median > 0 else np.inf)
+            for a, b in (np.unravel_index(i, us.shape) for i in order)]
+
+
+def print_point(console, point: dict, hosts: list[str], top: int) -> None:
+    from rich.table import Table
+
+    from mpiscope.sizes import human_size
+    size = point["size"]
+    for mode, label in MODES.items():
+        us = matrix(point, mode)
+        n = us.shape[0]
+        table = Table(title=f"pairs, {human_size(size)}, {label}: µs per message, row rank -> column rank"
+                           , title_justify="left")
+        table.add_column("from \\ to", justify="right")
+        for b in range(n):
+            table.add_column(str(b), justify="right")
+        for a in range(n):
+            table.add_row(f"{a}", *("·" if np.isnan(us[a, b]) else f"{us[a, b]:.3g}" for b in range(n)))
+        console.print(table)
+        mbps = matrix(point, mode, "matrix_MBps")
+        for a, b, t, ratio in slowest(us, top, symmetric=mode == "one_pair"):
+            arrow = "<->" if mode == "one_pair" else "->"
+            where = f" ({hosts[a]} {arrow} {hosts[b]})" if hosts and len(set(hosts)) > 1 else ""
+            bw = "" if np.isnan(mbps[a, b]) else f", {mbps[a, b]:.4g} MB/s"
+            console.print(f"  slow: {a} {arrow} {b}{where}: {t:.3g} µs{bw}, {ratio:.2f}x the median pair",
+                          highlight=False)
+
+
+def cmd_pairs(a: argparse.Namespace) -> int:
+    from mpiscope import paths
+    from mpiscope.cli import err, out
+    from mpiscope.errors import UsageError
+    from mpiscope.store import resolve
+
+    if a.top < 1:
+        raise UsageError(f"--top must be at least 1, got {a.top}")
+    run = resolve(a.run, paths.runs_dir(a.runs_dir))
+    recs = run.records()
+    for p in recs.problems:
+        err.print(f"[yellow]warning:[/] run {run.id}: {p}")
+    points = [r for r in recs.of_type("point") if r.get("benchmark") == "pairs" and "pair_map" in r]
+    if not points:
+        raise UsageError(f"run {run.id} has no pairs points: measure them with "
+                         "`mpiscope run -b pairs -n N --sizes 8,1M`")
+    ctx = recs.context or {}
+    hosts = [r.get("host", "?") for r in ctx.get("ranks", [])]
+    out.print(f"run {run.id}: {points[0]['ranks']} ranks on {len(set(hosts)) or '?'} host(s), "
+              f"order {points[0].get('order', 'launch')}", highlight=False)
+    for point in points:
+        if a.size is None or point["size"] == a.size:
+            print_point(out, point, hosts, a.top)
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("pairs", parents=[runs_dir],
+                       help="the pairs benchmark's rank x rank maps and the slowest pairs")
+    p.add_argument("run", help="run id, unique prefix, 'latest', or a path")
+    p.add_argument("--size", type=int, help="only this size in bytes")
+    p.add_argument("--top", type=int, default=3, help="slowest pairs named per map (3)")
+    p.set_defaults(func=cmd_pairs)
