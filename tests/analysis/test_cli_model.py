@@ -71,23 +71,26 @@ def test_model_json_of_the_stored_run_is_consistent(cli, workdir, sweep):
 
 def test_refinement_locates_every_switch_within_a_few_percent(cli, workdir, refined):
     err = refined.stderr
-    first = first_run_id(refined.stdout)
-    meta = json.loads((workdir / "mpiscope-runs" / first / "run.json").read_text())
-    chain = (meta.get("refinement") or {}).get("runs", [])
+    rid = first_run_id(refined.stdout)
+    path = workdir / "mpiscope-runs" / rid
+    meta = json.loads((path / "run.json").read_text())
+    ref = meta["refinement"]
     assert "Model of pingpong" in refined.stdout
-    assert len(chain) == err.count("refinement round ")
-    for rid in chain:   # every launch is kept and says which run it refines
-        sub = json.loads((workdir / "mpiscope-runs" / rid / "run.json").read_text())
-        assert sub["refines"] == first and sub["status"] == "ok"
-    r = cli("model", first, "--json", cwd=workdir)
+    assert ref["rounds"] == err.count("refinement round ") and ref["tolerance"] == 0.05
+    # every launch went into the one run, its records tagged with the round
+    assert len(meta["launches"]) == 1 + ref["rounds"]
+    recs = [json.loads(ln) for ln in (path / "records.jsonl").read_text().splitlines()]
+    rounds = {r.get("refinement_round") for r in recs if r["type"] == "point"}
+    assert rounds == {None, *range(1, ref["rounds"] + 1)}
+    r = cli("model", rid, "--json", cwd=workdir)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
-    assert m["sizes"] >= 17
-    if meta["refinement"]["status"] == "located":
+    assert m["sizes"] == len({r["size"] for r in recs if r["type"] == "point"}) >= 17
+    if ref["status"] == "located":
         for sw in m["switches"]:
             lo, hi = sw["bracket"]
             assert sw["uncertainty"] <= 0.05 or hi - lo <= 1
-    text = cli("model", first, cwd=workdir).stdout
+    text = cli("model", rid, cwd=workdir).stdout
     for i, _ in enumerate(m["switches"], start=1):
         assert f"switch {i} (regime {i} -> {i + 1})" in text
 

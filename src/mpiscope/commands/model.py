@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from pathlib import Path
-
 from rich.console import Console
 
 from mpiscope import paths
@@ -17,7 +15,7 @@ from mpiscope.errors import UsageError
 # this many extra launches.
 TOLERANCE = 0.05
 MAX_ROUNDS = 6
-REFINEMENT = "refinement"     # run.json key of the first run: the chain of launches
+REFINEMENT = "refinement"     # run.json key: rounds, tolerance and how the refinement ended
 
 
 def positive_mhz(text: str) -> float:
@@ -36,7 +34,6 @@ def cmd_model(a: argparse.Namespace) -> int:
     from mpiscope.store import resolve
     runs_dir = paths.runs_dir(a.runs_dir)
     runs = [resolve(r, runs_dir) for r in a.run]
-    runs = with_refinements(runs, runs_dir)
     records: list[dict] = []
     for run in runs:
         recs = run.records()
@@ -59,20 +56,6 @@ def cmd_model(a: argparse.Namespace) -> int:
     return 0
 
 
-def with_refinements(runs: list, runs_dir: Path) -> list:
-    """The runs, each followed by the refinement launches its run.json lists."""
-    from mpiscope.store import Run
-    out, seen = [], set()
-    for run in runs:
-        chain = [run] + [Run(run.path.parent / rid) for rid in
-                         (run.meta().get(REFINEMENT) or {}).get("runs", [])]
-        for r in chain:
-            if r.id not in seen and (r.path / "run.json").is_file():
-                seen.add(r.id)
-                out.append(r)
-    return out
-
-
 def model_after_run(spec, run, a: argparse.Namespace, out: Console, err: Console) -> None:
     """After `mpiscope run`'s table: the model, or with --find-switches the
     refinement launches and then the model of all of them together."""
@@ -86,54 +69,48 @@ def model_after_run(spec, run, a: argparse.Namespace, out: Console, err: Console
         err.print(f"[yellow]warning:[/] no model: {e}")
 
 
-def refine_run(spec, first, a: argparse.Namespace, err: Console) -> list[dict]:
-    """mpptest's adaptive refinement as launches: detect switches in the run's
-    pingpong points, measure `per_gap` more sizes inside every bracket wider
-    than TOLERANCE (and its two ends again), repeat. Each launch is its own
-    stored run (the run API appends to none); the first run's run.json lists
-    them under "refinement", so `mpiscope model FIRST` fits them all.
-    Returns every record of the chain."""
+def refine_run(spec, run, a: argparse.Namespace, err: Console) -> list[dict]:
+    """mpptest's adaptive refinement as further launches into the same run:
+    detect switches in the run's pingpong points, measure `per_gap` more sizes
+    inside every bracket wider than TOLERANCE (and its two ends again, so a
+    launch-to-launch offset cannot fake a break), repeat. The records of round
+    k carry `"refinement_round": k`; run.json's "refinement" says how it ended.
+    Returns every record of the run."""
     from dataclasses import replace
 
     from mpiscope.analysis.points import points_from_records
     from mpiscope.analysis.switches import find_switches, sizes_to_refine
-    from mpiscope.execute import run_once
-    records = list(first.records().records)
-    pts = points_from_records(records, "pingpong", ranks=2)
+    from mpiscope.execute import launch_into
+    pts = points_from_records(run.records().records, "pingpong", ranks=2)
     if len({p.size for p in pts}) < 6:
         raise UsageError("--find-switches needs at least 6 pingpong sizes to start from: "
                          "e.g. --sizes 1:64K")
-    chain: list[str] = []
-    status = "located"
-    for round_no in range(1, MAX_ROUNDS + 1):
+    status, rounds = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} launches", 0
+    for round_no in range(1, MAX_ROUNDS + 2):
         report = find_switches(pts)
         todo = sizes_to_refine(report, {p.size for p in pts}, TOLERANCE)
         if not todo:
+            status = "located"
+            break
+        if round_no > MAX_ROUNDS:
             break
         plan = replace(spec.plan, benchmarks=["pingpong"], sizes_expr=",".join(map(str, todo)),
                        sizes=list(todo))
         err.print(f"refinement round {round_no}: {len(todo)} sizes around "
                   f"{len(report.switches)} suspected switch(es): {', '.join(map(str, todo))}")
-        run, outcome = run_once(replace(spec, plan=plan), first.path.parent, err,
-                                progress=not a.no_progress,
-                                extra_meta={"refines": first.id, "round": round_no})
-        chain.append(run.id)
-        first.update(**{REFINEMENT: {"runs": chain, "tolerance": TOLERANCE, "status": "running"}})
+        outcome = launch_into(run, replace(spec, plan=plan), err, progress=not a.no_progress,
+                              tag={"refinement_round": round_no})
+        rounds = round_no
         if outcome.status != "ok":
-            err.print(f"[yellow]warning:[/] refinement launch {run.id} ended {outcome.status}: "
+            err.print(f"[yellow]warning:[/] refinement round {round_no} ended {outcome.status}: "
                       f"{outcome.error}; the switches are located as far as measured")
-            status = f"stopped: launch {run.id} {outcome.status}"
+            status = f"stopped: round {round_no} {outcome.status}"
             break
-        new = run.records().records
-        records += new
-        pts += points_from_records(new, "pingpong", ranks=2)
-    else:
-        status = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} launches"
-    first.update(**{REFINEMENT: {"runs": chain, "tolerance": TOLERANCE, "status": status}})
-    if chain:
-        err.print(f"refinement: {len(chain)} launch(es) kept as {', '.join(chain)} "
-                  f"(`mpiscope model {first.id}` fits them all)")
-    return records
+        pts = points_from_records(run.records().records, "pingpong", ranks=2)
+    run.update(**{REFINEMENT: {"rounds": rounds, "tolerance": TOLERANCE, "status": status}})
+    if rounds:
+        err.print(f"refinement: {rounds} more launch(es) into run {run.id}; switches {status}")
+    return run.records().records
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:

@@ -74,9 +74,8 @@ def gamma_from_records(records: list[dict]) -> float | None:
 
 
 def _records(refs: list[str], runs_dir) -> list[dict]:
-    from mpiscope.commands.model import with_refinements
     from mpiscope.store import resolve
-    runs = with_refinements([resolve(r, runs_dir) for r in refs], runs_dir)
+    runs = [resolve(r, runs_dir) for r in refs]
     return [rec for run in runs for rec in run.records().records]
 
 
