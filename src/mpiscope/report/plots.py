@@ -383,8 +383,7 @@ def matrix_plot(matrix: Sequence[Sequence[float | None]], ranks: Sequence[int] |
     n = m.shape[0]
     names = list(ranks) if isinstance(ranks, (list, tuple)) and len(ranks) == n else list(range(n))
     fig, ax = plt.subplots(figsize=(min(3.2 + 0.45 * n, 10), min(2.6 + 0.45 * n, 9)))
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("#eceef1")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#eceef1")
     im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, gid="matrix")
     fig.colorbar(im, ax=ax, label=unit, shrink=0.85)
     step = max(1, n // 16)
