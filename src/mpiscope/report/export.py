@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpiscope.errors import UsageError
+from mpiscope.report.placement import placement_of
 from mpiscope.store import Run
 
 FORMATS = ("csv", "json", "parquet", "markdown")
@@ -73,7 +74,8 @@ def tidy(runs: list[Run]) -> pd.DataFrame:
     for run in runs:
         recs = run.records()
         base = _factors(run, recs.context or {})
-        rows += [{**base, **_flatten(p)} for p in recs.of_type("point")]
+        # placement: intra-node / inter-node / mixed, from the pairs the engine classified
+        rows += [{**base, **_flatten(p), "placement": placement_of(p)} for p in recs.of_type("point")]
     return pd.DataFrame(rows)
 
 
