@@ -55,8 +55,6 @@ def print_run(console: Console, meta: dict, recs: Records, warn: Console | None 
     console.print(summary_table(recs, title))
     from mpiscope.report.placement import print_placement
     print_placement(console, recs.records, len(ctx.get("hosts") or []))
-    from mpiscope.report.placement import print_placement
-    print_placement(console, recs.records, len(ctx.get("hosts") or []))
     for w in meta.get("warnings") or []:
         warn.print(f"[yellow]warning:[/] {w}")
     for p in recs.problems:
