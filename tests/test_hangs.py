@@ -35,3 +35,48 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     engine = meta["engine_command"][0]
     left = subprocess.run(["pgrep", "-f", engine], capture_output=True, text=True).stdout.split()
     assert left == [], f"ranks of {engine} still running"
+
+
+def test_a_killed_rank_fails_the_run_but_keeps_its_points(tmp_path):
+    import os
+    import signal
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", "run", "-b", "bw", "--sizes", "1:4M",
+                             "--max-time", "1", "--ci-target", "0.0001", "--no-progress",
+                             "--runs-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # until the first point is stored
+        time.sleep(0.1)
+        records = next(tmp_path.glob("*/records.jsonl"), None)
+        if records and records.read_text().count('"point"') >= 1:
+            break
+    (run,) = tmp_path.iterdir()
+    engine = json.loads((run / "run.json").read_text())["engine_command"][0]
+    ranks = [pid for pid, args in descendants(proc.pid) if args.startswith(engine)]
+    assert len(ranks) == 2
+    os.kill(max(ranks), signal.SIGKILL)  # the out-of-memory killer's way
+    out, errs = proc.communicate(timeout=120)
+
+    assert proc.returncode == 2 and "Traceback" not in errs
+    assert "mpiscope: error: the engine stopped early" in errs and "launcher stderr" in errs
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["points"] >= 1
+    lines = (run / "records.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])  # whole records only
+    time.sleep(0.5)
+    assert all(not os.path.exists(f"/proc/{pid}") for pid in ranks)
+
+
+def descendants(root: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below `root`: this test's ranks, not other jobs'."""
+    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    rows = [line.split(None, 2) for line in ps.splitlines() if len(line.split(None, 2)) == 3]
+    children: dict[int, list[tuple[int, str]]] = {}
+    for pid, ppid, args in rows:
+        children.setdefault(int(ppid), []).append((int(pid), args))
+    found, todo = [], [root]
+    while todo:
+        for pid, args in children.get(todo.pop(), []):
+            found.append((pid, args))
+            todo.append(pid)
+    return found

@@ -52,6 +52,7 @@ class Outcome:
     partial_line: bool = False
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    stray: list[bytes] = field(default_factory=list)  # stdout lines that are not records
 
 
 @dataclass
@@ -289,6 +290,8 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
     finally:
         out.exit_code = proc.wait() if out.status != "interrupted" else proc.poll()
         writer.close()
+        if out.stray:
+            stderr.write(b"".join(b"[stdout] " + line for line in out.stray))
         stderr.close()
     _judge(plan, out, cores, launch.singleton_fix)
     return out
@@ -314,9 +317,9 @@ def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: 
     try:
         rec = json.loads(line)
     except ValueError:
-        out.warnings.append(f"the engine printed a line that is not JSON; it was not stored: {line[:80]!r}")
-        return
+        rec = None
     if not isinstance(rec, dict):
+        out.stray.append(line)  # a launcher's message on stdout (Hydra's "BAD TERMINATION"): kept with stderr
         return
     if tag:
         rec.update(tag)
