@@ -1,5 +1,7 @@
-"""A hang is a result: the point is recorded as a time-out, the job is relaunched from the
-next point, and a benchmark that hangs twice in a row is not tried larger (issue 10).
+"""Faults injected for real (issue 10). A hang is a result: the point is recorded as a
+time-out, the job is relaunched from the next point, and a benchmark that hangs twice in a
+row is not tried larger. A killed rank fails the run but keeps its points. Ctrl-C keeps the
+points and --resume finishes the run.
 
 The hang is real: the ring case study's algorithm 1 (MPI_Send before MPI_Recv) deadlocks
 once a message no longer fits Open MPI's shared-memory eager limit, set small here."""
@@ -80,3 +82,37 @@ def descendants(root: int) -> list[tuple[int, str]]:
             found.append((pid, args))
             todo.append(pid)
     return found
+
+
+def test_ctrl_c_then_resume_finishes_the_run_in_place(cli, tmp_path):
+    import signal
+    import sys
+    import time
+    args = ["run", "-b", "pingpong,bw", "--sizes", "1:64K", "--max-time", "0.3", "--ci-target", "0.0001",
+            "--no-progress", "--runs-dir", str(tmp_path)]
+    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for _ in range(600):
+        time.sleep(0.1)
+        records = next(tmp_path.glob("*/records.jsonl"), None)
+        if records and records.read_text().count('"point"') >= 3:
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    (run,) = tmp_path.iterdir()
+    before = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    measured = {(r["benchmark"], r["size"]) for r in before if r["type"] == "point"}
+    assert 3 <= len(measured) < 34 and json.loads((run / "run.json").read_text())["status"] == "interrupted"
+
+    r = cli("run", "--resume", run.name, "--max-time", "0.05", "--no-progress", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    points = [(r["benchmark"], r["size"]) for r in after if r["type"] == "point"]
+    sizes = [1 << k for k in range(17)]
+    assert sorted(points) == sorted((b, s) for b in ("pingpong", "bw") for s in sizes)  # each once
+    assert all(after[i] == before[i] for i in range(len(before)))  # nothing measured before was touched
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+    again = cli("run", "--resume", run.name, "--runs-dir", str(tmp_path))
+    assert again.returncode == 0 and "nothing to resume" in again.stdout

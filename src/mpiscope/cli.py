@@ -29,6 +29,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.plan import make_plan, order_options, registry
     from mpiscope.report.summary import print_run
 
+    if a.resume:
+        return resume_run(a)
     env, extra = parse_env(a.env), parse_launcher_args(a.launcher_args)
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
@@ -60,6 +62,28 @@ def cmd_run(a: argparse.Namespace) -> int:
     if not a.no_report:
         from mpiscope.commands.report import report_after_run
         report_after_run(run, out, err)
+    out.print(f"saved in {run.path}")
+    return finish(outcome, run.path)
+
+
+def resume_run(a: argparse.Namespace) -> int:
+    """Finish an interrupted or failed run in its own directory; the run's options are its own."""
+    from mpiscope.execute import launch_into
+    from mpiscope.report.summary import print_run
+    from mpiscope.resume import remaining
+    from mpiscope.store import resolve
+    run = resolve(a.resume, paths.runs_dir(a.runs_dir))
+    todo = remaining(run)
+    if not todo:
+        out.print(f"run {run.id} is complete: nothing to resume")
+        return 0
+    run.update(status="running", error=None)
+    outcome = None
+    for spec, tag in todo:
+        outcome = launch_into(run, spec, err, progress=not a.no_progress, tag=tag, new_part=False)
+        if outcome.status in ("failed", "interrupted"):
+            break
+    print_run(out, run.meta(), run.records(), err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
 
@@ -231,6 +255,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--order", help="renumber ranks: block (by host), cyclic (dealt across hosts), or a list "
                                    "of launch ranks in their new order, e.g. 0,2,1,3")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--resume", metavar="RUN", help="finish an interrupted or failed run (its own options apply)")
     r.add_argument("--no-report", action="store_true", help="do not write report.html into the run directory")
     from mpiscope.launch.placement import add_placement_options
     from mpiscope.submit import add_submit_options

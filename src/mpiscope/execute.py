@@ -88,7 +88,7 @@ def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = T
 
 
 def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True,
-                tag: dict | None = None) -> Outcome:
+                tag: dict | None = None, new_part: bool = True) -> Outcome:
     """Launch `spec` and append its records (each carrying `tag`, e.g. a study's series) to `run`.
 
     A point that hangs ends its job (the engine's watchdog, or Python's wall-clock
@@ -96,6 +96,9 @@ def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True
     hang costs one point, not the run. A benchmark that hangs at two sizes in a row
     is not tried at larger ones: they are recorded as skipped."""
     cores = local_cores()
+    if new_part:  # what --resume must finish (a resumed part is already listed)
+        parts = run.meta().get("parts") or []
+        run.update(parts=parts + [{"plan": spec.plan.to_json(), **({"tag": tag} if tag else {})}])
     total = Outcome()
     queue_: list[RunSpec] = [spec]
     hangs: dict[str, int] = {}
@@ -161,16 +164,16 @@ def _after_hang(spec: RunSpec, out: Outcome, hangs: dict[str, int], run: Run, ta
         # The next size alone, with the watchdog limit the engine would have derived had the
         # job gone on (a new job has no previous point and would wait 10 s or more).
         limit = float(t.get("limit_s") or 10) * max(1.0, later_sizes[0] / max(size, 1))
-        rest.append(_restrict(spec, [bench], later_sizes[:1], ["--timeout", f"{limit:.3f}"]))
+        rest.append(restrict(spec, [bench], later_sizes[:1], ["--timeout", f"{limit:.3f}"]))
         if later_sizes[1:]:
-            rest.append(_restrict(spec, [bench], later_sizes[1:]))
+            rest.append(restrict(spec, [bench], later_sizes[1:]))
     later_benchmarks = plan.benchmarks[plan.benchmarks.index(bench) + 1:]
     if later_benchmarks:
-        rest.append(_restrict(spec, later_benchmarks, plan.sizes))
+        rest.append(restrict(spec, later_benchmarks, plan.sizes))
     return rest + queue_
 
 
-def _restrict(spec: RunSpec, benchmarks: list[str], sizes: list[int], more: list[str] | None = None) -> RunSpec:
+def restrict(spec: RunSpec, benchmarks: list[str], sizes: list[int], more: list[str] | None = None) -> RunSpec:
     """The same launch for fewer benchmarks and sizes (in bytes), with `more` engine options."""
     opts, skip = [], False
     for a in spec.plan.engine_options:  # drop --units (the sizes are bytes) and any --timeout
