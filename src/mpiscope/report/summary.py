@@ -17,7 +17,9 @@ def _num(x: float | None, digits: int = 3) -> str:
 def _label(rec: dict, world: int | None) -> str:
     """The benchmark, and its rank count when it ran on fewer ranks than the job (--npmin)."""
     ranks = rec.get("ranks")
-    return rec.get("benchmark", "?") + (f" ({ranks} ranks)" if ranks and world and ranks != world else "")
+    shape = (rec.get("grid") or {}).get("shape") if isinstance(rec.get("grid"), dict) else None
+    return (rec.get("benchmark", "?") + (f" {shape}" if shape else "")
+            + (f" ({ranks} ranks)" if ranks and world and ranks != world else ""))
 
 
 def summary_table(recs: Records, title: str) -> Table:
