@@ -33,10 +33,12 @@ START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI
 
 # -- a configuration saved for the job ------------------------------------------------------
 
-def spec_to_json(spec: RunSpec) -> dict:
+def spec_to_json(spec: RunSpec, meta: dict | None = None) -> dict:
+    """The RunSpec, and `meta` for the run's run.json (a sweep's name, directory, configuration)."""
     return {"lib": spec.lib.to_json(), "engine": str(spec.engine),
             "plan": {**spec.plan.to_json(), "sizes": spec.plan.sizes}, "env": spec.env,
-            "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors}
+            "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors,
+            "meta": meta or {}}
 
 
 def spec_from_json(d: dict) -> RunSpec:
@@ -46,9 +48,11 @@ def spec_from_json(d: dict) -> RunSpec:
                    d.get("launcher_args") or [], d.get("placement") or {}, d.get("factors") or {})
 
 
-def load_spec(path: Path) -> RunSpec:
+def load_spec(path: Path) -> tuple[RunSpec, dict]:
+    """The saved RunSpec and its run metadata."""
     try:
-        return spec_from_json(json.loads(Path(path).read_text()))
+        d = json.loads(Path(path).read_text())
+        return spec_from_json(d), d.get("meta") or {}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not a configuration saved by --submit ({e}): submit it again") from e
 
@@ -155,11 +159,13 @@ def sbatch(script: Path) -> int:
 
 
 def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool = False,
-           sbatch_args: list[str] | None = None) -> list[int]:
+           sbatch_args: list[str] | None = None, names: list[str] | None = None,
+           metas: list[dict] | None = None) -> list[int]:
     """One batch job per configuration; returns the job ids (none on a dry run, which
     prints the scripts and writes nothing)."""
     ids = []
-    for spec, name in zip(specs, job_names(specs)):
+    names = names or job_names(specs)
+    for i, (spec, name) in enumerate(zip(specs, names)):
         job, saved = batch_job(spec, runs_dir, name, sbatch_args)
         text = job.script()
         if dry_run:
@@ -167,7 +173,7 @@ def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool
             console.print(text, markup=False, end="", soft_wrap=True, highlight=False)
             continue
         saved.parent.mkdir(parents=True, exist_ok=True)
-        saved.write_text(json.dumps(spec_to_json(spec), indent=1) + "\n")
+        saved.write_text(json.dumps(spec_to_json(spec, metas[i] if metas else None), indent=1) + "\n")
         script = saved.with_suffix(".sbatch")
         script.write_text(text)
         job_id = sbatch(script)
@@ -180,21 +186,64 @@ def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool
     return ids
 
 
-def add_submit_options(p) -> None:
-    """--submit, --dry-run, --sbatch-args on an argparse parser (run, sweep)."""
+def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: Path, a, console: Console) -> int:
+    """`mpiscope sweep SPEC --submit slurm`: one job per configuration launch, each logged in
+    the sweep directory when it finishes (so `mpiscope table` and `--resume` work as for an
+    interactive sweep); with --resume only the launches not finished yet."""
+    from mpiscope.sweep import SweepDir, open_for_resume
+    extra = _sbatch_args(a)
+    done: dict = {}
+    sd = None
+    if a.dry_run:
+        pass
+    elif a.resume:
+        sd = open_for_resume(runs_dir, spec, configs)
+        done = sd.finished()
+    else:
+        sd = SweepDir.create(runs_dir, spec, configs, spec.launches, spec_path)
+    todo = [(c, rs, k) for k in range(1, spec.launches + 1) for c, rs in planned if (c.id, k) not in done]
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    names = [_slug(f"{spec.name}-{stamp}-{c.id}-{k}") for c, _, k in todo]
+    metas = [{"sweep": {"name": spec.name, "dir": str(sd.path.resolve()) if sd else None, "config": c.id,
+                        "launch": k}} for c, _, k in todo]
+    ids = submit([rs for _, rs, _ in todo], runs_dir, console, dry_run=a.dry_run, sbatch_args=extra,
+                 names=names, metas=metas)
+    if sd is not None:
+        for (c, _, k), job_id in zip(todo, ids):
+            sd.log(event="submitted", config=c.id, launch=k, job=job_id)
+        console.print(f"sweep '{spec.name}': {len(ids)} job(s) submitted, logged in {sd.path}; when they are done "
+                      f"`mpiscope table {sd.path}` shows the results", markup=False, soft_wrap=True)
+    return 0
+
+
+def log_to_sweep(meta: dict, run_id: str | None, status: str, error: str | None) -> None:
+    """A batch job of a sweep records its launch as finished, as an interactive sweep does."""
+    sweep = meta.get("sweep") or {}
+    if sweep.get("dir"):
+        from mpiscope.sweep import SweepDir
+        SweepDir(Path(sweep["dir"])).log(event="finished", config=sweep["config"], launch=sweep["launch"],
+                                         run=run_id, status=status, error=error)
+
+
+def add_submit_options(p, dry_run: bool = True) -> None:
+    """--submit, --sbatch-args (and --dry-run, unless the command has its own) on an argparse parser."""
     g = p.add_argument_group("batch submission")
     g.add_argument("--submit", choices=SYSTEMS,
                    help="do not measure now: write one batch script per configuration and submit it")
-    g.add_argument("--dry-run", action="store_true", help="with --submit: print the scripts, submit nothing")
+    if dry_run:
+        g.add_argument("--dry-run", action="store_true", help="with --submit: print the scripts, submit nothing")
     g.add_argument("--sbatch-args", default="", help="extra sbatch options for every job, e.g. \"-p debug -A proj\"")
+
+
+def _sbatch_args(a) -> list[str]:
+    try:
+        return shlex.split(a.sbatch_args or "")
+    except ValueError as e:
+        raise UsageError(f"--sbatch-args '{a.sbatch_args}' cannot be split ({e}): balance the quotes") from e
 
 
 def submit_from_args(specs: list[RunSpec], runs_dir: Path, a, console: Console) -> int:
     if a.dry_run and not a.submit:
         raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
-    try:
-        extra = shlex.split(a.sbatch_args or "")
-    except ValueError as e:
-        raise UsageError(f"--sbatch-args '{a.sbatch_args}' cannot be split ({e}): balance the quotes") from e
-    submit(specs, runs_dir, console, dry_run=a.dry_run, sbatch_args=extra)
+    submit(specs, runs_dir, console, dry_run=a.dry_run, sbatch_args=_sbatch_args(a))
     return 0

@@ -10,14 +10,20 @@ from pathlib import Path
 def cmd_batch_run(a: argparse.Namespace) -> int:
     from mpiscope import paths
     from mpiscope.cli import err, finish, out
+    from mpiscope.errors import MpiscopeError
     from mpiscope.execute import run_once
     from mpiscope.report.summary import print_run
-    from mpiscope.submit import load_spec
+    from mpiscope.submit import load_spec, log_to_sweep
 
-    spec = load_spec(Path(a.config))
+    spec, meta = load_spec(Path(a.config))
     job = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST") if k in os.environ}
-    run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=False,
-                            extra_meta={"batch": {"config": str(a.config), **job}})
+    try:
+        run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=False,
+                                extra_meta={**meta, "batch": {"config": str(a.config), **job}})
+    except MpiscopeError as e:  # the launcher did not start: the sweep still hears of it
+        log_to_sweep(meta, None, "failed", str(e))
+        raise
+    log_to_sweep(meta, run.id, outcome.status, outcome.error)
     print_run(out, run.meta(), run.records(), err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)

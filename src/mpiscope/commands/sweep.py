@@ -20,12 +20,15 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         spec.launches = a.launches
     configs = expand(spec)
     planned = plan_sweep(spec, configs)
-    if a.dry_run:
+    if a.dry_run and not a.submit:
         for line in dry_run_lines(planned, spec.launches):
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print(f"{len(configs)} configuration(s) x {spec.launches} launch(es); nothing was run")
         return 0
     runs_dir = paths.runs_dir(a.runs_dir)
+    if a.submit:
+        from mpiscope.submit import submit_sweep
+        return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), a, out)
     if a.resume:
         sd = open_for_resume(runs_dir, spec, configs)
         sd.write({**sd.meta(), "launches": max(spec.launches, sd.meta().get("launches", 1))})
@@ -64,4 +67,6 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--dry-run", action="store_true", help="print the launch commands, run nothing")
     p.add_argument("--launches", type=int, help="launch each configuration N times (overrides the spec)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from mpiscope.submit import add_submit_options
+    add_submit_options(p, dry_run=False)  # --dry-run above: with --submit it prints the scripts
     p.set_defaults(func=cmd_sweep)
