@@ -146,12 +146,27 @@ def _cell(row) -> tuple[str, str]:
     return f"{_num(row.time_median_us)}{flag} {ci}", _num(bw, 4) if bw is not None and bw == bw else "–"
 
 
+def _side_by_side(df: pd.DataFrame) -> str:
+    """Several configurations: `mpiscope table`'s side-by-side tables (report/table.py)."""
+    from mpiscope.report.table import side_by_side
+    parts = []
+    for t in side_by_side(df):
+        head = [t.size_heading, *(c.replace("\n", ", ") for c in t.columns)]
+        rows = [[escape(t.size_label(s)), *(escape(t.cell(s, c)) for c in t.columns)] for s in t.sizes]
+        parts.append(f"<h3>{escape(t.benchmark)}</h3>" + _table(head, rows, "data"))
+    note = (f"MB/s per configuration, with the time per message in µs in brackets up to "
+            f"{human_size(t.latency_upto)}; several launches of one configuration: the median of their medians.")
+    return "".join(parts) + f'<p class="muted">{note}</p>'
+
+
 def _tables(df: pd.DataFrame) -> str:
-    """Per benchmark (and rank count): size down, configurations side by side."""
+    """Per benchmark (and rank count): size down; several configurations side by side."""
     if df.empty:
         return "<p>No points.</p>"
     d = with_mpi(df)
     keys = legend_keys(d, exclude=["benchmark", "ranks"], within=["benchmark", "ranks", "size"])
+    if keys:
+        return _side_by_side(df)
     parts = []
     for (bench, ranks), b in d.groupby(["benchmark", "ranks"], sort=False):
         configs = list(series(b, keys))

@@ -295,21 +295,27 @@ def _ring(df: pd.DataFrame) -> pd.DataFrame:
     if d.empty:
         raise ValueError("no ring case study measurements (ringcs1..5)")
     d = with_mpi(d)
-    alg = d["benchmark"].str.removeprefix("ringcs").astype(int)
-    if "factor_algorithm" in d:
-        alg = pd.to_numeric(d["factor_algorithm"], errors="coerce").fillna(alg).astype(int)
-    d["algorithm"] = alg.map(lambda k: f"{k}: {ALGORITHMS.get(k, '?')}")
+
+    def tag(name: str, derived: pd.Series) -> pd.Series:
+        """A study tag from run.json factors, else from the records (the study tags its points),
+        else derived."""
+        for col in (f"factor_{name}", name):
+            if col in d:
+                derived = d[col].where(d[col].notna(), derived)
+        return derived
+
+    alg = pd.to_numeric(tag("algorithm", d["benchmark"].str.removeprefix("ringcs")), errors="coerce")
+    d["algorithm"] = alg.astype(int).map(lambda k: f"{k}: {ALGORITHMS.get(k, '?')}")
     balanced = d.get("opt_ncompute_a", 0) == d.get("opt_ncompute_b", 0)
-    load = pd.Series(np.where(balanced, "balanced", "imbalanced"), index=d.index)
-    d["load"] = d["factor_load"].fillna(load) if "factor_load" in d else load
-    d["nblock"] = pd.to_numeric(d["factor_nblock"] if "factor_nblock" in d else d.get("opt_nblock"),
-                                errors="coerce")
-    d["nblock series"] = d["factor_nblock"].notna() if "factor_nblock" in d else False
+    d["load"] = tag("load", pd.Series(np.where(balanced, "balanced", "imbalanced"), index=d.index))
+    tagged = tag("nblock", pd.Series(np.nan, index=d.index))
+    d["nblock series"] = tagged.notna()
+    d["nblock"] = pd.to_numeric(tagged.fillna(d["opt_nblock"]) if "opt_nblock" in d else tagged, errors="coerce")
     return d
 
 
 _RING_SOURCES = ["benchmark", "factor_algorithm", "factor_load", "factor_nblock", "opt_ncompute_a",
-                 "opt_ncompute_b", "opt_nblock", "algorithm", "load", "nblock", "nblock series"]
+                 "opt_ncompute_b", "opt_nblock", "series", "algorithm", "load", "nblock", "nblock series"]
 
 
 def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
