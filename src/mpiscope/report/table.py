@@ -20,6 +20,8 @@ TABLE_FORMATS = ("terminal", "markdown", "csv")
 LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
 # What tells plain runs apart when they carry no sweep factors, in label order.
 FALLBACK_LABELS = ("mpi_name", "mpi_version", "world_size", "hosts", "launcher")
+# Engine options that follow from the machine's state or the plan, not from a choice.
+MACHINE_OPTIONS = ("opt_sizes", "opt_benchmarks", "opt_max_memory_bytes", "opt_timeout_s")
 
 
 def sweep_frame(sd: SweepDir) -> pd.DataFrame:
@@ -49,11 +51,11 @@ def label_columns(df: pd.DataFrame) -> list[str]:
     def differs(col: str) -> bool:
         per_run = df.groupby("run_id", sort=False)[col].first().map(repr)
         return per_run.nunique() > 1
-    factors = [c for c in df.columns if c.startswith("factor_") and differs(c)]
-    if factors:
-        return factors
+    factors = [c for c in df.columns if c.startswith("factor_")]
+    if factors and df[factors].notna().any(axis=1).all():
+        return [c for c in factors if differs(c)]  # launches of one configuration share a label
     cands = [c for c in FALLBACK_LABELS if c in df] + sorted(c for c in df if c.startswith("env_"))
-    cands += sorted(c for c in df if c.startswith("opt_") and c not in ("opt_sizes", "opt_benchmarks"))
+    cands += sorted(c for c in df if c.startswith("opt_") and c not in MACHINE_OPTIONS)
     return [c for c in cands if differs(c)]
 
 
@@ -64,6 +66,8 @@ def with_config(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     if labels:
         df["config"] = df[labels].apply(lambda r: "\n".join(f"{_short(c)}={_value(r[c])}" for c in labels), axis=1)
+    elif "sweep_config" in df and df["sweep_config"].notna().all():
+        df["config"] = "all runs"  # one configuration of a sweep, launched several times
     else:
         df["config"] = df["run_id"] if df["run_id"].nunique() > 1 else "all runs"
     return df

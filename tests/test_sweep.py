@@ -1,0 +1,240 @@
+"""`mpiscope sweep` for real: two MPI libraries (MPICH and Open MPI wheels) x two rank counts, the
+side-by-side table in every format, dry runs, and resuming after the sweep was killed."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SPEC = """
+name = "libs-ranks"
+description = "two libraries x two rank counts"
+[measure]
+benchmarks = ["allreduce"]
+sizes = "1:64:2^k-1"
+units = "words"
+max_time = 0.05
+[factors]
+mpi = ["embedded", "openmpi"]
+ranks = [1, 2]
+"""
+WORDS = [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64]
+
+
+def sweep_dir(runs: Path, name: str) -> Path:
+    found = sorted((runs / "sweeps").glob(f"{name}-*"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def entries(sd: Path) -> list[dict]:
+    return [json.loads(line) for line in (sd / "results.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def swept(cli, openmpi_prefix, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sweep")
+    (tmp / "spec.toml").write_text(SPEC)
+    r = cli("sweep", str(tmp / "spec.toml"), "--runs-dir", str(tmp / "runs"), "--no-progress")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return tmp, sweep_dir(tmp / "runs", "libs-ranks"), r
+
+
+def test_sweep_runs_every_configuration_and_stores_its_factors(swept):
+    tmp, sd, r = swept
+    plan = json.loads((sd / "sweep.json").read_text())
+    assert [c["factors"] for c in plan["configurations"]] == [
+        {"mpi": m, "ranks": n} for m in ("embedded", "openmpi") for n in (1, 2)]
+    assert plan["varying"] == ["mpi", "ranks"]
+    done = entries(sd)
+    assert [(e["config"], e["launch"], e["status"]) for e in done] == [
+        ("c001", 1, "ok"), ("c002", 1, "ok"), ("c003", 1, "ok"), ("c004", 1, "ok")]
+    for e, c in zip(done, plan["configurations"]):
+        meta = json.loads((tmp / "runs" / e["run"] / "run.json").read_text())
+        assert meta["factors"] == c["factors"]
+        assert meta["mpi"]["name"] == c["factors"]["mpi"]
+        assert meta["plan"]["ranks"] == c["factors"]["ranks"]
+        assert meta["sweep"]["config"] == c["id"]
+        ctx = json.loads((tmp / "runs" / e["run"] / "records.jsonl").read_text().splitlines()[0])
+        assert ctx["world_size"] == c["factors"]["ranks"]
+    assert "c004" in r.stdout and "mpiscope table" in r.stdout
+
+
+def test_export_has_a_column_per_factor(cli, swept):
+    tmp, sd, _ = swept
+    runs = [e["run"] for e in entries(sd)]
+    r = cli("export", *runs, "--format", "csv", "--runs-dir", str(tmp / "runs"))
+    assert r.returncode == 0, r.stderr
+    from io import StringIO
+    df = pd.read_csv(StringIO(r.stdout))
+    got = df.groupby("run_id")[["factor_mpi", "factor_ranks", "mpi_name", "world_size", "sweep_config"]].first()
+    assert (got["factor_mpi"] == got["mpi_name"]).all() and (got["factor_ranks"] == got["world_size"]).all()
+    assert sorted(got["sweep_config"]) == ["c001", "c002", "c003", "c004"]
+
+
+def test_table_csv_is_sizes_by_configurations(cli, swept):
+    tmp, sd, _ = swept
+    r = cli("table", str(sd), "--format", "csv", "--words")
+    assert r.returncode == 0, r.stderr
+    from io import StringIO
+    df = pd.read_csv(StringIO(r.stdout))
+    labels = [f"mpi={m}, ranks={n}" for m in ("embedded", "openmpi") for n in (1, 2)]
+    assert list(df.columns) == ["benchmark", "size_bytes", "size_words"] + [
+        f"{lab} {unit}" for lab in labels for unit in ("MB/s", "us")]
+    assert list(df["size_words"]) == WORDS and list(df["size_bytes"]) == [8 * w for w in WORDS]
+    for lab in labels:
+        # MB/s is the bytes moved over the time: the two columns of one configuration agree.
+        # A point lost to a hang (the engine's watchdog, on a loaded machine) is an empty cell.
+        ratio = (df["size_bytes"] / df[f"{lab} us"] / df[f"{lab} MB/s"]).dropna()
+        assert len(ratio) >= len(WORDS) - 2 and ((ratio - 1).abs() < 0.01).all(), ratio
+
+
+def test_table_terminal_and_markdown_follow_the_newsletter(cli, swept):
+    tmp, sd, _ = swept
+    md = cli("table", str(sd), "--format", "markdown", "--words")
+    assert md.returncode == 0, md.stderr
+    rows = [line for line in md.stdout.splitlines() if line.startswith("|")]
+    assert rows[0] == ("| size (8-byte words) | mpi=embedded, ranks=1 | mpi=embedded, ranks=2 | "
+                       "mpi=openmpi, ranks=1 | mpi=openmpi, ranks=2 |")
+    body = [[c.strip() for c in row.strip("|").split("|")] for row in rows[2:]]
+    assert [int(b[0]) for b in body] == WORDS
+    for b in body:
+        small = int(b[0]) <= 32  # up to 256 bytes the latency stands beside the MB/s
+        for cell in (c for c in b[1:] if c):  # empty: a point lost to a hang
+            assert ("(" in cell) == small, (b[0], cell)
+    term = cli("table", str(sd), "--words")
+    assert term.returncode == 0, term.stderr
+    assert "size (8-byte words)" in term.stdout and "mpi=openmpi" in term.stdout
+    assert term.stdout.count("\n") >= len(WORDS) + 4
+    bytes_ = cli("table", str(sd), "--format", "markdown")
+    assert "| size (bytes) |" in bytes_.stdout and "| 512 |" in bytes_.stdout
+
+
+def test_table_errors_are_one_line(cli, swept):
+    tmp, sd, _ = swept
+    r = cli("table", str(sd), "--benchmark", "rign")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "mpiscope: error: no 'rign' points in these runs: use --benchmark with one of allreduce"
+
+
+def test_dry_run_prints_launch_commands_and_runs_nothing(cli, openmpi_prefix, tmp_path):
+    (tmp_path / "spec.toml").write_text(SPEC)
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--dry-run", "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stderr
+    cmds = [line for line in r.stdout.splitlines() if not line.startswith("#") and "mpiscope-engine" in line]
+    assert len(cmds) == 4
+    assert all("--sizes 8,16,24,32,56,64,120,128,248,256,504,512 --max-time 0.05 allreduce" in c for c in cmds)
+    assert [" -n 1 " in c for c in cmds] == [True, False, True, False]
+    assert "/managed/openmpi/" in cmds[2] and "/managed/openmpi/" not in cmds[0]
+    assert not (tmp_path / "runs").exists()
+
+
+RESUME_SPEC = """
+name = "resume"
+[measure]
+benchmarks = ["pingpong"]
+sizes = "1:256K"
+max_time = 0.05
+[factors]
+ranks = 2
+[factors.env]
+MPISCOPE_TEST_LEVEL = ["a", "b", "c"]
+"""
+
+
+def _start(tmp: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mpiscope", "sweep", str(tmp / "spec.toml"), "--runs-dir",
+                             str(tmp / "runs"), "--no-progress", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def _wait_for_finished(tmp: Path, n: int, proc: subprocess.Popen, limit: float = 300) -> Path:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        found = list((tmp / "runs" / "sweeps").glob("resume-*/results.jsonl"))
+        if found and len(found[0].read_text().splitlines()) >= n:
+            return found[0].parent
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the sweep did not finish a configuration in time")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_resume_after_a_killed_sweep_skips_finished_configurations(cli, mpiscope_home, tmp_path, sig):
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC)
+    proc = _start(tmp_path)
+    sd = _wait_for_finished(tmp_path, 1, proc)
+    first = entries(sd)[0]
+    assert first["config"] == "c001" and first["status"] == "ok"
+    time.sleep(0.5)  # into the second configuration's launch
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert "--resume" in err
+    before = {e["config"]: e for e in entries(sd) if e["status"] == "ok"}
+    assert "c003" not in before
+
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--resume", "--no-progress")
+    assert r.returncode == 0, r.stdout + r.stderr
+    ok = [e for e in entries(sd) if e["status"] == "ok"]
+    assert sorted(e["config"] for e in ok) == ["c001", "c002", "c003"]  # nothing ran twice
+    assert {e["config"]: e["run"] for e in ok}["c001"] == first["run"]
+    assert f"{len(before)} configuration launch(es) were already finished" in r.stdout
+    runs = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/run.json")]
+    statuses = sorted(m["status"] for m in runs)
+    # the launch that was cut off is kept and says so; every configuration has one good run
+    assert statuses.count("ok") == 3 and set(statuses) <= {"ok", "interrupted"}
+    assert {m["factors"]["env.MPISCOPE_TEST_LEVEL"] for m in runs if m["status"] == "ok"} == {"a", "b", "c"}
+
+
+def test_resume_refuses_a_changed_spec(cli, mpiscope_home, tmp_path):
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"8"'))
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"16"'))
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--resume")
+    assert r.returncode == 2
+    assert "the spec changed since the sweep" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_failed_configuration_is_recorded_and_the_sweep_goes_on(cli, mpiscope_home, tmp_path):
+    (tmp_path / "spec.toml").write_text("""
+name = "fails"
+[measure]
+benchmarks = ["pingpong"]
+sizes = "8"
+max_time = 0.05
+[factors]
+ranks = 2
+launcher_args = ["-no-such-launcher-option", ""]
+""")
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--no-progress")
+    assert r.returncode == 1, r.stdout + r.stderr
+    got = [(e["config"], e["status"]) for e in entries(sweep_dir(tmp_path / "runs", "fails"))]
+    assert got == [("c001", "failed"), ("c002", "ok")]
+    assert "failed: c001" in r.stderr
+
+
+def test_launches_report_within_and_between_launch_variation(cli, mpiscope_home, tmp_path):
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"8,1K"')
+                                        .replace('["a", "b", "c"]', '"a"'))
+    r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--launches", "3",
+            "--no-progress")
+    assert r.returncode == 0, r.stdout + r.stderr
+    sd = sweep_dir(tmp_path / "runs", "resume")
+    assert sorted((e["config"], e["launch"]) for e in entries(sd)) == [("c001", k) for k in (1, 2, 3)]
+    assert "launch-to-launch variation" in r.stdout
+    v = cli("table", str(sd), "--variation")
+    assert v.returncode == 0, v.stderr
+    lines = [line for line in v.stdout.splitlines() if "pingpong" in line]
+    assert len(lines) == 2 and all("│        3 │" in line for line in lines)
