@@ -146,40 +146,38 @@ def _cell(row) -> tuple[str, str]:
     return f"{_num(row.time_median_us)}{flag} {ci}", _num(bw, 4) if bw is not None and bw == bw else "–"
 
 
-def _side_by_side(df: pd.DataFrame) -> str:
-    """Several configurations: `mpiscope table`'s side-by-side tables (report/table.py)."""
+def _side_by_side(df: pd.DataFrame, heading: str) -> str:
+    """Several configurations: `mpiscope table`'s side-by-side table (report/table.py)."""
     from mpiscope.report.table import side_by_side
     parts = []
     for t in side_by_side(df):
         head = [t.size_heading, *(c.replace("\n", ", ") for c in t.columns)]
         rows = [[escape(t.size_label(s)), *(escape(t.cell(s, c)) for c in t.columns)] for s in t.sizes]
-        parts.append(f"<h3>{escape(t.benchmark)}</h3>" + _table(head, rows, "data"))
-    note = (f"MB/s per configuration, with the time per message in µs in brackets up to "
-            f"{human_size(t.latency_upto)}; several launches of one configuration: the median of their medians.")
-    return "".join(parts) + f'<p class="muted">{note}</p>'
+        parts.append(heading + _table(head, rows, "data") +
+                     f'<p class="muted">MB/s per configuration, the time per message in µs in brackets up to '
+                     f'{human_size(t.latency_upto)}; several launches of one configuration: the median of '
+                     f'their medians.</p>')
+    return "".join(parts)
+
+
+def _one_config(rows: pd.DataFrame, heading: str) -> str:
+    head = ["size", "median µs [95% CI]", "MB/s", "samples"]
+    body = [[human_size(int(r.size)), *_cell(r), str(int(r.samples)) if r.samples == r.samples else "–"]
+            for r in rows.sort_values("size").itertuples()]
+    return heading + _table(head, body, "data")
 
 
 def _tables(df: pd.DataFrame) -> str:
-    """Per benchmark (and rank count): size down; several configurations side by side."""
+    """Per benchmark and rank count, size down: one configuration in detail, several side by side."""
     if df.empty:
         return "<p>No points.</p>"
     d = with_mpi(df)
-    keys = legend_keys(d, exclude=["benchmark", "ranks"], within=["benchmark", "ranks", "size"])
-    if keys:
-        return _side_by_side(df)
     parts = []
     for (bench, ranks), b in d.groupby(["benchmark", "ranks"], sort=False):
-        configs = list(series(b, keys))
-        sizes = sorted(b["size"].unique())
-        head = ["size"]
-        for label, _ in configs:
-            prefix = f"{label}: " if len(configs) > 1 else ""
-            head += [f"{prefix}median µs [95% CI]", f"{prefix}MB/s"]
-        cells = {label: {int(r.size): _cell(r) for r in rows.itertuples()} for label, rows in configs}
-        rows = [[human_size(int(s)), *[c for label, _ in configs for c in cells[label].get(int(s), ("", ""))]]
-                for s in sizes]
-        parts.append(f"<h3>{escape(str(bench))} <span class=muted>on {int(ranks)} ranks</span></h3>"
-                     + _table(head, rows, "data"))
+        heading = (f"<h3>{escape(str(bench))} <span class=muted>on {int(ranks)} "
+                   f"rank{'s' if int(ranks) != 1 else ''}</span></h3>")
+        several = legend_keys(b, exclude=["benchmark", "ranks"], within=["size"])
+        parts.append(_side_by_side(b, heading) if several else _one_config(b, heading))
     return "".join(parts) + '<p class="muted">† did not converge (stopped by its time or repetition cap).</p>'
 
 

@@ -240,6 +240,12 @@ def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     return _finish(fig, path)
 
 
+def _size_labels(sizes: pd.Series) -> pd.Categorical:
+    """'8 KiB' labels that sort as sizes, not as text (legends: 8 KiB before 32 KiB)."""
+    order = [human_size(int(v)) for v in sorted(sizes.unique())]
+    return pd.Categorical(sizes.map(lambda v: human_size(int(v))), categories=order, ordered=True)
+
+
 def _sizes_to_show(sizes: Sequence[int], most: int = 3) -> list[int]:
     """The smallest, largest and a middle size (geometrically): the shape of scaling at a glance."""
     s = sorted(set(int(v) for v in sizes))
@@ -258,7 +264,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
         raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
     benches = _ordered(d["benchmark"])
     d = pd.concat([b[b["size"].isin(_sizes_to_show(b["size"]))] for _, b in d.groupby("benchmark", sort=False)])
-    d["message size"] = d["size"].map(human_size)
+    d["message size"] = _size_labels(d["size"])
     keys = legend_keys(d, exclude=["benchmark", "ranks", "size"], first=["message size"],
                        within=["benchmark", "size", "ranks"])
     labels = [label for label, _ in series(d, keys)]
@@ -356,7 +362,7 @@ def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
     if d["nblock"].nunique() < 2:
         raise ValueError("ring algorithm 5 ran with one nblock only: no nblock figure")
     d = d.copy()
-    d["message size"] = d["size"].map(human_size)
+    d["message size"] = _size_labels(d["size"])
     keys = legend_keys(d, exclude=_RING_SOURCES, first=["message size"], within=["size", "nblock"])
     fig, ax = plt.subplots(figsize=(8, 4.6))
     _style(ax)
