@@ -90,7 +90,7 @@ def resume_run(a: argparse.Namespace) -> int:
 
 def default_collectives(pairs: "RunSpec", a: argparse.Namespace, ranks: int) -> "RunSpec":
     """The second part of the default run: the main collectives on every local core, up to
-    1 MiB unless --sizes says otherwise (they take longer per point than a pair)."""
+    4 B (one float) to 1 MiB unless --sizes says otherwise (they take longer per point than a pair)."""
     from dataclasses import replace
 
     from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, make_plan, registry

@@ -14,7 +14,7 @@ DEFAULT_BENCHMARKS = ["pingpong", "bw"]
 DEFAULT_SIZES = "1:4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
 DEFAULT_COLLECTIVES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
-DEFAULT_COLLECTIVE_SIZES = "1:1M"
+DEFAULT_COLLECTIVE_SIZES = "4:1M"  # 4 B: one float, the smallest reduction
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
 
 
