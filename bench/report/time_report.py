@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 import matplotlib.pyplot  # noqa: E402,F401
 import pandas  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
@@ -17,27 +17,29 @@ from mpiscope.store import Run  # noqa: E402
 
 
 def main(dirs: list[str]) -> None:
-    print(f"imports (pandas, matplotlib, scipy, mpiscope): {time.perf_counter() - t0:.2f} s")
+    print(f"imports (pandas, matplotlib, scipy, mpiscope): {time.perf_counter() - t0:.2f} s wall, "
+          f"{time.process_time() - c0:.2f} s CPU")
     runs = [Run(Path(d)) for d in dirs]
     steps = []
-    t = time.perf_counter()
+    c = time.process_time()
+    t, c = time.perf_counter(), time.process_time()
     df = tidy(runs)
-    steps.append(("tidy table", time.perf_counter() - t))
-    t = time.perf_counter()
+    steps.append(("tidy table", time.perf_counter() - t, time.process_time() - c))
+    t, c = time.perf_counter(), time.process_time()
     models = plots.fit_models(df) if ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
-    steps.append((f"model fits ({len(models)} lines)", time.perf_counter() - t))
-    t = time.perf_counter()
+    steps.append((f"model fits ({len(models)} lines)", time.perf_counter() - t, time.process_time() - c))
+    t, c = time.perf_counter(), time.process_time()
     figs = plots.all_plots(df, {r.id: r.records().records for r in runs}, models)
-    steps.append((f"figures ({len(figs)})", time.perf_counter() - t))
-    t = time.perf_counter()
+    steps.append((f"figures ({len(figs)})", time.perf_counter() - t, time.process_time() - c))
+    t, c = time.perf_counter(), time.process_time()
     for f in figs:
         html._svg(f.figure)
-    steps.append(("SVG rendering", time.perf_counter() - t))
-    t = time.perf_counter()
+    steps.append(("SVG rendering", time.perf_counter() - t, time.process_time() - c))
+    t, c = time.perf_counter(), time.process_time()
     page = html.render(runs)
-    steps.append((f"whole page again ({len(page) / 1e3:.0f} kB)", time.perf_counter() - t))
-    for name, s in steps:
-        print(f"{name}: {s:.2f} s")
+    steps.append((f"whole page again ({len(page) / 1e3:.0f} kB)", time.perf_counter() - t, time.process_time() - c))
+    for name, wall, cpu in steps:
+        print(f"{name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
 
 def _svg(fig) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # a tight bounding box costs a second draw: only for a legend hung below the axes
+    fig.savefig(buf, format="svg", bbox_inches="tight" if fig.legends else None)
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
