@@ -161,6 +161,22 @@ def test_ring_study_figures(ring):
     assert all(list(ln.get_xdata()) == [128, 1024] for ln in lines)
 
 
+def test_ring_figures_from_tags_in_the_records(ring):
+    """The study may instead keep every series in one run and tag the points (algorithm, load,
+    nblock, series): the same figures come out."""
+    df = tidy(ring)
+    df = df.assign(algorithm=df["benchmark"].str[-1], load=df["factor_load"].fillna(
+        df["opt_ncompute_a"].ne(df["opt_ncompute_b"]).map({False: "balanced", True: "imbalanced"})),
+        nblock=df["factor_nblock"], run_id="one")
+    df["series"] = df["algorithm"] + df["load"] + df["nblock"].astype(str)
+    df = df.drop(columns=[c for c in df if c.startswith("factor_")])
+    fig = plots.ring_size_plot(df)
+    assert len(fig.legends[0].get_texts()) == 4
+    assert [len(gids(ax, "series")) for ax in fig.axes] == [4, 4]
+    lines = gids(plots.ring_nblock_plot(df).axes[0], "series")
+    assert [ln.get_label() for ln in lines] == ["2 KiB", "8 KiB"]
+
+
 def test_pair_matrix_heat_map():
     m = [[None if i == j else 1.0 + i + 10 * j for j in range(4)] for i in range(4)]
     fig = plots.matrix_plot(m, unit="MB/s", title="pairs")
