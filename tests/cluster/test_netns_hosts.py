@@ -137,23 +137,23 @@ def test_three_hosts_through_a_bridge(netns_hosts, mpich):
 # -- rate shaping --------------------------------------------------------------------------
 
 def test_tbf_shaping_limits_the_link(netns_hosts, mpich):
-    """A structural check that `shape()` applies: a 1 Gbit/s token bucket on each host's
+    """A structural check that `shape()` applies: a 500 Mbit/s token bucket on each host's
     interface brings streaming bandwidth at 4 MiB between the hosts down to about
-    1 Gbit/s = 125 MB/s. Measured here 99-120 MB/s (TCP/IP headers, the bucket's timer on a
-    busy 2-core machine); the bounds are wide on purpose: below the rate plus 8 %, above
-    half of it, and far below the unshaped link."""
+    62.5 MB/s. The bounds are wide on purpose: below the rate plus 8 %, above half of it,
+    and far below the unshaped link. (At 1 Gbit/s the loaded 2-core machine's own TCP over
+    veth, not the bucket, was the limit: 56.7 MB/s measured once while other jobs ran.)"""
     c = netns_hosts(2)
     args = ["--sizes", "4M", "--window", "8", "--reps", "5", "--warmup", "1", "--warmup-bytes", "0",
-            "--timeout", "30", "bw"]
+            "--timeout", "60", "bw"]
     free = launch(c, mpich, 1, args).points("bw")[0]["bw_MBps"]["median"]
-    c.shape("1gbit")
-    assert "tbf" in c.qdisc(0) and "rate 1Gbit" in c.qdisc(1)
+    c.shape("500mbit")
+    assert "tbf" in c.qdisc(0) and "rate 500Mbit" in c.qdisc(1)
     try:
         shaped = launch(c, mpich, 1, args).points("bw")[0]
     finally:
         c.unshape()
     assert shaped["pairs"] == [{"ranks": [0, 1], "same_host": False}]
     bw = shaped["bw_MBps"]["median"]
-    assert 62.5 <= bw <= 135, f"shaped to 1 Gbit/s (125 MB/s) but measured {bw:.1f} MB/s"
+    assert 31.25 <= bw <= 67.5, f"shaped to 500 Mbit/s (62.5 MB/s) but measured {bw:.1f} MB/s"
     assert free > 2 * bw, f"unshaped {free:.1f} MB/s is not well above shaped {bw:.1f} MB/s"
     assert "tbf" not in c.qdisc(0)
