@@ -63,3 +63,21 @@ def test_algorithm_one_deadlock_is_reported_at_the_eager_limit(engine_openmpi, o
     assert 256 in sizes and timeouts[0]["size"] > max(sizes)
     assert timeouts[0]["size"] in (1024, 2048)  # the header makes 1024 itself too big
     assert timeouts[0]["limit_s"] < 10  # derived from the previous size, not a fixed guess
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_record_states_the_imbalance_pattern_and_that_bandwidth_includes_compute(engine_openmpi, openmpi_launch,
+                                                                                 ranks):
+    run = run_engine(openmpi_launch(ranks), engine_openmpi, "--units", "words", "--sizes", "16", "--reps", "2",
+                     "--ncompute", "1,200", "--niter", "6", "--nblock", "4", *ALGORITHMS)
+    assert run.returncode == 0, run.stderr
+    for k, p in enumerate(run.points(), 1):
+        rc = p["ringcs"]
+        assert rc["algorithm"] == k and rc["words"] == 16 and rc["bw_includes_compute"] is True
+        assert ("nblock" in rc) == (k == 5)
+        # the chapter's driver: iand(iter + me, 1) == 0 -> ncompute_A, iterations counted from 1
+        assert rc["ncompute_schedule"] == [[1 if (it + r) % 2 == 0 else 200 for it in range(1, 7)]
+                                           for r in range(ranks)]
+        # every iteration half the ranks work 200x more, the other half less: balanced on average
+        for it in range(6):
+            assert sorted(row[it] for row in rc["ncompute_schedule"]) == [1] * (ranks // 2) + [200] * (ranks // 2)
