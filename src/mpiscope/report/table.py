@@ -96,6 +96,15 @@ class SideBySide:
     bw: pd.DataFrame  # sizes x columns, MB/s (median over launches)
     us: pd.DataFrame  # sizes x columns, microseconds
     latency_upto: int = LATENCY_UPTO
+    oversubscribed: frozenset[str] = frozenset()  # configurations with more ranks than cores
+
+    def heading(self, col: str, sep: str = "\n") -> str:
+        return col.replace("\n", sep) + (" *" if col in self.oversubscribed else "")
+
+    @property
+    def note(self) -> str:
+        return ("* more ranks than cores: ranks shared cores, so these timings are not trustworthy"
+                if self.oversubscribed else "")
 
     def size_label(self, size: int) -> str:
         if self.words:
@@ -142,27 +151,30 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
         bw = agg["bw"].unstack("config").reindex(columns=cols)
         us = agg["us"].unstack("config").reindex(columns=cols)
         sizes = sorted(int(s) for s in bw.index)
-        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto))
+        over = frozenset(part.loc[part["oversubscribed"] == True, "config"]) if "oversubscribed" in part else frozenset()  # noqa: E712
+        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over))
     return out
 
 
 def render_terminal(t: SideBySide) -> Table:
     table = Table(title=f"{t.benchmark}: MB/s (latency us up to {human_size(t.latency_upto)})",
-                  title_justify="left")
+                  title_justify="left", caption=t.note or None, caption_justify="left")
     table.add_column(t.size_heading, justify="right")
     for col in t.columns:
-        table.add_column(col, justify="right")
+        table.add_column(t.heading(col), justify="right")
     for size in t.sizes:
         table.add_row(t.size_label(size), *(t.cell(size, c) for c in t.columns))
     return table
 
 
 def render_markdown(t: SideBySide) -> str:
-    heads = [t.size_heading] + [c.replace("\n", ", ") for c in t.columns]
+    heads = [t.size_heading] + [t.heading(c, ", ") for c in t.columns]
     lines = [f"**{t.benchmark}**: MB/s (latency in us) per configuration", "",
              "| " + " | ".join(heads) + " |", "|" + "---:|" * len(heads)]
     for size in t.sizes:
         lines.append("| " + " | ".join([t.size_label(size), *(t.cell(size, c) for c in t.columns)]) + " |")
+    if t.note:
+        lines += ["", t.note]
     return "\n".join(lines) + "\n"
 
 
