@@ -45,6 +45,8 @@ def validate(records: Iterable[Mapping], params: Params | ParamsFor,
         size = int(r["size"])
         n = model_bytes(coll, size, p)
         measured = float(r["time_us"]["median"])
+        if measured <= 0 or r["time_us"].get("n", 1) == 0:
+            continue        # no valid sample (every start late under window sync): nothing to compare
         pred = predict(coll, p, n, params)
         win = next(iter(pred))
         dflt = mpich_default(coll, p, n)
