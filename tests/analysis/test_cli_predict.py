@@ -85,3 +85,13 @@ def test_validate_against_measured_collectives(cli, tmp_path):
             cwd=tmp_path).stdout
     t2 = pd.read_csv(io.StringIO(g))
     assert (t2[t2.collective == "bcast"].best_us == 1.0).all()     # binomial at p = 2: alpha
+
+
+def test_validation_skips_points_without_a_valid_sample():
+    from mpiscope.analysis.predict import Params
+    from mpiscope.analysis.validate import validate
+    pt = lambda size, median, n: {"type": "point", "benchmark": "allreduce", "size": size, "ranks": 2,
+                                  "time_us": {"median": median, "n": n}}
+    t = validate([pt(8, 2.0, 40), pt(4096, 0.0, 0)], Params(1.0, 0.001))
+    assert list(t["size"]) == [8]
+    assert t["err_best"].iloc[0] == pytest.approx((1.0 + 8 * 0.001) / 2.0 - 1)
