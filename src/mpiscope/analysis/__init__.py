@@ -2,6 +2,8 @@
 engine's point records. Input everywhere: `Point`s (see points.py)."""
 from .clock import Clock, detect_clock
 from .hockney import HockneyFit, fit_hockney, format_hockney_table
+from .hw import Hardware, format_hardware, hardware_from_records
+from .loggp import LogGP, format_loggp, loggp_from_records
 from .points import Point, points_from_records
 from .predict import (Params, best, format_winners, mpich_default, predict,
                       prediction_table, regime_params)
@@ -13,4 +15,5 @@ __all__ = ["Clock", "detect_clock", "HockneyFit", "fit_hockney", "format_hockney
            "Point", "points_from_records", "Params", "best", "format_winners",
            "mpich_default", "predict", "prediction_table", "SwitchReport", "find_switches",
            "format_switches", "refine", "sizes_to_refine", "format_validation", "validate",
-           "format_model", "model_records", "regime_params"]
+           "format_model", "model_records", "regime_params", "Hardware", "format_hardware",
+           "hardware_from_records", "LogGP", "format_loggp", "loggp_from_records"]
