@@ -39,6 +39,8 @@ def test_hydra_block_and_cyclic():
     assert after(rpn, "-f") == "/h" and after(rpn, "-ppn") == "2"
     # slot counts in the host list are Hydra's own block placement: no -ppn needed
     assert "-ppn" not in h.command(job(hosts=["a:2", "b:2"], mapping="block")).argv
+    # block is the default, as with Open MPI and srun (Hydra alone would deal ranks round)
+    assert after(h.command(job(hosts=["a", "b"])).argv, "-ppn") == "2"
 
 
 def test_openmpi_mapping_ranking_binding():
@@ -50,6 +52,9 @@ def test_openmpi_mapping_ranking_binding():
     cyc = o.command(job(hosts=["a", "b"], ranks_per_node=2, mapping="cyclic")).argv
     assert after(cyc, "--map-by") == "ppr:2:node" and after(cyc, "--rank-by") == "node"
     assert after(o.command(job(hosts=["a:2", "b:2"], mapping="cyclic")).argv, "--map-by") == "node"
+    # hosts without slots get a share of the ranks (PRRTE gives them one slot each)
+    share = o.command(job(ranks=4, hosts=["a", "b"], mapping="cyclic")).argv
+    assert after(share, "--host") == "a:2,b:2" and after(share, "--map-by") == "node"
     assert after(o.command(job(hostfile="/h", mapping="block")).argv, "--map-by") == "slot"
     assert "-x" in o.command(job(env={"K": "v"})).argv
 

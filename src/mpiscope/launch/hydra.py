@@ -14,12 +14,13 @@ BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "socke
 def _ppn(job: Job) -> int | None:
     """Hydra has no block/cyclic switch: it fills each host with -ppn ranks (or the host's
     slot count) and wraps round the host list. -ppn 1 therefore deals ranks out cyclically;
-    block needs -ppn = ranks per host, because a host without a slot count has 1 slot."""
+    block (also the default, as with Open MPI and srun) needs -ppn = ranks per host, because
+    a host named without a slot count has 1 slot."""
     if job.mapping == "cyclic":
         return 1
     if job.ranks_per_node:
         return job.ranks_per_node
-    if job.mapping == "block" and job.hosts and not any(":" in h for h in job.hosts):
+    if job.hosts and not any(":" in h for h in job.hosts):
         return math.ceil(job.ranks / len(job.hosts))
     return None
 

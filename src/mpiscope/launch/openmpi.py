@@ -3,6 +3,8 @@ placement via `--map-by`/`--rank-by`, binding via `--bind-to`; explicit consent 
 and oversubscription."""
 from __future__ import annotations
 
+import math
+
 from mpiscope.launch.base import Job, Launch, Launcher, is_root, local_cores
 
 # mpiscope's binding names in PRRTE's words (a socket is a "package" there).
@@ -10,10 +12,11 @@ BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "packa
 
 
 def _hosts(job: Job) -> list[str]:
-    """A host named without slots has one slot in PRRTE, too few for ranks_per_node > 1."""
-    if not job.ranks_per_node:
-        return job.hosts or []
-    return [h if ":" in h else f"{h}:{job.ranks_per_node}" for h in job.hosts or []]
+    """A host named without slots has one slot in PRRTE, too few for more ranks than hosts:
+    give it the ranks per node, or an even share of the ranks."""
+    hosts = job.hosts or []
+    per = job.ranks_per_node or (math.ceil(job.ranks / len(hosts)) if hosts else 1)
+    return [h if ":" in h else f"{h}:{per}" for h in hosts]
 
 
 def _mapping(job: Job) -> list[str]:
