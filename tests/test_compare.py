@@ -21,7 +21,9 @@ GATE = "100%"
 def runs(cli, openmpi_prefix, tmp_path_factory) -> tuple[Path, list[str]]:
     tmp = tmp_path_factory.mktemp("compare")
     ids = []
-    for env in ([], [], ["--env", "OMPI_MCA_btl=self,tcp"]):
+    # interleaved, so a change of the machine's load hits baseline and candidates alike:
+    # base, same, slow, base2, same2, slow2
+    for env in ([], [], ["--env", "OMPI_MCA_btl=self,tcp"]) * 2:
         r = cli("run", "--mpi", "openmpi", "-b", "pingpong", "--sizes", "8,64", "--max-time", "0.3", "--raw",
                 "--runs-dir", str(tmp), "--no-progress", *env)
         assert r.returncode == 0, r.stderr
@@ -35,7 +37,7 @@ def _rows(stdout: str) -> list[str]:
 
 
 def test_injected_slowdown_is_flagged_and_fails_the_gate(cli, runs):
-    tmp, (base, _, slow) = runs
+    tmp, (base, _, slow, *_) = runs
     r = cli("compare", base, slow, "--fail-on", GATE, "--runs-dir", str(tmp))
     assert r.returncode == 1, r.stdout + r.stderr
     rows = _rows(r.stdout)
@@ -45,7 +47,7 @@ def test_injected_slowdown_is_flagged_and_fails_the_gate(cli, runs):
 
 
 def test_same_configuration_is_not_flagged(cli, runs):
-    tmp, (base, again, _) = runs
+    tmp, (base, again, *_) = runs
     r = cli("compare", base, again, "--fail-on", GATE, "--runs-dir", str(tmp))
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(_rows(r.stdout)) == 2
@@ -53,7 +55,7 @@ def test_same_configuration_is_not_flagged(cli, runs):
 
 def test_without_raw_samples_the_recorded_cis_are_compared(cli, runs, tmp_path):
     """The same real runs with their samples dropped: the CI z-test path still sees the slowdown."""
-    tmp, (base, _, slow) = runs
+    tmp, (base, _, slow, *_) = runs
     for rid in (base, slow):
         shutil.copytree(tmp / rid, tmp_path / rid)
         recs = [json.loads(line) for line in (tmp_path / rid / "records.jsonl").read_text().splitlines()]
@@ -72,7 +74,20 @@ def test_without_raw_samples_the_recorded_cis_are_compared(cli, runs, tmp_path):
     (["--benchmark", "bw"], "have no benchmark and size in common for 'bw'"),
 ])
 def test_bad_input_is_one_line(cli, runs, args, message):
-    tmp, (base, again, _) = runs
+    tmp, (base, again, *_) = runs
     r = cli("compare", base, again, *args, "--runs-dir", str(tmp))
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
+
+
+def test_launches_carry_between_launch_variation(cli, runs):
+    """Two launches per side: Welch's test on the launch medians flags the slowdown at a tight gate
+    and leaves two pairs of launches of one configuration alone."""
+    tmp, (base, again, slow, base2, again2, slow2) = runs
+    r = cli("compare", f"{base},{base2}", f"{slow},{slow2}", "--fail-on", "25%", "--runs-dir", str(tmp))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert all("welch (launches)" in row and row.rstrip("│ ").endswith("slower") for row in _rows(r.stdout))
+    r = cli("compare", f"{base},{base2}", f"{again},{again2}", "--fail-on", "25%", "--runs-dir", str(tmp))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = cli("compare", base, f"{again},{again2}", "--runs-dir", str(tmp))
+    assert r.returncode == 2 and "needs at least two runs on each side" in r.stderr

@@ -1,9 +1,11 @@
-"""Regression comparison of two runs, point by point: change of the median, a significance test
-and an effect size, with the p-values of all points adjusted together (Benjamini-Hochberg).
+"""Regression comparison of two runs (or two sets of launches), point by point: change of the
+median, a significance test and an effect size, with the p-values of all points adjusted together
+(Benjamini-Hochberg).
 
 With raw samples in both runs (`--raw`) the test is Mann-Whitney U on the samples and the effect
 size Cliff's delta; otherwise a z test on the medians whose standard errors come from the
-recorded 95 % confidence intervals, with the standardised difference as effect size.
+recorded 95 % confidence intervals, with the standardised difference as effect size. With
+several launches per side, the launch medians are compared (Welch's t test on their logs).
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ class PointChange:
     base_us: float
     cand_us: float
     change: float  # cand / base - 1: positive is slower
-    test: str  # "mann-whitney" | "ci z-test"
+    test: str  # "mann-whitney" | "ci z-test" | "welch (launches)"
     p: float
-    effect: float  # Cliff's delta (raw) or z (summaries); positive = candidate slower
+    effect: float  # Cliff's delta (raw), z (summaries) or Hedges' g (launches); positive = slower
     p_adj: float = float("nan")
     verdict: str = "same"  # slower | faster | same
 
@@ -75,6 +77,12 @@ def compare_points(base: list[dict], cand: list[dict], alpha: float = 0.05,
             p, effect = _ci_z(bt, ct)
         out.append(PointChange(key[0], key[1], key[2], bt["median"], ct["median"], ct["median"] / bt["median"] - 1,
                                test, p, effect))
+    _judge(out, alpha, min_change)
+    return out
+
+
+def _judge(out: list[PointChange], alpha: float, min_change: float) -> None:
+    """Adjust the p-values together (Benjamini-Hochberg), then give each point its verdict."""
     ps = np.array([pc.p for pc in out], float)
     ok = np.isfinite(ps)
     if ok.any():
@@ -85,7 +93,6 @@ def compare_points(base: list[dict], cand: list[dict], alpha: float = 0.05,
     for pc in out:
         if np.isfinite(pc.p_adj) and pc.p_adj < alpha and abs(pc.change) >= min_change:
             pc.verdict = "slower" if pc.change > 0 else "faster"
-    return out
 
 
 def regressions(changes: list[PointChange], fail_on: float) -> list[PointChange]:
@@ -108,3 +115,26 @@ def summary(changes: list[PointChange]) -> str:
     if tests == ["ci z-test"]:
         parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
     return "; ".join(parts)
+
+
+def compare_launches(base: list[list[dict]], cand: list[list[dict]], alpha: float = 0.05,
+                     min_change: float = 0.05) -> list[PointChange]:
+    """Several launches per side: the launch medians are the observations, so the test carries the
+    between-launch variation that one launch's samples cannot show. Welch's t test on the log
+    medians; the change is the ratio of their geometric means, the effect size Hedges' g."""
+    b_sets = [_points(recs) for recs in base]
+    c_sets = [_points(recs) for recs in cand]
+    keys = [k for k in b_sets[0] if all(k in s for s in b_sets + c_sets)]
+    out: list[PointChange] = []
+    for key in keys:
+        b = np.log([s[key]["time_us"]["median"] for s in b_sets])
+        c = np.log([s[key]["time_us"]["median"] for s in c_sets])
+        res = stats.ttest_ind(c, b, equal_var=False)
+        pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
+        g = (c.mean() - b.mean()) / pooled if pooled > 0 else float("inf") * np.sign(c.mean() - b.mean())
+        g *= 1 - 3 / (4 * (len(b) + len(c)) - 9)  # Hedges' small-sample correction
+        out.append(PointChange(key[0], key[1], key[2], float(np.exp(b.mean())), float(np.exp(c.mean())),
+                               float(np.exp(c.mean() - b.mean()) - 1), "welch (launches)",
+                               float(res.pvalue) if np.isfinite(res.pvalue) else float("nan"), float(g)))
+    _judge(out, alpha, min_change)
+    return out

@@ -19,38 +19,73 @@ def percent(text: str, option: str) -> float:
         raise UsageError(f"{option} expects a percentage such as 5%, got '{text}'") from None
 
 
+def side(ref: str, runs_dir):
+    """One side of the comparison: a run, comma-separated runs (launches of one configuration), or a
+    sweep directory of one configuration."""
+    from pathlib import Path
+
+    from mpiscope.errors import UsageError
+    from mpiscope.store import resolve
+    from mpiscope.sweep import SweepDir, is_sweep_dir
+    if is_sweep_dir(Path(ref)):
+        sd = SweepDir(Path(ref))
+        if len(sd.meta()["configurations"]) != 1:
+            raise UsageError(f"{ref} is a sweep of {len(sd.meta()['configurations'])} configurations: compare "
+                             f"single runs, or runs of one configuration as RUN1,RUN2,...")
+        runs = [run for _, run in sd.runs()]
+        if not runs:
+            raise UsageError(f"the sweep in {ref} has no finished run: run or resume it first")
+        return runs
+    return [resolve(r, runs_dir) for r in ref.split(",") if r]
+
+
+def _name(runs) -> str:
+    return runs[0].id if len(runs) == 1 else f"{len(runs)} launches ({runs[0].id}, ...)"
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from mpiscope.analysis.compare import compare_points, regressions, summary
+    from mpiscope.analysis.compare import compare_launches, compare_points, regressions, summary
     from mpiscope.cli import err, out
     from mpiscope.errors import UsageError
-    from mpiscope.store import resolve
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
     min_change = percent(a.min_change, "--min-change")
     if not 0 < a.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
     runs_dir = paths.runs_dir(a.runs_dir)
-    base, cand = resolve(a.baseline, runs_dir), resolve(a.candidate, runs_dir)
-    b_recs, c_recs = base.records(), cand.records()
-    for run, recs in ((base, b_recs), (cand, c_recs)):
+    b_runs, c_runs = side(a.baseline, runs_dir), side(a.candidate, runs_dir)
+    records = {}
+    for run in b_runs + c_runs:
+        recs = run.records()
         for p in recs.problems:
             err.print(f"[yellow]warning:[/] run {run.id}: {p}")
-    changes = compare_points(b_recs.records, c_recs.records, a.alpha, min_change)
+        records[run.path] = recs.records
+    if len(b_runs) == 1 and len(c_runs) == 1:
+        changes = compare_points(records[b_runs[0].path], records[c_runs[0].path], a.alpha, min_change)
+    elif len(b_runs) < 2 or len(c_runs) < 2:
+        raise UsageError("comparing launches needs at least two runs on each side (RUN1,RUN2 or a sweep "
+                         "directory with --launches 2 or more); or give one run on each side")
+    else:
+        changes = compare_launches([records[r.path] for r in b_runs], [records[r.path] for r in c_runs],
+                                   a.alpha, min_change)
+    base = _name(b_runs)
+    cand = _name(c_runs)
     if a.benchmark:
         changes = [pc for pc in changes if pc.benchmark == a.benchmark]
     if not changes:
-        raise UsageError(f"runs {base.id} and {cand.id} have no benchmark and size in common"
+        raise UsageError(f"{base} and {cand} have no benchmark and size in common"
                          + (f" for '{a.benchmark}'" if a.benchmark else "")
                          + ": compare runs of the same benchmarks and sizes")
-    table = Table(title=f"{cand.id} against baseline {base.id}", title_justify="left")
+    table = Table(title=f"{cand} against baseline {base}", title_justify="left")
     for col in ("benchmark", "size", "ranks", "baseline us", "candidate us", "change", "test", "p (adj.)",
                 "effect", "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right")
     style = {"slower": "red", "faster": "green", "same": ""}
     for pc in changes:
-        effect = f"δ={pc.effect:+.2f}" if pc.test == "mann-whitney" else f"z={pc.effect:+.1f}"
+        effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
+            pc.test, f"g={pc.effect:+.1f}")
         table.add_row(pc.benchmark, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
                       f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}", effect,
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
@@ -69,8 +104,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
     p = sub.add_parser("compare", parents=[runs_dir],
                        help="per point: change of the median, significance, effect size; --fail-on for CI")
-    p.add_argument("baseline", help="run id, unique prefix, 'latest', or a path")
-    p.add_argument("candidate", help="run id, unique prefix, 'latest', or a path")
+    p.add_argument("baseline", help="a run (id, prefix, 'latest', path); launches of one configuration as "
+                                    "RUN1,RUN2,... or a sweep directory")
+    p.add_argument("candidate", help="the same for the candidate")
     p.add_argument("--fail-on", metavar="PCT", help="exit 1 when a point is significantly slower by more "
                                                     "than PCT, e.g. 5%%")
     p.add_argument("--min-change", default="5%", metavar="PCT",
