@@ -50,7 +50,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     spec = RunSpec(lib, engine, plan, env, extra, placement)
     if a.submit or a.dry_run:
         from mpiscope.submit import submit_from_args
-        return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out)
+        then = [default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))
+                ] if default_run else []
+        return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out, then=[then])
     run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
     if default_run and outcome.status == "ok":
         collectives = default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))

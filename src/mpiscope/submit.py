@@ -33,12 +33,13 @@ START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI
 
 # -- a configuration saved for the job ------------------------------------------------------
 
-def spec_to_json(spec: RunSpec, meta: dict | None = None) -> dict:
-    """The RunSpec, and `meta` for the run's run.json (a sweep's name, directory, configuration)."""
+def spec_to_json(spec: RunSpec, meta: dict | None = None, then: list[RunSpec] | None = None) -> dict:
+    """The RunSpec, `meta` for the run's run.json (a sweep's name, directory, configuration),
+    and the launches that follow it into the same run (the default run's collectives)."""
     return {"lib": spec.lib.to_json(), "engine": str(spec.engine),
             "plan": {**spec.plan.to_json(), "sizes": spec.plan.sizes}, "env": spec.env,
             "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors,
-            "meta": meta or {}}
+            "meta": meta or {}, "then": [spec_to_json(t) for t in then or []]}
 
 
 def spec_from_json(d: dict) -> RunSpec:
@@ -48,11 +49,18 @@ def spec_from_json(d: dict) -> RunSpec:
                    d.get("launcher_args") or [], d.get("placement") or {}, d.get("factors") or {})
 
 
-def load_spec(path: Path) -> tuple[RunSpec, dict]:
-    """The saved RunSpec and its run metadata."""
+@dataclass
+class Saved:
+    spec: RunSpec
+    meta: dict
+    then: list[RunSpec]
+
+
+def load_spec(path: Path) -> Saved:
+    """A configuration saved for a batch job."""
     try:
         d = json.loads(Path(path).read_text())
-        return spec_from_json(d), d.get("meta") or {}
+        return Saved(spec_from_json(d), d.get("meta") or {}, [spec_from_json(t) for t in d.get("then") or []])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not a configuration saved by --submit ({e}): submit it again") from e
 
@@ -114,9 +122,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60] or "run"
 
 
-def batch_job(spec: RunSpec, runs_dir: Path, name: str, sbatch_args: list[str] | None = None) -> tuple[BatchJob, Path]:
-    """The job for `spec` and where its saved configuration goes (written by `write`).
-    Time limit: the plan's own wall-clock limit (every point at its cap, with slack) plus start-up."""
+def batch_job(spec: RunSpec, runs_dir: Path, name: str, sbatch_args: list[str] | None = None,
+              then: list[RunSpec] | None = None) -> tuple[BatchJob, Path]:
+    """The job for `spec` (and the launches `then` that follow it) and where its saved
+    configuration goes. Time limit: the plans' own wall-clock limits (every point at its
+    cap, with slack) plus start-up; tasks: the largest launch."""
+    every = [spec, *(then or [])]
     runs_dir = runs_dir.resolve()
     batch = runs_dir / BATCH_DIR
     saved = batch / f"{name}.json"
@@ -124,7 +135,8 @@ def batch_job(spec: RunSpec, runs_dir: Path, name: str, sbatch_args: list[str] |
     hosts = spec.placement.get("hosts")
     job = BatchJob(name=f"mpiscope-{name}",
                    command=[sys.executable, "-m", "mpiscope", "batch-run", str(saved), "--runs-dir", str(runs_dir)],
-                   ranks=spec.plan.ranks, time_limit_s=spec.plan.wall_limit_s() + START_MARGIN_S,
+                   ranks=max(s.plan.ranks for s in every),
+                   time_limit_s=sum(s.plan.wall_limit_s() for s in every) + START_MARGIN_S,
                    log_dir=batch, workdir=Path.cwd(), nodes=_nodes(spec),
                    ranks_per_node=spec.placement.get("ranks_per_node"),
                    nodelist=[h.split(":")[0] for h in hosts] if hosts else None,
@@ -160,20 +172,21 @@ def sbatch(script: Path) -> int:
 
 def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool = False,
            sbatch_args: list[str] | None = None, names: list[str] | None = None,
-           metas: list[dict] | None = None) -> list[int]:
+           metas: list[dict] | None = None, then: list[list[RunSpec]] | None = None) -> list[int]:
     """One batch job per configuration; returns the job ids (none on a dry run, which
     prints the scripts and writes nothing)."""
     ids = []
     names = names or job_names(specs)
     for i, (spec, name) in enumerate(zip(specs, names)):
-        job, saved = batch_job(spec, runs_dir, name, sbatch_args)
+        follow = then[i] if then else []
+        job, saved = batch_job(spec, runs_dir, name, sbatch_args, follow)
         text = job.script()
         if dry_run:
             console.print(f"# --- {job.name} (dry run: not written, not submitted)", markup=False, soft_wrap=True)
             console.print(text, markup=False, end="", soft_wrap=True, highlight=False)
             continue
         saved.parent.mkdir(parents=True, exist_ok=True)
-        saved.write_text(json.dumps(spec_to_json(spec, metas[i] if metas else None), indent=1) + "\n")
+        saved.write_text(json.dumps(spec_to_json(spec, metas[i] if metas else None, follow), indent=1) + "\n")
         script = saved.with_suffix(".sbatch")
         script.write_text(text)
         job_id = sbatch(script)
@@ -242,8 +255,9 @@ def _sbatch_args(a) -> list[str]:
         raise UsageError(f"--sbatch-args '{a.sbatch_args}' cannot be split ({e}): balance the quotes") from e
 
 
-def submit_from_args(specs: list[RunSpec], runs_dir: Path, a, console: Console) -> int:
+def submit_from_args(specs: list[RunSpec], runs_dir: Path, a, console: Console,
+                     then: list[list[RunSpec]] | None = None) -> int:
     if a.dry_run and not a.submit:
         raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
-    submit(specs, runs_dir, console, dry_run=a.dry_run, sbatch_args=_sbatch_args(a))
+    submit(specs, runs_dir, console, dry_run=a.dry_run, sbatch_args=_sbatch_args(a), then=then)
     return 0

@@ -157,3 +157,19 @@ def test_sweep_submit_runs_every_configuration_as_a_job(slurm_cluster, mpiscope_
     assert eager == {"1024", "131072"}  # each job measured its own configuration
     table = mpiscope(slurm_cluster, ["table", str(sweep_dir)], tmp_path)
     assert table.returncode == 0, table.stderr
+
+
+def test_submitted_default_run_measures_pairs_then_collectives(slurm_cluster, mpiscope_home, tmp_path):
+    """Without -b, `mpiscope run` measures the pair benchmarks and then the main collectives
+    into one run; the batch job does the same, in an allocation large enough for both."""
+    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
+    runs = tmp_path / "runs"
+    r = mpiscope(slurm_cluster, ["run", "--sizes", "8", "--max-time", "0.05", "--no-progress", "--submit", "slurm",
+                                 "--runs-dir", str(runs)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (job,) = submitted(r.stdout)
+    assert slurm_cluster.wait_job(job, timeout=JOB_TIMEOUT) == "COMPLETED"
+    (run,) = list_runs(runs)
+    assert run.meta()["status"] == "ok", run.meta().get("error")
+    measured = {p["benchmark"] for p in run.records().of_type("point")}
+    assert measured == set(DEFAULT_BENCHMARKS) | set(DEFAULT_COLLECTIVES)

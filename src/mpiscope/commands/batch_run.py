@@ -11,15 +11,19 @@ def cmd_batch_run(a: argparse.Namespace) -> int:
     from mpiscope import paths
     from mpiscope.cli import err, finish, out
     from mpiscope.errors import MpiscopeError
-    from mpiscope.execute import run_once
+    from mpiscope.execute import launch_into, run_once
     from mpiscope.report.summary import print_run
     from mpiscope.submit import load_spec, log_to_sweep
 
-    spec, meta = load_spec(Path(a.config))
+    saved = load_spec(Path(a.config))
+    meta = saved.meta
     job = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST") if k in os.environ}
     try:
-        run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=False,
+        run, outcome = run_once(saved.spec, paths.runs_dir(a.runs_dir), err, progress=False,
                                 extra_meta={**meta, "batch": {"config": str(a.config), **job}})
+        for follow in saved.then:  # as `mpiscope run` does: only after a launch that went well
+            if outcome.status == "ok":
+                outcome = launch_into(run, follow, err, progress=False)
     except MpiscopeError as e:  # the launcher did not start: the sweep still hears of it
         log_to_sweep(meta, None, "failed", str(e))
         raise
