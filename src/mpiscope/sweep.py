@@ -10,6 +10,7 @@ can reuse it.
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -237,21 +238,26 @@ class SweepProgress:
         self.task = self.bar.add_task("sweep", total=self.total, completed=self.done, left="")
         self.i = 0
 
+    def _left(self) -> str:
+        left = self.bounds[self.i:]
+        if not left:
+            return "finishing"
+        if self.paces:  # the measured pace, never above the time caps' bound
+            pace = sum(self.paces) / len(self.paces)
+            eta = f"~{math.ceil(sum(min(pace, b) for b in left))} s left"
+        else:
+            eta = f"<= {math.ceil(sum(left))} s left"
+        return f"{len(left)} left, {eta}"
+
     def start(self, label: str) -> None:
         self.t0 = time.monotonic()
-        left = self.bounds[self.i:]
-        if self.paces:
-            pace = sum(self.paces) / len(self.paces)
-            eta = f"~{sum(min(pace, b) for b in left):.0f} s left"
-        else:
-            eta = f"<= {sum(left):.0f} s left"
-        self.bar.update(self.task, description=label, left=f"{self.total - self.done} left, {eta}")
+        self.bar.update(self.task, description=label, left=self._left())
 
     def finish(self) -> None:
         self.paces.append(time.monotonic() - self.t0)
         self.done += 1
         self.i += 1
-        self.bar.update(self.task, completed=self.done)
+        self.bar.update(self.task, completed=self.done, left=self._left())
 
 
 @dataclass
