@@ -67,6 +67,8 @@ def test_measure_words_become_bytes_and_varying_factors():
      "combine.zip[0]: 'rank' is not a factor of this spec: did you mean 'ranks'?"),
     ('[factors]\nranks = [2, 4]\n[[exclude]]\nrank = 2\n', "exclude[0].rank: not a factor of this spec: did you "
                                                           "mean 'ranks'?"),
+    ('[factors]\nlauncher = "sruns"\n', "factors.launcher: unknown value 'sruns': did you mean 'srun'?"),
+    ('[factors]\nmapping = ["block", "cylic"]\n', "factors.mapping[1]: unknown value 'cylic': did you mean 'cyclic'?"),
     ('[factors]\nranks = [2, 4]\n[[exclude]]\nranks = 3\n', "exclude[0].ranks: '3' is not a level of factors.ranks"),
     ('[factors]\nranks = [2]\n[[exclude]]\nranks = 2\n', "every configuration is excluded"),
     ('launches = 0\n', "launches: expected a whole number of at least 1"),
@@ -88,7 +90,7 @@ def test_cli_reports_spec_errors_in_one_line(cli, tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         f"mpiscope: error: {spec}: factors.rnaks: unknown key: did you mean 'ranks'? known keys here: mpi, ranks, "
-        f"nodes, ranks_per_node, mapping, binding, hosts, hostfile, launcher_args, engine_options, env"]
+        f"nodes, ranks_per_node, mapping, binding, hosts, hostfile, launcher, launcher_args, engine_options, env"]
 
 
 names = st.sampled_from(["mpi", "ranks", "binding", "env.A", "env.B"])

@@ -20,17 +20,15 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from mpiscope.errors import UsageError
-from mpiscope.launch.base import BINDINGS, MAPPINGS
+from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
 from mpiscope.sizes import parse_sizes
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
 MEASURE_KEYS = ("benchmarks", "sizes", "units", "ci_target", "max_time", "reps", "time_budget", "check",
                 "raw", "engine_options", "hosts", "hostfile")
 COMBINE_KEYS = ("mode", "zip")
-# Factors that map onto RunSpec fields; env.NAME factors are the tuning variables.
-PLACEMENT = ("hosts", "hostfile", "ranks_per_node", "mapping", "binding")
 FACTOR_KEYS = ("mpi", "ranks", "nodes", "ranks_per_node", "mapping", "binding", "hosts", "hostfile",
-               "launcher_args", "engine_options", "env")
+               "launcher", "launcher_args", "engine_options", "env")
 
 
 def _unknown(path: str, key: str, known: tuple[str, ...] | list[str]) -> UsageError:
@@ -109,7 +107,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], Callable[[Any], str]]:
 
 FACTOR_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "mpi": _string, "ranks": _positive_int, "nodes": _positive_int, "ranks_per_node": _positive_int,
-    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "hosts": _hosts, "hostfile": _string,
+    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "launcher": _choice(LAUNCHERS), "hosts": _hosts, "hostfile": _string,
     "launcher_args": _argv, "engine_options": _argv,
 }
 

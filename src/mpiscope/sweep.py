@@ -20,9 +20,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from mpiscope.cli import default_ranks
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.execute import RunSpec, run_once
 from mpiscope.launch import local_cores
+from mpiscope.launch.placement import make_placement, placement_ranks
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan import STARTUP_S, make_plan
 from mpiscope.spec import Configuration, Spec, json_factors, varying
@@ -31,7 +33,6 @@ from mpiscope.store import Run, list_runs, utc_now
 SWEEP_FILE = "sweep.json"
 RESULTS = "results.jsonl"
 SWEEPS = "sweeps"
-PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
 
 
 @dataclass
@@ -55,49 +56,39 @@ def prepare(configs: list[Configuration]) -> Tools:
     return tools
 
 
-def _ranks(spec: Spec, f: dict) -> int:
-    if "ranks" in f:
-        if "nodes" in f and "ranks_per_node" in f and f["ranks"] != f["nodes"] * f["ranks_per_node"]:
-            raise UsageError(f"ranks = {f['ranks']} but nodes x ranks_per_node = {f['nodes']} x "
-                             f"{f['ranks_per_node']}: drop ranks or make them agree (or exclude the combination)")
-        return f["ranks"]
-    if "ranks_per_node" in f:
-        return f.get("nodes", 1) * f["ranks_per_node"]
-    return 2 if set(spec.measure.benchmarks) <= PAIR_ONLY else max(2, local_cores())
+def _placement(spec: Spec, f: dict) -> dict:
+    """The configuration's Job placement fields, checked by the launchers' one placement check.
+    `nodes` with a host list takes its first N hosts."""
+    hosts = f.get("hosts", spec.measure.hosts)
+    nodes = f.get("nodes")
+    if hosts and nodes:
+        if nodes > len(hosts):
+            raise UsageError(f"nodes = {nodes} but only {len(hosts)} host(s) are given: add hosts or lower nodes")
+        hosts = hosts[:nodes]
+    return make_placement(launcher=f.get("launcher"), hosts=list(hosts) if hosts else None,
+                          hostfile=f.get("hostfile", spec.measure.hostfile), nodes=nodes,
+                          ranks_per_node=f.get("ranks_per_node"), mapping=f.get("mapping"),
+                          binding=f.get("binding"))
 
 
 def config_runspec(spec: Spec, config: Configuration, tools: Tools) -> RunSpec:
     """The launch of one configuration: its MPI, checked plan, environment, launcher args and placement."""
     f = config.factors
     name = f.get("mpi")
-    lib = tools.libs[name]
     m = spec.measure
     try:
-        plan = make_plan(m.benchmarks, m.sizes_expr(), _ranks(spec, f), tools.registries[name],
+        placement = _placement(spec, f)
+        ranks = placement_ranks(placement, f.get("ranks"))
+        if ranks is None:
+            ranks = default_ranks(m.benchmarks, local_cores())
+        plan = make_plan(m.benchmarks, m.sizes_expr(), ranks, tools.registries[name],
                          ci_target=m.ci_target, max_time=m.max_time, reps=m.reps, time_budget=m.time_budget,
                          check=m.check, raw=m.raw,
                          engine_options=[*m.engine_options, *f.get("engine_options", ())])
     except UsageError as e:
         raise UsageError(f"configuration {config.id} ({config.label(list(f))}): {e}") from e
-    placement: dict = {}
-    hosts = f.get("hosts", m.hosts)
-    hostfile = f.get("hostfile", m.hostfile)
-    nodes = f.get("nodes")
-    if nodes is not None and nodes > 1 and not hosts and not hostfile:
-        raise UsageError(f"configuration {config.id}: nodes = {nodes} needs hosts: set measure.hosts "
-                         f"(or factors.hosts / hostfile) to the machines to use")
-    if hosts:
-        if nodes is not None and nodes > len(hosts):
-            raise UsageError(f"configuration {config.id}: nodes = {nodes} but only {len(hosts)} hosts are "
-                             f"given: add hosts or lower nodes")
-        placement["hosts"] = list(hosts[:nodes] if nodes else hosts)
-    if hostfile:
-        placement["hostfile"] = hostfile
-    for key in ("ranks_per_node", "mapping", "binding"):
-        if key in f:
-            placement[key] = f[key]
     env = {n[4:]: v for n, v in f.items() if n.startswith("env.")}
-    return RunSpec(lib, tools.engines[name], plan, env, list(f.get("launcher_args", ())), placement,
+    return RunSpec(tools.libs[name], tools.engines[name], plan, env, list(f.get("launcher_args", ())), placement,
                    json_factors(f))
 
 
