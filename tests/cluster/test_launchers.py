@@ -93,6 +93,15 @@ def test_srun_is_the_default_inside_an_allocation(monkeypatch, tmp_path):
     assert isinstance(launcher_for(lib, "mpiexec"), Hydra)
 
 
+def test_a_node_count_needs_machines_for_mpiexec(monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for adapter in (Hydra(Path("mpiexec")), OpenMpi(Path("mpirun"))):
+        with pytest.raises(UsageError, match="--nodes 2 names no machines"):
+            adapter.command(job(nodes=2, ranks_per_node=1, ranks=2))
+        adapter.command(job(nodes=2, hosts=["a", "b"], ranks=2))  # the hosts say where
+    assert "-N" in Srun(Path("srun"), "MPICH").command(job(nodes=2, ranks=2)).argv
+
+
 def test_placement_is_checked(tmp_path):
     with pytest.raises(UsageError, match="give one of them"):
         make_placement(hosts=["a"], hostfile=str(tmp_path))

@@ -5,7 +5,6 @@ the summary and the tidy export, Hockney fits come per placement, and a link sha
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 from pathlib import Path

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from mpiscope.errors import UsageError
-from mpiscope.launch.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, local_cores
+from mpiscope.launch.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, in_allocation, local_cores
 from mpiscope.launch.hydra import Hydra
 from mpiscope.launch.openmpi import OpenMpi
-from mpiscope.launch.srun import Srun, find_srun, in_allocation
+from mpiscope.launch.srun import Srun, find_srun
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,20 @@ def local_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def in_allocation() -> bool:
+    """Inside salloc/sbatch (SLURM_JOB_ID set) with srun at hand, srun is how ranks start."""
+    return bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
+
+
+def nodes_need_hosts(job: Job) -> None:
+    """An MPI's own launcher spreads ranks over the hosts it is given (or, inside a Slurm
+    allocation, the allocation's nodes); a node count alone would silently put every rank here."""
+    from mpiscope.errors import UsageError
+    if job.nodes and job.nodes > 1 and not (job.hosts or job.hostfile) and not in_allocation():
+        raise UsageError(f"--nodes {job.nodes} names no machines for mpiexec: give --hosts or --hostfile, "
+                         f"or run inside a Slurm allocation, or use --launcher srun")
 
 
 def is_root() -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from mpiscope.errors import UsageError
-from mpiscope.launch.base import Job, Launch, Launcher, local_cores
+from mpiscope.launch.base import Job, Launch, Launcher, nodes_need_hosts, local_cores
 
 # mpiscope's binding names in Hydra's words (`mpiexec -bind-to -h`).
 BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "socket", "numa": "numa"}
@@ -32,6 +32,7 @@ class Hydra(Launcher):
         if any(a.startswith("--oversubscribe") or a == "-oversubscribe" for a in job.extra_args):
             raise UsageError("--oversubscribe is not accepted by MPICH's mpiexec: MPICH runs more ranks "
                              "than cores without it; remove it from --launcher-args")
+        nodes_need_hosts(job)
         argv = [str(self.path), "-n", str(job.ranks)]
         if job.hosts:
             argv += ["-hosts", ",".join(job.hosts)]

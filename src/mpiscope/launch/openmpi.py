@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from mpiscope.launch.base import Job, Launch, Launcher, is_root, local_cores
+from mpiscope.launch.base import Job, Launch, Launcher, nodes_need_hosts, is_root, local_cores
 
 # mpiscope's binding names in PRRTE's words (a socket is a "package" there).
 BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "package", "numa": "numa"}
@@ -36,6 +36,7 @@ class OpenMpi(Launcher):
     family = "openmpi"
 
     def command(self, job: Job, cores: int | None = None) -> Launch:
+        nodes_need_hosts(job)
         argv = [str(self.path), "-n", str(job.ranks)]
         env: dict[str, str] = {}
         if is_root():

@@ -4,7 +4,6 @@ placement via `-N`, `--ntasks-per-node`, `--nodelist`, `--distribution`, `--cpu-
 from __future__ import annotations
 
 import math
-import os
 import shutil
 from pathlib import Path
 
@@ -25,11 +24,6 @@ def find_srun() -> Path:
         raise UsageError("--launcher srun: no `srun` on PATH; load the Slurm module (or add Slurm's bin/ "
                          "to PATH), or use --launcher mpiexec")
     return Path(path)
-
-
-def in_allocation() -> bool:
-    """Inside salloc/sbatch (SLURM_JOB_ID set) with srun at hand, srun is how ranks start."""
-    return bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
 
 
 def _given_plugin(args: list[str]) -> str | None:
