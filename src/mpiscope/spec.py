@@ -402,4 +402,5 @@ def varying(configs: list[Configuration]) -> list[str]:
 
 def json_factors(factors: dict) -> dict:
     """Factors as stored with each run: argv and host tuples become shell-quoted strings."""
-    return {n: (show_level(v) if isinstance(v, tuple) else v) for n, v in factors.items()}
+    return {n: (",".join(v) if n == "hosts" else show_level(v)) if isinstance(v, tuple) else v
+            for n, v in factors.items()}
