@@ -70,3 +70,11 @@ def test_any_expression_parses_or_is_a_usage_error(expr, units):
     assert all(0 <= s <= SIZE_MAX_BYTES for s in sizes)
     if units == "words":
         assert all(s % 8 == 0 for s in sizes)
+
+
+def test_real_geometric_steps_follow_the_ring_case_study():
+    # n = max(nint(1.2 n), n + 1), counted in words, as the chapter's driver grows sizes
+    words = [b // 8 for b in parse_sizes("0:30:*1.2", "words")]
+    assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
+    assert parse_sizes("3:40:*2") == [3, 6, 12, 24]      # an explicit step starts at A
+    assert parse_sizes("3:40") == [4, 8, 16, 32]         # A:B alone: powers of two

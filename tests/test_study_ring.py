@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mpiscope.report import ring_figures as rf
-from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, chapter_words, series
+from mpiscope.sizes import parse_sizes
+from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, series
 
 
 def _run_dir(stdout: str) -> Path:
@@ -22,7 +23,7 @@ def _records(run: Path) -> list[dict]:
 
 
 def test_plan_follows_the_chapter():
-    assert chapter_words(0, 30, 1.2) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
+    assert [b // 8 for b in parse_sizes("0:30:*1.2", "words")] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
     todo = series(RingStudyConfig())
     names = [s.name for s in todo]
     assert len(names) == len(set(names)) == 10 + len(CHAPTER_NBLOCKS)

@@ -63,31 +63,40 @@ def _term(term: str, unit: int, out: list[int]) -> None:
                 break
             p *= 2
         return
-    m = re.fullmatch(r"([*+])([0-9]+)", step)
-    if not m or int(m.group(2)) < 1 or (m.group(1) == "*" and int(m.group(2)) < 2):
-        if step[:1] in "*+" and step[1:2] in tuple("0123456789"):
-            raise UsageError(f"step '{step}': use +N (N >= 1) or *F (F >= 2)")
-        raise UsageError(f"unknown step '{step}': use +N (linear), *F (geometric) or 2^k-1")
-    s = int(m.group(2))
-    if m.group(1) == "+":
-        out.extend(range(a, b + 1, s * unit)[: MAX_SIZES - len(out) + 1])
+    if step[:1] == "+" and step[1:2].isdigit():
+        if not re.fullmatch(r"\+[0-9]+", step) or int(step[1:]) < 1:
+            raise UsageError(f"step '{step}': use +N with N >= 1")
+        out.extend(range(a, b + 1, int(step[1:]) * unit)[: MAX_SIZES - len(out) + 1])
         if len(out) > MAX_SIZES:
             raise UsageError(f"too many sizes (more than {MAX_SIZES})")
         return
-    x = a
-    if x == 0:
-        _push(out, 0)
-        x = unit
-    if s == 2:
-        p = unit
+    if step[:1] == "*" and step[1:2].isdigit():
+        _geometric(step, a, b, unit, implicit=len(parts) == 2, out=out)
+        return
+    raise UsageError(f"unknown step '{step}': use +N (linear), *F (geometric) or 2^k-1")
+
+
+def _geometric(step: str, a: int, b: int, unit: int, implicit: bool, out: list[int]) -> None:
+    """*F counted in units: each size max(round(F x), x + 1), so *1.2 in words is the ring case
+    study's n = max(nint(1.2 n), n + 1); A:B alone is *2 from A rounded up to a power of two."""
+    try:
+        f = float(step[1:])
+    except ValueError:
+        f = float("nan")
+    if not re.fullmatch(r"\*[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?", step) or not 1.0 < f <= 1e6:
+        raise UsageError(f"step '{step}': use *F with F > 1 (*2, *4, *1.2)")
+    x = a // unit
+    if implicit and x > 0:
+        p = 1
         while p < x:
             p *= 2
         x = p
-    while x <= b:
-        _push(out, x)
-        if x > SIZE_MAX_BYTES // s:
+    while x * unit <= b:
+        _push(out, x * unit)
+        nxt = x * f + 0.5
+        if nxt > SIZE_MAX_BYTES:
             break
-        x *= s
+        x = max(int(nxt), x + 1)
 
 
 def parse_sizes(expr: str, units: str = "bytes") -> list[int]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import re
 from dataclasses import dataclass, field
 
 from mpiscope.report.ring_figures import ALGORITHM_NAMES as ALGORITHMS
@@ -50,9 +49,6 @@ class RingStudyConfig:
     def words(self) -> list[int]:
         from mpiscope.sizes import parse_sizes
         expr = self.sizes_expr or f"0:{self.max_words}:*{self.step:g}"
-        m = re.fullmatch(r"(\d+):(\d+):\*(\d+(?:\.\d*)?)", expr.strip())
-        if m:  # the chapter's real-valued step, which mpiscope.sizes leaves to the engine
-            return chapter_words(int(m[1]), int(m[2]), float(m[3]))
         return [b // 8 for b in parse_sizes(expr, "words")]
 
     def testall_bytes(self) -> list[int]:
@@ -62,18 +58,6 @@ class RingStudyConfig:
 
     def engine_options(self, ncompute: str) -> tuple[str, ...]:
         return ("--warmup", "1", "--warmup-bytes", self.warmup_bytes, "--ncompute", ncompute)
-
-
-def chapter_words(lo: int, hi: int, factor: float) -> list[int]:
-    """The driver's n = max(nint(factor * n), n + 1) from lo to hi (the engine's A:B:*F)."""
-    from mpiscope.errors import UsageError
-    if not factor > 1 or lo > hi:
-        raise UsageError(f"--sizes {lo}:{hi}:*{factor:g}: use A <= B and a factor above 1, e.g. 0:500000:*1.2")
-    out, n = [], lo
-    while n <= hi:
-        out.append(n)
-        n = max(int(factor * n + 0.5), n + 1)
-    return out
 
 
 def env_combinations(levels: dict[str, list[str]]) -> list[tuple[tuple[str, str], ...]]:
