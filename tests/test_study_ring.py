@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from mpiscope.report import plots
 from mpiscope.report import ring_figures as rf
+from mpiscope.report.export import tidy
+from mpiscope.store import Run
 from mpiscope.sizes import parse_sizes
 from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, series
 
@@ -92,17 +95,21 @@ def test_study_on_two_ranks_of_mpich_and_its_figures(cli, mpich_engine, tmp_path
     sched = next(p for p in points if p["load"] == "imbalanced")["ringcs"]["ncompute_schedule"]
     assert sched == [[200, 1] * 5, [1, 200] * 5]
 
-    fig = rf.bandwidth_vs_size(recs)
+    df = tidy([Run(run)])
+    fig = plots.ring_size_plot(df)
     balanced, imbalanced = fig.axes
-    assert balanced.get_title() == "balanced load" and imbalanced.get_title() == "imbalanced load"
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["balanced load", "imbalanced load"]
     for ax in fig.axes:
-        labels = [line.get_label() for line in ax.lines]
-        assert labels == [rf.algorithm_label(k) for k in range(1, 6)]
-        assert all(len(line.get_xdata()) == 5 for line in ax.lines)  # every size but 0
-    fig = rf.bandwidth_vs_nblock(recs)
-    (ax,) = fig.axes
-    assert [line.get_label() for line in ax.lines] == ["2 KiB"]
-    assert list(ax.lines[0].get_xdata()) == [32, 1024]
+        lines = [line for line in ax.lines if line.get_gid() == "series"]
+        assert len(lines) == 5                                      # one per algorithm
+        assert all(sorted(line.get_xdata()) == [8, 32, 128, 512, 2048] for line in lines)  # every size but 0
+    assert len(fig.legends[0].get_texts()) == 5
+    (ax,) = plots.ring_nblock_plot(df).axes
+    lines = [line for line in ax.lines if line.get_gid() == "series"]
+    assert [line.get_label() for line in lines] == ["2 KiB"]
+    assert list(lines[0].get_xdata()) == [32, 1024]
+    assert sorted(p.name for p in run.glob("ring-*.png")) == [
+        "ring-bandwidth-vs-nblock.png", "ring-bandwidth-vs-size.png", "ring-deadlocks.png"]
     assert set(rf.deadlock_table(recs)["result"]) == {"no deadlock up to 2048 bytes"}
 
 
@@ -111,7 +118,7 @@ def test_study_on_two_ranks_of_mpich_and_its_figures(cli, mpich_engine, tmp_path
     (["--imbalance", "1"], "--imbalance expects A,B"),
     (["--nblocks", "0"], "--nblocks expects positive integers"),
     (["--env", "1X=2"], "--env expects NAME=VALUE"),
-    (["--sizes", "10:1:*1.2"], "A <= B"),
+    (["--sizes", "10:1:*1.2"], "is empty"),
 ])
 def test_bad_input_is_one_line(cli, tmp_path, args, message):
     r = cli("study", "ring", *args, "--runs-dir", str(tmp_path))

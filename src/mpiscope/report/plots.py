@@ -364,6 +364,7 @@ def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
     d = d.copy()
     d["message size"] = _size_labels(d["size"])
     keys = legend_keys(d, exclude=_RING_SOURCES, first=["message size"], within=["size", "nblock"])
+    keys = keys if "message size" in keys else ["message size", *keys]  # one line per size, always named
     fig, ax = plt.subplots(figsize=(8, 4.6))
     _style(ax)
     labelled = list(series(d, keys))

@@ -1,5 +1,5 @@
-"""The ring case study's figures and tables (the chapter's FIGURE 4-3..4-9 and its deadlock
-findings), from a study run's records or its tidy table: `fig = f(df_or_records)`, then save."""
+"""The ring case study's tables (which algorithm leads, where each deadlocked) and its figure
+files: the bandwidth curves are report.plots' ring plots, the deadlock table is drawn here."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +7,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from mpiscope.report.axes import save, size_axis
-from mpiscope.sizes import human_size
+from mpiscope.report.axes import save
+from mpiscope.store import Run
 
 ALGORITHM_NAMES = {
     1: "Send, Recv",
@@ -18,10 +18,6 @@ ALGORITHM_NAMES = {
     5: "Isend/Irecv, Testall",
 }
 _TAG_COLUMNS = ["series", "algorithm", "load", "nblock"]
-
-
-def algorithm_label(k: int) -> str:
-    return f"alg {k}: {ALGORITHM_NAMES.get(k, '?')}"
 
 
 def env_columns(df: pd.DataFrame) -> list[str]:
@@ -52,62 +48,6 @@ def points(data: pd.DataFrame | list[dict]) -> pd.DataFrame:
     if "series" not in df:
         df["series"] = df["benchmark"]
     return df
-
-
-def _curves(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The size sweeps (not the nblock ones), one per algorithm x tuning level."""
-    sweep = df[df["nblock"].isna()]
-    envs = env_columns(df)
-    out = []
-    for keys, part in sweep.groupby(["algorithm", *envs], dropna=False, sort=True):
-        keys = keys if isinstance(keys, tuple) else (keys,)
-        label = algorithm_label(int(keys[0])) + "".join(f", {c[4:]}={v}" for c, v in zip(envs, keys[1:]))
-        out.append((label, part.sort_values("size")))
-    return out
-
-
-def bandwidth_vs_size(data: pd.DataFrame | list[dict], title: str = "") -> plt.Figure:
-    """FIGURES 4-3..4-7: bandwidth (including computation) against message size, one line per
-    algorithm, balanced and imbalanced load side by side."""
-    df = points(data)
-    loads = [ld for ld in ("balanced", "imbalanced") if ld in set(df["load"])] or ["balanced"]
-    fig, axes = plt.subplots(1, len(loads), figsize=(6.5 * len(loads), 4.5), squeeze=False, sharey=False)
-    for ax, load in zip(axes[0], loads):
-        part = df[(df["load"] == load) & (df["size"] > 0)]
-        for label, curve in _curves(part):
-            ax.plot(curve["size"], curve["bw_MBps"], marker=".", label=label)
-        size_axis(ax)
-        ax.set_yscale("log")
-        ax.set_ylabel("bandwidth 16n/t (MB/s, includes computation)")
-        ax.set_title(f"{load} load")
-        ax.grid(True, which="major", alpha=0.3)
-        if ax.lines:
-            ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    return fig
-
-
-def bandwidth_vs_nblock(data: pd.DataFrame | list[dict], title: str = "") -> plt.Figure:
-    """FIGURE 4-9: algorithm 5's bandwidth against the computation between MPI_Testall calls
-    (nblock elements), one line per message size (the chapter: 64 KiB and 1 MiB)."""
-    df = points(data)
-    part = df[df["nblock"].notna() & (df["algorithm"] == 5)]
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    envs = env_columns(df)
-    for keys, curve in part.groupby(["size", *envs], sort=True):
-        keys = keys if isinstance(keys, tuple) else (keys,)
-        label = human_size(int(keys[0])) + "".join(f", {c[4:]}={v}" for c, v in zip(envs, keys[1:]))
-        curve = curve.sort_values("nblock")
-        ax.plot(curve["nblock"], curve["bw_MBps"], marker="o", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("elements computed between MPI_Testall calls (nblock)")
-    ax.set_ylabel("bandwidth 16n/t (MB/s, includes computation)")
-    ax.set_title(title or "algorithm 5, imbalanced load")
-    ax.grid(True, which="major", alpha=0.3)
-    if ax.lines:
-        ax.legend(title="message size")
-    return fig
 
 
 def deadlock_table(records: list[dict]) -> pd.DataFrame:
@@ -154,12 +94,20 @@ def deadlock_figure(records: list[dict]) -> plt.Figure:
     return fig
 
 
-def write_all(records: list[dict], directory: Path, title: str = "") -> list[Path]:
-    """Every figure of the study into `directory`; the paths written."""
+def write_all(run: Run, directory: Path) -> list[Path]:
+    """Every figure of the study into `directory` (the curves are the report's own plots);
+    the paths written."""
+    from mpiscope.report.export import tidy
+    from mpiscope.report.plots import ring_nblock_plot, ring_size_plot
+    df = tidy([run])
     out = []
-    for name, fig in (("ring-bandwidth-vs-size.png", bandwidth_vs_size(records, title)),
-                      ("ring-bandwidth-vs-nblock.png", bandwidth_vs_nblock(records)),
-                      ("ring-deadlocks.png", deadlock_figure(records))):
+    for name, draw in (("ring-bandwidth-vs-size.png", lambda: ring_size_plot(df)),
+                       ("ring-bandwidth-vs-nblock.png", lambda: ring_nblock_plot(df)),
+                       ("ring-deadlocks.png", lambda: deadlock_figure(run.records().records))):
+        try:
+            fig = draw()
+        except ValueError:  # that series was not measured (e.g. no nblock sweep)
+            continue
         path = Path(directory) / name
         save(fig, path)
         out.append(path)

@@ -166,7 +166,7 @@ def cmd_ring(a: argparse.Namespace) -> int:
             worst = worst or outcome
     records = run.records().records
     print_tables(out, records, cfg)
-    for path in ring_figures.write_all(records, run.path, f"ring case study, {lib.name}, {cfg.ranks} ranks"):
+    for path in ring_figures.write_all(run, run.path):
         out.print(f"figure: {path}")
     out.print(f"saved in {run.path}")
     if worst is not None:
