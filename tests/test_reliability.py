@@ -71,7 +71,7 @@ def test_a_killed_rank_fails_the_run_but_keeps_its_points(tmp_path):
 
 def descendants(root: int) -> list[tuple[int, str]]:
     """(pid, command line) of every process below `root`: this test's ranks, not other jobs'."""
-    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    ps = subprocess.run(["ps", "-e", "-ww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
     rows = [line.split(None, 2) for line in ps.splitlines() if len(line.split(None, 2)) == 3]
     children: dict[int, list[tuple[int, str]]] = {}
     for pid, ppid, args in rows:

@@ -67,6 +67,9 @@ def test_sweep_runs_every_configuration_and_stores_its_factors(swept):
         ctx = json.loads((tmp / "runs" / e["run"] / "records.jsonl").read_text().splitlines()[0])
         assert ctx["world_size"] == c["factors"]["ranks"]
     assert "c004" in r.stdout and "mpiscope table" in r.stdout
+    html = (sd / "report.html").read_text()  # the sweep ends with one report of all its runs
+    assert f"report: {sd / 'report.html'}" in r.stdout
+    assert all(e["run"] in html for e in done)
 
 
 def test_export_has_a_column_per_factor(cli, swept):
@@ -138,12 +141,15 @@ def test_dry_run_prints_launch_commands_and_runs_nothing(cli, openmpi_prefix, tm
     assert not (tmp_path / "runs").exists()
 
 
+# Each configuration takes about 3 s whatever the machine's speed (the CI target is never met,
+# so every point runs its 0.2 s), so the signal lands inside the second configuration.
 RESUME_SPEC = """
 name = "resume"
 [measure]
 benchmarks = ["pingpong"]
-sizes = "1:256K"
-max_time = 0.05
+sizes = "1:32K"
+max_time = 0.2
+ci_target = 0.00001
 [factors]
 ranks = 2
 [factors.env]
@@ -198,10 +204,10 @@ def test_resume_after_a_killed_sweep_skips_finished_configurations(cli, mpiscope
 
 
 def test_resume_refuses_a_changed_spec(cli, mpiscope_home, tmp_path):
-    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"8"'))
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:32K"', '"8"'))
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--no-progress")
     assert r.returncode == 0, r.stderr
-    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"16"'))
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:32K"', '"16"'))
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--resume")
     assert r.returncode == 2
     assert "the spec changed since the sweep" in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -226,7 +232,7 @@ launcher_args = ["-no-such-launcher-option", ""]
 
 
 def test_launches_report_within_and_between_launch_variation(cli, mpiscope_home, tmp_path):
-    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:256K"', '"8,1K"')
+    (tmp_path / "spec.toml").write_text(RESUME_SPEC.replace('"1:32K"', '"8,1K"')
                                         .replace('["a", "b", "c"]', '"a"'))
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--launches", "3",
             "--no-progress")

@@ -63,7 +63,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         model_after_run(spec, run, a, out, err)
     if not a.no_report:
         from mpiscope.commands.report import report_after_run
-        report_after_run(run, out, err)
+        report_after_run(run, run.path / "report.html", out, err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
 

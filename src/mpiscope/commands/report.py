@@ -37,12 +37,15 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.set_defaults(func=cmd_report)
 
 
-def report_after_run(run: Run, out: Console, err: Console) -> None:
-    """`mpiscope run` ends with report.html in the run directory; a report that cannot be
+def report_after_run(runs: "Run | list[Run]", target: Path, out: Console, err: Console) -> None:
+    """`mpiscope run` and `mpiscope sweep` end with report.html; a report that cannot be
     written is a warning, never the run's failure."""
     from mpiscope.report.html import write_report
+    runs = runs if isinstance(runs, list) else [runs]
+    if not runs:
+        return
     try:
-        path = write_report([run], run.path / "report.html")
+        path = write_report(runs, target)
     except (OSError, ValueError) as e:
         err.print(f"[yellow]warning:[/] no HTML report: {e}")
         return

@@ -37,6 +37,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")
     result = run_sweep(planned, sd, runs_dir, spec.launches, err, progress=not a.no_progress)
     _report(sd, result, spec.launches)
+    if not a.no_report:
+        from mpiscope.commands.report import report_after_run
+        report_after_run([run for _, run in sd.runs()], sd.path / "report.html", out, err)
     if result.interrupted:
         err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "
                   f"continues")
@@ -67,6 +70,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--dry-run", action="store_true", help="print the launch commands, run nothing")
     p.add_argument("--launches", type=int, help="launch each configuration N times (overrides the spec)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html into the sweep directory")
     from mpiscope.submit import add_submit_options
     add_submit_options(p, dry_run=False)  # --dry-run above: with --submit it prints the scripts
     p.set_defaults(func=cmd_sweep)
