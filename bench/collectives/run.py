@@ -16,74 +16,52 @@ Ratios near 1 mean the engine adds nothing; above 1 at small sizes is what
 synchronised single calls cost compared with a back-to-back loop, whose calls
 overlap each other.
 
-Usage: python bench/collectives/run.py [--mpicc PATH] [--mpiexec PATH] [-k 3]
+Usage: python bench/collectives/run.py [--mpi NAME] [-k 3] [--ranks 2,4]
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ENGINE_SRC = HERE.parent.parent / "engine"
+sys.path.insert(0, str(HERE.parent))
+from common import run, setup  # noqa: E402  (bench/common.py, beside this folder)
 
 
-def build(mpicc: str, out: Path) -> tuple[Path, Path]:
-    subprocess.run(["make", "-s", "-C", str(ENGINE_SRC), f"MPICC={mpicc}", f"BUILD={out}"], check=True)
-    minimal = out / "minimal"
-    subprocess.run([mpicc, "-O2", "-o", str(minimal), str(HERE / "minimal.c")], check=True)
-    return out / "mpiscope-engine", minimal
+def engine_figures(lib, ranks: int, engine: Path, size: int, sync: str) -> dict:
+    out = run(lib, ranks, [str(engine), "--sizes", str(size), "--ci-target", "0.01", "--max-time", "1",
+                           "--sync", sync, "allreduce"])
+    return next(json.loads(line) for line in out.splitlines() if '"type": "point"' in line)
 
 
-def launcher(mpiexec: str, ranks: int) -> list[str]:
-    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True)
-    is_open_mpi = "Open MPI" in version.stdout + version.stderr
-    extra = ["--allow-run-as-root"] + (["--oversubscribe"] if ranks > 2 else []) if is_open_mpi else []
-    return [mpiexec, "-n", str(ranks), *extra]
-
-
-def engine_figures(launch: list[str], engine: Path, size: int, sync: str) -> dict:
-    out = subprocess.run(launch + [str(engine), "--sizes", str(size), "--ci-target", "0.01", "--max-time", "1",
-                                   "--sync", sync, "allreduce"],
-                         capture_output=True, text=True, check=True).stdout
-    return next(json.loads(l) for l in out.splitlines() if '"type": "point"' in l)
-
-
-def minimal_figure(launch: list[str], minimal: Path, size: int) -> float:
-    out = subprocess.run(launch + [str(minimal), str(size), "30"], capture_output=True, text=True, check=True).stdout
-    return float(out.split()[0])
+def minimal_figure(lib, ranks: int, minimal: Path, size: int) -> float:
+    return float(run(lib, ranks, [str(minimal), str(size), "30"]).split()[0])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    prefix = Path(sys.prefix) / "bin"
-    ap.add_argument("--mpicc", default=str(prefix / "mpicc") if (prefix / "mpicc").exists() else "mpicc")
-    ap.add_argument("--mpiexec", default=str(prefix / "mpiexec") if (prefix / "mpiexec").exists() else "mpiexec")
+    ap.add_argument("--mpi", help="MPI library by its mpiscope name (default: the embedded MPICH)")
     ap.add_argument("-k", "--alternations", type=int, default=3)
     ap.add_argument("--ranks", default="2,4")
     args = ap.parse_args()
-    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     work = Path(tempfile.mkdtemp(prefix="mpiscope-coll-"))
     try:
-        engine, minimal = build(args.mpicc, work)
+        lib, engine, minimal = setup(args.mpi, HERE / "minimal.c", work)
         for ranks in (int(r) for r in args.ranks.split(",")):
-            launch = launcher(args.mpiexec, ranks)
             for size in (8, 1 << 20):
                 window, barrier, t_avg, mini, invalid = [], [], [], [], []
                 for _ in range(args.alternations):
-                    w = engine_figures(launch, engine, size, "window")
+                    w = engine_figures(lib, ranks, engine, size, "window")
                     window.append(w["time_us"]["median"])
                     t_avg.append(w["t_avg_us"])
                     invalid.append(w["invalid"] / (w["invalid"] + w["time_us"]["n"]))
-                    barrier.append(engine_figures(launch, engine, size, "barrier")["time_us"]["median"])
-                    mini.append(minimal_figure(launch, minimal, size))
+                    barrier.append(engine_figures(lib, ranks, engine, size, "barrier")["time_us"]["median"])
+                    mini.append(minimal_figure(lib, ranks, minimal, size))
                 m = statistics.median(mini)
                 print(f"allreduce {size} B on {ranks} ranks: minimal loop {m:.4g} us")
                 for label, xs in (("window median", window), ("barrier median", barrier), ("t_avg (IMB)", t_avg)):

@@ -5,12 +5,16 @@ import argparse
 import re
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from mpiscope import __version__, paths
 from mpiscope.errors import MpiscopeError, UsageError
+
+if TYPE_CHECKING:
+    from mpiscope.execute import RunSpec
 
 # Pipes and files get a fixed width: the summary table should not wrap at 80 columns.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
