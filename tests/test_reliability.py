@@ -116,3 +116,29 @@ def test_ctrl_c_then_resume_finishes_the_run_in_place(cli, tmp_path):
     assert json.loads((run / "run.json").read_text())["status"] == "ok"
     again = cli("run", "--resume", run.name, "--runs-dir", str(tmp_path))
     assert again.returncode == 0 and "nothing to resume" in again.stdout
+
+
+def test_resume_finishes_every_part_of_a_default_run(cli, tmp_path):
+    """The default run has two parts (pairs on 2 ranks, collectives on every core), both written
+    down before the first launch: a run cut off in the first part gets its collectives on resume."""
+    r = cli("run", "--sizes", "8,1K", "--max-time", "0.02", "--no-progress", "--no-report",
+            "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    (run,) = tmp_path.iterdir()
+    meta = json.loads((run / "run.json").read_text())
+    assert [p["tag"]["part"] for p in meta["parts"]] == [0, 1]
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    # as if mpiscope had been killed after bw at 8 B: the rest of part 0 and all of part 1 missing
+    cut = next(i for i, rec in enumerate(records) if rec.get("benchmark") == "bw" and rec["type"] == "point")
+    (run / "records.jsonl").write_text("".join(json.dumps(rec) + "\n" for rec in records[:cut + 1]))
+    (run / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}))
+
+    r = cli("run", "--resume", run.name, "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    points = sorted((rec["part"], rec["benchmark"], rec["size"]) for rec in after if rec["type"] == "point")
+    from mpiscope.plan import DEFAULT_COLLECTIVES
+    want = [(0, b, s) for b in ("pingpong", "bw") for s in (8, 1024)]
+    want += [(1, b, 0 if b == "barrier" else s) for b in DEFAULT_COLLECTIVES for s in (8, 1024)
+             if not (b == "barrier" and s == 1024)]
+    assert points == sorted(want)  # every point once: nothing lost, nothing measured twice

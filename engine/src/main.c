@@ -46,6 +46,7 @@ static void list_registry(int json)
         json_int(&j, "min_ranks", b->min_ranks);
         json_bool(&j, "even_ranks", (b->flags & BENCH_EVEN_RANKS) != 0);
         json_bool(&j, "half_round_trip", (b->flags & BENCH_HALF_RTT) != 0);
+        json_bool(&j, "sizeless", (b->flags & BENCH_NO_SIZE) != 0);
         json_str(&j, "sample_from", (b->flags & BENCH_SAMPLE_ROOT) ? "rank0" : "max_over_ranks");
         json_str(&j, "sync", sync_choose(NULL, b->flags)->name);
         json_bool(&j, "collective", (b->flags & BENCH_COLLECTIVE) != 0);

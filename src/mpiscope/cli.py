@@ -25,12 +25,13 @@ PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from mpiscope.execute import RunSpec, launch_into, run_once
-    from mpiscope.plan import DEFAULT_BENCHMARKS
+    from dataclasses import replace
+
+    from mpiscope.execute import RunSpec, run_once
     from mpiscope.launch import local_cores
     from mpiscope.mpi import find
     from mpiscope.mpi.build import build_engine
-    from mpiscope.plan import make_plan, order_options, registry
+    from mpiscope.plan import DEFAULT_BENCHMARKS, make_plan, order_options, registry
     from mpiscope.report.summary import print_run
 
     if a.resume:
@@ -57,10 +58,14 @@ def cmd_run(a: argparse.Namespace) -> int:
         then = [default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))
                 ] if default_run else []
         return submit_from_args([spec], paths.runs_dir(a.runs_dir), a, out, then=[then])
-    run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
-    if default_run and outcome.status == "ok":
-        collectives = default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))
-        outcome = launch_into(run, collectives, err, progress=not a.no_progress)
+    then = [default_collectives(spec, a, placement_ranks(placement, a.ranks) or max(2, local_cores()))
+            ] if default_run else []
+    if then and a.time_budget:  # one budget for the whole run: each part its share of the points
+        total = spec.plan.points + then[0].plan.points
+        spec, then = (replace(spec, plan=replace(spec.plan, time_budget=a.time_budget * spec.plan.points / total)),
+                      [replace(then[0], plan=replace(then[0].plan, time_budget=a.time_budget * then[0].plan.points
+                                                     / total))])
+    run, outcome = run_once(spec, paths.runs_dir(a.runs_dir), err, progress=not a.no_progress, then=then)
     print_run(out, run.meta(), run.records(), err)
     if outcome.status == "ok":
         from mpiscope.commands.model import model_after_run
@@ -90,6 +95,9 @@ def resume_run(a: argparse.Namespace) -> int:
         if outcome.status in ("failed", "interrupted"):
             break
     print_run(out, run.meta(), run.records(), err)
+    if not a.no_report:
+        from mpiscope.commands.report import report_after_run
+        report_after_run(run, run.path / "report.html", out, err)
     out.print(f"saved in {run.path}")
     return finish(outcome, run.path)
 
@@ -102,7 +110,8 @@ def default_collectives(pairs: "RunSpec", a: argparse.Namespace, ranks: int) -> 
     from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, make_plan, registry
     sizes = DEFAULT_COLLECTIVE_SIZES if a.sizes == DEFAULT_SIZES else a.sizes
     plan = make_plan(DEFAULT_COLLECTIVES, sizes, ranks, registry(pairs.engine), ci_target=a.ci_target,
-                     max_time=a.max_time, reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw)
+                     max_time=a.max_time, reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw,
+                     engine_options=pairs.plan.engine_options)
     return replace(pairs, plan=plan)
 
 

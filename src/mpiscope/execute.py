@@ -36,7 +36,7 @@ UNTRUSTWORTHY = ("more ranks than cores ({ranks} ranks, {cores} cores): ranks sh
                  "timings are not trustworthy; use -n {cores} or fewer for real numbers")
 _SEVERITY = {"ok": 1, "failed": 2, "interrupted": 3}
 HANGS_BEFORE_GIVING_UP = 2
-WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status  # a benchmark that hangs at two sizes in a row is not tried larger
+WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status
 
 
 @dataclass
@@ -74,9 +74,10 @@ class RunSpec:
 
 
 def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = True,
-             extra_meta: dict | None = None) -> tuple[Run, Outcome]:
+             extra_meta: dict | None = None, then: list[RunSpec] = ()) -> tuple[Run, Outcome]:
     """The one way mpiscope measures: a new run directory, the launch (relaunched past
-    hangs), every record stored as it arrives."""
+    hangs), every record stored as it arrives; `then`: further parts of the same run,
+    launched while all goes well (all are written down first, for --resume)."""
     launch = spec.launch(local_cores())
     run = Run.create(runs_dir, {
         "mpi": spec.lib.to_json(), "plan": spec.plan.to_json(), "env": spec.env,
@@ -84,7 +85,13 @@ def run_once(spec: RunSpec, runs_dir: Path, console: Console, progress: bool = T
         "launcher_command": launch.argv, "launcher_env": launch.env,
         "engine_command": [str(spec.engine), *spec.plan.engine_args()], "mpiscope_version": __version__,
         **(extra_meta or {})})
-    return run, launch_into(run, spec, console, progress)
+    tags = register_parts(run, [(part, None) for part in (spec, *then)])
+    outcome = launch_into(run, spec, console, progress, tags[0], new_part=False)
+    for part, tag in zip(then, tags[1:]):
+        if outcome.status != "ok":
+            break
+        outcome = launch_into(run, part, console, progress, tag, new_part=False)
+    return run, outcome
 
 
 def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True,
@@ -96,12 +103,45 @@ def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True
     hang costs one point, not the run. A benchmark that hangs at two sizes in a row
     is not tried at larger ones: they are recorded as skipped."""
     cores = local_cores()
-    if new_part:  # what --resume must finish (a resumed part is already listed)
-        parts = run.meta().get("parts") or []
-        run.update(parts=parts + [{"plan": spec.plan.to_json(), **({"tag": tag} if tag else {})}])
+    if new_part:
+        (tag,) = register_parts(run, [(spec, tag)])
     total = Outcome()
     queue_: list[RunSpec] = [spec]
     hangs: dict[str, int] = {}
+    try:
+        _launch_queue(run, queue_, hangs, total, console, cores, progress, tag)
+    except BaseException as e:  # never leave a run marked running
+        run.update(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
+                   finished=utc_now(), error=str(e) or type(e).__name__)
+        raise
+    if total.status in ("running", "hung"):
+        total.status = "ok"
+        total.error = None
+    meta = run.meta()  # a study launches into one run several times: add up, keep the worst status
+    worst = max((meta.get("status"), total.status), key=lambda st: _SEVERITY.get(st, 0))
+    run.update(status=worst, finished=utc_now(), exit_code=total.exit_code,
+               points=meta.get("points", 0) + total.points,
+               warnings=list(dict.fromkeys((meta.get("warnings") or []) + total.warnings)),
+               error=meta.get("error") or total.error, timeouts=(meta.get("timeouts") or []) + total.timeouts)
+    return total
+
+
+def register_parts(run: Run, parts: list[tuple[RunSpec, dict | None]]) -> list[dict]:
+    """Write down every part of a run before the first is launched (what --resume must finish,
+    each with its own plan, environment and placement); the tags, numbered by part, that its
+    records will carry."""
+    known = run.meta().get("parts") or []
+    tags = []
+    for k, (spec, tag) in enumerate(parts, start=len(known)):
+        tags.append({**(tag or {}), "part": k})
+        known.append({"plan": spec.plan.to_json(), "env": spec.env, "launcher_args": spec.launcher_args,
+                      "placement": spec.placement, "tag": tags[-1]})
+    run.update(parts=known)
+    return tags
+
+
+def _launch_queue(run: Run, queue_: list[RunSpec], hangs: dict[str, int], total: Outcome, console: Console,
+                  cores: int, progress: bool, tag: dict | None) -> None:
     while queue_:
         current = queue_.pop(0)
         launch = current.launch(cores)
@@ -113,19 +153,9 @@ def launch_into(run: Run, spec: RunSpec, console: Console, progress: bool = True
         for bench, _ in out.measured:
             hangs[bench] = 0
         if out.status == "hung":
-            queue_ = _after_hang(current, out, hangs, run, tag, queue_)
+            queue_[:] = _after_hang(current, out, hangs, run, tag, list(queue_))
         elif out.status in ("failed", "interrupted"):
             break
-    if total.status in ("running", "hung"):
-        total.status = "ok"
-        total.error = None
-    meta = run.meta()  # a study launches into one run several times: add up, keep the worst status
-    worst = max((meta.get("status"), total.status), key=lambda st: _SEVERITY.get(st, 0))
-    run.update(status=worst, finished=utc_now(), exit_code=total.exit_code,
-               points=meta.get("points", 0) + total.points,
-               warnings=list(dict.fromkeys((meta.get("warnings") or []) + total.warnings)),
-               error=meta.get("error") or total.error, timeouts=(meta.get("timeouts") or []) + total.timeouts)
-    return total
 
 
 def _merge(total: Outcome, out: Outcome) -> None:
@@ -184,7 +214,8 @@ def restrict(spec: RunSpec, benchmarks: list[str], sizes: list[int], more: list[
         elif not a.startswith(("--units=", "--timeout=")):
             opts.append(a)
     plan = replace(spec.plan, benchmarks=benchmarks, sizes_expr=",".join(map(str, sizes)),
-                   sizes=list(sizes), engine_options=opts + (more or []))
+                   sizes=list(sizes), engine_options=opts + (more or []),
+                   max_time=spec.plan.point_cap_s, time_budget=None)  # the per-point cap stays as it was
     return replace(spec, plan=plan)
 
 
@@ -224,7 +255,7 @@ class _Progress:
     """The bar: which point is being measured, and how long is left (upper bound, then measured pace)."""
 
     def __init__(self, plan: Plan, console: Console, enabled: bool):
-        self.order = [(b, s) for b in plan.benchmarks for s in plan.sizes]
+        self.order = plan.order()
         self.cap = plan.point_cap_s
         self.start = time.monotonic()
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -271,12 +302,19 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
     limit = plan.wall_limit_s()
     deadline = time.monotonic() + limit
     bar = _Progress(plan, console, progress)
+    previous = _terminate_as_interrupt()
     try:
         with bar.bar:
             while True:
                 if time.monotonic() > deadline:
                     _stop(proc)
-                    _hang_without_record(plan, out, writer, round(limit, 1), "mpiscope wall-clock limit", tag)
+                    if out.contexts:
+                        _hang_without_record(plan, out, writer, round(limit, 1), "mpiscope wall-clock limit", tag)
+                    else:  # nothing started: a launcher waiting for resources or an unreachable host
+                        out.status = "failed"
+                        out.error = (f"the launcher did not start the engine within mpiscope's limit of "
+                                     f"{limit:.0f} s and was stopped: check the hosts, the allocation, or the "
+                                     f"launcher's stderr below")
                     break
                 try:
                     line = lines.get(timeout=0.2)
@@ -288,10 +326,17 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
                 _take(line, out, writer, bar, tag)
     except KeyboardInterrupt:
         out.status = "interrupted"
-        out.error = "interrupted by the user; every point measured so far is kept"
+        out.error = "interrupted (Ctrl-C or a termination signal); every point measured so far is kept"
         _stop(proc)
+    except BaseException:
+        _stop(proc)  # whatever went wrong here, no rank outlives mpiscope
+        raise
     finally:
+        _restore(previous)
         out.exit_code = proc.wait() if out.status != "interrupted" else proc.poll()
+        if out.exit_code == WATCHDOG_EXIT and out.contexts and not out.timeouts:
+            # A rank's watchdog fired, but rank 0's record was lost with the job.
+            _hang_without_record(plan, out, writer, None, "engine watchdog (its record was lost)", tag)
         writer.close()
         if out.stray:
             stderr.write(b"".join(b"[stdout] " + line for line in out.stray))
@@ -300,11 +345,28 @@ def execute(plan: Plan, launch: Launch, run: Run, console: Console, cores: int, 
     return out
 
 
+def _terminate_as_interrupt() -> dict:
+    """SIGTERM and SIGHUP (a batch system's time limit, a closed terminal) stop the job as
+    Ctrl-C does: the ranks run in their own session and would outlive mpiscope otherwise."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, interrupt)
+    return previous
+
+
+def _restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
 def _hang_without_record(plan: Plan, out: Outcome, writer: RecordWriter, limit: float | None, source: str,
                          tag: dict | None) -> None:
     """A hang nobody recorded (Python's own wall-clock limit, or a lost watchdog record): blame
     the point after the last one measured, and store a time-out record saying who saw it."""
-    order = [(b, s) for b in plan.benchmarks for s in plan.sizes]
+    order = plan.order()
     done = len(out.measured) + out.skips
     bench, size = order[min(done, len(order) - 1)]
     rec = {"type": "timeout", "benchmark": bench, "size": size, "ranks": plan.ranks,
@@ -315,7 +377,10 @@ def _hang_without_record(plan: Plan, out: Outcome, writer: RecordWriter, limit: 
 
 def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: dict | None = None) -> None:
     if not line.endswith(b"\n"):
-        out.partial_line = True  # the engine died mid-line: never store half a record
+        if line.lstrip().startswith(b"{"):
+            out.partial_line = True  # the engine died mid-record: never store half a record
+        else:
+            out.stray.append(line + b"\n")  # a launcher's last words without a newline
         return
     try:
         rec = json.loads(line)
@@ -352,7 +417,7 @@ def _judge(plan: Plan, out: Outcome, cores: int, singleton_fix: str = "") -> Non
     if over:
         out.warnings.append(UNTRUSTWORTHY.format(ranks=plan.ranks, cores=ctx.get("cores_online", cores)))
     out.warnings += misconfigurations(ctx)
-    if out.status == "interrupted":
+    if out.status in ("interrupted", "failed"):  # already judged while it ran
         return
     if len(out.contexts) > 1 or (ctx and ctx.get("world_size") != plan.ranks):
         sizes = sorted({c.get("world_size") for c in out.contexts})

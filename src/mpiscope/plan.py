@@ -32,11 +32,16 @@ class Plan:
     # Engine options the plan does not model itself (--ncompute, --npmin, --datatype ...),
     # passed through before the benchmark names; the engine validates them.
     engine_options: list[str] = field(default_factory=list)
+    sizeless: list[str] = field(default_factory=list)  # measured once, at size 0 (barrier, cacheline)
     sizes: list[int] = field(default_factory=list)
+
+    def order(self) -> list[tuple[str, int]]:
+        """(benchmark, size) in the engine's measuring order, as its records will name them."""
+        return [(b, s) for b in self.benchmarks for s in ([0] if b in self.sizeless else self.sizes)]
 
     @property
     def points(self) -> int:
-        return len(self.benchmarks) * len(self.sizes)
+        return len(self.order())
 
     @property
     def point_cap_s(self) -> float:
@@ -86,6 +91,16 @@ def order_options(order: str | None) -> list[str]:
     raise UsageError(f"--order {order}: use block, cyclic, or every rank once in its new order, e.g. 0,2,1,3")
 
 
+def units_of(engine_options: list[str]) -> str:
+    """The --units among engine options passed through (bytes unless it says words)."""
+    for i, a in enumerate(engine_options):
+        if a == "--units" and i + 1 < len(engine_options):
+            return engine_options[i + 1]
+        if a.startswith("--units="):
+            return a.split("=", 1)[1]
+    return "bytes"
+
+
 def registry(engine: Path) -> list[dict]:
     """The engine's benchmark registry (`--list --json`), the one source of benchmark names."""
     try:
@@ -118,6 +133,7 @@ def make_plan(benchmarks: list[str], sizes_expr: str, ranks: int, reg: list[dict
             raise UsageError(f"{name} needs at least {b['min_ranks']} ranks: use -n {b['min_ranks']} or more")
         if b.get("even_ranks") and ranks % 2:
             raise UsageError(f"{name} needs an even number of ranks: use -n {ranks + 1}")
-    plan = Plan(benchmarks=list(dict.fromkeys(benchmarks)), sizes_expr=sizes_expr, ranks=ranks, **options)
-    plan.sizes = parse_sizes(sizes_expr)
+    plan = Plan(benchmarks=list(dict.fromkeys(benchmarks)), sizes_expr=sizes_expr, ranks=ranks,
+                sizeless=[b for b in benchmarks if known[b].get("sizeless")], **options)
+    plan.sizes = parse_sizes(sizes_expr, units_of(plan.engine_options))
     return plan

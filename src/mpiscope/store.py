@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +41,8 @@ class Run:
         path = runs_dir / f"{stamp}-{secrets.token_hex(2)}"
         path.mkdir(parents=True)
         run = cls(path)
-        run.write_meta({"id": run.id, "status": "running", "started": utc_now(), **meta})
+        run.write_meta({"id": run.id, "status": "running", "started": utc_now(), "pid": os.getpid(),
+                        "host": socket.gethostname(), **meta})
         return run
 
     def meta(self) -> dict:

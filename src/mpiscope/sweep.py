@@ -10,6 +10,7 @@ can reuse it.
 from __future__ import annotations
 
 import json
+import re
 import math
 import shlex
 import time
@@ -137,7 +138,10 @@ class SweepDir:
     @classmethod
     def latest(cls, runs_dir: Path, name: str) -> "SweepDir | None":
         base = runs_dir / SWEEPS
-        found = sorted(p for p in base.glob(f"{name}-*") if (p / SWEEP_FILE).is_file()) if base.is_dir() else []
+        # NAME-YYYYmmdd-HHMMSS[-n] exactly: spec "osu" must not pick up a sweep of "osu-big"
+        mine = re.compile(re.escape(name) + r"-\d{8}-\d{6}(-\d+)?")
+        found = sorted(p for p in base.iterdir() if mine.fullmatch(p.name) and (p / SWEEP_FILE).is_file()) \
+            if base.is_dir() else []
         return cls(found[-1]) if found else None
 
     def meta(self) -> dict:

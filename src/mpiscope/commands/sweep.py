@@ -31,7 +31,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), a, out)
     if a.resume:
         sd = open_for_resume(runs_dir, spec, configs)
-        sd.write({**sd.meta(), "launches": max(spec.launches, sd.meta().get("launches", 1))})
+        spec.launches = max(spec.launches, sd.meta().get("launches", 1))  # --launches given at the start counts
+        sd.write({**sd.meta(), "launches": spec.launches})
     else:
         sd = SweepDir.create(runs_dir, spec, configs, spec.launches, Path(a.spec))
     err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")

@@ -108,4 +108,8 @@ def write(df: pd.DataFrame, fmt: str, output: str) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        Path(output).write_bytes(data)
+        try:
+            Path(output).write_bytes(data)
+        except OSError as e:
+            raise UsageError(f"cannot write {output}: {e.strerror or e}: give a file in an existing, "
+                             f"writable directory, or -o - for standard output") from e

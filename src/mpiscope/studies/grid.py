@@ -68,7 +68,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope import paths
     from mpiscope.cli import err, finish, out, parse_env, parse_launcher_args
     from mpiscope.errors import UsageError
-    from mpiscope.execute import RunSpec, launch_into, run_once
+    from mpiscope.execute import RunSpec, run_once
     from mpiscope.launch import local_cores
     from mpiscope.launch.placement import placement_from_args, placement_ranks
     from mpiscope.mpi import find
@@ -91,9 +91,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
                              factors={"study": "grid", "order": order}))
     runs_dir = paths.runs_dir(a.runs_dir)
     run, outcome = run_once(replace(specs[0], factors={"study": "grid"}), runs_dir, err,
-                            progress=not a.no_progress, extra_meta={"study": "grid"})
-    if outcome.status == "ok":
-        outcome = launch_into(run, specs[1], err, progress=not a.no_progress)
+                            progress=not a.no_progress, extra_meta={"study": "grid"}, then=specs[1:])
     rows = grid_rows(run.records().records)
     if rows:
         ctx = run.records().context or {}

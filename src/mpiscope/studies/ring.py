@@ -130,7 +130,7 @@ def config_from_args(a: argparse.Namespace, cores: int) -> RingStudyConfig:
 def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope import paths
     from mpiscope.cli import err, finish, out, parse_env, parse_launcher_args
-    from mpiscope.execute import RunSpec, launch_into
+    from mpiscope.execute import RunSpec, launch_into, register_parts
     from mpiscope.launch import local_cores
     from mpiscope.mpi import find
     from mpiscope.mpi.build import build_engine
@@ -157,8 +157,9 @@ def cmd_ring(a: argparse.Namespace) -> int:
                     "tag": dict(s.tag), "engine_options": list(s.engine_options)} for s in todo]})
     out.print(f"ring case study: {len(todo)} series on {cfg.ranks} ranks of {lib.name}, run {run.id}")
     worst = None
-    for s, spec in zip(todo, specs):
-        outcome = launch_into(run, spec, err, progress=not a.no_progress, tag={"series": s.name, **dict(s.tag)})
+    tags = register_parts(run, [(spec, {"series": s.name, **dict(s.tag)}) for s, spec in zip(todo, specs)])
+    for s, spec, tag in zip(todo, specs, tags):
+        outcome = launch_into(run, spec, err, progress=not a.no_progress, tag=tag, new_part=False)
         if outcome.status == "interrupted":
             return finish(outcome, run.path)
         if outcome.status == "failed":
