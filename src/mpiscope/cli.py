@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
 
-# Benchmarks in which only ranks 0 and 1 talk: extra ranks would only steal cores.
-PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -31,7 +29,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.launch import local_cores
     from mpiscope.mpi import find
     from mpiscope.mpi.build import build_engine
-    from mpiscope.plan import DEFAULT_BENCHMARKS, make_plan, order_options, registry
+    from mpiscope.plan import DEFAULT_BENCHMARKS, default_ranks, make_plan, order_options, registry
     from mpiscope.report.summary import print_run
 
     if a.resume:
@@ -113,11 +111,6 @@ def default_collectives(pairs: "RunSpec", a: argparse.Namespace, ranks: int) -> 
                      max_time=a.max_time, reps=a.reps, time_budget=a.time_budget, check=a.check, raw=a.raw,
                      engine_options=pairs.plan.engine_options)
     return replace(pairs, plan=plan)
-
-
-def default_ranks(benchmarks: list[str], cores: int) -> int:
-    """Two ranks for pair benchmarks (more would only steal cores), else every core, at least 2."""
-    return 2 if set(benchmarks) <= PAIR_ONLY else max(2, cores)
 
 
 def parse_launcher_args(text: str | None) -> list[str]:

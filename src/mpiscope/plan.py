@@ -14,6 +14,8 @@ DEFAULT_BENCHMARKS = ["pingpong", "bw"]
 DEFAULT_SIZES = "1:4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
 DEFAULT_COLLECTIVES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+# Benchmarks in which only ranks 0 and 1 talk: extra ranks would only steal cores.
+PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
 DEFAULT_COLLECTIVE_SIZES = "4:1M"  # 4 B: one float, the smallest reduction
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
 
@@ -89,6 +91,11 @@ def order_options(order: str | None) -> list[str]:
                                         and len({int(i) for i in items}) == len(items)):
         return ["--order", order.replace(" ", "")]
     raise UsageError(f"--order {order}: use block, cyclic, or every rank once in its new order, e.g. 0,2,1,3")
+
+
+def default_ranks(benchmarks: list[str], cores: int) -> int:
+    """Two ranks for pair benchmarks (more would only steal cores), else every core, at least 2."""
+    return 2 if set(benchmarks) <= PAIR_ONLY else max(2, cores)
 
 
 def units_of(engine_options: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""Where runs live: one directory per run with run.json, records.jsonl and stderr.txt.
+"""Where runs live: one directory per run with run.json, records.jsonl and stderr.txt, and
+sweeps: one directory each with the plan (sweep.json) and which launch made which run.
 
 Records are appended one complete line at a time, and run.json is replaced
 atomically, so a reader never sees half a record; a damaged file is reported,
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 from dataclasses import dataclass, field
@@ -17,6 +19,9 @@ from pathlib import Path
 from mpiscope.errors import UsageError
 
 RUN_FILE = "run.json"
+SWEEPS = "sweeps"                 # under the runs directory: one directory per sweep
+SWEEP_FILE = "sweep.json"         # a sweep's plan
+SWEEP_RESULTS = "results.jsonl"   # which configuration launch made which run
 RECORDS = "records.jsonl"
 STDERR = "stderr.txt"
 
@@ -146,3 +151,73 @@ def resolve(ref: str, runs_dir: Path) -> Run:
         return runs[-1]
     raise UsageError(f"no run '{ref}' in {runs_dir}: `mpiscope runs` lists them, or give the run's path "
                      f"(or --runs-dir)")
+
+
+class SweepDir:
+    """sweep.json (the plan) and results.jsonl (one line per configuration launch started or finished)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @classmethod
+    def latest(cls, runs_dir: Path, name: str) -> "SweepDir | None":
+        base = runs_dir / SWEEPS
+        # NAME-YYYYmmdd-HHMMSS[-n] exactly: spec "osu" must not pick up a sweep of "osu-big"
+        mine = re.compile(re.escape(name) + r"-\d{8}-\d{6}(-\d+)?")
+        found = sorted(p for p in base.iterdir() if mine.fullmatch(p.name) and (p / SWEEP_FILE).is_file()) \
+            if base.is_dir() else []
+        return cls(found[-1]) if found else None
+
+    def meta(self) -> dict:
+        try:
+            return json.loads((self.path / SWEEP_FILE).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UsageError(f"{self.path} is not a sweep directory ({SWEEP_FILE}: {e})") from e
+
+    def write(self, meta: dict) -> None:
+        tmp = self.path / (SWEEP_FILE + ".tmp")
+        tmp.write_text(json.dumps(meta, indent=1) + "\n")
+        tmp.replace(self.path / SWEEP_FILE)
+
+    def log(self, **entry) -> None:
+        with open(self.path / SWEEP_RESULTS, "a") as f:
+            f.write(json.dumps({"at": utc_now(), **entry}) + "\n")
+            f.flush()
+
+    def entries(self) -> list[dict]:
+        try:
+            lines = (self.path / SWEEP_RESULTS).read_text().splitlines()
+        except OSError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut by a kill: that launch simply counts as not finished
+        return out
+
+    def finished(self) -> dict[tuple[str, int], dict]:
+        """(configuration, launch) -> its last finished entry; interrupted launches are not finished."""
+        done: dict[tuple[str, int], dict] = {}
+        for e in self.entries():
+            if e.get("event") == "finished" and e.get("status") != "interrupted":
+                done[(e["config"], e["launch"])] = e
+        return done
+
+    def runs(self) -> list[tuple[dict, Run]]:
+        """Every finished launch's entry and run, in plan order."""
+        runs_dir = Path(self.meta()["runs_dir"])
+        order = {c["id"]: i for i, c in enumerate(self.meta()["configurations"])}
+        out = []
+        for (cid, launch), e in sorted(self.finished().items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0][1])):
+            if e.get("run"):
+                run = Run(runs_dir / e["run"])
+                if run.path.is_dir():
+                    out.append((e, run))
+        return out
+
+
+def is_sweep_dir(path: Path) -> bool:
+    return (path / SWEEP_FILE).is_file()
+

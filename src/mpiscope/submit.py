@@ -203,7 +203,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     """`mpiscope sweep SPEC --submit slurm`: one job per configuration launch, each logged in
     the sweep directory when it finishes (so `mpiscope table` and `--resume` work as for an
     interactive sweep); with --resume only the launches not finished yet."""
-    from mpiscope.sweep import SweepDir, open_for_resume
+    from mpiscope.sweep import create_sweep_dir, open_for_resume
     extra = _sbatch_args(a)
     done: dict = {}
     sd = None
@@ -213,7 +213,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
         sd = open_for_resume(runs_dir, spec, configs)
         done = sd.finished()
     else:
-        sd = SweepDir.create(runs_dir, spec, configs, spec.launches, spec_path)
+        sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, spec_path)
     todo = [(c, rs, k) for k in range(1, spec.launches + 1) for c, rs in planned if (c.id, k) not in done]
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     names = [_slug(f"{spec.name}-{stamp}-{c.id}-{k}") for c, _, k in todo]
@@ -233,7 +233,7 @@ def log_to_sweep(meta: dict, run_id: str | None, status: str, error: str | None)
     """A batch job of a sweep records its launch as finished, as an interactive sweep does."""
     sweep = meta.get("sweep") or {}
     if sweep.get("dir"):
-        from mpiscope.sweep import SweepDir
+        from mpiscope.store import SweepDir
         SweepDir(Path(sweep["dir"])).log(event="finished", config=sweep["config"], launch=sweep["launch"],
                                          run=run_id, status=status, error=error)
 

@@ -9,8 +9,6 @@ can reuse it.
 """
 from __future__ import annotations
 
-import json
-import re
 import math
 import shlex
 import time
@@ -21,19 +19,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from mpiscope.cli import default_ranks
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.execute import RunSpec, run_once
 from mpiscope.launch import local_cores
 from mpiscope.launch.placement import make_placement, placement_ranks
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.plan import STARTUP_S, make_plan
+from mpiscope.plan import STARTUP_S, default_ranks, make_plan
 from mpiscope.spec import Configuration, Spec, json_factors, varying
-from mpiscope.store import Run, list_runs, utc_now
+from mpiscope.store import SWEEPS, SweepDir, list_runs, utc_now
 
-SWEEP_FILE = "sweep.json"
-RESULTS = "results.jsonl"
-SWEEPS = "sweeps"
 
 
 @dataclass
@@ -111,91 +105,23 @@ def dry_run_lines(planned: list[tuple[Configuration, RunSpec]], launches: int) -
     return lines
 
 
-class SweepDir:
-    """sweep.json (the plan) and results.jsonl (one line per configuration launch started or finished)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    @classmethod
-    def create(cls, runs_dir: Path, spec: Spec, configs: list[Configuration], launches: int,
-               spec_path: Path | None) -> "SweepDir":
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        path = runs_dir / SWEEPS / f"{spec.name}-{stamp}"
-        n = 1
-        while path.exists():
-            n += 1
-            path = runs_dir / SWEEPS / f"{spec.name}-{stamp}-{n}"
-        path.mkdir(parents=True)
-        sd = cls(path)
-        sd.write({"name": spec.name, "description": spec.description, "created": utc_now(),
-                  "spec_file": str(spec_path) if spec_path else None, "spec_text": spec.source,
-                  "runs_dir": str(runs_dir.resolve()), "launches": launches,
-                  "varying": varying(configs),
-                  "configurations": [{"id": c.id, "factors": json_factors(c.factors)} for c in configs]})
-        return sd
-
-    @classmethod
-    def latest(cls, runs_dir: Path, name: str) -> "SweepDir | None":
-        base = runs_dir / SWEEPS
-        # NAME-YYYYmmdd-HHMMSS[-n] exactly: spec "osu" must not pick up a sweep of "osu-big"
-        mine = re.compile(re.escape(name) + r"-\d{8}-\d{6}(-\d+)?")
-        found = sorted(p for p in base.iterdir() if mine.fullmatch(p.name) and (p / SWEEP_FILE).is_file()) \
-            if base.is_dir() else []
-        return cls(found[-1]) if found else None
-
-    def meta(self) -> dict:
-        try:
-            return json.loads((self.path / SWEEP_FILE).read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise UsageError(f"{self.path} is not a sweep directory ({SWEEP_FILE}: {e})") from e
-
-    def write(self, meta: dict) -> None:
-        tmp = self.path / (SWEEP_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1) + "\n")
-        tmp.replace(self.path / SWEEP_FILE)
-
-    def log(self, **entry) -> None:
-        with open(self.path / RESULTS, "a") as f:
-            f.write(json.dumps({"at": utc_now(), **entry}) + "\n")
-            f.flush()
-
-    def entries(self) -> list[dict]:
-        try:
-            lines = (self.path / RESULTS).read_text().splitlines()
-        except OSError:
-            return []
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut by a kill: that launch simply counts as not finished
-        return out
-
-    def finished(self) -> dict[tuple[str, int], dict]:
-        """(configuration, launch) -> its last finished entry; interrupted launches are not finished."""
-        done: dict[tuple[str, int], dict] = {}
-        for e in self.entries():
-            if e.get("event") == "finished" and e.get("status") != "interrupted":
-                done[(e["config"], e["launch"])] = e
-        return done
-
-    def runs(self) -> list[tuple[dict, Run]]:
-        """Every finished launch's entry and run, in plan order."""
-        runs_dir = Path(self.meta()["runs_dir"])
-        order = {c["id"]: i for i, c in enumerate(self.meta()["configurations"])}
-        out = []
-        for (cid, launch), e in sorted(self.finished().items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0][1])):
-            if e.get("run"):
-                run = Run(runs_dir / e["run"])
-                if run.path.is_dir():
-                    out.append((e, run))
-        return out
-
-
-def is_sweep_dir(path: Path) -> bool:
-    return (path / SWEEP_FILE).is_file()
+def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], launches: int,
+                     spec_path: Path | None) -> SweepDir:
+    """A new sweep directory holding the plan: NAME-YYYYmmdd-HHMMSS[-n] under runs_dir/sweeps."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    path = runs_dir / SWEEPS / f"{spec.name}-{stamp}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = runs_dir / SWEEPS / f"{spec.name}-{stamp}-{n}"
+    path.mkdir(parents=True)
+    sd = SweepDir(path)
+    sd.write({"name": spec.name, "description": spec.description, "created": utc_now(),
+              "spec_file": str(spec_path) if spec_path else None, "spec_text": spec.source,
+              "runs_dir": str(runs_dir.resolve()), "launches": launches,
+              "varying": varying(configs),
+              "configurations": [{"id": c.id, "factors": json_factors(c.factors)} for c in configs]})
+    return sd
 
 
 def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) -> SweepDir:

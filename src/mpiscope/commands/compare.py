@@ -26,7 +26,7 @@ def side(ref: str, runs_dir):
 
     from mpiscope.errors import UsageError
     from mpiscope.store import resolve
-    from mpiscope.sweep import SweepDir, is_sweep_dir
+    from mpiscope.store import SweepDir, is_sweep_dir
     if is_sweep_dir(Path(ref)):
         sd = SweepDir(Path(ref))
         if len(sd.meta()["configurations"]) != 1:

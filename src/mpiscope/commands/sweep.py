@@ -11,7 +11,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from mpiscope.cli import err, out
     from mpiscope.errors import UsageError
     from mpiscope.spec import expand, load_spec
-    from mpiscope.sweep import SweepDir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
+    from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
@@ -34,7 +34,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         spec.launches = max(spec.launches, sd.meta().get("launches", 1))  # --launches given at the start counts
         sd.write({**sd.meta(), "launches": spec.launches})
     else:
-        sd = SweepDir.create(runs_dir, spec, configs, spec.launches, Path(a.spec))
+        sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, Path(a.spec))
     err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")
     result = run_sweep(planned, sd, runs_dir, spec.launches, err, progress=not a.no_progress)
     _report(sd, result, spec.launches)

@@ -14,7 +14,7 @@ from mpiscope.errors import UsageError
 from mpiscope.report.export import tidy
 from mpiscope.sizes import human_size
 from mpiscope.store import resolve
-from mpiscope.sweep import SweepDir, is_sweep_dir
+from mpiscope.store import SweepDir, is_sweep_dir
 
 TABLE_FORMATS = ("terminal", "markdown", "csv")
 LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
