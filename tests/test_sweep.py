@@ -72,6 +72,17 @@ def test_sweep_runs_every_configuration_and_stores_its_factors(swept):
     assert all(e["run"] in html for e in done)
 
 
+def test_report_and_plot_take_a_sweep_directory(cli, swept, tmp_path):
+    tmp, sd, _ = swept
+    done = entries(sd)
+    r = cli("report", str(sd), "-o", str(tmp_path / "r.html"), "--runs-dir", str(tmp / "runs"))
+    assert r.returncode == 0, r.stderr
+    assert all(e["run"] in (tmp_path / "r.html").read_text() for e in done if e.get("event") == "finished")
+    r = cli("plot", str(sd), "-o", str(tmp_path), "--runs-dir", str(tmp / "runs"))
+    assert r.returncode == 0, r.stderr
+    assert {"latency.png", "bandwidth.png"} <= {p.name for p in tmp_path.glob("*.png")}
+
+
 def test_export_has_a_column_per_factor(cli, swept):
     tmp, sd, _ = swept
     runs = [e["run"] for e in entries(sd)]

@@ -221,3 +221,23 @@ class SweepDir:
 def is_sweep_dir(path: Path) -> bool:
     return (path / SWEEP_FILE).is_file()
 
+
+def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
+    """The runs a user names: run ids, unique prefixes, 'latest' or paths; a sweep directory
+    stands for its finished runs, and a directory of run directories for all of them."""
+    runs: list[Run] = []
+    for ref in refs:
+        p = Path(ref)
+        if is_sweep_dir(p):
+            found = [run for _, run in SweepDir(p).runs()]
+            if not found:
+                raise UsageError(f"the sweep in {p} has no finished run yet: run or resume it first")
+            runs += found
+        elif p.is_dir() and not (p / RUN_FILE).is_file():
+            found = sorted({f.parent for f in p.glob(f"**/{RUN_FILE}")})
+            if not found:
+                raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
+            runs += [Run(f) for f in found]
+        else:
+            runs.append(resolve(ref, runs_dir))
+    return list({r.path.resolve(): r for r in runs}.values())

@@ -6,30 +6,14 @@ from pathlib import Path
 
 from mpiscope import paths
 from mpiscope.errors import UsageError
-from mpiscope.store import RUN_FILE, Run, resolve
-
-
-def runs_from(refs: list[str], runs_dir: Path) -> list[Run]:
-    """Runs named by id, prefix, 'latest' or path; a directory holding run directories (a sweep)
-    stands for all of them."""
-    runs: list[Run] = []
-    for ref in refs:
-        p = Path(ref)
-        if p.is_dir() and not (p / RUN_FILE).is_file():
-            found = sorted({f.parent for f in p.glob(f"**/{RUN_FILE}")})
-            if not found:
-                raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
-            runs += [Run(f) for f in found]
-        else:
-            runs.append(resolve(ref, runs_dir))
-    return list({r.path.resolve(): r for r in runs}.values())
+from mpiscope.store import runs_of
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
     from mpiscope.cli import err, out
     from mpiscope.report.export import tidy
     from mpiscope.report.plots import all_plots, write_plots
-    runs = runs_from(a.run, paths.runs_dir(a.runs_dir))
+    runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     for run in runs:
         for p in run.records().problems:
             err.print(f"[yellow]warning:[/] run {run.id}: {p}")

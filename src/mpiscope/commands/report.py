@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpiscope import paths
-from mpiscope.commands.plot import runs_from
 from mpiscope.errors import UsageError
-from mpiscope.store import Run
+from mpiscope.store import Run, runs_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 def cmd_report(a: argparse.Namespace) -> int:
     from mpiscope.cli import out
     from mpiscope.report.html import write_report
-    runs = runs_from(a.run, paths.runs_dir(a.runs_dir))
+    runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     target = Path(a.output) if a.output else (runs[0].path / "report.html" if len(runs) == 1
                                               else Path("report.html"))
     if target.is_dir():

@@ -13,8 +13,7 @@ from rich.table import Table
 from mpiscope.errors import UsageError
 from mpiscope.report.export import tidy
 from mpiscope.sizes import human_size
-from mpiscope.store import resolve
-from mpiscope.store import SweepDir, is_sweep_dir
+from mpiscope.store import SweepDir, runs_of
 
 TABLE_FORMATS = ("terminal", "markdown", "csv")
 LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
@@ -34,13 +33,7 @@ def sweep_frame(sd: SweepDir) -> pd.DataFrame:
 
 def load_frame(refs: list[str], runs_dir: Path) -> pd.DataFrame:
     """Runs (ids, prefixes, paths) and sweep directories, as one tidy table."""
-    frames = []
-    for ref in refs:
-        if is_sweep_dir(Path(ref)):
-            frames.append(sweep_frame(SweepDir(Path(ref))))
-        else:
-            frames.append(tidy([resolve(ref, runs_dir)]))
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    df = tidy(runs_of(refs, runs_dir))
     if df.empty or "benchmark" not in df:
         raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
     return df
