@@ -1,5 +1,7 @@
 /* What a benchmark is: a registry row (bench_t) and the state its kernel sees
- * (bench_ctx_t). Kernels live in kernels/; the timing core in timing.c. */
+ * (bench_ctx_t). Kernels live in kernels/; the timing core in timing.c. A
+ * kernel reads the options of its family from the family's own option table
+ * (option_table.h), not from here. */
 #ifndef MPISCOPE_BENCH_H
 #define MPISCOPE_BENCH_H
 
@@ -12,30 +14,20 @@ enum {
     BENCH_EVEN_RANKS = 1 << 2,    /* needs an even number of ranks */
     BENCH_HALF_RTT = 1 << 3,      /* the time is half a round trip */
     BENCH_DOUBLES = 1 << 4,       /* moves 8-byte doubles: sizes must be multiples of 8 */
-    BENCH_COLLECTIVE = 1 << 5,    /* --datatype, --in-place, --rotate-root apply; synchronised by window */
-    BENCH_REDUCTION = 1 << 6,     /* combines with --op; the default datatype is float (as IMB and OSU) */
+    /* every rank takes part in one call: synchronised by window by default, and the
+     * timing core also works out each rank's mean time (IMB's and OSU's figures) */
+    BENCH_COLLECTIVE = 1 << 5,
+    BENCH_REDUCTION = 1 << 6,     /* combines data with an operation */
     BENCH_NO_SIZE = 1 << 7,       /* moves no data (barrier): measured once per rank count, at size 0 */
 };
 
-enum coll_type { COLL_BYTE, COLL_INT, COLL_FLOAT, COLL_DOUBLE };
-enum coll_op { COLL_SUM, COLL_MAX, COLL_MIN };
-
-/* What a collective kernel is told: element type, operation and variants. */
-typedef struct coll_args {
-    MPI_Datatype type;
-    int type_id, type_size;
-    MPI_Op op;
-    int op_id;
-    int in_place, rotate_root;
-    int nbc_tests;        /* MPI_Test calls spread over the overlapped compute phase */
-    long compute_iters;   /* the calibrated compute phase of nonblocking collectives */
-} coll_args_t;
+struct bench;
 
 typedef struct bench_ctx {
+    const struct bench *bench;  /* the row being measured */
     MPI_Comm comm;
     int rank, nranks;
     long size;            /* message size in bytes */
-    int window;
     char *sbuf, *rbuf;    /* this iteration's buffers (cycled with --off-cache) */
     size_t rslot;         /* stride between receive slots inside rbuf */
     int rslots;           /* receive slots allocated; fewer than wanted beyond a memory cap */
@@ -43,13 +35,7 @@ typedef struct bench_ctx {
     int checking;         /* set during the --check verification pass */
     int phase;            /* which of the row's timed phases is running (0 unless phases > 1) */
     int variant;          /* which of the row's variants (grid shapes) this point measures */
-    int grid_p, grid_q;   /* --grid PxQ (0: every factorisation of the ranks) */
-    coll_args_t coll;     /* collectives only */
-    struct {              /* the ring case study's knobs (--niter, --ncompute, --nblock) */
-        int niter, ncompute_a, ncompute_b;
-        long nblock;
-    } study;
-    void *state;          /* a kernel's own data, from setup */
+    void *state;          /* a kernel's own data, from setup until teardown */
 } bench_ctx_t;
 
 typedef struct pair { int a, b; } pair_t;
@@ -57,6 +43,7 @@ typedef struct pair { int a, b; } pair_t;
 struct json;
 struct point;
 struct world;
+struct option_table;
 
 typedef struct bench {
     const char *name;
@@ -64,6 +51,9 @@ typedef struct bench {
     const char *summary;
     int min_ranks;
     unsigned flags;
+    /* The options this row's family reads (NULL: only the core's). Rows of a
+     * family share one table; options.c gathers every distinct table. */
+    const struct option_table *options;
     /* Message-sized receive buffers a rank wants (NULL: 1); sends use one buffer. */
     int (*recv_slots)(const bench_ctx_t *c);
     /* One event's time / ops_per_event = the reported time; bytes_per_op / that = bandwidth. */
@@ -85,16 +75,22 @@ typedef struct bench {
     void (*check_fill)(bench_ctx_t *c);
     /* nccl-tests bus bandwidth = bytes_per_op / time x this factor (NULL: none reported). */
     double (*busbw_factor)(const bench_ctx_t *c);
-    /* Timed phases of a point (0 means 1). Nonblocking collectives have 3: the pure
-     * operation, compute alone, and both overlapped; calibrate runs after phase 0. */
+    /* Timed phases of a point (0 means 1), or phase_count when they depend on
+     * the ranks. After phase 0 the timing core samples phases 1.. one after the
+     * other, each to its own median; calibrate (NULL: none) runs between phase
+     * 0 and phase 1 with phase 0's median event time. */
     int phases;
-    void (*calibrate)(bench_ctx_t *c, double pure_event_s);
-    /* Timed phases when they depend on the ranks (NULL: phases); phases without
-     * calibrate are sampled one after the other, each to its own median. */
     int (*phase_count)(const bench_ctx_t *c);
-    /* Points per size, told apart by c->variant (grid shapes; NULL: 1, 0: none fits). */
-    int (*variants)(const bench_ctx_t *c);
-    /* Adds the row's own fields to its point record (rank 0, after the point). */
+    void (*calibrate)(bench_ctx_t *c, double phase0_event_s);
+    /* Points per size on nranks ranks (NULL: 1 and no variants; 0: none fits),
+     * each with a label for the records ("2x2"); c->variant says which. */
+    int (*variants)(int nranks);
+    void (*variant_label)(int nranks, int variant, char *buf, size_t len);
+    /* A reason this row cannot measure size on nranks ranks, known before
+     * MPI_Init (NULL or returning NULL: none); why is the buffer to write it in. */
+    const char *(*plan_skip)(const struct bench *b, long size, int nranks, char *why, size_t len);
+    /* Adds the row's own fields to its point record (rank 0, after the point,
+     * before teardown: the kernel's state is still there). */
     void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 } bench_t;
 

@@ -117,10 +117,7 @@ int world_reorder(world_t *w, const options_t *o)
     int *new_of = malloc((size_t)n * sizeof *new_of);
     rank_info_t *ranks = malloc((size_t)n * sizeof *ranks);
     if (!new_of || !ranks) MPI_Abort(MPI_COMM_WORLD, 3);
-    if (order_keys(w, o, new_of)) {
-        if (w->rank == 0)
-            fprintf(stderr, "mpiscope-engine: error: --order needs every rank from 0 to %d exactly once "
-                    "(this job has %d ranks), got %d\n", n - 1, n, o->order_n);
+    if (order_keys(w, o, new_of)) {  /* the plan has refused such a list already, with the reason */
         free(new_of);
         free(ranks);
         return -1;
@@ -159,6 +156,15 @@ static void library_version(char *buf, int *len, char *std, size_t stdlen)
     while (*len > 0 && (buf[*len - 1] == '\n' || buf[*len - 1] == ' ')) buf[--*len] = '\0';
 }
 
+void library_name(char *buf, size_t len)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16];
+    int n = 0;
+    library_version(lib, &n, std, sizeof std);
+    size_t line = strcspn(lib, "\n");
+    snprintf(buf, len, "%.*s (MPI %s)", (int)line, lib, std);
+}
+
 void mpi_info_emit(FILE *out)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16];
@@ -175,58 +181,7 @@ void mpi_info_emit(FILE *out)
     json_free(&j);
 }
 
-static void emit_options(json_t *j, const options_t *o, double max_memory_bytes)
-{
-    json_obj(j, "options");
-    json_str(j, "sizes", o->sizes_expr);
-    json_str(j, "units", o->unit == 8 ? "words" : "bytes");
-    json_arr(j, "sizes_bytes");
-    for (size_t i = 0; i < o->sizes.n; i++) json_int(j, NULL, o->sizes.v[i]);
-    json_close_arr(j);
-    if (o->reps) json_int(j, "reps", o->reps); else json_null(j, "reps");
-    json_int(j, "min_reps", o->min_reps);
-    json_int(j, "max_reps", o->max_reps);
-    json_num(j, "ci_target", o->ci_target);
-    json_num(j, "max_time_s", o->max_time_s);
-    json_int(j, "warmup", o->warmup);
-    json_int(j, "warmup_bytes", o->warmup_bytes);
-    json_int(j, "window", o->window);
-    json_int(j, "niter", o->niter);
-    json_int(j, "ncompute_a", o->ncompute_a);
-    json_int(j, "ncompute_b", o->ncompute_b);
-    json_int(j, "nblock", o->nblock);
-    if (o->sync) json_str(j, "sync", o->sync); else json_null(j, "sync");
-    static const char *const types[] = {"byte", "int", "float", "double"}, *const ops[] = {"sum", "max", "min"};
-    if (o->datatype >= 0) json_str(j, "datatype", types[o->datatype]); else json_null(j, "datatype");
-    json_str(j, "op", ops[o->op]);
-    json_bool(j, "in_place", o->in_place);
-    json_bool(j, "rotate_root", o->rotate_root);
-    if (o->npmin) json_int(j, "npmin", o->npmin); else json_null(j, "npmin");
-    json_int(j, "nbc_test", o->nbc_tests);
-    if (o->grid_p) {
-        char grid[32];
-        snprintf(grid, sizeof grid, "%dx%d", o->grid_p, o->grid_q);
-        json_str(j, "grid", grid);
-    } else json_null(j, "grid");
-    if (o->order) json_str(j, "order", o->order); else json_null(j, "order");
-    if (o->order_list) {
-        json_arr(j, "order_list");
-        for (int i = 0; i < o->order_n; i++) json_int(j, NULL, o->order_list[i]);
-        json_close_arr(j);
-    }
-    json_bool(j, "check", o->check);
-    json_bool(j, "raw", o->raw);
-    json_int(j, "off_cache_bytes", o->off_cache_bytes);
-    if (o->timeout_s > 0) json_num(j, "timeout_s", o->timeout_s); else json_null(j, "timeout_s");
-    json_num(j, "max_memory_bytes", max_memory_bytes);
-    json_arr(j, "benchmarks");
-    for (int i = 0; i < o->nbenchmarks; i++) json_str(j, NULL, o->benchmarks[i]);
-    json_close_arr(j);
-    json_close_obj(j);
-}
-
-void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv,
-                  double max_memory_bytes)
+void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16], stamp[32];
     int len = 0;
@@ -284,7 +239,7 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
     json_num(&j, "mpi_wtime_overhead_s", w->timer.mpi_wtime_overhead_s);
     json_bool(&j, "mpi_wtime_is_global", w->timer.mpi_wtime_is_global);
     json_close_obj(&j);
-    emit_options(&j, o, max_memory_bytes);
+    options_record(&j, o);
     json_obj(&j, "env");
     for (char **e = environ; *e; e++)
         for (size_t p = 0; p < sizeof tuning_prefixes / sizeof *tuning_prefixes; p++)

@@ -33,13 +33,16 @@ typedef struct world {
 void world_init(world_t *w);
 void world_free(world_t *w);
 /* Renumbers the ranks by --order (MPI_Comm_split with a key, so it works on
- * every launcher): w describes the new communicator afterwards. Returns 0, or
- * -1 when a LIST does not fit the job (every rank then says so alike). */
+ * every launcher): w describes the new communicator afterwards. A LIST must
+ * fit the job (options_fit_ranks); returns -1 if it does not. */
 int world_reorder(world_t *w, const options_t *o);
 int same_host(const world_t *w, int a, int b);
 
-void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv,
-                  double max_memory_bytes);
+/* The context record; o->max_memory_bytes holds the limit in force. */
+void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv);
+
+/* The first line of the library's version string and the MPI version it implements. */
+void library_name(char *buf, size_t len);
 
 /* {"mpi_library_version": ..., "mpi_version": ..., "engine_version": ...};
  * legal before MPI_Init, so no launcher is needed. */

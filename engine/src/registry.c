@@ -1,5 +1,5 @@
 /* The registry: one row per benchmark. Adding a benchmark is adding a kernel
- * and a row here. */
+ * and a row here; a family's rows point at its option table. */
 #include "bench.h"
 #include "kernels/coll.h"
 #include "kernels/hw.h"
@@ -8,6 +8,7 @@
 #include "kernels/nbc.h"
 #include "kernels/p2p.h"
 #include "kernels/pairs.h"
+#include "kernels/persistent.h"
 #include "kernels/ringcs.h"
 #include <string.h>
 
@@ -15,6 +16,7 @@ static const bench_t pingpong = {
     .name = "pingpong", .family = "p2p", .min_ranks = 2,
     .summary = "half round trip between ranks 0 and 1 (latency, bandwidth)",
     .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT,
+    .options = &p2p_options,
     .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingpong_event, .verify = pingpong_verify,
@@ -24,6 +26,7 @@ static const bench_t pingping = {
     .name = "pingping", .family = "p2p", .min_ranks = 2,
     .summary = "ranks 0 and 1 send to each other at once (IMB PingPing)",
     .flags = BENCH_SAMPLE_ROOT,
+    .options = &p2p_options,
     .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingping_event, .verify = pingping_verify,
@@ -33,8 +36,9 @@ static const bench_t bw = {
     .name = "bw", .family = "p2p", .min_ranks = 2,
     .summary = "streaming bandwidth 0 -> 1: a window of nonblocking sends, then an ack",
     .flags = BENCH_SAMPLE_ROOT,
+    .options = &p2p_options,
     .recv_slots = p2p_window_slots,
-    .ops_per_event = p2p_window, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bw_event, .verify = bw_verify,
 };
@@ -43,8 +47,9 @@ static const bench_t bibw = {
     .name = "bibw", .family = "p2p", .min_ranks = 2,
     .summary = "bidirectional streaming bandwidth between ranks 0 and 1",
     .flags = BENCH_SAMPLE_ROOT,
+    .options = &p2p_options,
     .recv_slots = p2p_window_slots,
-    .ops_per_event = p2p_window, .bytes_per_op = p2p_twice_size, .msgs_per_event = bibw_msgs,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_twice_size, .msgs_per_event = bibw_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bibw_event, .verify = bibw_verify,
 };
@@ -53,8 +58,9 @@ static const bench_t msgrate = {
     .name = "msgrate", .family = "p2p", .min_ranks = 2,
     .summary = "N/2 pairs (i, i+N/2) stream at once: aggregate bandwidth and message rate",
     .flags = BENCH_SYNC_BARRIER,
+    .options = &p2p_options,
     .recv_slots = p2p_window_slots,
-    .ops_per_event = p2p_window, .bytes_per_op = msgrate_bytes, .msgs_per_event = msgrate_msgs,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = msgrate_bytes, .msgs_per_event = msgrate_msgs,
     .is_active = msgrate_active, .pairs = msgrate_pairs,
     .event = msgrate_event, .verify = msgrate_verify,
 };
@@ -63,6 +69,7 @@ static const bench_t ring = {
     .name = "ring", .family = "p2p", .min_ranks = 2,
     .summary = "a message goes round the ring; time of one send/recv (ARSC newsletter)",
     .flags = 0,
+    .options = &p2p_options,
     .ops_per_event = p2p_ranks, .bytes_per_op = p2p_size,
     .pairs = p2p_ring_pairs,
     .event = ring_event, .verify = from_left_verify,
@@ -72,6 +79,7 @@ static const bench_t sendrecv = {
     .name = "sendrecv", .family = "p2p", .min_ranks = 2,
     .summary = "MPI_Sendrecv along a periodic chain (IMB Sendrecv)",
     .flags = 0,
+    .options = &p2p_options,
     .ops_per_event = p2p_one, .bytes_per_op = p2p_twice_size,
     .pairs = p2p_ring_pairs,
     .event = sendrecv_event, .verify = from_left_verify,
@@ -81,6 +89,7 @@ static const bench_t exchange = {
     .name = "exchange", .family = "p2p", .min_ranks = 2,
     .summary = "to and from both neighbours on a periodic chain (IMB Exchange)",
     .flags = 0,
+    .options = &p2p_options,
     .recv_slots = p2p_two_slots,
     .ops_per_event = p2p_one, .bytes_per_op = p2p_four_times_size,
     .pairs = p2p_ring_pairs,
@@ -91,6 +100,7 @@ static const bench_t ringcs1 = {
     .name = "ringcs1", .family = "ringcs", .min_ranks = 2,
     .summary = "ring case study algorithm 1: compute, MPI_Send then MPI_Recv (relies on buffering: may deadlock)",
     .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .options = &ringcs_options,
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
@@ -101,6 +111,7 @@ static const bench_t ringcs2 = {
     .name = "ringcs2", .family = "ringcs", .min_ranks = 2,
     .summary = "ring case study algorithm 2: compute, MPI_Sendrecv_replace",
     .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .options = &ringcs_options,
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
@@ -111,6 +122,7 @@ static const bench_t ringcs3 = {
     .name = "ringcs3", .family = "ringcs", .min_ranks = 2,
     .summary = "ring case study algorithm 3: compute, MPI_Sendrecv with double buffering",
     .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .options = &ringcs_options,
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
@@ -121,6 +133,7 @@ static const bench_t ringcs4 = {
     .name = "ringcs4", .family = "ringcs", .min_ranks = 2,
     .summary = "ring case study algorithm 4: MPI_Isend/MPI_Irecv, compute on a third buffer, MPI_Waitall",
     .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .options = &ringcs_options,
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
@@ -131,6 +144,7 @@ static const bench_t ringcs5 = {
     .name = "ringcs5", .family = "ringcs", .min_ranks = 2,
     .summary = "ring case study algorithm 5: like ringcs4 with MPI_Testall every --nblock elements of computation",
     .flags = BENCH_SYNC_BARRIER | BENCH_EVEN_RANKS | BENCH_DOUBLES,
+    .options = &ringcs_options,
     .recv_slots = ringcs_slots,
     .ops_per_event = ringcs_iterations, .bytes_per_op = ringcs_bytes,
     .pairs = p2p_ring_pairs,
@@ -191,9 +205,10 @@ static const bench_t cacheline = {
 #define COLL_ROW(nm, flg, summ, bytes, busbw)                                                        \
     static const bench_t nm##_row = {                                                                \
         .name = #nm, .family = "coll", .min_ranks = 1, .summary = summ,                              \
-        .flags = BENCH_COLLECTIVE | (flg), .ops_per_event = coll_one, .bytes_per_op = bytes,         \
-        .busbw_factor = busbw, .buffer_bytes = nm##_buffers, .check_fill = nm##_fill,                \
-        .setup = nm##_setup, .teardown = coll_teardown, .event = nm##_event, .verify = nm##_verify, \
+        .flags = BENCH_COLLECTIVE | (flg), .options = &coll_options, .ops_per_event = coll_one,      \
+        .bytes_per_op = bytes, .busbw_factor = busbw, .buffer_bytes = nm##_buffers,                  \
+        .check_fill = nm##_fill, .setup = nm##_setup, .teardown = coll_teardown, .event = nm##_event, \
+        .verify = nm##_verify, .plan_skip = coll_plan_skip, .describe = coll_describe,               \
     }
 
 /* Nonblocking collectives: three phases (pure, compute, overlapped), the
@@ -201,10 +216,11 @@ static const bench_t cacheline = {
 #define NBC_ROW(nm, twin, flg, summ, bytes, busbw)                                                    \
     static const bench_t nm##_row = {                                                                 \
         .name = #nm, .family = "nbc", .min_ranks = 1, .summary = summ,                                \
-        .flags = BENCH_COLLECTIVE | (flg), .ops_per_event = coll_one, .bytes_per_op = bytes,          \
-        .busbw_factor = busbw, .buffer_bytes = twin##_buffers, .check_fill = twin##_fill,             \
-        .setup = twin##_setup, .teardown = coll_teardown, .event = nm##_event, .verify = twin##_verify, \
-        .phases = 3, .calibrate = nbc_calibrate,                                                       \
+        .flags = BENCH_COLLECTIVE | (flg), .options = &coll_options, .ops_per_event = coll_one,       \
+        .bytes_per_op = bytes, .busbw_factor = busbw, .buffer_bytes = twin##_buffers,                 \
+        .check_fill = twin##_fill, .setup = twin##_setup, .teardown = coll_teardown,                  \
+        .event = nm##_event, .verify = twin##_verify, .phases = 3, .calibrate = nbc_calibrate,        \
+        .plan_skip = coll_plan_skip, .describe = nbc_describe,                                         \
     }
 
 COLL_ROW(barrier, BENCH_NO_SIZE, "MPI_Barrier (no data; measured once per rank count)", coll_zero, NULL);
@@ -244,11 +260,11 @@ NBC_ROW(ireduce_scatter, reduce_scatter, BENCH_REDUCTION, "MPI_Ireduce_scatter w
 static const bench_t grid = {
     .name = "grid", .family = "grid", .min_ranks = 1,
     .summary = "HPL step on every P x Q grid: panel bcast along rows, then allreduce along columns",
-    .flags = BENCH_SYNC_BARRIER,
+    .flags = BENCH_SYNC_BARRIER, .options = &grid_options,
     .ops_per_event = grid_one, .bytes_per_op = grid_size,
     .buffer_bytes = grid_buffers, .setup = grid_setup, .teardown = grid_teardown,
-    .event = grid_event, .verify = grid_verify,
-    .phases = 3, .variants = grid_variants, .describe = grid_describe,
+    .event = grid_event, .verify = grid_verify, .phases = 3,
+    .variants = grid_variants, .variant_label = grid_variant_label, .describe = grid_describe,
 };
 
 /* The pair map: one phase per pair and per ring shift, a rank x rank matrix per mode. */
@@ -256,10 +272,34 @@ static const bench_t pairs = {
     .name = "pairs", .family = "p2p", .min_ranks = 2,
     .summary = "every pair alone (ping-pong) and all pairs at once in shifted rings: rank x rank matrices",
     .flags = BENCH_SYNC_BARRIER,
+    .options = &p2p_options,
     .recv_slots = pairs_slots,
     .ops_per_event = pairs_ops, .bytes_per_op = pairs_size,
     .is_active = pairs_active, .event = pairs_event, .verify = pairs_verify,
     .phase_count = pairs_phase_count, .describe = pairs_describe,
+};
+
+/* Persistent point-to-point (kernels/persistent.c): pingpong and bw with
+ * requests made once and restarted; --window comes from the p2p table. */
+static const bench_t pingpong_persistent = {
+    .name = "pingpong_persistent", .family = "persistent", .min_ranks = 2,
+    .summary = "pingpong with persistent requests (MPI_Send_init / MPI_Recv_init / MPI_Start)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = persistent_setup, .event = pingpong_persistent_event, .teardown = persistent_teardown,
+    .verify = pingpong_verify,
+};
+
+static const bench_t bw_persistent = {
+    .name = "bw_persistent", .family = "persistent", .min_ranks = 2,
+    .summary = "bw with persistent requests: MPI_Startall of a window of sends 0 -> 1, then an ack",
+    .flags = BENCH_SAMPLE_ROOT, .options = &p2p_options,
+    .recv_slots = p2p_window_slots,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = persistent_setup, .event = bw_persistent_event, .teardown = persistent_teardown,
+    .verify = bw_verify,
 };
 
 const bench_t *const registry[] = {
@@ -272,6 +312,7 @@ const bench_t *const registry[] = {
     &ibarrier_row, &ibcast_row, &ireduce_row, &iallreduce_row, &iallgather_row, &ialltoall_row,
     &ireduce_scatter_row,
     &grid, &pairs,
+    &pingpong_persistent, &bw_persistent,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

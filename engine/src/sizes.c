@@ -24,7 +24,9 @@ static int push(vec_t *s, long x)
     return 0;
 }
 
-/* A number with an optional binary suffix K, M or G; the whole text must be used. */
+/* A number with an optional binary suffix K, M or G; the whole text must be
+ * used. Each multiplication is checked against the limit by division first,
+ * so no product can overflow. */
 static int parse_number(const char *text, long unit, long *out, char *err, size_t errlen)
 {
     const char *p = text;
@@ -44,11 +46,38 @@ static int parse_number(const char *text, long unit, long *out, char *err, size_
         snprintf(err, errlen, "'%s' is not a size: unknown suffix '%s' (use K, M or G)", text, end);
         return -1;
     }
-    if (errno || x > SIZE_MAX_BYTES || x * mult * unit > SIZE_MAX_BYTES) {
+    if (errno || x > SIZE_MAX_BYTES / mult || x * mult > SIZE_MAX_BYTES / unit) {
         snprintf(err, errlen, "size '%s' is larger than 2^31-1 bytes, the largest MPI count", text);
         return -1;
     }
     *out = (long)(x * mult * unit);
+    return 0;
+}
+
+/* The factor of a geometric step: decimal DIGITS[.DIGITS][e[+-]DIGITS] only
+ * (strtod alone would take 0x2, inf or nan), 1 < F <= 1e6. */
+static int parse_factor(const char *text, double *out)
+{
+    const char *p = text;
+    size_t digits = strspn(p, "0123456789");
+    if (digits == 0) return -1;
+    p += digits;
+    if (*p == '.') {
+        digits = strspn(++p, "0123456789");
+        if (digits == 0) return -1;
+        p += digits;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        digits = strspn(p, "0123456789");
+        if (digits == 0) return -1;
+        p += digits;
+    }
+    if (*p) return -1;
+    double f = strtod(text, NULL);
+    if (!(f > 1.0) || !(f <= 1e6)) return -1;
+    *out = f;
     return 0;
 }
 
@@ -80,14 +109,16 @@ static int expand_term(char *term, long unit, vec_t *out, char *err, size_t errl
         return -1;
     }
     const char *step = nparts == 3 ? parts[2] : "*2";
+    /* sizes are counted in units from here on; x <= b / unit keeps x * unit <= b without overflow */
+    long last = b / unit;
     int rc = 0;
     if (strcmp(step, "2^k-1") == 0) {
         /* counted in units, so "2^k-1 words" means (2^k - 1) x 8 bytes */
         if (a == 0) rc |= push(out, 0);
-        for (long p = 1; p * unit <= b && !rc; p *= 2) {
+        for (long p = 1; p <= last && !rc; p *= 2) {
             if ((p - 1) * unit >= a && p > 1) rc |= push(out, (p - 1) * unit);
             if (p * unit >= a) rc |= push(out, p * unit);
-            if (p * unit > SIZE_MAX_BYTES / 2) break;
+            if (p > last / 2) break;
         }
     } else if (step[0] == '+' && isdigit((unsigned char)step[1])) {
         char *end;
@@ -97,12 +128,15 @@ static int expand_term(char *term, long unit, vec_t *out, char *err, size_t errl
             snprintf(err, errlen, "step '%s': use +N with N >= 1", step);
             return -1;
         }
-        for (long x = a; x <= b && !rc; x += s * unit) rc |= push(out, x);
-    } else if (step[0] == '*' && isdigit((unsigned char)step[1])) {
-        char *end;
-        errno = 0;
-        double f = strtod(step + 1, &end);
-        if (*end || errno || !(f > 1.0) || f > 1e6) {
+        /* a step beyond the limit only ever yields the start */
+        long step_bytes = s <= SIZE_MAX_BYTES / unit ? s * unit : SIZE_MAX_BYTES + 1L;
+        for (long x = a; !rc; x += step_bytes) {
+            rc |= push(out, x);
+            if (b - x < step_bytes) break;
+        }
+    } else if (step[0] == '*') {
+        double f = 2.0;  /* A:B alone: powers of two */
+        if (nparts == 3 && parse_factor(step + 1, &f)) {
             snprintf(err, errlen, "step '%s': use *F with F > 1 (*2, *4, *1.2)", step);
             return -1;
         }
@@ -110,10 +144,10 @@ static int expand_term(char *term, long unit, vec_t *out, char *err, size_t errl
          * n = max(nint(1.2 n), n + 1) is *1.2 in words */
         long x = a / unit;
         if (nparts == 2) { long p = 1; while (p < x) p *= 2; x = x == 0 ? 0 : p; }
-        while (x * unit <= b && !rc) {
+        while (x <= last && !rc) {
             rc |= push(out, x * unit);
             double next = (double)x * f + 0.5;
-            if (next > (double)SIZE_MAX_BYTES) break;
+            if (next > (double)SIZE_MAX_BYTES) break;  /* beyond every size: (long) would overflow */
             x = (long)next > x + 1 ? (long)next : x + 1;
         }
     } else {

@@ -183,12 +183,7 @@ static const sync_method_t methods[] = {
     {"window", 0, 1, window_point_begin, window_batch_begin, window_start},
 };
 
-int sync_name_ok(const char *name)
-{
-    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
-        if (strcmp(methods[i].name, name) == 0) return 1;
-    return 0;
-}
+const char *const sync_method_names[] = {"window", "barrier", "none", NULL};
 
 const sync_method_t *sync_choose(const char *name, unsigned flags)
 {

@@ -39,9 +39,10 @@ typedef struct sync {
     clock_quality_t clock;
 } sync_t;
 
+/* The methods' names, NULL-terminated: the choices of --sync. */
+extern const char *const sync_method_names[];
 /* The method named (none, barrier, window) or, for NULL, the row's default. */
 const sync_method_t *sync_choose(const char *name, unsigned bench_flags);
-int sync_name_ok(const char *name);
 /* With more ranks than cores on a host, waiting for a start yields the core. */
 void sync_set_oversubscribed(int oversubscribed);
 

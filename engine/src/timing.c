@@ -161,10 +161,9 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
     return n;
 }
 
-/* IMB's t_min / t_max / t_avg: over ranks, of each rank's mean time per call
- * (its own samples, the invalid ones left out). OSU's average latency is the
- * same average over ranks of per-rank means. */
-static void rank_figures(timing_t *t, const bench_ctx_t *c, long n, double ops, point_t *p)
+/* Over ranks, each rank's mean time per operation from its own samples (the
+ * invalid ones left out): IMB's t_min / t_max / t_avg, OSU's average. */
+static void rank_means(timing_t *t, const bench_ctx_t *c, long n, double ops, point_t *p)
 {
     long invalid = p->invalid;
     MPI_CHECK(MPI_Bcast(&invalid, 1, MPI_LONG, 0, c->comm));
@@ -177,10 +176,10 @@ static void rank_figures(timing_t *t, const bench_ctx_t *c, long n, double ops, 
     MPI_CHECK(MPI_Reduce(extremes, worst, 2, MPI_DOUBLE, MPI_MAX, 0, c->comm));
     MPI_CHECK(MPI_Reduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm));
     if (c->rank != 0) return;
-    p->have_rank_figures = 1;
-    p->t_max_us = worst[0];
-    p->t_min_us = -worst[1];
-    p->t_avg_us = total / c->nranks;
+    p->have_rank_means = 1;
+    p->rank_mean_max_us = worst[0];
+    p->rank_mean_min_us = -worst[1];
+    p->rank_mean_avg_us = total / c->nranks;
 }
 
 static void warm_up(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, const sync_method_t *m,
@@ -202,46 +201,6 @@ static void begin_sampling(sync_t *sy, const bench_ctx_t *c, double elapsed_s, l
     double mine = count ? elapsed_s / (double)count : 0, expected = 0;
     MPI_CHECK(MPI_Allreduce(&mine, &expected, 1, MPI_DOUBLE, MPI_MAX, c->comm));
     sy->m->point_begin(sy, expected > floor_s ? expected : floor_s);
-}
-
-/* Phases 1 and 2 of a nonblocking collective: compute alone, then overlapped.
- * Phase 0's samples stay in t->kept for --raw. */
-static void overlap_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
-                           const options_t *o, sync_t *sy, point_t *p)
-{
-    if (c->rank == 0) memcpy(t->kept, t->scratch, p->time_us.n * sizeof *t->kept);
-    p->samples_us = t->kept;
-    double pure_s = p->event_median_s;
-    b->calibrate(c, pure_s);
-    const char *stop_reason = p->stop_reason;
-    double median[3] = {0, 0, 0};
-    size_t count[3] = {0, 0, 0};
-    for (int phase = 1; phase < 3; phase++) {
-        c->phase = phase;
-        double w0 = now_s();
-        warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
-        begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, phase * pure_s);
-        MPI_CHECK(MPI_Barrier(c->comm));
-        long n = sample(t, b, c, bufs, o, sy, 1.0, p);
-        if (c->rank == 0) {
-            stats_t s;
-            long valid = valid_samples(t, n, 1.0);
-            stats_compute(t->scratch, (size_t)valid, &s);
-            median[phase] = s.median;
-            count[phase] = s.n;
-        }
-    }
-    c->phase = 0;
-    p->stop_reason = stop_reason;
-    p->phases = 3;
-    p->cpu_us = median[1];
-    p->cpu_n = count[1];
-    p->ovrl_us = median[2];
-    p->ovrl_n = count[2];
-    /* IMB-NBC: the share of the shorter of communication and computation that is hidden */
-    double pure = p->time_us.median, shorter = pure < p->cpu_us ? pure : p->cpu_us;
-    double ratio = shorter > 0 ? (pure + p->cpu_us - p->ovrl_us) / shorter : 0;
-    p->overlap_pct = 100.0 * (ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
 }
 
 static int phase_count(const bench_t *b, const bench_ctx_t *c)
@@ -273,11 +232,13 @@ static double own_median_us(timing_t *t, long n, double ops)
     return m ? median_of(t->scratch, (size_t)m) : NAN;
 }
 
-/* Phases 1.. of a row without calibrate (grid: row and column alone; pairs:
- * each pair and each shifted ring), sampled one after the other like phase 0:
- * per phase the median of the figure per sample, and every rank's own median
- * (which rank 0 gathers), since in a ring each rank times its own pair. */
-static void extra_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
+/* Phases 1.. of a many-phase row (nonblocking collectives: compute alone, then
+ * overlapped; grid: row and column alone; pairs: each pair and each shifted
+ * ring), sampled one after the other like phase 0: per phase the median of the
+ * figure per sample, its sample count, and every rank's own median (which rank
+ * 0 gathers, since in a ring each rank times its own pair). Ranks that take no
+ * part in a phase wait without spinning. */
+static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
                          const options_t *o, sync_t *sy, int phases, long n0, point_t *p)
 {
     int no_space = phase_space(t, phases, c->nranks) != 0, any = 0;
@@ -290,13 +251,17 @@ static void extra_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
     double mine = own_median_us(t, n0, b->ops_per_event(c));
     MPI_CHECK(MPI_Gather(&mine, 1, MPI_DOUBLE, t->phase_rank_us, 1, MPI_DOUBLE, 0, c->comm));
     if (c->rank == 0) t->phase_us[0] = p->time_us.median, t->phase_n[0] = p->time_us.n;
+    double phase0_s = p->event_median_s;
+    if (b->calibrate) b->calibrate(c, phase0_s);
     for (int phase = 1; phase < phases; phase++) {
         c->phase = phase;
         double ops = b->ops_per_event(c);
-        sy->polite = !is_active(b, c);  /* ranks outside this phase's pair wait without spinning */
+        sy->polite = !is_active(b, c);
         double w0 = now_s();
         warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
-        begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, 0);
+        /* a calibrated phase is made to last about as long as phase 0 (phase 2,
+         * compute and operation overlapped, up to twice): a floor for start planning */
+        begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, b->calibrate ? phase * phase0_s : 0);
         MPI_CHECK(MPI_Barrier(c->comm));
         long n = sample(t, b, c, bufs, o, sy, ops, p);
         mine = is_active(b, c) ? own_median_us(t, n, ops) : NAN;
@@ -339,7 +304,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     MPI_CHECK(MPI_Barrier(c->comm));
 
     long n = sample(t, b, c, bufs, o, &sy, ops, p);
-    if (b->flags & BENCH_COLLECTIVE) rank_figures(t, c, n, ops, p);
+    if (b->flags & BENCH_COLLECTIVE) rank_means(t, c, n, ops, p);
 
     if (c->rank == 0) {
         long valid = valid_samples(t, n, ops);
@@ -350,8 +315,8 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
         p->event_median_s = p->time_us.median * ops * 1e-6;
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
-    if (b->phases > 1 && b->calibrate) overlap_phases(t, b, c, bufs, o, &sy, p);
-    else if (phase_count(b, c) > 1) extra_phases(t, b, c, bufs, o, &sy, phase_count(b, c), n, p);
+    int phases = phase_count(b, c);
+    if (phases > 1) later_phases(t, b, c, bufs, o, &sy, phases, n, p);
     p->window_us = sy.window_s * 1e6;
     p->clock = sy.clock;
     p->elapsed_s = now_s() - start;

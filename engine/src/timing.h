@@ -22,14 +22,13 @@ typedef struct point {
     long invalid;             /* samples dropped: a rank started late (window sync) */
     double window_us;         /* window sync: the final time between starts */
     clock_quality_t clock;    /* window sync: the clock offset estimates */
-    int have_rank_figures;    /* collectives: IMB's and OSU's figures below are set */
-    double t_min_us, t_max_us, t_avg_us;  /* over ranks, of each rank's mean time per call */
-    int phases;               /* nonblocking collectives: 3, and the figures below */
-    double cpu_us, ovrl_us;   /* medians of compute alone and of operation + compute */
-    size_t cpu_n, ovrl_n;
-    double overlap_pct;
-    /* Rows with phases and no calibrate: each phase's median (max over ranks per
-     * sample) and each rank's own median, phase-major; rank 0 only. */
+    /* Rows flagged BENCH_COLLECTIVE: the minimum, maximum and average over
+     * ranks of each rank's mean time per operation (rank 0 only). */
+    int have_rank_means;
+    double rank_mean_min_us, rank_mean_max_us, rank_mean_avg_us;
+    /* Rows with more than one phase: per phase the median of the figure per
+     * sample and its sample count, and every rank's own median, phase-major
+     * (rank 0 only; phase 0 is time_us). nphases is 0 for one phase. */
     int nphases;
     const double *phase_us, *phase_rank_us;
     const size_t *phase_n;
@@ -46,8 +45,8 @@ typedef struct timing {
 int timing_init(timing_t *t, const options_t *o);
 void timing_free(timing_t *t);
 
-/* Measures one point. Collective over the communicator of c; the figures are
- * valid on rank 0. */
+/* Measures one point: every phase of it. Collective over the communicator of
+ * c; the figures are valid on rank 0. */
 void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
                 const options_t *o, point_t *p);
 

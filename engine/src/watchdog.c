@@ -36,11 +36,13 @@ void watchdog_init(FILE *out, int rank)
     sigaction(SIGALRM, &sa, NULL);
 }
 
-void watchdog_arm(const char *bench, long size, int ranks, double limit_s)
+void watchdog_arm(const char *bench, long size, int ranks, const char *variant, double limit_s)
 {
+    char variant_field[96] = "";
+    if (variant) snprintf(variant_field, sizeof variant_field, "\"variant\": \"%s\", ", variant);
     int n = snprintf(record, sizeof record,
-                     "{\"type\": \"timeout\", \"benchmark\": \"%s\", \"size\": %ld, \"ranks\": %d, "
-                     "\"limit_s\": %.3f}\n", bench, size, ranks, limit_s);
+                     "{\"type\": \"timeout\", \"benchmark\": \"%s\", \"size\": %ld, \"ranks\": %d, %s"
+                     "\"limit_s\": %.3f}\n", bench, size, ranks, variant_field, limit_s);
     record_len = n > 0 && (size_t)n < sizeof record ? n : 0;
     /* Only rank 0 writes the record, and the launcher kills the job as soon as any
      * rank exits: the other ranks give rank 0 a head start. */

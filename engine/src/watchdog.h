@@ -7,7 +7,8 @@
 #include <stdio.h>
 
 void watchdog_init(FILE *out, int rank);
-void watchdog_arm(const char *bench, long size, int ranks, double limit_s);
+/* variant: the plan entry's label, or NULL for a row without variants. */
+void watchdog_arm(const char *bench, long size, int ranks, const char *variant, double limit_s);
 void watchdog_disarm(void);
 
 #endif

@@ -1,6 +1,8 @@
 """Random argument lists for the engine: each run must end with one clear error
-(exit 2) or a complete valid result (exit 0, an end record), never a crash,
-a traceback-like abort or a hang."""
+(exit 2) or a complete valid result (exit 0: an end record, or with --plan one
+plan line), never a crash, a traceback-like abort or a hang. The core's options
+and every family's (their option tables) are drawn, with --plan, --ranks and
+--points among them."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,8 @@ from hypothesis import strategies as st
 
 from conftest import run_engine
 
-NAMES = ["pingpong", "bw", "ring", "exchange", "ringcs3", "nosuch", "PINGPONG", ""]
+NAMES = ["pingpong", "bw", "ring", "exchange", "ringcs3", "allreduce", "grid", "bw_persistent", "nosuch",
+         "PINGPONG", ""]
 GARBAGE = st.text(alphabet="0123456789:,+*^-kKMGabx .=\\\"'", max_size=12)
 VALUES = {
     "--sizes": st.one_of(st.sampled_from(["0", "1:64", "8,16", "1:4096:+1000", "1:64:2^k-1", "0:64:*1.5"]), GARBAGE),
@@ -27,8 +30,16 @@ VALUES = {
     "--ncompute": st.one_of(st.sampled_from(["1,200", "0", "3,", ",4", "x"]), GARBAGE),
     "--niter": st.one_of(st.integers(-1, 4).map(str), GARBAGE),
     "--max-memory": st.one_of(st.sampled_from(["1", "1M", "0", "9G"]), GARBAGE),
+    "--datatype": st.sampled_from(["byte", "int", "float", "double", "long", ""]),
+    "--op": st.sampled_from(["sum", "max", "min", "prod"]),
+    "--grid": st.one_of(st.sampled_from(["1x2", "2x1", "2x2", "0x2", "2x"]), GARBAGE),
+    "--npmin": st.one_of(st.integers(-1, 3).map(str), GARBAGE),
+    "--order": st.sampled_from(["block", "cyclic", "1,0", "0,1,2", "0,0", "x"]),
+    "--sync": st.sampled_from(["window", "barrier", "none", "round"]),
+    "--ranks": st.one_of(st.integers(-1, 5).map(str), GARBAGE),
+    "--points": st.one_of(st.sampled_from(["0", "0-2", "1,1,0", "2-1", "99", "@/nonexistent", "0,,1"]), GARBAGE),
 }
-FLAGS = ["--check", "--raw", "--json", "--bogus", "-x", "--", "--sizes"]
+FLAGS = ["--check", "--raw", "--json", "--bogus", "-x", "--", "--sizes", "--plan", "--in-place", "--rotate-root"]
 
 
 @st.composite
@@ -52,7 +63,9 @@ def test_random_arguments_end_cleanly(engine_mpich, mpich_launch, args):
     run = run_engine(mpich_launch(2), engine_mpich, "--max-time", "0.02", "--timeout", "20", *args, timeout=60)
     if run.returncode == 0:
         kinds = [json.loads(line)["type"] for line in run.stdout.splitlines() if line.startswith("{")]
-        if kinds:  # jsonl output: complete and well formed
+        if "--plan" in args and "--" not in args[:args.index("--plan")]:
+            assert kinds == ["plan"], run.stdout[-500:]
+        elif kinds:  # jsonl output: complete and well formed
             assert kinds[0] == "context" and kinds[-1] == "end", run.stdout[-500:]
         else:  # table output
             assert "points in" in run.stdout

@@ -10,6 +10,7 @@ from conftest import run_engine
 
 from mpiscope.analysis.hw import hardware_from_records
 from mpiscope.analysis.loggp import loggp_from_records
+from mpiscope.records import parse_record
 
 QUICK = ["--max-time", "0.05", "--warmup-bytes", "64K"]
 LOGGP = ["overhead_send", "overhead_recv"]
@@ -45,13 +46,13 @@ def test_overheads_and_hardware_on_two_ranks_mpich(engine_mpich, mpich_launch):
         small = run.points(bench)[0]
         assert small["time_us"]["median"] < 2 * pp[1], small
     # derived figures: every LogGP parameter present and non-negative
-    m = loggp_from_records(run.records)
+    m = loggp_from_records([parse_record(r) for r in run.records])
     assert m is not None and m.size == 1
     for v in (m.L_us, m.o_s_us, m.o_r_us, m.g_us):
         assert v >= 0
     assert m.o_s_us + m.o_r_us + m.L_us == pytest.approx(max(pp[1], m.o_s_us + m.o_r_us))
     assert m.g_us >= m.o_s_us
-    hw = hardware_from_records(run.records)
+    hw = hardware_from_records([parse_record(r) for r in run.records])
     assert hw is not None and hw.efficiency_size == 1 << 20 and hw.efficiency > 0
     assert hw.cacheline_us == line[0]["time_us"]["median"]
     assert set(hw.memcpy_MBps) == set(sizes)

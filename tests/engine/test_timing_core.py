@@ -111,5 +111,8 @@ def test_table_format(engine_mpich, mpich_launch):
                      "pingpong")
     assert run.returncode == 0
     lines = run.stdout.splitlines()
+    assert lines[0].startswith("# MPICH") and "2 ranks" in lines[0]  # a human header, no JSON
+    assert not any(line.startswith("{") for line in lines)
     assert any(line.startswith("# pingpong") for line in lines)
     assert any(line.split()[:1] == ["1024"] for line in lines)
+    assert lines[-1].startswith("# 2 points in")

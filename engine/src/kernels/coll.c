@@ -6,8 +6,12 @@
  * The v-variants move the same amounts as the plain ones while timed; their
  * --check pass uses uneven counts and gaps between blocks. */
 #include "kernels/coll.h"
+#include "json.h"
 #include "mpicheck.h"
+#include "timing.h"
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +22,63 @@ enum kind {
 
 /* Counts and displacements in elements, [0] as timed, [1] for --check. */
 typedef struct layout {
+    coll_args_t args;
     int *cnt[2], *dsp[2];    /* rank r's block (gatherv, allgatherv, scatterv) */
     int *scnt[2], *sdsp[2];  /* alltoallv: what this rank sends to each peer */
     int *rcnt[2], *rdsp[2];  /* alltoallv: what it receives from each */
     int *rs;                 /* reduce_scatter: each rank's share */
 } layout_t;
+
+/* ---- the collectives' options: one table for coll and nbc ---- */
+
+enum { COLL_BYTE, COLL_INT, COLL_FLOAT, COLL_DOUBLE };
+enum { COLL_SUM, COLL_MAX, COLL_MIN };
+
+static const char *const datatype_names[] = {"byte", "int", "float", "double", NULL};
+static const char *const op_names[] = {"sum", "max", "min", NULL};
+
+static struct {
+    int datatype;  /* -1: byte, or float for reductions (as IMB and OSU) */
+    int op;
+    int in_place, rotate_root;
+    long nbc_tests;
+} opt = {-1, COLL_SUM, 0, 0, 0};
+
+static const opt_spec_t specs[] = {
+    {"datatype", OPT_CHOICE, &opt.datatype, 0, 0, datatype_names, "byte|int|float|double",
+     "element type (byte; float for reductions)", "datatype", OPT_NULL_WHEN_UNSET, NULL, NULL},
+    {"op", OPT_CHOICE, &opt.op, 0, 0, op_names, "sum|max|min", "reduction operation (sum)", "op", 0, NULL, NULL},
+    {"in-place", OPT_FLAG, &opt.in_place, 0, 0, NULL, NULL, "use MPI_IN_PLACE where the collective allows it",
+     "in_place", 0, NULL, NULL},
+    {"rotate-root", OPT_FLAG, &opt.rotate_root, 0, 0, NULL, NULL,
+     "root = iteration mod ranks (bcast, reduce, gather, scatter)", "rotate_root", 0, NULL, NULL},
+    {"nbc-test", OPT_LONG, &opt.nbc_tests, 0, 1000000, NULL, "N",
+     "MPI_Test calls during overlapped compute of nonblocking collectives (0)", "nbc_test", 0, NULL, NULL},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
+};
+
+const option_table_t coll_options = {"collectives (blocking and nonblocking)", specs, NULL};
+
+/* What the options mean for row b. */
+static coll_args_t args_for(const bench_t *b)
+{
+    coll_args_t a = {0};
+    int reduction = (b->flags & BENCH_REDUCTION) != 0;
+    a.type_id = opt.datatype >= 0 ? opt.datatype : reduction ? COLL_FLOAT : COLL_BYTE;
+    switch (a.type_id) {
+    /* MPI_BYTE takes no arithmetic: reductions of bytes use unsigned char */
+    case COLL_BYTE: a.type = reduction ? MPI_UNSIGNED_CHAR : MPI_BYTE; a.type_size = 1; break;
+    case COLL_INT: a.type = MPI_INT; a.type_size = (int)sizeof(int); break;
+    case COLL_FLOAT: a.type = MPI_FLOAT; a.type_size = (int)sizeof(float); break;
+    default: a.type = MPI_DOUBLE; a.type_size = (int)sizeof(double); break;
+    }
+    a.op_id = opt.op;
+    a.op = opt.op == COLL_MAX ? MPI_MAX : opt.op == COLL_MIN ? MPI_MIN : MPI_SUM;
+    a.in_place = opt.in_place;
+    a.rotate_root = opt.rotate_root;
+    a.nbc_tests = (int)opt.nbc_tests;
+    return a;
+}
 
 /* ---- shared by the rows ---- */
 
@@ -34,11 +90,14 @@ double coll_busbw_one(const bench_ctx_t *c) { (void)c; return 1.0; }
 double coll_busbw_allreduce(const bench_ctx_t *c) { return 2.0 * (c->nranks - 1) / c->nranks; }
 double coll_busbw_spread(const bench_ctx_t *c) { return (double)(c->nranks - 1) / c->nranks; }
 
-static long elems(const bench_ctx_t *c) { return c->size / c->coll.type_size; }
-static int root(const bench_ctx_t *c) { return c->coll.rotate_root ? (int)(c->iter % c->nranks) : 0; }
-static char *at(const bench_ctx_t *c, char *buf, long i) { return buf + i * c->coll.type_size; }
-static int checking(const bench_ctx_t *c) { return c->checking ? 1 : 0; }
 static const layout_t *lay(const bench_ctx_t *c) { return c->state; }
+coll_args_t *coll_args(const bench_ctx_t *c) { return &((layout_t *)c->state)->args; }
+static const coll_args_t *args(const bench_ctx_t *c) { return &lay(c)->args; }
+
+static long elems(const bench_ctx_t *c) { return c->size / args(c)->type_size; }
+static int root(const bench_ctx_t *c) { return args(c)->rotate_root ? (int)(c->iter % c->nranks) : 0; }
+static char *at(const bench_ctx_t *c, char *buf, long i) { return buf + i * args(c)->type_size; }
+static int checking(const bench_ctx_t *c) { return c->checking ? 1 : 0; }
 
 /* Uneven but deterministic: block sizes grow with the rank (some are 0 at
  * small sizes) and sum to at most ranks x elems. */
@@ -56,10 +115,11 @@ static int a2a_displ(long k, int s, int d, int n, int odd)
 static void setup_for(bench_ctx_t *c)
 {
     int n = c->nranks;
-    long k = elems(c);
     layout_t *l = calloc(1, sizeof *l);
     int *mem = calloc((size_t)n * 13, sizeof *mem);
     if (!l || !mem) MPI_Abort(MPI_COMM_WORLD, 3);
+    l->args = args_for(c->bench);
+    long k = c->size / l->args.type_size;
     for (int odd = 0; odd < 2; odd++) {
         int **p[6] = {&l->cnt[odd], &l->dsp[odd], &l->scnt[odd], &l->sdsp[odd], &l->rcnt[odd], &l->rdsp[odd]};
         for (int i = 0; i < 6; i++) *p[i] = mem + (size_t)n * (size_t)(odd * 6 + i);
@@ -87,10 +147,12 @@ void coll_teardown(bench_ctx_t *c)
     c->state = NULL;
 }
 
-/* Elements each buffer needs, in the larger of the two layouts. */
+/* Elements each buffer needs, in the larger of the two layouts (before setup:
+ * the plan asks too). */
 static void buffers_for(const bench_ctx_t *c, enum kind K, size_t *send, size_t *recv)
 {
-    long k = elems(c), n = c->nranks, s = k, r = k;
+    coll_args_t a = args_for(c->bench);
+    long k = c->size / a.type_size, n = c->nranks, s = k, r = k;
     switch (K) {
     case K_BARRIER: s = r = 0; break;
     case K_ALLGATHER: case K_GATHER: r = n * k; break;
@@ -101,8 +163,8 @@ static void buffers_for(const bench_ctx_t *c, enum kind K, size_t *send, size_t 
     case K_ALLTOALLV: s = r = n * k + n; break;
     default: break;
     }
-    *send = (size_t)s * (size_t)c->coll.type_size;
-    *recv = (size_t)r * (size_t)c->coll.type_size;
+    *send = (size_t)s * (size_t)a.type_size;
+    *recv = (size_t)r * (size_t)a.type_size;
 }
 
 /* ---- --check values: small integers, exact in every datatype and in sums ---- */
@@ -118,7 +180,7 @@ static long val(int src, long j, long iter)
 
 static void put(const bench_ctx_t *c, char *buf, long i, long v)
 {
-    switch (c->coll.type_id) {
+    switch (args(c)->type_id) {
     case COLL_BYTE: ((unsigned char *)buf)[i] = (unsigned char)v; break;
     case COLL_INT: ((int *)buf)[i] = (int)v; break;
     case COLL_FLOAT: ((float *)buf)[i] = (float)v; break;
@@ -129,7 +191,7 @@ static void put(const bench_ctx_t *c, char *buf, long i, long v)
 /* Exact: a float that is off in its last bit must not round back to the expected value. */
 static double get(const bench_ctx_t *c, const char *buf, long i)
 {
-    switch (c->coll.type_id) {
+    switch (args(c)->type_id) {
     case COLL_BYTE: return ((const unsigned char *)buf)[i];
     case COLL_INT: return ((const int *)buf)[i];
     case COLL_FLOAT: return ((const float *)buf)[i];
@@ -143,11 +205,11 @@ static long reduced(const bench_ctx_t *c, int lo, int hi, long j)
     long acc = val(lo, j, c->iter);
     for (int s = lo + 1; s < hi; s++) {
         long v = val(s, j, c->iter);
-        if (c->coll.op_id == COLL_SUM) acc += v;
-        else if (c->coll.op_id == COLL_MAX) acc = v > acc ? v : acc;
+        if (args(c)->op_id == COLL_SUM) acc += v;
+        else if (args(c)->op_id == COLL_MAX) acc = v > acc ? v : acc;
         else acc = v < acc ? v : acc;
     }
-    return c->coll.type_id == COLL_BYTE ? (acc & 0xff) : acc;
+    return args(c)->type_id == COLL_BYTE ? (acc & 0xff) : acc;
 }
 
 static void fill_values(const bench_ctx_t *c, char *buf, long n)
@@ -158,7 +220,7 @@ static void fill_values(const bench_ctx_t *c, char *buf, long n)
 static void fill_for(bench_ctx_t *c, enum kind K)
 {
     long k = elems(c);
-    int me = c->rank, n = c->nranks, rt = root(c), ip = c->coll.in_place;
+    int me = c->rank, n = c->nranks, rt = root(c), ip = args(c)->in_place;
     const layout_t *l = lay(c);
     int odd = checking(c);
     switch (K) {
@@ -188,7 +250,7 @@ static long compare_block(const bench_ctx_t *c, const char *buf, int src, long f
 {
     long wrong = 0;
     for (long j = 0; j < n; j++) wrong += get(c, buf, j) != (double)val(src, first + j, c->iter);
-    *verified += n * c->coll.type_size;
+    *verified += n * args(c)->type_size;
     return wrong;
 }
 
@@ -196,14 +258,14 @@ static long compare_reduced(const bench_ctx_t *c, int lo, int hi, long first, lo
 {
     long wrong = 0;
     for (long j = 0; j < n; j++) wrong += get(c, c->rbuf, j) != (double)reduced(c, lo, hi, first + j);
-    *verified += n * c->coll.type_size;
+    *verified += n * args(c)->type_size;
     return wrong;
 }
 
 static long verify_for(const bench_ctx_t *c, enum kind K, long *v)
 {
     long k = elems(c), wrong = 0;
-    int me = c->rank, n = c->nranks, rt = root(c), ip = c->coll.in_place;
+    int me = c->rank, n = c->nranks, rt = root(c), ip = args(c)->in_place;
     const layout_t *l = lay(c);
     int odd = checking(c);
     switch (K) {
@@ -247,10 +309,10 @@ static long verify_for(const bench_ctx_t *c, enum kind K, long *v)
 
 /* ---- the calls ---- */
 
-#define T (c->coll.type)
-#define OP (c->coll.op)
-#define SRC (c->coll.in_place ? MPI_IN_PLACE : (const void *)c->sbuf)
-#define ROOT_SRC(rt) (c->coll.in_place && c->rank == (rt) ? MPI_IN_PLACE : (const void *)c->sbuf)
+#define T (args(c)->type)
+#define OP (args(c)->op)
+#define SRC (args(c)->in_place ? MPI_IN_PLACE : (const void *)c->sbuf)
+#define ROOT_SRC(rt) (args(c)->in_place && c->rank == (rt) ? MPI_IN_PLACE : (const void *)c->sbuf)
 #define CALL(blocking, nonblocking) \
     do { if (req) MPI_CHECK(nonblocking); else MPI_CHECK(blocking); } while (0)
 
@@ -323,7 +385,7 @@ void scatter_call(bench_ctx_t *c, MPI_Request *req)
 {
     (void)req;
     int rt = root(c), k = (int)elems(c);
-    void *dst = c->coll.in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
+    void *dst = args(c)->in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
     MPI_CHECK(MPI_Scatter(c->sbuf, k, T, dst, k, T, rt, c->comm));
 }
 
@@ -332,7 +394,7 @@ void scatterv_call(bench_ctx_t *c, MPI_Request *req)
     (void)req;
     const layout_t *l = lay(c);
     int rt = root(c), odd = checking(c);
-    void *dst = c->coll.in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
+    void *dst = args(c)->in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
     MPI_CHECK(MPI_Scatterv(c->sbuf, l->cnt[odd], l->dsp[odd], T, dst, l->cnt[odd][c->rank], T, rt, c->comm));
 }
 
@@ -386,3 +448,44 @@ COLL_DEFINE(reduce_scatter, K_REDUCE_SCATTER)
 COLL_DEFINE(reduce_scatter_block, K_REDUCE_SCATTER_BLOCK)
 COLL_DEFINE(scan, K_SCAN)
 COLL_DEFINE(exscan, K_EXSCAN)
+
+/* ---- what the plan and the records need ---- */
+
+/* Known before MPI_Init: a size that is not a whole number of elements, or a
+ * buffer whose element count an MPI int cannot hold. */
+const char *coll_plan_skip(const bench_t *b, long size, int nranks, char *why, size_t len)
+{
+    coll_args_t a = args_for(b);
+    if (size % a.type_size) {
+        snprintf(why, len, "%ld bytes is not a whole number of %d-byte %s elements (--datatype)", size,
+                 a.type_size, datatype_names[a.type_id]);
+        return why;
+    }
+    bench_ctx_t probe = {.bench = b, .nranks = nranks, .size = size};
+    size_t send = 0, recv = 0;
+    b->buffer_bytes(&probe, &send, &recv);
+    size_t biggest = (send > recv ? send : recv) / (size_t)a.type_size;
+    if (biggest > INT_MAX) {
+        snprintf(why, len, "a buffer of %zu elements is beyond what an MPI int count reaches", biggest);
+        return why;
+    }
+    return NULL;
+}
+
+/* What the point was run with, and IMB's and OSU's figures: over ranks, each
+ * rank's mean time per call (the same average for both). */
+void coll_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
+{
+    (void)w;
+    const coll_args_t *a = args(c);
+    json_str(j, "datatype", datatype_names[a->type_id]);
+    json_int(j, "count", c->size / a->type_size);
+    if (c->bench->flags & BENCH_REDUCTION) json_str(j, "op", op_names[a->op_id]);
+    json_bool(j, "in_place", a->in_place);
+    json_bool(j, "rotate_root", a->rotate_root);
+    if (!p->have_rank_means) return;
+    json_num(j, "t_min_us", p->rank_mean_min_us);
+    json_num(j, "t_max_us", p->rank_mean_max_us);
+    json_num(j, "t_avg_us", p->rank_mean_avg_us);
+    json_num(j, "osu_avg_us", p->rank_mean_avg_us);
+}

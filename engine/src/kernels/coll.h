@@ -5,6 +5,27 @@
 #define MPISCOPE_COLL_H
 
 #include "bench.h"
+#include "option_table.h"
+
+/* --datatype, --op, --in-place, --rotate-root, --nbc-test */
+extern const option_table_t coll_options;
+
+/* What a collective kernel is told: element type, operation and variants. */
+typedef struct coll_args {
+    MPI_Datatype type;
+    int type_id, type_size;
+    MPI_Op op;
+    int op_id;
+    int in_place, rotate_root;
+    int nbc_tests;        /* MPI_Test calls spread over the overlapped compute phase */
+    long compute_iters;   /* the calibrated compute phase of nonblocking collectives */
+} coll_args_t;
+
+/* This point's arguments (from setup until teardown). */
+coll_args_t *coll_args(const bench_ctx_t *c);
+const char *coll_plan_skip(const bench_t *b, long size, int nranks, char *why, size_t len);
+/* datatype, count, op, in_place, rotate_root, and t_min/t_max/t_avg/osu_avg_us */
+void coll_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 
 double coll_one(const bench_ctx_t *c);
 double coll_zero(const bench_ctx_t *c);

@@ -8,37 +8,90 @@
 #include "json.h"
 #include "mpicheck.h"
 #include "timing.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { PHASE_STEP, PHASE_ROW, PHASE_COLUMN };
+
+/* ---- --grid PxQ: one shape instead of every factorisation of the ranks ---- */
+
+static struct { long p, q; } only;  /* 0 x 0: every shape */
+
+static int parse_grid(const opt_spec_t *s, const char *text, char *err, size_t errlen)
+{
+    (void)s;
+    char *end, *end2 = NULL;
+    errno = 0;
+    long p = strtol(text, &end, 10), q = 0;
+    if (!errno && end != text && (*end == 'x' || *end == 'X')) q = strtol(end + 1, &end2, 10);
+    if (errno || q < 1 || p < 1 || *end2 || p > (1 << 20) || q > (1 << 20)) {
+        snprintf(err, errlen, "--grid expects PxQ with whole numbers P, Q >= 1 (e.g. 2x3), got '%s'", text);
+        return -1;
+    }
+    only.p = p;
+    only.q = q;
+    return 0;
+}
+
+static void record_grid(const opt_spec_t *s, json_t *j)
+{
+    (void)s;
+    char shape[48];
+    snprintf(shape, sizeof shape, "%ldx%ld", only.p, only.q);
+    json_str(j, "grid", only.p ? shape : NULL);
+}
+
+static int grid_fits(int nranks, char *err, size_t errlen)
+{
+    if (!only.p || only.p * only.q == nranks) return 0;
+    snprintf(err, errlen, "--grid %ldx%ld needs %ld ranks, this job has %d: run it with mpiexec -n %ld or leave "
+             "--grid out for every shape", only.p, only.q, only.p * only.q, nranks, only.p * only.q);
+    return -1;
+}
+
+static const opt_spec_t specs[] = {
+    {"grid", OPT_CUSTOM, &only, 0, 0, NULL, "PxQ", "only this grid shape (every factorisation of the ranks)", NULL,
+     0, parse_grid, record_grid},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
+};
+
+const option_table_t grid_options = {"process grids (grid)", specs, grid_fits};
 
 typedef struct grid_state {
     int p, q, my_row, my_col;
     MPI_Comm row, col;
 } grid_state_t;
 
-/* The shape of variant c->variant: --grid, or the variant-th divisor of the ranks as P. */
-static int shape_of(const bench_ctx_t *c, int *p, int *q)
+/* The shape of a variant: --grid, or the variant-th divisor of the ranks as P. */
+static int shape_of(int nranks, int variant, int *p, int *q)
 {
-    if (c->grid_p) {
-        *p = c->grid_p, *q = c->grid_q;
-        return (long)c->grid_p * c->grid_q == c->nranks ? 0 : -1;
+    if (only.p) {
+        *p = (int)only.p, *q = (int)only.q;
+        return only.p * only.q == nranks && variant == 0 ? 0 : -1;
     }
-    for (int d = 1, k = 0; d <= c->nranks; d++)
-        if (c->nranks % d == 0 && k++ == c->variant) {
-            *p = d, *q = c->nranks / d;
+    for (int d = 1, k = 0; d <= nranks; d++)
+        if (nranks % d == 0 && k++ == variant) {
+            *p = d, *q = nranks / d;
             return 0;
         }
     return -1;
 }
 
-int grid_variants(const bench_ctx_t *c)
+int grid_variants(int nranks)
 {
-    if (c->grid_p) return (long)c->grid_p * c->grid_q == c->nranks ? 1 : 0;
+    if (only.p) return only.p * only.q == nranks ? 1 : 0;
     int k = 0;
-    for (int d = 1; d <= c->nranks; d++) k += c->nranks % d == 0;
+    for (int d = 1; d <= nranks; d++) k += nranks % d == 0;
     return k;
+}
+
+void grid_variant_label(int nranks, int variant, char *buf, size_t len)
+{
+    int p = 0, q = 0;
+    shape_of(nranks, variant, &p, &q);
+    snprintf(buf, len, "%dx%d", p, q);
 }
 
 double grid_one(const bench_ctx_t *c) { (void)c; return 1.0; }
@@ -54,7 +107,7 @@ void grid_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
 void grid_setup(bench_ctx_t *c)
 {
     grid_state_t *g = calloc(1, sizeof *g);
-    if (!g || shape_of(c, &g->p, &g->q)) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (!g || shape_of(c->nranks, c->variant, &g->p, &g->q)) MPI_Abort(MPI_COMM_WORLD, 3);
     g->my_row = c->rank / g->q;
     g->my_col = c->rank % g->q;
     MPI_CHECK(MPI_Comm_split(c->comm, g->my_row, g->my_col, &g->row));
@@ -130,7 +183,7 @@ static int emit_group(json_t *j, const world_t *w, int first, int stride, int co
 void grid_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
 {
     int gp = 0, gq = 0;
-    if (shape_of(c, &gp, &gq)) return;
+    if (shape_of(c->nranks, c->variant, &gp, &gq)) return;
     char shape[32];
     snprintf(shape, sizeof shape, "%dx%d", gp, gq);
     json_obj(j, "grid");

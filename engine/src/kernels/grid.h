@@ -3,8 +3,13 @@
 #define MPISCOPE_GRID_H
 
 #include "bench.h"
+#include "option_table.h"
 
-int grid_variants(const bench_ctx_t *c);
+/* --grid PxQ; checks that P x Q is the job's ranks */
+extern const option_table_t grid_options;
+
+int grid_variants(int nranks);
+void grid_variant_label(int nranks, int variant, char *buf, size_t len);
 double grid_one(const bench_ctx_t *c);
 double grid_size(const bench_ctx_t *c);
 void grid_buffers(const bench_ctx_t *c, size_t *send, size_t *recv);

@@ -4,8 +4,10 @@
  * floating-point chain: it keeps a core busy without touching memory. */
 #include "kernels/nbc.h"
 #include "kernels/coll.h"
+#include "json.h"
 #include "mpicheck.h"
 #include "timer.h"
+#include "timing.h"
 
 static volatile double sink = 1.0;
 static double seconds_per_iter;
@@ -36,13 +38,14 @@ static double iteration_time(void)
 
 void nbc_calibrate(bench_ctx_t *c, double pure_event_s)
 {
-    c->coll.compute_iters = (long)(pure_event_s / iteration_time());
+    coll_args(c)->compute_iters = (long)(pure_event_s / iteration_time());
 }
 
 static void compute(const bench_ctx_t *c, MPI_Request *req)
 {
-    long iters = c->coll.compute_iters;
-    int tests = req ? c->coll.nbc_tests : 0;
+    const coll_args_t *a = coll_args(c);
+    long iters = a->compute_iters;
+    int tests = req ? a->nbc_tests : 0;
     long chunk = iters / (tests + 1);
     for (int k = 0; k < tests; k++) {
         int done;
@@ -71,3 +74,26 @@ void iallreduce_event(bench_ctx_t *c) { run(c, allreduce_call); }
 void iallgather_event(bench_ctx_t *c) { run(c, allgather_call); }
 void ialltoall_event(bench_ctx_t *c) { run(c, alltoall_call); }
 void ireduce_scatter_event(bench_ctx_t *c) { run(c, reduce_scatter_call); }
+
+/* The blocking twin's fields, and the overlap from the three phases' medians
+ * (IMB-NBC): the share of the shorter of communication and computation that
+ * the overlapped run hid. */
+void nbc_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
+{
+    coll_describe(c, p, w, j);
+    if (p->nphases < 3) return;
+    double pure = p->phase_us[0], cpu = p->phase_us[1], ovrl = p->phase_us[2];
+    double shorter = pure < cpu ? pure : cpu;
+    double ratio = shorter > 0 ? (pure + cpu - ovrl) / shorter : 0;
+    const coll_args_t *a = coll_args(c);
+    json_obj(j, "overlap");
+    json_num(j, "pure_us", pure);
+    json_num(j, "cpu_us", cpu);
+    json_num(j, "ovrl_us", ovrl);
+    json_num(j, "overlap_pct", 100.0 * (ratio < 0 ? 0 : ratio > 1 ? 1 : ratio));
+    json_int(j, "cpu_n", (long long)p->phase_n[1]);
+    json_int(j, "ovrl_n", (long long)p->phase_n[2]);
+    json_int(j, "mpi_test_calls", a->nbc_tests);
+    json_int(j, "compute_iters", a->compute_iters);
+    json_close_obj(j);
+}

@@ -7,6 +7,8 @@
 
 /* Sets the compute phase to take about as long as the pure operation. */
 void nbc_calibrate(bench_ctx_t *c, double pure_event_s);
+/* The collective's fields and the "overlap" object. */
+void nbc_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 
 void ibarrier_event(bench_ctx_t *c);
 void ibcast_event(bench_ctx_t *c);

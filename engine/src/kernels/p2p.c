@@ -6,13 +6,25 @@
 
 enum { TAG = 1, ACK_TAG = 2, MAX_WINDOW = 4096 };
 
+long p2p_window = 64;
+
+static const opt_spec_t specs[] = {
+    {"window", OPT_LONG, &p2p_window, 1, MAX_WINDOW, NULL, "N", "messages in flight for bw, bibw, msgrate (64)",
+     "window", 0, NULL, NULL},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
+};
+
+const option_table_t p2p_options = {"point-to-point streaming (bw, bibw, msgrate)", specs, NULL};
+
 /* ---- sizes, counts and pairs shared by the rows ---- */
 
-int p2p_window_slots(const bench_ctx_t *c) { return c->window; }
+static int window(void) { return (int)p2p_window; }
+
+int p2p_window_slots(const bench_ctx_t *c) { (void)c; return window(); }
 int p2p_two_slots(const bench_ctx_t *c) { (void)c; return 2; }
 double p2p_one(const bench_ctx_t *c) { (void)c; return 1.0; }
 double p2p_two(const bench_ctx_t *c) { (void)c; return 2.0; }
-double p2p_window(const bench_ctx_t *c) { return c->window; }
+double p2p_window_ops(const bench_ctx_t *c) { (void)c; return (double)p2p_window; }
 double p2p_size(const bench_ctx_t *c) { return (double)c->size; }
 double p2p_twice_size(const bench_ctx_t *c) { return 2.0 * (double)c->size; }
 double p2p_four_times_size(const bench_ctx_t *c) { return 4.0 * (double)c->size; }
@@ -77,25 +89,25 @@ long pingping_verify(const bench_ctx_t *c, long *verified) { return pingpong_ver
 static void stream_send(bench_ctx_t *c, int peer)
 {
     MPI_Request req[MAX_WINDOW];
-    for (int w = 0; w < c->window; w++)
+    for (int w = 0; w < window(); w++)
         MPI_CHECK(MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
-    MPI_CHECK(MPI_Waitall(c->window, req, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Waitall(window(), req, MPI_STATUSES_IGNORE));
     MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, peer, ACK_TAG, c->comm, MPI_STATUS_IGNORE));
 }
 
 static void stream_recv(bench_ctx_t *c, int peer)
 {
     MPI_Request req[MAX_WINDOW];
-    for (int w = 0; w < c->window; w++)
+    for (int w = 0; w < window(); w++)
         MPI_CHECK(MPI_Irecv(rslot(c, w), (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
-    MPI_CHECK(MPI_Waitall(c->window, req, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Waitall(window(), req, MPI_STATUSES_IGNORE));
     MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, peer, ACK_TAG, c->comm));
 }
 
 static long window_verify(const bench_ctx_t *c, int sender, long *verified)
 {
     long errors = 0;
-    for (int w = 0; w < c->window; w++) {
+    for (int w = 0; w < window(); w++) {
         /* every message of a window carries the same pattern, so a shared slot still verifies */
         errors += check_compare(rslot(c, w), (size_t)c->size, sender, c->iter);
         *verified += c->size;
@@ -114,7 +126,7 @@ long bw_verify(const bench_ctx_t *c, long *verified)
     return c->rank == 1 ? window_verify(c, 0, verified) : 0;
 }
 
-double window_msgs(const bench_ctx_t *c) { return c->window; }
+double window_msgs(const bench_ctx_t *c) { (void)c; return (double)p2p_window; }
 
 /* ---- bibw: windows both ways at once ---- */
 
@@ -123,11 +135,11 @@ void bibw_event(bench_ctx_t *c)
     if (c->rank > 1) return;
     MPI_Request req[2 * MAX_WINDOW];
     int peer = 1 - c->rank;
-    for (int w = 0; w < c->window; w++)
+    for (int w = 0; w < window(); w++)
         MPI_CHECK(MPI_Irecv(rslot(c, w), (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[w]));
-    for (int w = 0; w < c->window; w++)
-        MPI_CHECK(MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[c->window + w]));
-    MPI_CHECK(MPI_Waitall(2 * c->window, req, MPI_STATUSES_IGNORE));
+    for (int w = 0; w < window(); w++)
+        MPI_CHECK(MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, peer, TAG, c->comm, &req[window() + w]));
+    MPI_CHECK(MPI_Waitall(2 * window(), req, MPI_STATUSES_IGNORE));
 }
 
 long bibw_verify(const bench_ctx_t *c, long *verified)
@@ -135,13 +147,13 @@ long bibw_verify(const bench_ctx_t *c, long *verified)
     return c->rank < 2 ? window_verify(c, 1 - c->rank, verified) : 0;
 }
 
-double bibw_msgs(const bench_ctx_t *c) { return 2.0 * c->window; }
+double bibw_msgs(const bench_ctx_t *c) { (void)c; return 2.0 * (double)p2p_window; }
 
 /* ---- msgrate: N/2 pairs (i, i + N/2) stream at once ---- */
 
 static int npairs(const bench_ctx_t *c) { return c->nranks / 2; }
 double msgrate_bytes(const bench_ctx_t *c) { return (double)npairs(c) * (double)c->size; }
-double msgrate_msgs(const bench_ctx_t *c) { return (double)npairs(c) * c->window; }
+double msgrate_msgs(const bench_ctx_t *c) { return (double)npairs(c) * (double)p2p_window; }
 int msgrate_active(const bench_ctx_t *c) { return c->rank < 2 * npairs(c); }
 
 int msgrate_pairs(const bench_ctx_t *c, pair_t *out)

@@ -3,12 +3,17 @@
 #define MPISCOPE_P2P_H
 
 #include "bench.h"
+#include "option_table.h"
+
+/* --window: messages in flight for the streaming benchmarks (bw, bibw, msgrate). */
+extern const option_table_t p2p_options;
+extern long p2p_window;
 
 int p2p_window_slots(const bench_ctx_t *c);
 int p2p_two_slots(const bench_ctx_t *c);
 double p2p_one(const bench_ctx_t *c);
 double p2p_two(const bench_ctx_t *c);
-double p2p_window(const bench_ctx_t *c);
+double p2p_window_ops(const bench_ctx_t *c);
 double p2p_size(const bench_ctx_t *c);
 double p2p_twice_size(const bench_ctx_t *c);
 double p2p_four_times_size(const bench_ctx_t *c);

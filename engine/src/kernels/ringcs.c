@@ -11,10 +11,46 @@
 #include "kernels/ringcs.h"
 #include "json.h"
 #include "mpicheck.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG = 7 };
+enum { TAG = 7, MAX_NCOMPUTE = 1000000 };
+
+/* ---- the study's options: --niter, --ncompute A[,B], --nblock ---- */
+
+static long niter = 10;
+static struct { long a, b; } ncompute_ab;  /* multiplications per element: iteration + rank even, odd */
+static long nblock = 1024;
+
+static int parse_ncompute(const opt_spec_t *s, const char *text, char *err, size_t errlen)
+{
+    (void)s;
+    char a[32] = "";
+    const char *comma = strchr(text, ',');
+    snprintf(a, sizeof a, "%.*s", comma ? (int)(comma - text) : (int)strlen(text), text);
+    if (opt_parse_long("ncompute", a, 0, MAX_NCOMPUTE, &ncompute_ab.a, err, errlen)) return -1;
+    ncompute_ab.b = ncompute_ab.a;
+    return comma ? opt_parse_long("ncompute", comma + 1, 0, MAX_NCOMPUTE, &ncompute_ab.b, err, errlen) : 0;
+}
+
+static void record_ncompute(const opt_spec_t *s, json_t *j)
+{
+    (void)s;
+    json_int(j, "ncompute_a", ncompute_ab.a);
+    json_int(j, "ncompute_b", ncompute_ab.b);
+}
+
+static const opt_spec_t specs[] = {
+    {"niter", OPT_LONG, &niter, 1, 1000000, NULL, "N", "iterations per timed block (10)", "niter", 0, NULL, NULL},
+    {"ncompute", OPT_CUSTOM, &ncompute_ab, 0, 0, NULL, "A[,B]",
+     "multiplications per element on even/odd iteration+rank (0)", NULL, 0, parse_ncompute, record_ncompute},
+    {"nblock", OPT_LONG, &nblock, 1, 1L << 30, NULL, "N", "elements computed between MPI_Testall calls, ringcs5 (1024)",
+     "nblock", 0, NULL, NULL},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
+};
+
+const option_table_t ringcs_options = {"ring case study (ringcs1..ringcs5)", specs, NULL};
 
 /* Keeps the computation observable, the chapter's "dummy check". */
 volatile double ringcs_sink;
@@ -22,7 +58,7 @@ volatile double ringcs_sink;
 typedef enum { ALG_SEND_RECV = 1, ALG_SENDRECV_REPLACE, ALG_SENDRECV, ALG_NONBLOCKING, ALG_TESTALL } alg_t;
 
 int ringcs_slots(const bench_ctx_t *c) { (void)c; return 2; }
-double ringcs_iterations(const bench_ctx_t *c) { return c->study.niter; }
+double ringcs_iterations(const bench_ctx_t *c) { (void)c; return (double)niter; }
 /* The chapter's figure: 16e-6 * n / t, a send and a receive of n doubles per iteration. */
 double ringcs_bytes(const bench_ctx_t *c) { return 2.0 * (double)(c->size / 8 * 8); }
 
@@ -43,15 +79,15 @@ static void compute_kernel(int ncompute, long n, double *x, double *sum)
 }
 
 /* The chapter's driver: iand(iter + me, 1) == 0 picks ncompute_A. */
-static int schedule(const bench_ctx_t *c, int rank, int iteration)
+static int schedule(int rank, int iteration)
 {
-    return ((iteration + rank) & 1) == 0 ? c->study.ncompute_a : c->study.ncompute_b;
+    return (int)(((iteration + rank) & 1) == 0 ? ncompute_ab.a : ncompute_ab.b);
 }
 
 static int ncompute_for(const bench_ctx_t *c, int iteration)
 {
     if (c->checking) return 0; /* the verification pass checks data movement alone */
-    return schedule(c, c->rank, iteration);
+    return schedule(c->rank, iteration);
 }
 
 /* The buffer roles of one block, in the chapter's order: send, recv, compute. */
@@ -99,7 +135,6 @@ static void iteration(bench_ctx_t *c, alg_t alg, roles_t r, int it, double *sum)
             compute_kernel(ncompute, n, xc, sum);
         } else {
             int flag;
-            long nblock = c->study.nblock;
             for (long i = 0; i < n; i += nblock) {
                 compute_kernel(ncompute, n - i < nblock ? n - i : nblock, xc + i, sum);
                 MPI_CHECK(MPI_Testall(2, req, &flag, MPI_STATUSES_IGNORE));
@@ -114,7 +149,7 @@ static void block(bench_ctx_t *c, alg_t alg)
 {
     double sum = 0.0;
     roles_t r = first_roles(alg);
-    for (int it = 1; it <= c->study.niter; it++) {
+    for (int it = 1; it <= (int)niter; it++) {
         iteration(c, alg, r, it, &sum);
         r = next_roles(alg, r);
     }
@@ -137,7 +172,7 @@ static long verify(const bench_ctx_t *c, alg_t alg, long *verified)
     if (!label || !next) abort();
     for (int q = 0; q < np; q++) label[q][0] = q, label[q][1] = label[q][2] = -1;
     roles_t r = first_roles(alg);
-    for (int it = 1; it <= c->study.niter; it++) {
+    for (int it = 1; it <= (int)niter; it++) {
         memcpy(next, label, sizeof *label * (size_t)np);
         for (int q = 0; q < np; q++) next[q][r.recv] = label[(q + np - 1) % np][r.send];
         memcpy(label, next, sizeof *label * (size_t)np);
@@ -173,10 +208,10 @@ static void describe(const bench_ctx_t *c, alg_t alg, json_t *j)
 {
     json_obj(j, "ringcs");
     json_int(j, "algorithm", alg);
-    json_int(j, "niter", c->study.niter);
-    json_int(j, "ncompute_a", c->study.ncompute_a);
-    json_int(j, "ncompute_b", c->study.ncompute_b);
-    if (alg == ALG_TESTALL) json_int(j, "nblock", c->study.nblock);
+    json_int(j, "niter", niter);
+    json_int(j, "ncompute_a", ncompute_ab.a);
+    json_int(j, "ncompute_b", ncompute_ab.b);
+    if (alg == ALG_TESTALL) json_int(j, "nblock", nblock);
     json_int(j, "words", c->size / 8);
     /* bw_MBps is the chapter's 16 n / t: computation time is inside t */
     json_bool(j, "bw_includes_compute", 1);
@@ -184,7 +219,7 @@ static void describe(const bench_ctx_t *c, alg_t alg, json_t *j)
     int ranks = c->nranks < SCHEDULE_MAX_RANKS ? c->nranks : SCHEDULE_MAX_RANKS;
     for (int r = 0; r < ranks; r++) {
         json_arr(j, NULL);
-        for (int it = 1; it <= c->study.niter; it++) json_int(j, NULL, schedule(c, r, it));
+        for (int it = 1; it <= (int)niter; it++) json_int(j, NULL, schedule(r, it));
         json_close_arr(j);
     }
     json_close_arr(j);

@@ -4,6 +4,10 @@
 #define MPISCOPE_RINGCS_H
 
 #include "bench.h"
+#include "option_table.h"
+
+/* --niter, --ncompute, --nblock */
+extern const option_table_t ringcs_options;
 
 int ringcs_slots(const bench_ctx_t *c);
 double ringcs_iterations(const bench_ctx_t *c);

@@ -1,0 +1,25 @@
+/* --points: which entries of the plan a launch measures. SPEC is ids and
+ * inclusive ranges separated by commas ("0,3,5-9"), or @FILE holding the same
+ * with commas, spaces or newlines between them (a long selection needs no
+ * long argv). Kept as sorted, merged ranges: "0-1000000" costs nothing. */
+#ifndef MPISCOPE_POINTS_H
+#define MPISCOPE_POINTS_H
+
+#include <stddef.h>
+
+typedef struct point_range { long lo, hi; } point_range_t;
+
+typedef struct point_set {
+    point_range_t *ranges;  /* sorted, disjoint, not adjacent */
+    size_t n;
+    int given;              /* --points was given; without it every entry is selected */
+} point_set_t;
+
+/* 0, or -1 with a one-line message in err. */
+int points_parse(const char *spec, point_set_t *out, char *err, size_t errlen);
+int points_selects(const point_set_t *s, long id);
+/* The largest id named (-1 when none). */
+long points_max(const point_set_t *s);
+void points_free(point_set_t *s);
+
+#endif
