@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from mpiscope.checks import frequency_scaling, governors, unbound_ranks
+from mpiscope.records import Context, RankPlace
 
 
 def test_unbound_ranks_of_a_real_mpich_job_are_named(cli, tmp_path):
@@ -19,9 +20,10 @@ def test_unbound_ranks_of_a_real_mpich_job_are_named(cli, tmp_path):
 
 
 def test_bound_ranks_give_no_warning():
-    ctx = {"ranks": [{"rank": 0, "bound": True}, {"rank": 1, "bound": True}]}
+    ctx = Context(world_size=2, ranks=(RankPlace(0, "h", bound=True), RankPlace(1, "h", bound=True)))
     assert unbound_ranks(ctx) is None
-    assert "rank(s) 1 " in unbound_ranks({"ranks": [{"rank": 0, "bound": True}, {"rank": 1, "bound": False}]})
+    loose = Context(world_size=2, ranks=(RankPlace(0, "h", bound=True), RankPlace(1, "h", bound=False)))
+    assert "rank(s) 1 " in unbound_ranks(loose)
 
 
 def _sysfs(root, governor_of: dict[int, str]):
@@ -33,8 +35,7 @@ def _sysfs(root, governor_of: dict[int, str]):
 
 def test_frequency_scaling_is_reported_for_the_cpus_of_local_ranks(tmp_path):
     _sysfs(tmp_path, {0: "powersave", 1: "performance", 2: "schedutil"})
-    ctx = {"ranks": [{"rank": 0, "host": "h", "cpus": [0]}, {"rank": 1, "host": "h", "cpus": [1]},
-                     {"rank": 2, "host": "other", "cpus": [2]}]}
+    ctx = Context(world_size=3, ranks=(RankPlace(0, "h", (0,)), RankPlace(1, "h", (1,)), RankPlace(2, "other", (2,))))
     assert governors([0, 1, 2], tmp_path) == {"powersave": [0], "performance": [1], "schedutil": [2]}
     w = frequency_scaling(ctx, tmp_path, hostname="h")
     assert "'powersave'" in w and "CPU(s) 0 " in w and "schedutil" not in w  # cpu 2 is another host's

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+from mpiscope.records import Point, Stats
+from mpiscope.records.table import tidy
 from mpiscope.report import plots
-from mpiscope.report.export import tidy
 from mpiscope.store import Run
 
 pytestmark = pytest.mark.slow
@@ -28,11 +29,12 @@ def cli_run(cli, runs_dir: Path, *args: str) -> Run:
 
 def api_run(lib, engine, runs_dir: Path, benches: list[str], sizes: str, options: list[str],
             factors: dict | None = None) -> Run:
-    from mpiscope.execute import RunSpec, run_once
-    from mpiscope.plan import make_plan, registry
-    plan = make_plan(benches, sizes, 2, registry(engine), max_time=0.05, engine_options=options)
-    run, outcome = run_once(RunSpec(lib, engine, plan, factors=factors or {}), runs_dir,
-                            Console(stderr=True), progress=False)
+    from mpiscope.execute import Target
+    from mpiscope.plan import Part, make_plan
+    from mpiscope.session import Measurement, Session
+    plan, _ = make_plan(engine, benches, 2, sizes=sizes, max_time=0.05, engine_options=options)
+    run, outcome = Session(runs_dir, Console(stderr=True), progress=False).run(
+        Measurement(Target(lib, engine), [Part(plan)], factors=factors or {}))
     assert outcome.status == "ok", outcome.error
     return run
 
@@ -186,8 +188,10 @@ def test_pair_matrix_heat_map():
     assert fig.axes[1].get_ylabel() == "MB/s"
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("receiving rank", "sending rank")
     assert sorted(t.get_text() for t in ax.texts) == sorted(f"{v:.3g}" for row in m for v in row if v)
-    rec = {"type": "point", "benchmark": "pairs", "size": 1024, "ranks": 4, "matrix": m}
-    found = plots.all_plots(pd.DataFrame(), {"r1": [rec, {"type": "point", "size": 1}]})
+    # a pairs point's map (here one mode of the two the engine writes), and a point without one
+    rec = Point("pairs", 1024, 4, Stats(n=10, median=1.0), details={"pair_map": {"one_pair": {"matrix_us": m}}})
+    plain = Point("pingpong", 1, 2, Stats(n=1, median=1.0))
+    found = plots.all_plots(pd.DataFrame({"run_id": ["r1", "r1"], "point": [rec, plain]}))
     assert [p.name for p in found] == ["matrix-pairs-1024"]
     assert found[0].title.startswith("pairs 1 KiB")
     with pytest.raises(ValueError, match="square"):

@@ -142,3 +142,26 @@ def test_resume_finishes_every_part_of_a_default_run(cli, tmp_path):
     want += [(1, b, 0 if b == "barrier" else s) for b in DEFAULT_COLLECTIVES for s in (8, 1024)
              if not (b == "barrier" and s == 1024)]
     assert points == sorted(want)  # every point once: nothing lost, nothing measured twice
+
+
+def test_a_grid_run_cut_off_in_its_second_shape_resumes_the_remaining_shapes(cli, tmp_path):
+    """Points are told apart by their variant (the grid shape): the second shape's sizes are
+    not taken for done because the first shape measured the same sizes."""
+    r = cli("run", "-b", "grid", "-n", "2", "--sizes", "1K,4K", "--max-time", "0.02", "--no-progress",
+            "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    (run,) = tmp_path.iterdir()
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    shapes = [(rec["variant"], rec["size"]) for rec in records if rec["type"] == "point"]
+    assert shapes == [("1x2", 1024), ("1x2", 4096), ("2x1", 1024), ("2x1", 4096)]
+    cut = next(i for i, rec in enumerate(records) if rec.get("variant") == "2x1")  # after 2x1 at 1 KiB
+    (run / "records.jsonl").write_text("".join(json.dumps(rec) + "\n" for rec in records[:cut + 1]))
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}))
+
+    r = cli("run", "--resume", run.name, "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert sorted((rec["variant"], rec["size"]) for rec in after if rec["type"] == "point") == sorted(shapes)
+    launches = json.loads((run / "run.json").read_text())["launches"]
+    assert "--points" in launches[-1]["argv"]  # only what was missing, named by the engine's plan

@@ -75,7 +75,7 @@ def test_report_is_self_contained_and_complete(runs):
         assert b"<svg" in base64.b64decode(attrs["src"].split(",", 1)[1])
     assert len(page.all("img")) == 2  # latency and bandwidth
     meta = runs["p2p"].meta()
-    assert "MPICH Version:" in text and meta["launcher_command"][0] in text
+    assert "MPICH Version:" in text and meta.launcher_command[0] in text
     assert "Hockney" in text and "regime 1" in text
     assert re.search(r"pingpong latency at 1 B", text) and "peak bandwidth" in text
 

@@ -1,10 +1,17 @@
-"""The Python size-expression parser: the grammar of docs/engine.md, and never a crash."""
+"""Size expressions as the engine expands them (`--plan`, the one size grammar) and as
+mpiscope passes them on: the grammar of docs/engine.md, one-line errors, and never a crash."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpiscope.errors import UsageError
-from mpiscope.sizes import SIZE_MAX_BYTES, parse_sizes
+from mpiscope.plan import expand_sizes
+from mpiscope.records.model import SIZE_MAX_BYTES
+
+
+@pytest.fixture(scope="module")
+def parse_sizes(mpich_engine):
+    return lambda expr, units="bytes": expand_sizes(mpich_engine, expr, units)
 
 
 @pytest.mark.parametrize("expr, sizes", [
@@ -21,11 +28,11 @@ from mpiscope.sizes import SIZE_MAX_BYTES, parse_sizes
     ("1kb,2M", [1024, 2 << 20]),
     ("1, 2,,", [1, 2]),
 ])
-def test_examples(expr, sizes):
+def test_examples(parse_sizes, expr, sizes):
     assert parse_sizes(expr) == sizes
 
 
-def test_words_are_eight_bytes():
+def test_words_are_eight_bytes(parse_sizes):
     assert parse_sizes("1:4", units="words") == [8, 16, 32]
 
 
@@ -42,8 +49,11 @@ def test_words_are_eight_bytes():
     ("1:8:foo", "unknown step"),
     ("2G", "2^31-1"),
     ("1 ", "unknown suffix"),
+    ("2147483647G", "2^31-1"),
+    ("1:64:*0x2", "step"),
+    ("1:64:*inf", "step"),
 ])
-def test_errors_say_what_is_wrong(expr, fragment):
+def test_errors_say_what_is_wrong(parse_sizes, expr, fragment):
     with pytest.raises(UsageError, match=None) as e:
         parse_sizes(expr)
     assert fragment in str(e.value)
@@ -60,7 +70,7 @@ expression = st.lists(term, min_size=0, max_size=4).map(",".join)
 
 @settings(max_examples=400, deadline=None)
 @given(expression, st.sampled_from(["bytes", "words"]))
-def test_any_expression_parses_or_is_a_usage_error(expr, units):
+def test_any_expression_parses_or_is_a_usage_error(parse_sizes, expr, units):
     try:
         sizes = parse_sizes(expr, units)
     except UsageError as e:
@@ -72,7 +82,15 @@ def test_any_expression_parses_or_is_a_usage_error(expr, units):
         assert all(s % 8 == 0 for s in sizes)
 
 
-def test_real_geometric_steps_follow_the_ring_case_study():
+def test_words_that_overflow_are_rejected(parse_sizes):
+    with pytest.raises(UsageError, match="2\\^31-1"):
+        parse_sizes("2147483647G", "words")
+    with pytest.raises(UsageError, match="2\\^31-1"):
+        parse_sizes("268435456", "words")
+    assert parse_sizes("268435455", "words") == [268435455 * 8]
+
+
+def test_real_geometric_steps_follow_the_ring_case_study(parse_sizes):
     # n = max(nint(1.2 n), n + 1), counted in words, as the chapter's driver grows sizes
     words = [b // 8 for b in parse_sizes("0:30:*1.2", "words")]
     assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]

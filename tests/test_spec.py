@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpiscope.errors import UsageError
+from mpiscope.plan import expand_sizes
 from mpiscope.spec import expand, load_spec, parse_spec, varying
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,9 +45,9 @@ def test_exclusions_drop_matching_configurations():
                                                                  ("b", 2, "1")}
 
 
-def test_measure_words_become_bytes_and_varying_factors():
+def test_measure_words_are_the_engines_to_expand_and_varying_factors(mpich_engine):
     spec = parse_spec('[measure]\nsizes = "1:8:2^k-1"\nunits = "words"\n[factors]\nmpi = ["a", "b"]\nranks = 4\n')
-    assert spec.measure.sizes_expr() == "8,16,24,32,56,64"
+    assert expand_sizes(mpich_engine, spec.measure.sizes, spec.measure.units) == [8, 16, 24, 32, 56, 64]
     assert varying(expand(spec)) == ["mpi"]
 
 
@@ -60,7 +61,6 @@ def test_measure_words_become_bytes_and_varying_factors():
     ('[factors]\nranks = [2, 2]\n', "factors.ranks: a level appears twice"),
     ('[measure]\nmax_time = -1\n', "measure.max_time: expected a positive number"),
     ('[measure]\nunits = "word"\n', "measure.units: expected \"bytes\" or \"words\""),
-    ('[measure]\nsizes = "1:4X"\n', "measure.sizes: '4X' is not a size"),
     ('[factors]\nmpi = ["a", "b"]\nranks = [2, 4, 8]\n[combine]\nzip = [["mpi", "ranks"]]\n',
      "combine.zip[0]: zipped factors need the same number of levels, got mpi: 2, ranks: 3"),
     ('[factors]\nmpi = ["a", "b"]\nranks = [2, 4]\n[combine]\nzip = [["mpi", "rank"]]\n',
@@ -81,6 +81,16 @@ def test_bad_specs_name_the_key_and_the_fix(text, message):
     with pytest.raises(UsageError) as e:
         expand(parse_spec(text))
     assert message in str(e.value)
+
+
+def test_sizes_are_checked_by_the_engine_before_anything_runs(cli, tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[measure]\nsizes = "1:4X"\n[factors]\nranks = 2\n')
+    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "mpiscope: error: configuration c001 (ranks=2): '4X' is not a size: unknown suffix 'X' (use K, M or G)"]
+    assert not (tmp_path / "runs").exists()
 
 
 def test_cli_reports_spec_errors_in_one_line(cli, tmp_path):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from mpiscope.analysis.grid import ranking
+from mpiscope.records.table import tidy
 from mpiscope.store import resolve
-from mpiscope.studies.grid import grid_rows, ranked
 
 
 def test_study_prints_every_shape_and_order_best_first(cli, openmpi_prefix, tmp_path):
@@ -14,18 +15,19 @@ def test_study_prints_every_shape_and_order_best_first(cli, openmpi_prefix, tmp_
             "--max-time", "0.02", "--no-progress")
     assert r.returncode == 0, r.stderr
     run = resolve("latest", runs)
-    rows = grid_rows(run.records().records)
-    assert sorted((g.size, g.shape, g.order) for g in rows) == sorted(
+    rows = ranking(tidy([run]))
+    assert sorted(zip(rows["size"], rows["shape"], rows["order"])) == sorted(
         (size, shape, order) for size in (64, 4096) for shape in ("1x4", "2x2", "4x1")
         for order in ("block", "cyclic"))
-    for size, group in ranked(rows).items():
-        steps = [g.step_us for g in group]
+    for size, group in rows.groupby("size"):
+        steps = list(group["step_us"])
         assert steps == sorted(steps) and len(group) == 6
     # the printed tables follow the same ranking: shape and order columns, in order
     for title, size in (("64 B panel", 64), ("4 KiB panel", 4096)):
         block = r.stdout.split(title, 1)[1].split("panel", 1)[0]
         printed = re.findall(r"│ (\dx\d)\s+│ (block|cyclic)", block)
-        assert printed == [(g.shape, g.order) for g in ranked(rows)[size]]
+        group = rows[rows["size"] == size]
+        assert printed == list(zip(group["shape"], group["order"]))
 
 
 def test_study_refuses_bad_input_in_one_line(cli, tmp_path):

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from mpiscope.analysis import ring as rf
+from mpiscope.records.table import tidy
 from mpiscope.report import plots
-from mpiscope.report import ring_figures as rf
-from mpiscope.report.export import tidy
+from mpiscope.execute import Target
+from mpiscope.plan import expand_sizes
 from mpiscope.store import Run
-from mpiscope.sizes import parse_sizes
-from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, series
+from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, measurement, series
 
 
 def _run_dir(stdout: str) -> Path:
@@ -25,15 +26,18 @@ def _records(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines() if x.strip()]
 
 
-def test_plan_follows_the_chapter():
-    assert [b // 8 for b in parse_sizes("0:30:*1.2", "words")] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
-    todo = series(RingStudyConfig())
-    names = [s.name for s in todo]
-    assert len(names) == len(set(names)) == 10 + len(CHAPTER_NBLOCKS)
-    assert max(todo[0].sizes) <= 8 * 500_000
-    testall = [s for s in todo if "nblock" in dict(s.tag)]
-    assert {s.sizes for s in testall} == {(64 << 10, 1 << 20)}  # FIGURE 4-9's two sizes
-    levels = series(RingStudyConfig(env_levels={"X": ["1", "2"], "Y": ["a", "b"]}))
+def test_plan_follows_the_chapter(embedded_mpi, mpich_engine):
+    words = [b // 8 for b in expand_sizes(mpich_engine, "0:30:*1.2", "words")]
+    assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
+    m = measurement(RingStudyConfig(), Target(embedded_mpi, mpich_engine), {}, (), check=False)
+    todo = m.extra["series"]
+    names = [s["name"] for s in todo]
+    assert len(names) == len(set(names)) == len(m.parts) == 10 + len(CHAPTER_NBLOCKS)
+    assert max(m.extra["config"]["words"]) * 8 <= 8 * 500_000  # the engine's plan of the sweep
+    testall = [p.plan for p in m.parts if "nblock" in p.tag]
+    assert {(p.sizes, p.units) for p in testall} == {("65536,1048576", "bytes")}  # FIGURE 4-9's two sizes
+    assert all(p.tag["series"] == s["name"] for p, s in zip(m.parts, todo))
+    levels = series(RingStudyConfig(env_levels={"X": ["1", "2"], "Y": ["a", "b"]}), top=8 * 500_000)
     assert len(levels) == 4 * len(todo)
 
 
@@ -61,7 +65,8 @@ def test_study_on_four_ranks_with_a_small_eager_limit(cli, openmpi_prefix, tmp_p
         else:  # iand(iter + me, 1) == 0 -> ncompute_A = 1, else ncompute_B = 200
             assert sched == [[1 if (it + rank) % 2 == 0 else 200 for it in range(1, 11)] for rank in range(4)]
     # algorithm 1 deadlocks just above the eager limit (its header makes 1024 itself too big)...
-    table = rf.deadlock_table(recs).assign(series=lambda d: d["series"].str.split(" OMPI").str[0]).set_index("series")
+    table = rf.deadlock_table(Run(run).records())
+    table = table.assign(series=table["series"].str.split(" OMPI").str[0]).set_index("series")
     for load in ("balanced", "imbalanced"):
         row = table.loc[f"alg1 {load}"]
         assert row["deadlock"] in (1024, 2048) and row["result"].startswith(f"deadlock at {int(row['deadlock'])} bytes")
@@ -110,7 +115,7 @@ def test_study_on_two_ranks_of_mpich_and_its_figures(cli, mpich_engine, tmp_path
     assert list(lines[0].get_xdata()) == [32, 1024]
     assert sorted(p.name for p in run.glob("ring-*.png")) == [
         "ring-bandwidth-vs-nblock.png", "ring-bandwidth-vs-size.png", "ring-deadlocks.png"]
-    assert set(rf.deadlock_table(recs)["result"]) == {"no deadlock up to 2048 bytes"}
+    assert set(rf.deadlock_table(Run(run).records())["result"]) == {"no deadlock up to 2048 bytes"}
 
 
 @pytest.mark.parametrize("args, message", [

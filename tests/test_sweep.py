@@ -147,7 +147,8 @@ def test_dry_run_prints_launch_commands_and_runs_nothing(cli, openmpi_prefix, tm
     assert r.returncode == 0, r.stderr
     cmds = [line for line in r.stdout.splitlines() if not line.startswith("#") and "mpiscope-engine" in line]
     assert len(cmds) == 4
-    assert all("--sizes 8,16,24,32,56,64,120,128,248,256,504,512 --max-time 0.05 allreduce" in c for c in cmds)
+    # the engine expands the sizes: mpiscope passes the expression and its units on as written
+    assert all("--sizes '1:64:2^k-1' --units words --max-time 0.05 allreduce" in c for c in cmds)
     assert [" -n 1 " in c for c in cmds] == [True, False, True, False]
     assert "/managed/openmpi/" in cmds[2] and "/managed/openmpi/" not in cmds[0]
     assert not (tmp_path / "runs").exists()

@@ -9,8 +9,9 @@ from mpiscope.launch.hydra import Hydra
 from mpiscope.launch.openmpi import OpenMpi
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family, parse_library_version
-from mpiscope.plan import make_plan
-from mpiscope.store import Run, read_records, resolve
+from mpiscope.plan import Plan, compress, make_plan, spread_budget
+from mpiscope.records import read_records
+from mpiscope.store import Run, resolve
 
 
 @pytest.mark.parametrize("text, vendor, version", [
@@ -63,9 +64,12 @@ def test_openmpi_oversubscribes_and_passes_env_with_x():
 
 def test_reader_skips_truncated_and_corrupt_lines(tmp_path):
     f = tmp_path / "records.jsonl"
-    f.write_bytes(b'{"type": "context"}\nnot json\n[1]\n{"type": "point", "size": 1}\n{"type": "po')
+    # whole records (a context needs its world size, a point its benchmark, ranks and times)
+    f.write_bytes(b'{"type": "context", "world_size": 2}\nnot json\n[1]\n'
+                  b'{"type": "point", "benchmark": "bw", "size": 1, "ranks": 2, "time_us": {"n": 3, "median": 1.0}}\n'
+                  b'{"type": "po')
     recs = read_records(f)
-    assert [r["type"] for r in recs.records] == ["context", "point"]
+    assert [type(r).__name__.lower() for r in recs.records] == ["context", "point"]
     assert len(recs.problems) == 3
     assert "truncated" in recs.problems[-1]
     assert read_records(tmp_path / "missing.jsonl").problems
@@ -79,26 +83,34 @@ def test_runs_resolve_by_id_prefix_and_path(tmp_path):
     with pytest.raises(UsageError, match="no run"):
         resolve("nope", tmp_path)
     (a.path / "run.json").write_text("{broken")
-    assert a.meta()["status"] == "unreadable"
+    assert a.meta().status == "unreadable"
 
 
-REGISTRY = [{"name": "pingpong", "min_ranks": 2}, {"name": "bw", "min_ranks": 2},
-            {"name": "msgrate", "min_ranks": 2, "even_ranks": True}]
-
-
-def test_plan_suggests_close_benchmark_names():
+def test_plan_suggests_close_benchmark_names(mpich_engine):
     with pytest.raises(UsageError, match="did you mean 'pingpong'"):
-        make_plan(["pingpog"], "1:4", 2, REGISTRY)
+        make_plan(mpich_engine, ["pingpog"], 2, sizes="1:4")
 
 
-def test_plan_checks_ranks_and_options():
+def test_plan_checks_ranks_and_options(mpich_engine):
     with pytest.raises(UsageError, match="at least 2 ranks"):
-        make_plan(["pingpong"], "1", 1, REGISTRY)
+        make_plan(mpich_engine, ["pingpong"], 1, sizes="1")
     with pytest.raises(UsageError, match="even"):
-        make_plan(["msgrate"], "1", 3, REGISTRY)
+        make_plan(mpich_engine, ["ringcs1"], 3, sizes="8")  # msgrate runs on odd counts too
     with pytest.raises(UsageError, match="--max-time"):
-        make_plan(["bw"], "1", 2, REGISTRY, max_time=0)
-    plan = make_plan(["pingpong", "bw"], "1:4", 2, REGISTRY, max_time=0.5, check=True)
-    assert plan.points == 6
+        make_plan(mpich_engine, ["bw"], 2, sizes="1", max_time=0)
+    plan, points = make_plan(mpich_engine, ["pingpong", "bw"], 2, sizes="1:4", max_time=0.5, check=True)
+    assert len(points) == 6
     assert plan.engine_args() == ["--sizes", "1:4", "--max-time", "0.5", "--check", "pingpong", "bw"]
-    assert json.dumps(plan.to_json())
+    assert Plan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+
+
+def test_a_time_budget_spreads_over_every_point_of_every_plan(mpich_engine):
+    plans = [make_plan(mpich_engine, ["pingpong"], 2, sizes="1:16"), make_plan(mpich_engine, ["barrier"], 2)]
+    assert [p.max_time_s for p in spread_budget(plans, 6.0)] == [1.0, 1.0]  # 5 + 1 points
+    with pytest.raises(UsageError, match="--time-budget"):
+        spread_budget(plans, 0)
+
+
+def test_points_are_named_in_the_engines_short_grammar():
+    assert compress([7, 0, 1, 2, 3, 9, 10]) == "0-3,7,9-10"
+    assert compress([5]) == "5"

@@ -12,7 +12,7 @@ import pandas  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 
 from mpiscope.report import html, plots  # noqa: E402
-from mpiscope.report.export import tidy  # noqa: E402
+from mpiscope.records.table import tidy  # noqa: E402
 from mpiscope.store import Run  # noqa: E402
 
 
@@ -29,7 +29,7 @@ def main(dirs: list[str]) -> None:
     models = plots.fit_models(df) if ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
     steps.append((f"model fits ({len(models)} lines)", time.perf_counter() - t, time.process_time() - c))
     t, c = time.perf_counter(), time.process_time()
-    figs = plots.all_plots(df, {r.id: r.records().records for r in runs}, models)
+    figs = plots.all_plots(df, models)
     steps.append((f"figures ({len(figs)})", time.perf_counter() - t, time.process_time() - c))
     t, c = time.perf_counter(), time.process_time()
     for f in figs:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from mpiscope.records import Context
+
 # Governors that hold the clock where the hardware wants it; others follow the load.
 STEADY_GOVERNORS = {"performance"}
 
 
-def unbound_ranks(ctx: dict) -> str | None:
-    loose = [r["rank"] for r in ctx.get("ranks") or [] if r.get("bound") is False]
+def unbound_ranks(ctx: Context) -> str | None:
+    loose = [r.rank for r in ctx.ranks if r.bound is False]
     if not loose:
         return None
     shown = ", ".join(map(str, loose[:8])) + (" ..." if len(loose) > 8 else "")
@@ -30,10 +32,10 @@ def governors(cpus: list[int], root: Path = Path("/")) -> dict[str, list[int]]:
     return found
 
 
-def frequency_scaling(ctx: dict, root: Path = Path("/"), hostname: str | None = None) -> str | None:
+def frequency_scaling(ctx: Context, root: Path = Path("/"), hostname: str | None = None) -> str | None:
     """Only this machine's CPUs can be read here: ranks on other hosts are not checked."""
     here = hostname or socket.gethostname()
-    cpus = sorted({c for r in ctx.get("ranks") or [] if r.get("host") == here for c in r.get("cpus") or []})
+    cpus = sorted({c for r in ctx.ranks if r.host == here for c in r.cpus})
     scaling = {g: c for g, c in governors(cpus, root).items() if g not in STEADY_GOVERNORS}
     if not scaling:
         return None
@@ -43,5 +45,5 @@ def frequency_scaling(ctx: dict, root: Path = Path("/"), hostname: str | None = 
             f"for steady numbers")
 
 
-def misconfigurations(ctx: dict) -> list[str]:
+def misconfigurations(ctx: Context) -> list[str]:
     return [w for w in (unbound_ranks(ctx), frequency_scaling(ctx)) if w]

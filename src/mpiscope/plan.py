@@ -1,146 +1,245 @@
-"""What to run: benchmarks, sizes, ranks and options, checked, then turned into engine argv."""
+"""What to measure: a plan (benchmarks, ranks, engine options) and the points the engine
+makes of it. The engine is the only interpreter of a plan: `mpiscope-engine --plan` checks
+the options and lists the points before anything is launched, and `--points` measures a
+chosen subset of them. Python only chooses and passes options; it never expands sizes.
+
+A run is one or more parts: a plan with the environment, launcher arguments, placement and
+tag (the study's series, the part's number) its records carry."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
+from functools import lru_cache
 from pathlib import Path
+from typing import Any, Iterable, Sequence
 
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.sizes import parse_sizes
+from mpiscope.launch.placement import Placement
+from mpiscope.records.model import AtPoint
 
-DEFAULT_BENCHMARKS = ["pingpong", "bw"]
+DEFAULT_BENCHMARKS = ("pingpong", "bw")
 DEFAULT_SIZES = "1:4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
-DEFAULT_COLLECTIVES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
-# Benchmarks in which only ranks 0 and 1 talk: extra ranks would only steal cores.
-PAIR_ONLY = {"pingpong", "pingping", "bw", "bibw"}
+DEFAULT_COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")
 DEFAULT_COLLECTIVE_SIZES = "4:1M"  # 4 B: one float, the smallest reduction
+ENGINE_MAX_TIME_S = 1.0  # the engine's per-point cap when none is given
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
+POINT_CAP_FLOOR_S = 0.01
 
 
-@dataclass
-class Plan:
-    benchmarks: list[str]
-    sizes_expr: str
+@dataclass(frozen=True)
+class Benchmark:
+    """One row of the engine's registry (`--list --json`)."""
+    name: str
+    family: str
+    summary: str = ""
+    min_ranks: int = 1
+    even_ranks: bool = False
+    sizeless: bool = False
+    pair_only: bool = False  # only ranks 0 and 1 talk: extra ranks only steal cores
+
+
+@dataclass(frozen=True)
+class PlanPoint(AtPoint):
+    """One entry of the engine's plan: a point it will measure, or skip for a known reason."""
+    id: int
+    benchmark: str
+    size: int
     ranks: int
-    ci_target: float | None = None
-    max_time: float | None = None
-    reps: int | None = None
-    time_budget: float | None = None
-    check: bool = False
-    raw: bool = False
-    # Engine options the plan does not model itself (--ncompute, --npmin, --datatype ...),
-    # passed through before the benchmark names; the engine validates them.
-    engine_options: list[str] = field(default_factory=list)
-    sizeless: list[str] = field(default_factory=list)  # measured once, at size 0 (barrier, cacheline)
-    sizes: list[int] = field(default_factory=list)
+    family: str = ""
+    variant: str | None = None
+    sizeless: bool = False
+    skip: str | None = None
 
-    def order(self) -> list[tuple[str, int]]:
-        """(benchmark, size) in the engine's measuring order, as its records will name them."""
-        return [(b, s) for b in self.benchmarks for s in ([0] if b in self.sizeless else self.sizes)]
 
-    @property
-    def points(self) -> int:
-        return len(self.order())
+@dataclass(frozen=True)
+class Plan:
+    """What one engine launch measures: the benchmarks, on how many ranks, at which sizes,
+    under what time cap per point, with which other engine options (spelled as the engine
+    spells them; the engine checks them all)."""
+    benchmarks: tuple[str, ...]
+    ranks: int
+    sizes: str | None = None         # --sizes, the engine's size expression; None: its default
+    units: str | None = None         # --units bytes|words
+    max_time_s: float | None = None  # --max-time; None: the engine's default
+    options: tuple[str, ...] = ()
 
     @property
     def point_cap_s(self) -> float:
-        """The engine's per-point time cap this plan asks for (its default is 1 s)."""
-        if self.max_time is not None:
-            return self.max_time
-        if self.time_budget is not None:
-            return max(0.01, self.time_budget / max(1, self.points))
-        return 1.0
+        return self.max_time_s if self.max_time_s is not None else ENGINE_MAX_TIME_S
 
-    def upper_bound_s(self) -> float:
-        """Sampling time if every point hits its cap; warm-up is extra, hence the wall limit's slack."""
-        return self.points * self.point_cap_s
+    def engine_args(self, points: Sequence[int] | None = None) -> list[str]:
+        """The engine's argv after its path: options, the selected points, the benchmarks."""
+        args = ["--sizes", self.sizes] if self.sizes is not None else []
+        if self.units is not None:
+            args += ["--units", self.units]
+        if self.max_time_s is not None:
+            args += ["--max-time", f"{self.max_time_s:g}"]
+        args += self.options
+        if points is not None:
+            args += ["--points", compress(points)]
+        return args + list(self.benchmarks)
 
-    def wall_limit_s(self) -> float:
-        """Python's own limit per launch, above the engine's watchdog, for hangs it cannot see."""
-        return 3 * self.upper_bound_s() + 60 + 2 * self.points
+    def with_options(self, *more: str) -> "Plan":
+        return replace(self, options=(*self.options, *more))
 
-    def engine_args(self) -> list[str]:
-        args = ["--sizes", self.sizes_expr]
-        if self.ci_target is not None:
-            args += ["--ci-target", repr(self.ci_target)]
-        if self.max_time is not None or self.time_budget is not None:
-            args += ["--max-time", f"{self.point_cap_s:g}"]
-        if self.reps is not None:
-            args += ["--reps", str(self.reps)]
-        if self.check:
-            args.append("--check")
-        if self.raw:
-            args.append("--raw")
-        return args + self.engine_options + self.benchmarks
+    def to_json(self) -> dict[str, Any]:
+        return {"benchmarks": list(self.benchmarks), "ranks": self.ranks, "sizes": self.sizes,
+                "units": self.units, "max_time_s": self.max_time_s, "options": list(self.options)}
 
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d.pop("sizes")
-        return d
+    @classmethod
+    def from_json(cls, d: Any) -> "Plan":
+        if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list) \
+                or not isinstance(d.get("ranks"), int) or not isinstance(d.get("options", []), list):
+            raise ValueError(f"not a plan: {d!r}")
+        max_time, sizes, units = d.get("max_time_s"), d.get("sizes"), d.get("units")
+        return cls(tuple(str(b) for b in d["benchmarks"]), int(d["ranks"]),
+                   str(sizes) if sizes is not None else None, str(units) if units is not None else None,
+                   float(max_time) if max_time is not None else None, tuple(str(o) for o in d.get("options", [])))
+
+
+def wall_limit_s(points: int, cap_s: float) -> float:
+    """Python's own limit for one launch, above the engine's watchdog, for hangs it cannot see:
+    every point at its cap three times over, plus start-up."""
+    return 3 * points * cap_s + 60 + 2 * points
+
+
+def compress(ids: Iterable[int]) -> str:
+    """0,1,2,3,7 -> '0-3,7': the engine's --points grammar, short."""
+    out: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(ids)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+        run = [i]
+    if run:
+        out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    return ",".join(out)
+
+
+# -- asking the engine ------------------------------------------------------------------------
+
+def _ask(engine: Path, args: list[str], what: str) -> Any:
+    try:
+        done = subprocess.run([str(engine), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MpiscopeError(f"{engine} {what} did not answer ({e}): rebuild the engine") from e
+    if done.returncode == 2:
+        msg = done.stderr.strip().splitlines()
+        raise UsageError((msg[-1] if msg else "the engine refused the options").removeprefix(
+            "mpiscope-engine: error: "))
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError as e:
+        raise MpiscopeError(f"{engine} {what} did not answer with JSON ({e}): rebuild the engine") from e
+
+
+@lru_cache(maxsize=None)
+def registry(engine: Path) -> tuple[Benchmark, ...]:
+    """The engine's benchmark registry (`--list --json`), the one source of benchmark names."""
+    rows = _ask(engine, ["--list", "--json"], "--list --json")
+    return tuple(Benchmark(name=r["name"], family=r.get("family", ""), summary=r.get("summary", ""),
+                           min_ranks=int(r.get("min_ranks", 1)), even_ranks=bool(r.get("even_ranks")),
+                           sizeless=bool(r.get("sizeless")),
+                           pair_only=r.get("family") == "p2p" and r.get("sample_from") == "rank0"
+                           and r.get("min_ranks") == 2 and not r.get("even_ranks"))
+                 for r in rows)
+
+
+def engine_plan(engine: Path, plan: Plan) -> list[PlanPoint]:
+    """The points the engine makes of `plan`, in measuring order; the engine's own one-line
+    error (a UsageError) when an option, a size or the rank count does not fit."""
+    known = {b.name for b in registry(engine)}
+    for name in plan.benchmarks:
+        if name not in known:
+            close = get_close_matches(name, sorted(known), n=2)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            raise UsageError(f"unknown benchmark '{name}': {hint}`mpiscope bench list` shows all of them")
+    data = _ask(engine, ["--plan", "--ranks", str(plan.ranks), *plan.engine_args()], "--plan")
+    return [PlanPoint(id=int(p["id"]), benchmark=p["benchmark"], size=int(p["size"]), ranks=int(p["ranks"]),
+                      family=p.get("family", ""), variant=p.get("variant"), sizeless=bool(p.get("sizeless")),
+                      skip=p.get("skip"))
+            for p in data["points"]]
+
+
+def expand_sizes(engine: Path, expr: str, units: str | None = None) -> list[int]:
+    """A size expression as the engine expands it, in bytes (for commands that name sizes but
+    measure nothing, such as `mpiscope predict`)."""
+    plan = Plan(("memcpy",), 1, expr, units)
+    return [p.size for p in engine_plan(engine, plan)]
+
+
+def make_plan(engine: Path, benchmarks: Sequence[str], ranks: int, *, sizes: str | None = None,
+              units: str | None = None, ci_target: float | None = None, max_time: float | None = None,
+              reps: int | None = None, check: bool = False, raw: bool = False,
+              engine_options: Sequence[str] = ()) -> tuple[Plan, list[PlanPoint]]:
+    """A plan from what a user asks for, checked by the engine; with its points."""
+    if not benchmarks:
+        raise UsageError("no benchmark given: name one or more with -b, e.g. -b pingpong,bw")
+    if ranks < 1:
+        raise UsageError(f"-n/--ranks must be at least 1, got {ranks}")
+    options: list[str] = []
+    for flag, value in (("--ci-target", ci_target), ("--reps", reps)):
+        if value is not None:
+            options += [flag, repr(value)]
+    options += ["--check"] * check + ["--raw"] * raw + list(engine_options)
+    plan = Plan(tuple(dict.fromkeys(benchmarks)), ranks, sizes, units,
+                float(max_time) if max_time is not None else None, tuple(options))
+    return plan, engine_plan(engine, plan)
+
+
+def default_ranks(benchmarks: Sequence[str], engine: Path, cores: int) -> int:
+    """Two ranks for pair benchmarks (more would only steal cores), else every core, at least 2."""
+    rows = {b.name: b for b in registry(engine)}
+    pairs = all(rows[b].pair_only for b in benchmarks if b in rows)
+    return 2 if pairs else max(2, cores)
 
 
 def order_options(order: str | None) -> list[str]:
-    """The engine's --order for `order`: block, cyclic, or launch ranks in their new order (0,2,1,3)."""
-    if order is None:
-        return []
-    items = order.split(",")
-    if order in ("block", "cyclic") or (all(i.strip().isdigit() for i in items)
-                                        and len({int(i) for i in items}) == len(items)):
-        return ["--order", order.replace(" ", "")]
-    raise UsageError(f"--order {order}: use block, cyclic, or every rank once in its new order, e.g. 0,2,1,3")
+    """The engine's --order: block, cyclic, or launch ranks in their new order (0,2,1,3);
+    the engine checks it against the ranks."""
+    return [] if order is None else ["--order", order.replace(" ", "")]
 
 
-def default_ranks(benchmarks: list[str], cores: int) -> int:
-    """Two ranks for pair benchmarks (more would only steal cores), else every core, at least 2."""
-    return 2 if set(benchmarks) <= PAIR_ONLY else max(2, cores)
+# -- parts ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Part:
+    """One plan of a run with what its launches need: the ranks' environment, extra launcher
+    arguments, placement, and the tag its records carry (a study's series; `part` its number)."""
+    plan: Plan
+    env: dict[str, str] = field(default_factory=dict)
+    launcher_args: tuple[str, ...] = ()
+    placement: Placement = field(default_factory=Placement)
+    tag: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"plan": self.plan.to_json(), "env": dict(self.env), "launcher_args": list(self.launcher_args),
+                "placement": self.placement.to_json(), "tag": dict(self.tag)}
+
+    @classmethod
+    def from_json(cls, d: Any) -> "Part":
+        if not isinstance(d, dict):
+            raise ValueError(f"not a part: {d!r}")
+        env, args, tag = d.get("env") or {}, d.get("launcher_args") or [], d.get("tag") or {}
+        if not isinstance(env, dict) or not isinstance(args, list) or not isinstance(tag, dict):
+            raise ValueError(f"a part's env, launcher_args or tag has the wrong type: {d!r}")
+        return cls(Plan.from_json(d.get("plan")), {str(k): str(v) for k, v in env.items()},
+                   tuple(str(a) for a in args), Placement.from_json(d.get("placement") or {}), dict(tag))
 
 
-def units_of(engine_options: list[str]) -> str:
-    """The --units among engine options passed through (bytes unless it says words)."""
-    for i, a in enumerate(engine_options):
-        if a == "--units" and i + 1 < len(engine_options):
-            return engine_options[i + 1]
-        if a.startswith("--units="):
-            return a.split("=", 1)[1]
-    return "bytes"
-
-
-def registry(engine: Path) -> list[dict]:
-    """The engine's benchmark registry (`--list --json`), the one source of benchmark names."""
-    try:
-        r = subprocess.run([str(engine), "--list", "--json"], capture_output=True, text=True, timeout=60)
-        return json.loads(r.stdout)
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
-        raise MpiscopeError(f"{engine} --list --json did not answer with JSON ({e}): rebuild the engine") from e
-
-
-def make_plan(benchmarks: list[str], sizes_expr: str, ranks: int, reg: list[dict], **options) -> Plan:
-    """A checked plan: every name known, every size valid, enough ranks for every benchmark."""
-    for name, value in (("--ci-target", options.get("ci_target")), ("--max-time", options.get("max_time")),
-                        ("--time-budget", options.get("time_budget"))):
-        if value is not None and not value > 0:
-            raise UsageError(f"{name} must be a positive number, got {value}")
-    if options.get("reps") is not None and options["reps"] < 1:
-        raise UsageError(f"--reps must be at least 1, got {options['reps']}")
-    if ranks < 1:
-        raise UsageError(f"-n/--ranks must be at least 1, got {ranks}")
-    if not benchmarks:
-        raise UsageError("no benchmark given: name one or more with -b, e.g. -b pingpong,bw")
-    known = {b["name"]: b for b in reg}
-    for name in benchmarks:
-        if name not in known:
-            close = get_close_matches(name, list(known), n=2)
-            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-            raise UsageError(f"unknown benchmark '{name}': {hint}`mpiscope bench list` shows all of them")
-        b = known[name]
-        if ranks < b.get("min_ranks", 1):
-            raise UsageError(f"{name} needs at least {b['min_ranks']} ranks: use -n {b['min_ranks']} or more")
-        if b.get("even_ranks") and ranks % 2:
-            raise UsageError(f"{name} needs an even number of ranks: use -n {ranks + 1}")
-    plan = Plan(benchmarks=list(dict.fromkeys(benchmarks)), sizes_expr=sizes_expr, ranks=ranks,
-                sizeless=[b for b in benchmarks if known[b].get("sizeless")], **options)
-    plan.sizes = parse_sizes(sizes_expr, units_of(plan.engine_options))
-    return plan
+def spread_budget(plans: Sequence[tuple[Plan, list[PlanPoint]]], seconds: float | None) -> list[Plan]:
+    """A time budget (mpiscope's own notion, for one or several plans) as the engine's
+    per-point cap: each point the same share; a plan with its own --max-time keeps it."""
+    if seconds is None:
+        return [p for p, _ in plans]
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise UsageError(f"--time-budget must be a positive number of seconds, got {seconds}")
+    cap = max(POINT_CAP_FLOOR_S, seconds / max(1, sum(len(points) for _, points in plans)))
+    return [p if p.max_time_s is not None else replace(p, max_time_s=cap) for p, _ in plans]

@@ -1,8 +1,10 @@
 """Experiment specs (TOML): factors with levels, how they combine, what each configuration measures.
 
 `load_spec(path)` checks every key and value (errors name the TOML path and
-suggest the right key) and `expand(spec)` turns it into the configurations a
-sweep launches, each with every factor's level, so each result carries them.
+suggest the right key; what the engine measures, such as the size expression, the
+engine checks when the sweep is planned) and `expand(spec)` turns it into the
+configurations a sweep launches, each with every factor's level, so each result
+carries them.
 """
 from __future__ import annotations
 
@@ -21,7 +23,6 @@ else:  # pragma: no cover - Python 3.10
 
 from mpiscope.errors import UsageError
 from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
-from mpiscope.sizes import parse_sizes
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
 MEASURE_KEYS = ("benchmarks", "sizes", "units", "ci_target", "max_time", "reps", "time_budget", "check",
@@ -128,16 +129,6 @@ class Measure:
     hosts: tuple[str, ...] | None = None
     hostfile: str | None = None
 
-    @property
-    def sizes_bytes(self) -> list[int]:
-        return parse_sizes(self.sizes, self.units)
-
-    def sizes_expr(self) -> str:
-        """The engine's size expression in bytes: words become the explicit byte list."""
-        if self.units == "bytes":
-            return self.sizes
-        return ",".join(str(s) for s in self.sizes_bytes)
-
 
 @dataclass
 class Spec:
@@ -226,12 +217,8 @@ def _parse_measure(table: Any) -> Measure:
         if table["units"] not in ("bytes", "words"):
             raise UsageError(f"measure.units: expected \"bytes\" or \"words\" (8-byte words), got {table['units']!r}")
         m.units = table["units"]
-    if "sizes" in table:
+    if "sizes" in table:  # the engine checks the expression when the sweep is planned
         m.sizes = _string("measure.sizes")(table["sizes"])
-    try:
-        m.sizes_bytes
-    except UsageError as e:
-        raise UsageError(f"measure.sizes: {e}") from e
     for key in ("ci_target", "max_time", "time_budget"):
         if key in table:
             setattr(m, key, _positive_float(f"measure.{key}")(table[key]))

@@ -1,9 +1,9 @@
-"""Where runs live: one directory per run with run.json, records.jsonl and stderr.txt, and
-sweeps: one directory each with the plan (sweep.json) and which launch made which run.
+"""Where runs live: one directory per run with run.json (RunMeta), records.jsonl and
+stderr.txt, and sweeps: one directory each with the plan (sweep.json) and which launch made
+which run.
 
-Records are appended one complete line at a time, and run.json is replaced
-atomically, so a reader never sees half a record; a damaged file is reported,
-not fatal.
+Records are appended one complete line at a time and run.json is replaced atomically, so a
+reader never sees half of either; a damaged file is reported, not fatal.
 """
 from __future__ import annotations
 
@@ -12,11 +12,15 @@ import os
 import re
 import secrets
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from mpiscope.errors import UsageError
+from mpiscope.mpi.library import MpiLibrary
+from mpiscope.plan import Part
+from mpiscope.records import Record, RecordFile, read_records, to_json
 
 RUN_FILE = "run.json"
 SWEEPS = "sweeps"                 # under the runs directory: one directory per sweep
@@ -24,50 +28,150 @@ SWEEP_FILE = "sweep.json"         # a sweep's plan
 SWEEP_RESULTS = "results.jsonl"   # which configuration launch made which run
 RECORDS = "records.jsonl"
 STDERR = "stderr.txt"
+STATUS_ORDER = {"ok": 1, "failed": 2, "interrupted": 3}  # the worse of two wins
 
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@dataclass
+class SweepRef:
+    """Which sweep, configuration and launch made a run."""
+    name: str
+    dir: str | None
+    config: str
+    launch: int
+
+
+@dataclass
+class LaunchLog:
+    """One launch of the engine within a run, as it ended."""
+    argv: list[str]
+    status: str
+    exit_code: int | None = None
+    points: int = 0
+    error: str | None = None
+    tag: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunMeta:
+    """run.json: what a run is (its MPI, its parts, what tells it apart) and how it went."""
+    id: str
+    status: str = "running"           # running | ok | failed | interrupted | unreadable
+    started: str = ""
+    finished: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    mpi: MpiLibrary | None = None
+    mpiscope_version: str = ""
+    parts: list[Part] = field(default_factory=list)
+    launches: list[LaunchLog] = field(default_factory=list)
+    points: int = 0
+    exit_code: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    timeouts: list[dict[str, Any]] = field(default_factory=list)
+    factors: dict[str, Any] = field(default_factory=dict)
+    sweep: SweepRef | None = None
+    launcher_command: list[str] = field(default_factory=list)
+    launcher_env: dict[str, str] = field(default_factory=dict)
+    engine_command: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # what a study or a batch job adds
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "extra":
+                continue
+            if f.name == "mpi":
+                v = v.to_json() if v is not None else None
+            elif f.name == "parts":
+                v = [p.to_json() for p in v]
+            elif f.name in ("launches", "sweep") and v is not None:
+                v = [vars(x) for x in v] if f.name == "launches" else vars(v)
+            out[f.name] = v
+        if self.parts:  # for people and scripts: what the first part measures
+            out["plan"] = self.parts[0].plan.to_json()
+        return {**out, **self.extra}
+
+    @classmethod
+    def from_json(cls, d: Any, run_id: str) -> "RunMeta":
+        """ValueError when `d` is not a run.json this mpiscope wrote."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{RUN_FILE} holds {type(d).__name__}, not an object")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        kw: dict[str, Any] = {k: v for k, v in d.items() if k in known}
+        kw["extra"] = {k: v for k, v in d.items() if k not in known and k != "plan"}
+        kw["id"] = str(d.get("id") or run_id)
+        try:
+            kw["mpi"] = MpiLibrary.from_json(d["mpi"]) if isinstance(d.get("mpi"), dict) else None
+            kw["parts"] = [Part.from_json(p) for p in d.get("parts") or []]
+            kw["launches"] = [LaunchLog(**x) for x in d.get("launches") or []]
+            kw["sweep"] = SweepRef(**d["sweep"]) if d.get("sweep") else None
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"{RUN_FILE} has a field of the wrong shape: {e}") from e
+        meta = cls(**kw)
+        for name, kind in (("status", str), ("points", int), ("warnings", list), ("timeouts", list),
+                           ("factors", dict), ("launcher_command", list), ("engine_command", list)):
+            if not isinstance(getattr(meta, name), kind) or isinstance(getattr(meta, name), bool):
+                raise ValueError(f"{RUN_FILE}: '{name}' should be {kind.__name__}, got {getattr(meta, name)!r}")
+        return meta
+
+
 class Run:
     """A run directory on disk."""
 
     def __init__(self, path: Path):
-        self.path = path
+        self.path = Path(path)
 
     @property
     def id(self) -> str:
         return self.path.name
 
     @classmethod
-    def create(cls, runs_dir: Path, meta: dict) -> "Run":
+    def create(cls, runs_dir: Path, meta: RunMeta | None = None) -> "Run":
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        path = runs_dir / f"{stamp}-{secrets.token_hex(2)}"
+        path = Path(runs_dir) / f"{stamp}-{secrets.token_hex(2)}"
         path.mkdir(parents=True)
         run = cls(path)
-        run.write_meta({"id": run.id, "status": "running", "started": utc_now(), "pid": os.getpid(),
-                        "host": socket.gethostname(), **meta})
+        meta = meta or RunMeta(id=run.id)
+        meta.id, meta.status, meta.started = run.id, "running", utc_now()
+        meta.pid, meta.host = os.getpid(), socket.gethostname()
+        run.write_meta(meta)
         return run
 
-    def meta(self) -> dict:
+    def meta(self) -> RunMeta:
         try:
-            return json.loads((self.path / RUN_FILE).read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            return {"id": self.id, "status": "unreadable", "error": f"{RUN_FILE}: {e}"}
+            return RunMeta.from_json(json.loads((self.path / RUN_FILE).read_text()), self.id)
+        except (OSError, ValueError) as e:
+            return RunMeta(id=self.id, status="unreadable", error=f"{RUN_FILE}: {e}")
 
-    def write_meta(self, meta: dict) -> None:
+    def write_meta(self, meta: RunMeta) -> None:
         tmp = self.path / (RUN_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1) + "\n")
+        tmp.write_text(json.dumps(meta.to_json(), indent=1) + "\n")
         os.replace(tmp, self.path / RUN_FILE)
 
-    def update(self, **changes) -> dict:
-        meta = {**self.meta(), **changes}
+    def update(self, **changes: Any) -> RunMeta:
+        meta = self.meta()
+        for k, v in changes.items():
+            setattr(meta, k, v)
         self.write_meta(meta)
         return meta
 
-    def records(self) -> "Records":
+    def records(self) -> RecordFile:
         return read_records(self.path / RECORDS)
+
+    def append(self, records: list[Record]) -> None:
+        """Records mpiscope writes itself (skips after hangs, time-outs it saw, failures)."""
+        writer = RecordWriter(self.path / RECORDS)
+        try:
+            for rec in records:
+                writer.append((json.dumps(to_json(rec)) + "\n").encode())
+        finally:
+            writer.close()
 
 
 class RecordWriter:
@@ -85,45 +189,6 @@ class RecordWriter:
 
     def close(self) -> None:
         self.f.close()
-
-
-@dataclass
-class Records:
-    records: list[dict] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    def of_type(self, kind: str) -> list[dict]:
-        return [r for r in self.records if r.get("type") == kind]
-
-    @property
-    def context(self) -> dict | None:
-        ctx = self.of_type("context")
-        return ctx[0] if ctx else None
-
-
-def read_records(path: Path) -> Records:
-    """Every valid record; a truncated last line or corrupt line becomes a problem, not a crash."""
-    out = Records()
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        out.problems.append(f"{path}: {e.strerror or e}")
-        return out
-    lines = data.split(b"\n")
-    last = lines.pop()  # what follows the final newline: empty unless the file was cut short
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            if not isinstance(rec, dict):
-                raise ValueError("not a JSON object")
-            out.records.append(rec)
-        except (ValueError, UnicodeDecodeError) as e:
-            out.problems.append(f"{path.name} line {n} is corrupt and was skipped ({e})")
-    if last.strip():
-        out.problems.append(f"{path.name} line {len(lines) + 1} is truncated (no newline) and was skipped")
-    return out
 
 
 def list_runs(runs_dir: Path) -> list[Run]:
@@ -170,16 +235,19 @@ class SweepDir:
 
     def meta(self) -> dict:
         try:
-            return json.loads((self.path / SWEEP_FILE).read_text())
+            meta = json.loads((self.path / SWEEP_FILE).read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise UsageError(f"{self.path} is not a sweep directory ({SWEEP_FILE}: {e})") from e
+        if not isinstance(meta, dict) or not isinstance(meta.get("configurations"), list):
+            raise UsageError(f"{self.path / SWEEP_FILE} is not a sweep plan this mpiscope wrote")
+        return meta
 
     def write(self, meta: dict) -> None:
         tmp = self.path / (SWEEP_FILE + ".tmp")
         tmp.write_text(json.dumps(meta, indent=1) + "\n")
         tmp.replace(self.path / SWEEP_FILE)
 
-    def log(self, **entry) -> None:
+    def log(self, **entry: Any) -> None:
         with open(self.path / SWEEP_RESULTS, "a") as f:
             f.write(json.dumps({"at": utc_now(), **entry}) + "\n")
             f.flush()
@@ -192,9 +260,11 @@ class SweepDir:
         out = []
         for line in lines:
             try:
-                out.append(json.loads(line))
+                e = json.loads(line)
             except ValueError:
                 continue  # a line cut by a kill: that launch simply counts as not finished
+            if isinstance(e, dict) and isinstance(e.get("config"), str) and isinstance(e.get("launch"), int):
+                out.append(e)
         return out
 
     def finished(self) -> dict[tuple[str, int], dict]:
@@ -207,11 +277,12 @@ class SweepDir:
 
     def runs(self) -> list[tuple[dict, Run]]:
         """Every finished launch's entry and run, in plan order."""
-        runs_dir = Path(self.meta()["runs_dir"])
-        order = {c["id"]: i for i, c in enumerate(self.meta()["configurations"])}
+        meta = self.meta()
+        runs_dir = Path(meta.get("runs_dir") or self.path.parent.parent)
+        order = {c.get("id"): i for i, c in enumerate(meta["configurations"]) if isinstance(c, dict)}
         out = []
         for (cid, launch), e in sorted(self.finished().items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0][1])):
-            if e.get("run"):
+            if isinstance(e.get("run"), str):
                 run = Run(runs_dir / e["run"])
                 if run.path.is_dir():
                     out.append((e, run))

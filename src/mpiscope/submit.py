@@ -1,8 +1,8 @@
-"""Batch submission: one sbatch script per configuration, each running `mpiscope batch-run`
+"""Batch submission: one sbatch script per measurement, each running `mpiscope batch-run`
 inside its allocation, so the results land in the same run store as interactive runs.
 
-A configuration is a RunSpec; it is saved as JSON beside its script (the job needs no
-command line rebuilt from options), and the job launches it with srun by default,
+The measurement (its parts, factors and sweep reference) is saved as JSON beside its script:
+the job needs no command line rebuilt from options, and it launches with srun by default,
 since it runs inside the allocation.
 """
 from __future__ import annotations
@@ -15,52 +15,32 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
 
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.execute import RunSpec
-from mpiscope.mpi.library import MpiLibrary
-from mpiscope.plan import Plan
+from mpiscope.plan import engine_plan, wall_limit_s
+from mpiscope.session import Measurement
 
 SYSTEMS = ("slurm",)
 BATCH_DIR = "batch"  # under the runs directory: scripts, saved configurations, job logs
 START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI_Init on many nodes
 
 
-# -- a configuration saved for the job ------------------------------------------------------
+# -- a measurement saved for the job -----------------------------------------------------
 
-def spec_to_json(spec: RunSpec, meta: dict | None = None, then: list[RunSpec] | None = None) -> dict:
-    """The RunSpec, `meta` for the run's run.json (a sweep's name, directory, configuration),
-    and the launches that follow it into the same run (the default run's collectives)."""
-    return {"lib": spec.lib.to_json(), "engine": str(spec.engine),
-            "plan": {**spec.plan.to_json(), "sizes": spec.plan.sizes}, "env": spec.env,
-            "launcher_args": spec.launcher_args, "placement": spec.placement, "factors": spec.factors,
-            "meta": meta or {}, "then": [spec_to_json(t) for t in then or []]}
+def save_measurement(m: Measurement, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(m.to_json(), indent=1) + "\n")
 
 
-def spec_from_json(d: dict) -> RunSpec:
-    known = {f.name for f in fields(Plan)}
-    plan = Plan(**{k: v for k, v in d["plan"].items() if k in known})
-    return RunSpec(MpiLibrary.from_json(d["lib"]), Path(d["engine"]), plan, d.get("env") or {},
-                   d.get("launcher_args") or [], d.get("placement") or {}, d.get("factors") or {})
-
-
-@dataclass
-class Saved:
-    spec: RunSpec
-    meta: dict
-    then: list[RunSpec]
-
-
-def load_spec(path: Path) -> Saved:
-    """A configuration saved for a batch job."""
+def load_measurement(path: Path) -> Measurement:
+    """A measurement saved for a batch job."""
     try:
-        d = json.loads(Path(path).read_text())
-        return Saved(spec_from_json(d), d.get("meta") or {}, [spec_from_json(t) for t in d.get("then") or []])
+        return Measurement.from_json(json.loads(Path(path).read_text()))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not a configuration saved by --submit ({e}): submit it again") from e
 
@@ -107,14 +87,14 @@ class BatchJob:
         return "\n".join(lines) + "\n"
 
 
-def _nodes(spec: RunSpec) -> int | None:
-    p = spec.placement
-    if p.get("nodes"):
-        return p["nodes"]
-    if p.get("hosts"):
-        return len(p["hosts"])
-    if p.get("ranks_per_node"):
-        return math.ceil(spec.plan.ranks / p["ranks_per_node"])
+def _nodes(m: Measurement) -> int | None:
+    p = m.parts[0].placement
+    if p.nodes:
+        return p.nodes
+    if p.hosts:
+        return len(p.hosts)
+    if p.ranks_per_node:
+        return math.ceil(max(part.plan.ranks for part in m.parts) / p.ranks_per_node)
     return None
 
 
@@ -122,34 +102,31 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60] or "run"
 
 
-def batch_job(spec: RunSpec, runs_dir: Path, name: str, sbatch_args: list[str] | None = None,
-              then: list[RunSpec] | None = None) -> tuple[BatchJob, Path]:
-    """The job for `spec` (and the launches `then` that follow it) and where its saved
-    configuration goes. Time limit: the plans' own wall-clock limits (every point at its
-    cap, with slack) plus start-up; tasks: the largest launch."""
-    every = [spec, *(then or [])]
+def batch_job(m: Measurement, runs_dir: Path, name: str, sbatch_args: list[str] | None = None) -> tuple[BatchJob, Path]:
+    """The job for `m` and where its saved measurement goes. Time limit: the parts' own
+    wall-clock limits (every point at its cap, with slack) plus start-up; tasks: the largest
+    part."""
     runs_dir = runs_dir.resolve()
     batch = runs_dir / BATCH_DIR
     saved = batch / f"{name}.json"
     env = {k: os.environ[k] for k in ("MPISCOPE_HOME",) if k in os.environ}
-    hosts = spec.placement.get("hosts")
+    placement = m.parts[0].placement
+    limit = sum(wall_limit_s(len(engine_plan(m.target.engine, p.plan)), p.plan.point_cap_s) for p in m.parts)
     job = BatchJob(name=f"mpiscope-{name}",
                    command=[sys.executable, "-m", "mpiscope", "batch-run", str(saved), "--runs-dir", str(runs_dir)],
-                   ranks=max(s.plan.ranks for s in every),
-                   time_limit_s=sum(s.plan.wall_limit_s() for s in every) + START_MARGIN_S,
-                   log_dir=batch, workdir=Path.cwd(), nodes=_nodes(spec),
-                   ranks_per_node=spec.placement.get("ranks_per_node"),
-                   nodelist=[h.split(":")[0] for h in hosts] if hosts else None,
+                   ranks=max(p.plan.ranks for p in m.parts), time_limit_s=limit + START_MARGIN_S,
+                   log_dir=batch, workdir=Path.cwd(), nodes=_nodes(m), ranks_per_node=placement.ranks_per_node,
+                   nodelist=[h.split(":")[0] for h in placement.hosts] if placement.hosts else None,
                    sbatch_args=list(sbatch_args or []), env=env)
     return job, saved
 
 
-def job_names(specs: list[RunSpec]) -> list[str]:
+def job_names(ms: list[Measurement]) -> list[str]:
     """Unique, sortable names: a time stamp, the configuration's index, its factors."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = []
-    for i, spec in enumerate(specs):
-        what = "-".join(f"{k}{v}" for k, v in spec.factors.items() if not isinstance(v, (list, dict)))
+    for i, m in enumerate(ms):
+        what = "-".join(f"{k}{v}" for k, v in m.factors.items() if not isinstance(v, (list, dict)))
         out.append(_slug(f"{stamp}-{i:03d}" + (f"-{what}" if what else "")))
     return out
 
@@ -170,23 +147,20 @@ def sbatch(script: Path) -> int:
     return int(done.stdout.strip().split(";")[0])
 
 
-def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool = False,
-           sbatch_args: list[str] | None = None, names: list[str] | None = None,
-           metas: list[dict] | None = None, then: list[list[RunSpec]] | None = None) -> list[int]:
-    """One batch job per configuration; returns the job ids (none on a dry run, which
-    prints the scripts and writes nothing)."""
+def submit(ms: list[Measurement], runs_dir: Path, console: Console, dry_run: bool = False,
+           sbatch_args: list[str] | None = None, names: list[str] | None = None) -> list[int]:
+    """One batch job per measurement; returns the job ids (none on a dry run, which prints the
+    scripts and writes nothing)."""
     ids = []
-    names = names or job_names(specs)
-    for i, (spec, name) in enumerate(zip(specs, names)):
-        follow = then[i] if then else []
-        job, saved = batch_job(spec, runs_dir, name, sbatch_args, follow)
+    names = names or job_names(ms)
+    for m, name in zip(ms, names):
+        job, saved = batch_job(m, runs_dir, name, sbatch_args)
         text = job.script()
         if dry_run:
             console.print(f"# --- {job.name} (dry run: not written, not submitted)", markup=False, soft_wrap=True)
             console.print(text, markup=False, end="", soft_wrap=True, highlight=False)
             continue
-        saved.parent.mkdir(parents=True, exist_ok=True)
-        saved.write_text(json.dumps(spec_to_json(spec, metas[i] if metas else None, follow), indent=1) + "\n")
+        save_measurement(m, saved)
         script = saved.with_suffix(".sbatch")
         script.write_text(text)
         job_id = sbatch(script)
@@ -199,28 +173,27 @@ def submit(specs: list[RunSpec], runs_dir: Path, console: Console, dry_run: bool
     return ids
 
 
-def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: Path, a, console: Console) -> int:
+def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: Path, console: Console, *,
+                 resume: bool = False, dry_run: bool = False, sbatch_args: list[str] | None = None) -> int:
     """`mpiscope sweep SPEC --submit slurm`: one job per configuration launch, each logged in
     the sweep directory when it finishes (so `mpiscope table` and `--resume` work as for an
     interactive sweep); with --resume only the launches not finished yet."""
+    from mpiscope.store import SweepRef
     from mpiscope.sweep import create_sweep_dir, open_for_resume
-    extra = _sbatch_args(a)
     done: dict = {}
     sd = None
-    if a.dry_run:
+    if dry_run:
         pass
-    elif a.resume:
+    elif resume:
         sd = open_for_resume(runs_dir, spec, configs)
         done = sd.finished()
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, spec_path)
-    todo = [(c, rs, k) for k in range(1, spec.launches + 1) for c, rs in planned if (c.id, k) not in done]
+    todo = [(c, m, k) for k in range(1, spec.launches + 1) for c, m in planned if (c.id, k) not in done]
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     names = [_slug(f"{spec.name}-{stamp}-{c.id}-{k}") for c, _, k in todo]
-    metas = [{"sweep": {"name": spec.name, "dir": str(sd.path.resolve()) if sd else None, "config": c.id,
-                        "launch": k}} for c, _, k in todo]
-    ids = submit([rs for _, rs, _ in todo], runs_dir, console, dry_run=a.dry_run, sbatch_args=extra,
-                 names=names, metas=metas)
+    ms = [replace(m, sweep=SweepRef(spec.name, str(sd.path.resolve()) if sd else None, c.id, k)) for c, m, k in todo]
+    ids = submit(ms, runs_dir, console, dry_run=dry_run, sbatch_args=sbatch_args, names=names)
     if sd is not None:
         for (c, _, k), job_id in zip(todo, ids):
             sd.log(event="submitted", config=c.id, launch=k, job=job_id)
@@ -229,35 +202,10 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     return 0
 
 
-def log_to_sweep(meta: dict, run_id: str | None, status: str, error: str | None) -> None:
+def log_to_sweep(sweep, run_id: str | None, status: str, error: str | None) -> None:
     """A batch job of a sweep records its launch as finished, as an interactive sweep does."""
-    sweep = meta.get("sweep") or {}
-    if sweep.get("dir"):
+    if sweep is not None and sweep.dir:
         from mpiscope.store import SweepDir
-        SweepDir(Path(sweep["dir"])).log(event="finished", config=sweep["config"], launch=sweep["launch"],
-                                         run=run_id, status=status, error=error)
+        SweepDir(Path(sweep.dir)).log(event="finished", config=sweep.config, launch=sweep.launch,
+                                      run=run_id, status=status, error=error)
 
-
-def add_submit_options(p, dry_run: bool = True) -> None:
-    """--submit, --sbatch-args (and --dry-run, unless the command has its own) on an argparse parser."""
-    g = p.add_argument_group("batch submission")
-    g.add_argument("--submit", choices=SYSTEMS,
-                   help="do not measure now: write one batch script per configuration and submit it")
-    if dry_run:
-        g.add_argument("--dry-run", action="store_true", help="with --submit: print the scripts, submit nothing")
-    g.add_argument("--sbatch-args", default="", help="extra sbatch options for every job, e.g. \"-p debug -A proj\"")
-
-
-def _sbatch_args(a) -> list[str]:
-    try:
-        return shlex.split(a.sbatch_args or "")
-    except ValueError as e:
-        raise UsageError(f"--sbatch-args '{a.sbatch_args}' cannot be split ({e}): balance the quotes") from e
-
-
-def submit_from_args(specs: list[RunSpec], runs_dir: Path, a, console: Console,
-                     then: list[list[RunSpec]] | None = None) -> int:
-    if a.dry_run and not a.submit:
-        raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
-    submit(specs, runs_dir, console, dry_run=a.dry_run, sbatch_args=_sbatch_args(a), then=then)
-    return 0

@@ -3,16 +3,16 @@
 A sweep directory holds the plan (sweep.json) and an append-only log
 (results.jsonl) saying which configuration launch produced which run, so an
 interrupted sweep resumes where it stopped. Runs themselves live in the runs
-directory like any other run; `config_runspec` is the one step from a
-configuration to a launch, kept separate so other back ends (batch scripts)
-can reuse it.
+directory like any other run; `config_measurement` is the one step from a
+configuration to a measurement, which the session runs here or a batch job runs
+later.
 """
 from __future__ import annotations
 
 import math
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,39 +20,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.execute import RunSpec, run_once
 from mpiscope.launch import local_cores
-from mpiscope.launch.placement import make_placement, placement_ranks
-from mpiscope.mpi.library import MpiLibrary
-from mpiscope.plan import STARTUP_S, default_ranks, make_plan
+from mpiscope.launch.placement import Placement, make_placement
+from mpiscope.plan import STARTUP_S, Part, default_ranks, engine_plan, make_plan, spread_budget
+from mpiscope.session import Measurement, Session, launch_argv, target
 from mpiscope.spec import Configuration, Spec, json_factors, varying
-from mpiscope.store import SWEEPS, SweepDir, list_runs, utc_now
+from mpiscope.store import SWEEPS, SweepDir, SweepRef, list_runs, utc_now
 
 
 
-@dataclass
-class Tools:
-    """Per MPI name: the library, its engine and the engine's registry (resolved once per sweep)."""
-    libs: dict[str | None, MpiLibrary] = field(default_factory=dict)
-    engines: dict[str | None, Path] = field(default_factory=dict)
-    registries: dict[str | None, list[dict]] = field(default_factory=dict)
-
-
-def prepare(configs: list[Configuration]) -> Tools:
-    from mpiscope.mpi import find
-    from mpiscope.mpi.build import build_engine
-    from mpiscope.plan import registry
-    tools = Tools()
-    for name in dict.fromkeys(c.factors.get("mpi") for c in configs):
-        lib = find(name)
-        tools.libs[name] = lib
-        tools.engines[name] = build_engine(lib.mpicc)
-        tools.registries[name] = registry(tools.engines[name])
-    return tools
-
-
-def _placement(spec: Spec, f: dict) -> dict:
-    """The configuration's Job placement fields, checked by the launchers' one placement check.
+def _placement(spec: Spec, f: dict) -> Placement:
+    """The configuration's placement, checked by the launchers' one placement check.
     `nodes` with a host list takes its first N hosts."""
     hosts = f.get("hosts", spec.measure.hosts)
     nodes = f.get("nodes")
@@ -66,42 +44,38 @@ def _placement(spec: Spec, f: dict) -> dict:
                           binding=f.get("binding"))
 
 
-def config_runspec(spec: Spec, config: Configuration, tools: Tools) -> RunSpec:
-    """The launch of one configuration: its MPI, checked plan, environment, launcher args and placement."""
+def config_measurement(spec: Spec, config: Configuration) -> Measurement:
+    """What one configuration measures: its MPI, its plan as the engine checks it, its
+    environment, launcher arguments and placement, and its factors."""
     f = config.factors
-    name = f.get("mpi")
     m = spec.measure
     try:
+        t = target(f.get("mpi"))
         placement = _placement(spec, f)
-        ranks = placement_ranks(placement, f.get("ranks"))
-        if ranks is None:
-            ranks = default_ranks(m.benchmarks, local_cores())
-        plan = make_plan(m.benchmarks, m.sizes_expr(), ranks, tools.registries[name],
-                         ci_target=m.ci_target, max_time=m.max_time, reps=m.reps, time_budget=m.time_budget,
-                         check=m.check, raw=m.raw,
-                         engine_options=[*m.engine_options, *f.get("engine_options", ())])
+        ranks = placement.ranks(f.get("ranks")) or default_ranks(m.benchmarks, t.engine, local_cores())
+        planned = make_plan(t.engine, m.benchmarks, ranks, sizes=m.sizes, units=m.units, ci_target=m.ci_target,
+                            max_time=m.max_time, reps=m.reps, check=m.check, raw=m.raw,
+                            engine_options=[*m.engine_options, *f.get("engine_options", ())])
+        (plan,) = spread_budget([planned], m.time_budget)
     except UsageError as e:
         raise UsageError(f"configuration {config.id} ({config.label(list(f))}): {e}") from e
     env = {n[4:]: v for n, v in f.items() if n.startswith("env.")}
-    return RunSpec(tools.libs[name], tools.engines[name], plan, env, list(f.get("launcher_args", ())), placement,
-                   json_factors(f))
+    return Measurement(t, [Part(plan, env, tuple(f.get("launcher_args", ())), placement)], json_factors(f))
 
 
-def plan_sweep(spec: Spec, configs: list[Configuration]) -> list[tuple[Configuration, RunSpec]]:
-    """Every configuration's RunSpec, all checked before anything is launched."""
-    tools = prepare(configs)
-    return [(c, config_runspec(spec, c, tools)) for c in configs]
+def plan_sweep(spec: Spec, configs: list[Configuration]) -> list[tuple[Configuration, Measurement]]:
+    """Every configuration's measurement, all checked before anything is launched."""
+    return [(c, config_measurement(spec, c)) for c in configs]
 
 
-def dry_run_lines(planned: list[tuple[Configuration, RunSpec]], launches: int) -> list[str]:
-    cores = local_cores()
+def dry_run_lines(planned: list[tuple[Configuration, Measurement]], launches: int) -> list[str]:
     lines = []
-    for config, rs in planned:
-        launch = rs.launch(cores)
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch.env.items())
+    for config, m in planned:
+        argv, launch_env = launch_argv(m.target, m.parts[0])
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch_env.items())
         times = f" (x{launches} launches)" if launches > 1 else ""
         lines.append(f"# {config.id} {config.label(list(config.factors)) or '(no factors)'}{times}")
-        lines.append((env + " " if env else "") + shlex.join(launch.argv))
+        lines.append((env + " " if env else "") + shlex.join(argv))
     return lines
 
 
@@ -139,7 +113,7 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
     here = str(sd.path.resolve())
     for run in list_runs(Path(meta["runs_dir"])):
         m = run.meta()
-        if (m.get("sweep") or {}).get("dir") == here and run.id not in finished_runs and m.get("status") == "running":
+        if m.sweep is not None and m.sweep.dir == here and run.id not in finished_runs and m.status == "running":
             run.update(status="interrupted", error="the sweep was killed during this launch; --resume ran it again")
     return sd
 
@@ -147,9 +121,9 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
 class SweepProgress:
     """One bar over the whole sweep: configuration launches done and left, and time left."""
 
-    def __init__(self, todo: list[tuple[Configuration, RunSpec, int]], done_before: int, console: Console,
+    def __init__(self, todo: list[tuple[Configuration, Measurement, int]], done_before: int, console: Console,
                  enabled: bool):
-        self.bounds = [rs.plan.upper_bound_s() + STARTUP_S for _, rs, _ in todo]
+        self.bounds = [_upper_bound_s(m) + STARTUP_S for _, m, _ in todo]
         self.total = len(todo) + done_before
         self.done = done_before
         self.paces: list[float] = []
@@ -190,24 +164,29 @@ class SweepResult:
     interrupted: bool = False
 
 
-def run_sweep(planned: list[tuple[Configuration, RunSpec]], sd: SweepDir, runs_dir: Path, launches: int,
+def _upper_bound_s(m: Measurement) -> float:
+    """Sampling time if every point hits its cap (warm-up is extra)."""
+    return sum(len(engine_plan(m.target.engine, p.plan)) * p.plan.point_cap_s for p in m.parts)
+
+
+def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, runs_dir: Path, launches: int,
               console: Console, progress: bool = True) -> SweepResult:
     """Launch every configuration `launches` times (skipping finished ones); failures are logged and
     the sweep goes on; Ctrl-C stops after recording what was running."""
     done = sd.finished()
-    todo = [(c, rs, k) for k in range(1, launches + 1) for c, rs in planned if (c.id, k) not in done]
+    todo = [(c, m, k) for k in range(1, launches + 1) for c, m in planned if (c.id, k) not in done]
     result = SweepResult(sd, skipped=len(planned) * launches - len(todo))
     bar = SweepProgress(todo, result.skipped, console, progress)
     with bar.bar:
-        for config, rs, k in todo:
+        session = Session(runs_dir, console, progress=False)
+        for config, m, k in todo:
             label = f"{config.id} {config.label(varying([c for c, _ in planned]))}"
             if launches > 1:
                 label += f" launch {k}/{launches}"
             bar.start(label)
-            meta = {"sweep": {"name": sd.meta()["name"], "dir": str(sd.path.resolve()), "config": config.id,
-                              "launch": k}}
+            ref = SweepRef(sd.meta()["name"], str(sd.path.resolve()), config.id, k)
             try:
-                run, outcome = _launch(rs, runs_dir, console, meta, sd, config, k)
+                run, outcome = _launch(session, replace(m, sweep=ref), sd, config, k)
             except KeyboardInterrupt:
                 sd.log(event="finished", config=config.id, launch=k, run=None, status="interrupted",
                        error="interrupted before the launch started")
@@ -229,11 +208,11 @@ def run_sweep(planned: list[tuple[Configuration, RunSpec]], sd: SweepDir, runs_d
     return result
 
 
-def _launch(rs: RunSpec, runs_dir: Path, console: Console, meta: dict, sd: SweepDir, config: Configuration,
-            k: int):
-    """run_once; a launcher that cannot even start is recorded as a failed configuration."""
+def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuration, k: int):
+    """One configuration launch; a launcher that cannot even start is recorded as a failed
+    configuration."""
     try:
-        return run_once(rs, runs_dir, console, progress=False, extra_meta=meta)
+        return session.run(m)
     except MpiscopeError as e:
         sd.log(event="finished", config=config.id, launch=k, run=None, status="failed", error=str(e))
         return None, str(e)

@@ -11,23 +11,26 @@ import pytest
 
 from mpiscope.commands.predict import gamma_from_records, parse_ranks
 from mpiscope.errors import UsageError
+from mpiscope.plan import expand_sizes
+from mpiscope.records import Point, Stats
 
 
-def test_rank_lists():
-    assert parse_ranks("2,4,...,1024") == [2 ** k for k in range(1, 11)]
-    assert parse_ranks("2,3,...,6") == [2, 3, 4, 5, 6]
-    assert parse_ranks("1,2,4,8,...,64,100") == [1, 2, 4, 8, 16, 32, 64, 100]
-    assert parse_ranks("2:16") == [2, 4, 8, 16]
-    assert parse_ranks("3,5,7") == [3, 5, 7]
-    for bad in ("2,x,...,8", "4,2,...,8", "...,8", "0,1"):
+def test_rank_lists(mpich_engine):
+    def parse(text: str) -> list[int]:  # size expressions as the engine expands them
+        return parse_ranks(text, lambda expr: expand_sizes(mpich_engine, expr))
+    assert parse("2,4,...,1024") == [2 ** k for k in range(1, 11)]
+    assert parse("2,3,...,6") == [2, 3, 4, 5, 6]
+    assert parse("1,2,4,8,...,64,100") == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert parse("2:16") == [2, 4, 8, 16]
+    assert parse("3,5,7") == [3, 5, 7]
+    for bad in ("2,x,...,8", "4,2,...,8", "...,8", "0,1", "2:x"):
         with pytest.raises(UsageError):
-            parse_ranks(bad)
+            parse(bad)
 
 
 def test_gamma_is_the_slope_of_a_reduce_local_sweep():
-    recs = [{"type": "point", "benchmark": "reduce_local", "size": s, "ranks": 1,
-             "time_us": {"median": 0.05 + s * 0.0004, "ci_low": 0.05 + s * 0.0004 * 0.99,
-                         "ci_high": 0.05 + s * 0.0004 * 1.01, "n": 50}}
+    recs = [Point("reduce_local", s, 1, Stats(n=50, median=0.05 + s * 0.0004, ci_low=0.05 + s * 0.0004 * 0.99,
+                                              ci_high=0.05 + s * 0.0004 * 1.01))
             for s in (64, 1024, 4096, 16384, 65536, 262144)]
     assert gamma_from_records(recs) == pytest.approx(0.0004, rel=0.01)
     assert gamma_from_records(recs[:1]) is None
@@ -90,8 +93,7 @@ def test_validate_against_measured_collectives(cli, tmp_path):
 def test_validation_skips_points_without_a_valid_sample():
     from mpiscope.analysis.predict import Params
     from mpiscope.analysis.validate import validate
-    pt = lambda size, median, n: {"type": "point", "benchmark": "allreduce", "size": size, "ranks": 2,
-                                  "time_us": {"median": median, "n": n}}
+    pt = lambda size, median, n: Point("allreduce", size, 2, Stats(n=n, median=median))
     t = validate([pt(8, 2.0, 40), pt(4096, 0.0, 0)], Params(1.0, 0.001))
     assert list(t["size"]) == [8]
     assert t["err_best"].iloc[0] == pytest.approx((1.0 + 8 * 0.001) / 2.0 - 1)

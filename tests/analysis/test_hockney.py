@@ -6,7 +6,8 @@ import pytest
 
 from mpiscope.analysis.clock import Clock, detect_clock
 from mpiscope.analysis.hockney import fit_hockney, format_hockney_table
-from mpiscope.analysis.points import Point, points_from_records
+from mpiscope.analysis.measured import Synthetic, select, sigma
+from mpiscope.records import Context, End, Point, Stats, Timeout
 
 from .conftest import make_points
 
@@ -53,7 +54,7 @@ def test_few_points_use_covariance_intervals():
 
 def test_cycles_match_the_exercise_conversion():
     # Frost within a node: Ts 2.393 us = 1675 cycles, Tc 0.002606 us/B = 1.824 cycles/B (700 MHz)
-    pts = [Point(n, 2.393310547 + 0.002606123 * n, None, None) for n in (8, 1024, 65536, 1 << 20)]
+    pts = [Synthetic(n, 2.393310547 + 0.002606123 * n, None, None) for n in (8, 1024, 65536, 1 << 20)]
     f = fit_hockney(pts, clock=Clock(700.0, "override"))
     assert f.alpha_cycles == pytest.approx(1675.317, rel=1e-3)
     assert f.beta_cycles_per_byte == pytest.approx(1.824286, rel=1e-3)
@@ -75,21 +76,20 @@ def test_clock_detection_order(tmp_path):
     freq.mkdir(parents=True)
     (freq / "cpuinfo_max_freq").write_text("3500000\n")
     assert detect_clock(root=tmp_path).mhz == 3500.0
-    assert detect_clock(root=tmp_path, context={"cpu_mhz": 3000}).source.startswith("context")
+    assert detect_clock(root=tmp_path, context=Context(world_size=2, cpu_mhz=3000)).source.startswith("context")
     assert detect_clock(1000.0, root=tmp_path) == Clock(1000.0, "override")
     assert detect_clock(root=tmp_path / "nothing") is None
 
 
 def test_points_from_engine_records():
-    recs = [{"type": "context"},
-            {"type": "point", "benchmark": "pingpong", "size": 8, "ranks": 2,
-             "time_us": {"n": 10, "median": 1.0, "ci_low": 0.9, "ci_high": 1.1}},
-            {"type": "point", "benchmark": "bw", "size": 8, "ranks": 2,
-             "time_us": {"n": 10, "median": 0.3, "ci_low": 0.2, "ci_high": 0.4}},
-            {"type": "point", "benchmark": "pingpong", "size": 0, "ranks": 2,
-             "time_us": {"n": 10, "median": 0.9, "ci_low": 0.89, "ci_high": 0.91},
-             "samples_us": [0.9, 0.91]}]
-    pts = points_from_records(recs)
+    recs = [Context(world_size=2),
+            Point("pingpong", 8, 2, Stats(n=10, median=1.0, ci_low=0.9, ci_high=1.1)),
+            Point("bw", 8, 2, Stats(n=10, median=0.3, ci_low=0.2, ci_high=0.4)),
+            Point("pingpong", 0, 2, Stats(n=10, median=0.9, ci_low=0.89, ci_high=0.91), samples_us=(0.9, 0.91)),
+            Point("pingpong", 16, 2, Stats(n=0, median=None)),  # no valid sample: nothing to fit
+            Timeout("pingpong", 32, 2), End(points=4)]
+    pts = select(recs)
     assert [p.size for p in pts] == [0, 8]
     assert pts[0].samples == (0.9, 0.91)
-    assert pts[1].sigma == pytest.approx(0.1 / 1.96)
+    assert sigma(pts[1]) == pytest.approx(0.1 / 1.96)
+    assert sigma(Synthetic(8, 100.0, 99.99, 100.01)) == pytest.approx(0.5)  # floored at 0.5 % of the median

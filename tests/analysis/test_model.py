@@ -8,21 +8,15 @@ from mpiscope.analysis.loggp import LogGP, loggp_from_measurements
 from mpiscope.analysis.model import format_model, model_records
 from mpiscope.analysis.switches import find_switches, format_switches
 
-from .conftest import make_points
+from mpiscope.records import Context, End, RankPlace
+
+from .conftest import make_points, typed
 
 
 def engine_records(T, sizes, noise=0.01, seed=0, cpu_mhz=None):
-    ctx = {"type": "context", "schema_version": 1, "world_size": 2,
-           "ranks": [{"rank": 0, "cpus": [0]}, {"rank": 1, "cpus": [1]}]}
-    if cpu_mhz:
-        ctx["cpu_mhz"] = cpu_mhz
-    recs = [ctx]
-    for p in make_points(T, sizes, noise=noise, seed=seed):
-        recs.append({"type": "point", "benchmark": "pingpong", "size": p.size, "ranks": 2,
-                     "time_us": {"n": 100, "median": p.median, "ci_low": p.ci_low,
-                                 "ci_high": p.ci_high}})
-    recs.append({"type": "end", "points": len(sizes), "elapsed_s": 1.0})
-    return recs
+    ctx = Context(world_size=2, ranks=(RankPlace(0, "h", (0,)), RankPlace(1, "h", (1,))), cpu_mhz=cpu_mhz)
+    return [ctx, *(typed(p, n=100) for p in make_points(T, sizes, noise=noise, seed=seed)),
+            End(points=len(sizes), elapsed_s=1.0)]
 
 
 def test_model_records_end_to_end():

@@ -7,6 +7,7 @@ import pytest
 from mpiscope.analysis.predict import (Params, best, format_winners, mpich_default, regime_params,
                                        predict, prediction_table)
 from mpiscope.analysis.validate import format_validation, validate
+from mpiscope.records import Context, Point, Stats
 
 A, B, G = 2.0, 0.001, 0.0005
 M = Params(A, B, G)
@@ -83,8 +84,7 @@ def test_table_and_format():
 
 def test_validation_reports_error():
     def rec(bench, p, size, t):
-        return {"type": "point", "benchmark": bench, "ranks": p, "size": size,
-                "time_us": {"median": t}}
+        return Point(bench, size, p, Stats(n=10, median=t))
     exact = predict("allreduce", 4, 1 << 20, M)["rabenseifner"]
     recs = [rec("allreduce", 4, 1 << 20, exact), rec("allgather", 3, 1000, 100.0),
             rec("pingpong", 2, 8, 1.0), rec("allreduce", 8, 8, 1.0)]
@@ -100,10 +100,9 @@ def test_validation_reports_error():
 
 def test_validation_flags_oversubscribed_runs():
     def rec(p, t):
-        return {"type": "point", "benchmark": "bcast", "ranks": p, "size": 8,
-                "time_us": {"median": t}}
-    recs = [{"type": "context", "oversubscribed": False}, rec(2, 3.0),
-            {"type": "context", "oversubscribed": True}, rec(4, 900.0)]
+        return Point("bcast", 8, p, Stats(n=10, median=t))
+    recs = [Context(world_size=2, oversubscribed=False), rec(2, 3.0),
+            Context(world_size=4, oversubscribed=True), rec(4, 900.0)]
     t = validate(recs, M)
     assert list(t.oversubscribed) == [False, True]
     assert "p = 4 were oversubscribed" in format_validation(t)

@@ -11,29 +11,28 @@ from mpiscope.analysis.hw import hardware_from_records
 from mpiscope.analysis.loggp import loggp_from_records
 from mpiscope.report.model import render, summarise, to_json
 
-from .conftest import make_points
+from mpiscope.records import Context, Point, RankPlace, Stats
+
+from .conftest import make_points, typed
 
 
-def records(bench: str, T, sizes, noise=0.005, seed=0) -> list[dict]:
-    return [{"type": "point", "benchmark": bench, "size": p.size, "ranks": 2,
-             "time_us": {"n": 100, "median": p.median, "ci_low": p.ci_low, "ci_high": p.ci_high}}
-            for p in make_points(T, sizes, noise=noise, seed=seed)]
+def records(bench: str, T, sizes, noise=0.005, seed=0) -> list[Point]:
+    return [typed(p, bench, n=100) for p in make_points(T, sizes, noise=noise, seed=seed)]
 
 
-CTX = {"type": "context", "world_size": 2, "ranks": [{"rank": 0, "cpus": [0]}, {"rank": 1, "cpus": [1]}]}
+CTX = Context(world_size=2, ranks=(RankPlace(0, "h", (0,)), RankPlace(1, "h", (1,))))
 POW2 = [2 ** k for k in range(0, 23)]
 PINGPONG = lambda n: np.where(n < 8192, 1.0 + n / 4000.0, 3.0 + n / 12000.0)
 STREAM = lambda n: 0.4 + n / 9000.0
 
 
-def full_run() -> list[dict]:
+def full_run() -> list[Context | Point]:
     return [CTX, *records("pingpong", PINGPONG, POW2),
             *records("bw", STREAM, POW2, seed=1),
             *records("overhead_send", lambda n: 0.25 + n / 50000.0, [1, 64, 4096], seed=2),
             *records("overhead_recv", lambda n: 0.35 + n / 50000.0, [1, 64, 4096], seed=3),
             *records("memcpy", lambda n: 0.02 + n / 40000.0, [1024, 1 << 20, 1 << 22], seed=4),
-            {"type": "point", "benchmark": "cacheline", "size": 0, "ranks": 2,
-             "time_us": {"n": 50, "median": 0.08, "ci_low": 0.079, "ci_high": 0.081}}]
+            Point("cacheline", 0, 2, Stats(n=50, median=0.08, ci_low=0.079, ci_high=0.081))]
 
 
 def test_loggp_from_records_follows_the_netgauge_definitions():

@@ -11,7 +11,7 @@ from mpiscope.errors import UsageError
 from mpiscope.launch import Job, default_launcher, launcher_for
 from mpiscope.launch.hydra import Hydra
 from mpiscope.launch.openmpi import OpenMpi
-from mpiscope.launch.placement import make_placement, placement_ranks
+from mpiscope.launch.placement import make_placement
 from mpiscope.launch.srun import Srun
 from mpiscope.mpi.library import MpiLibrary
 
@@ -112,10 +112,10 @@ def test_placement_is_checked(tmp_path):
     with pytest.raises(UsageError, match="--map-by"):
         make_placement(mapping="scatter")
     p = make_placement(hosts=["a", "b"], ranks_per_node=2, mapping="cyclic")
-    assert p == {"hosts": ["a", "b"], "ranks_per_node": 2, "mapping": "cyclic"}
-    assert placement_ranks(p, None) == 4 and placement_ranks(p, 3) == 3
+    assert p.to_json() == {"hosts": ["a", "b"], "ranks_per_node": 2, "mapping": "cyclic"}
+    assert p.ranks(None) == 4 and p.ranks(3) == 3
     with pytest.raises(UsageError, match="does not fit"):
-        placement_ranks(p, 5)
+        p.ranks(5)
 
 
 @pytest.mark.parametrize("args,message", [

@@ -44,7 +44,7 @@ def only_run(runs_dir: Path, before: set[Path] = frozenset()) -> Run:
 
 
 def hosts_of(run: Run) -> dict[int, str]:
-    return {r["rank"]: r["host"] for r in run.records().context["ranks"]}
+    return {r.rank: r.host for r in run.records().context.ranks}
 
 
 @pytest.fixture(params=["mpich", "openmpi"])
@@ -66,9 +66,9 @@ def test_run_over_two_hosts_classifies_and_measures_both_kinds(two_hosts, lib, t
                                 "-b", "ring,pingpong", "--sizes", "8,64K,1M", *QUICK, *opts])
     assert r.returncode == 0, r.stderr
     block = only_run(runs)
-    assert block.meta()["status"] == "ok"
+    assert block.meta().status == "ok"
     assert hosts_of(block) == {0: h0, 1: h0, 2: h1, 3: h1}
-    assert block.meta()["placement"] == {"hosts": [h0, h1], "ranks_per_node": 2, **(
+    assert block.meta().parts[0].placement.to_json() == {"hosts": [h0, h1], "ranks_per_node": 2, **(
         {"binding": "none"} if lib == "openmpi" else {})}
     assert "by placement" in r.stdout and MIXED in r.stdout and INTRA in r.stdout
 
@@ -94,11 +94,11 @@ def test_run_over_two_hosts_classifies_and_measures_both_kinds(two_hosts, lib, t
     fits = {(g.benchmark, g.placement): g for g in groups(block.records().records + cyclic.records().records)}
     assert set(fits) == {("ring", MIXED), ("pingpong", INTRA), ("pingpong", INTER)}
     assert all(g.fit is not None and g.fit.n_points == 3 for g in fits.values())
-    assert all(sorted(p["size"] for p in g.points) == [8, 1 << 16, 1 << 20] and
-               all(p["time_us"]["min"] > 0 for p in g.points) for g in fits.values())
-    ring = [p for p in block.records().of_type("point") if p["benchmark"] == "ring"]
+    assert all(sorted(p.size for p in g.points) == [8, 1 << 16, 1 << 20] and
+               all(p.time_us.min > 0 for p in g.points) for g in fits.values())
+    ring = [p for p in block.records().points if p.benchmark == "ring"]
     for p in ring:
-        assert {tuple(x["ranks"]): x["same_host"] for x in p["pairs"]} == {
+        assert {x.ranks: x.same_host for x in p.pairs} == {
             (0, 1): True, (1, 2): False, (2, 3): True, (3, 0): False}
 
 

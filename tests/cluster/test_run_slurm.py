@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mpiscope.records import Context
 from mpiscope.store import Run, list_runs
 
 pytestmark = pytest.mark.slow
@@ -34,11 +35,11 @@ def mpi_option(lib: str, request) -> list[str]:
     return []
 
 
-def one_job_of(run: Run, ranks: int) -> dict:
+def one_job_of(run: Run, ranks: int) -> Context:
     recs = run.records()
-    ctx = recs.of_type("context")
-    assert len(ctx) == 1 and ctx[0]["world_size"] == ranks, ctx
-    assert recs.of_type("end"), "the engine did not finish"
+    ctx = recs.contexts
+    assert len(ctx) == 1 and ctx[0].world_size == ranks, ctx
+    assert recs.ends, "the engine did not finish"
     return ctx[0]
 
 
@@ -54,13 +55,13 @@ def test_run_with_srun_gives_one_job(slurm_cluster, lib, request, tmp_path):
     assert r.returncode == 0, r.stderr
     (run,) = list_runs(runs)
     meta = run.meta()
-    assert meta["status"] == "ok", meta.get("error")
-    argv = meta["launcher_command"]
+    assert meta.status == "ok", meta.error
+    argv = meta.launcher_command
     assert Path(argv[0]).name == "srun" and PMI[lib] in argv and argv[argv.index("-n") + 1] == "2"
-    assert meta["placement"] == {"launcher": "srun"}
+    assert meta.parts[0].placement.to_json() == {"launcher": "srun"}
     ctx = one_job_of(run, 2)
-    assert [x["host"] for x in ctx["ranks"]] == [slurm_cluster.node] * 2
-    assert [p["size"] for p in run.records().of_type("point")] == [8, 1024]
+    assert [x.host for x in ctx.ranks] == [slurm_cluster.node] * 2
+    assert [p.size for p in run.records().points] == [8, 1024]
     r = mpiscope(slurm_cluster, ["export", run.id, "--runs-dir", str(runs), "--format", "csv"], tmp_path)
     df = pd.read_csv(io.StringIO(r.stdout))
     assert set(df["launcher"]) == {"srun"} and set(df["placement"]) == {"intra-node"}
@@ -84,8 +85,8 @@ def test_wrong_pmi_under_srun_is_reported_with_the_fix(slurm_cluster, lib, plugi
     assert last.startswith("mpiscope: error:") and expect in last
     assert f"srun --mpi={plugin} is not the PMI" in last
     (run,) = list_runs(runs)
-    assert run.meta()["status"] == "failed"
-    assert [a for a in run.meta()["launcher_command"] if a.startswith("--mpi")] == [f"--mpi={plugin}"]
+    assert run.meta().status == "failed"
+    assert [a for a in run.meta().launcher_command if a.startswith("--mpi")] == [f"--mpi={plugin}"]
 
 
 def test_submit_run_lands_in_the_run_store(slurm_cluster, mpiscope_home, tmp_path):
@@ -107,9 +108,9 @@ def test_submit_run_lands_in_the_run_store(slurm_cluster, mpiscope_home, tmp_pat
     assert state == "COMPLETED", log.read_text() if log.exists() else state
     (run,) = list_runs(runs)
     meta = run.meta()
-    assert meta["status"] == "ok" and meta["batch"]["SLURM_JOB_ID"] == str(job)
+    assert meta.status == "ok" and meta.extra["batch"]["SLURM_JOB_ID"] == str(job)
     # inside the allocation srun is the default launcher
-    assert Path(meta["launcher_command"][0]).name == "srun"
+    assert Path(meta.launcher_command[0]).name == "srun"
     one_job_of(run, 2)
     assert f"saved in {run.path}" in log.read_text()
     listed = mpiscope(slurm_cluster, ["runs", "--runs-dir", str(runs)], tmp_path)
@@ -152,8 +153,8 @@ def test_sweep_submit_runs_every_configuration_as_a_job(slurm_cluster, mpiscope_
     eager = set()
     for e in finished:
         run = Run(runs / e["run"])
-        assert run.meta()["sweep"]["config"] == e["config"]
-        eager.add(one_job_of(run, 2)["env"]["MPIR_CVAR_CH4_EAGER_MAX_MSG_SIZE"])
+        assert run.meta().sweep.config == e["config"]
+        eager.add(one_job_of(run, 2).env["MPIR_CVAR_CH4_EAGER_MAX_MSG_SIZE"])
     assert eager == {"1024", "131072"}  # each job measured its own configuration
     table = mpiscope(slurm_cluster, ["table", str(sweep_dir)], tmp_path)
     assert table.returncode == 0, table.stderr
@@ -170,6 +171,6 @@ def test_submitted_default_run_measures_pairs_then_collectives(slurm_cluster, mp
     (job,) = submitted(r.stdout)
     assert slurm_cluster.wait_job(job, timeout=JOB_TIMEOUT) == "COMPLETED"
     (run,) = list_runs(runs)
-    assert run.meta()["status"] == "ok", run.meta().get("error")
-    measured = {p["benchmark"] for p in run.records().of_type("point")}
+    assert run.meta().status == "ok", run.meta().error
+    measured = {p.benchmark for p in run.records().points}
     assert measured == set(DEFAULT_BENCHMARKS) | set(DEFAULT_COLLECTIVES)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+
+from mpiscope.records import Context
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def _cpuinfo_mhz(root: Path, cpus: list[int] | None) -> float | None:
     return max(chosen) if chosen else None
 
 
-def detect_clock(override_mhz: float | None = None, context: Mapping | None = None,
+def detect_clock(override_mhz: float | None = None, context: Context | None = None,
                  cpus: list[int] | None = None, root: str | Path = "/") -> Clock | None:
     """The clock in MHz, in order of trust: an explicit override; a `cpu_mhz`
     field in the run's context record (the run's host, not this one); the
@@ -58,8 +59,8 @@ def detect_clock(override_mhz: float | None = None, context: Mapping | None = No
     context's rank -> cpus map)."""
     if override_mhz is not None:
         return Clock(float(override_mhz), "override")
-    if context and context.get("cpu_mhz"):
-        return Clock(float(context["cpu_mhz"]), "context record cpu_mhz")
+    if context is not None and context.cpu_mhz:
+        return Clock(context.cpu_mhz, "context record cpu_mhz")
     root = Path(root)
     if (mhz := _cpufreq_max_mhz(root, cpus)) is not None:
         return Clock(mhz, "/sys cpufreq cpuinfo_max_freq")
@@ -68,9 +69,7 @@ def detect_clock(override_mhz: float | None = None, context: Mapping | None = No
     return None
 
 
-def cpus_of_context(context: Mapping | None) -> list[int] | None:
+def cpus_of_context(context: Context | None) -> list[int] | None:
     """Cores the ranks of a run were bound to, if the context says."""
-    if not context:
-        return None
-    cpus = sorted({c for r in context.get("ranks", []) for c in r.get("cpus", [])})
+    cpus = sorted({c for r in context.ranks for c in r.cpus}) if context is not None else []
     return cpus or None

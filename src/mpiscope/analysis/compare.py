@@ -10,9 +10,14 @@ several launches per side, the launch medians are compared (Welch's t test on th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 from scipy import stats
+
+from mpiscope.records import Record
+
+from .measured import Measured, is_measured
 
 Key = tuple[str, int, int]  # benchmark, size, ranks
 
@@ -32,12 +37,9 @@ class PointChange:
     verdict: str = "same"  # slower | faster | same
 
 
-def _key(rec: dict) -> Key:
-    return rec["benchmark"], int(rec["size"]), int(rec.get("ranks") or 0)
-
-
-def _points(records: list[dict]) -> dict[Key, dict]:
-    return {_key(r): r for r in records if r.get("type") == "point" and (r.get("time_us") or {}).get("median")}
+def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
+    """The points with a median, by benchmark, size and ranks (the last of repeats)."""
+    return {(r.benchmark, r.size, r.ranks): r for r in records if is_measured(r) and r.median}
 
 
 def _mann_whitney(base: np.ndarray, cand: np.ndarray) -> tuple[float, float]:
@@ -46,21 +48,20 @@ def _mann_whitney(base: np.ndarray, cand: np.ndarray) -> tuple[float, float]:
     return float(res.pvalue), float(delta)
 
 
-def _ci_z(b: dict, c: dict) -> tuple[float, float]:
+def _ci_z(b: Measured, c: Measured) -> tuple[float, float]:
     """z test on the medians; the standard error of each is its 95 % CI width / (2 x 1.96)."""
-    def se(t: dict) -> float:
-        lo, hi = t.get("ci_low"), t.get("ci_high")
-        if lo is None or hi is None:
+    def se(t: Measured) -> float:
+        if t.ci_low is None or t.ci_high is None:
             return float("nan")
-        return max(hi - lo, 1e-12 * t["median"]) / (2 * 1.96)
+        return max(t.ci_high - t.ci_low, 1e-12 * t.median) / (2 * 1.96)
     s = np.hypot(se(b), se(c))
     if not np.isfinite(s):
         return float("nan"), float("nan")
-    z = (c["median"] - b["median"]) / s
+    z = (c.median - b.median) / s
     return float(2 * stats.norm.sf(abs(z))), float(z)
 
 
-def compare_points(base: list[dict], cand: list[dict], alpha: float = 0.05,
+def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Measured], alpha: float = 0.05,
                    min_change: float = 0.05) -> list[PointChange]:
     """Every point measured in both runs; a verdict is slower/faster when the adjusted p < alpha and
     the median moved by at least `min_change` (launches differ by a few percent anyway)."""
@@ -68,14 +69,13 @@ def compare_points(base: list[dict], cand: list[dict], alpha: float = 0.05,
     out: list[PointChange] = []
     for key in [k for k in b_pts if k in c_pts]:
         b, c = b_pts[key], c_pts[key]
-        bt, ct = b["time_us"], c["time_us"]
-        if b.get("samples_us") and c.get("samples_us"):
+        if b.samples and c.samples:
             test = "mann-whitney"
-            p, effect = _mann_whitney(np.asarray(b["samples_us"], float), np.asarray(c["samples_us"], float))
+            p, effect = _mann_whitney(np.asarray(b.samples, float), np.asarray(c.samples, float))
         else:
             test = "ci z-test"
-            p, effect = _ci_z(bt, ct)
-        out.append(PointChange(key[0], key[1], key[2], bt["median"], ct["median"], ct["median"] / bt["median"] - 1,
+            p, effect = _ci_z(b, c)
+        out.append(PointChange(key[0], key[1], key[2], b.median, c.median, c.median / b.median - 1,
                                test, p, effect))
     _judge(out, alpha, min_change)
     return out
@@ -117,8 +117,8 @@ def summary(changes: list[PointChange]) -> str:
     return "; ".join(parts)
 
 
-def compare_launches(base: list[list[dict]], cand: list[list[dict]], alpha: float = 0.05,
-                     min_change: float = 0.05) -> list[PointChange]:
+def compare_launches(base: list[Iterable[Record | Measured]], cand: list[Iterable[Record | Measured]],
+                     alpha: float = 0.05, min_change: float = 0.05) -> list[PointChange]:
     """Several launches per side: the launch medians are the observations, so the test carries the
     between-launch variation that one launch's samples cannot show. Welch's t test on the log
     medians; the change is the ratio of their geometric means, the effect size Hedges' g."""
@@ -127,8 +127,8 @@ def compare_launches(base: list[list[dict]], cand: list[list[dict]], alpha: floa
     keys = [k for k in b_sets[0] if all(k in s for s in b_sets + c_sets)]
     out: list[PointChange] = []
     for key in keys:
-        b = np.log([s[key]["time_us"]["median"] for s in b_sets])
-        c = np.log([s[key]["time_us"]["median"] for s in c_sets])
+        b = np.log([s[key].median for s in b_sets])
+        c = np.log([s[key].median for s in c_sets])
         res = stats.ttest_ind(c, b, equal_var=False)
         pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
         g = (c.mean() - b.mean()) / pooled if pooled > 0 else float("inf") * np.sign(c.mean() - b.mean())

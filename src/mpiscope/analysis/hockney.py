@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .clock import Clock
-from .points import Point, arrays
+from .measured import Measured, arrays
 from .robust import line_covariance, robust_line
 
 Interval = tuple[float, float]
@@ -109,7 +109,7 @@ def _delta(a: float, b: float, cov: np.ndarray, level: float):
     return a_ci, b_ci, (float(bw_lo[0]), float(bw_hi[0])), nh_ci
 
 
-def fit_hockney(points: Sequence[Point], clock: Clock | None = None, level: float = 0.95,
+def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: float = 0.95,
                 reps: int = 2000, seed: int = 0) -> HockneyFit:
     """Fit T(n) = alpha + beta n to the medians of `points` (one regime).
 

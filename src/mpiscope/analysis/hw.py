@@ -4,9 +4,11 @@ close MPI's pingpong comes to it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
 
-from .points import Point, points_from_records
+from mpiscope.records import Record
+
+from .measured import Measured, select
 
 MEMCPY, CACHELINE = "memcpy", "cacheline"
 REFERENCE_BYTES = 1 << 20      # the size the efficiency line is quoted at
@@ -27,7 +29,7 @@ class Hardware:
                 "efficiency_size": self.efficiency_size, "efficiency": self.efficiency}
 
 
-def _bandwidth(points: list[Point]) -> dict[int, float]:
+def _bandwidth(points: list[Measured]) -> dict[int, float]:
     """Median over repeats of size / time: bytes per microsecond = MB/s."""
     by: dict[int, list[float]] = {}
     for p in points:
@@ -36,8 +38,8 @@ def _bandwidth(points: list[Point]) -> dict[int, float]:
     return {s: sorted(v)[len(v) // 2] for s, v in sorted(by.items())}
 
 
-def hardware_from_records(records: Iterable[Mapping]) -> Hardware | None:
-    """None unless the records hold memcpy or cacheline points.
+def hardware_from_records(records: Iterable[Record | Measured]) -> Hardware | None:
+    """None unless the records (typed, or any measurements) hold memcpy or cacheline points.
 
     The efficiency is pingpong bandwidth / memcpy bandwidth at 1 MiB, or at the
     common size nearest to it when 1 MiB was not measured by both. A pingpong
@@ -46,11 +48,11 @@ def hardware_from_records(records: Iterable[Mapping]) -> Hardware | None:
     a kernel-assisted single copy (CMA, XPMEM) for large messages, so 50 % and
     100 % are the two natural ceilings."""
     recs = list(records)
-    mc = _bandwidth(points_from_records(recs, MEMCPY))
-    cl = points_from_records(recs, CACHELINE)
+    mc = _bandwidth(select(recs, MEMCPY))
+    cl = select(recs, CACHELINE)
     if not mc and not cl:
         return None
-    pp = _bandwidth(points_from_records(recs, "pingpong", ranks=2))
+    pp = _bandwidth(select(recs, "pingpong", ranks=2))
     common = sorted(set(mc) & set(pp))
     size = min(common, key=lambda s: abs(s - REFERENCE_BYTES) / min(s, REFERENCE_BYTES)) \
         if common else None

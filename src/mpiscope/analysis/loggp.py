@@ -3,10 +3,12 @@ overhead_send, overhead_recv, pingpong and bw records (docs/models.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
+
+from mpiscope.records import Record
 
 from .hockney import fit_hockney
-from .points import Point, points_from_records
+from .measured import Measured, select
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class LogGP:
 
 
 def loggp_from_measurements(pingpong_small_us: float, send_overhead_us: float,
-                            recv_overhead_us: float, stream: Sequence[Point],
+                            recv_overhead_us: float, stream: Sequence[Measured],
                             window: int) -> LogGP:
     """Combine netgauge-style measurements into LogGP.
 
@@ -53,7 +55,7 @@ OVERHEAD_SEND, OVERHEAD_RECV = "overhead_send", "overhead_recv"
 LARGE_BYTES = 64 * 1024
 
 
-def _at_smallest(points: Sequence[Point], size: int | None = None) -> Point | None:
+def _at_smallest(points: Sequence[Measured], size: int | None = None) -> Measured | None:
     """The point at `size`, else at the smallest size measured (median of repeats)."""
     if not points:
         return None
@@ -63,7 +65,7 @@ def _at_smallest(points: Sequence[Point], size: int | None = None) -> Point | No
     return same[len(same) // 2]
 
 
-def loggp_from_records(records: Iterable[Mapping]) -> LogGP | None:
+def loggp_from_records(records: Iterable[Record | Measured]) -> LogGP | None:
     """LogGP of ranks 0 and 1 from one run's (or several runs') records, or None
     when overhead_send, overhead_recv, pingpong and bw are not all there.
 
@@ -73,10 +75,10 @@ def loggp_from_records(records: Iterable[Mapping]) -> LogGP | None:
     messages is limited by the gap); G is the slope of bw's time per message
     over its large sizes (>= 64 KiB, or the largest three)."""
     recs = list(records)
-    os_pts = points_from_records(recs, OVERHEAD_SEND)
-    or_pts = points_from_records(recs, OVERHEAD_RECV)
-    pp = points_from_records(recs, "pingpong", ranks=2)
-    bw = points_from_records(recs, "bw", ranks=2)
+    os_pts = select(recs, OVERHEAD_SEND)
+    or_pts = select(recs, OVERHEAD_RECV)
+    pp = select(recs, "pingpong", ranks=2)
+    bw = select(recs, "bw", ranks=2)
     if not (os_pts and or_pts and pp and bw):
         return None
     small = min(p.size for p in os_pts)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .clock import Clock
 from .hockney import HockneyFit, fit_hockney, format_hockney_table
-from .points import Point, arrays
+from .measured import Measured, arrays, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment
 
@@ -142,7 +142,7 @@ def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray 
     return None
 
 
-def find_switches(points: Sequence[Point], clock: Clock | None = None,
+def find_switches(points: Sequence[Measured], clock: Clock | None = None,
                   penalty: float = 2.0, min_size: int = 3, reps: int = 1000) -> SwitchReport:
     """Segment T(n) into linear regimes, name every switch, fit each regime.
 
@@ -185,11 +185,11 @@ def find_switches(points: Sequence[Point], clock: Clock | None = None,
                         tuple(int(v) for v in x[spikes]), seg, *_repeat_spread(pts))
 
 
-def _repeat_spread(pts: Sequence[Point]) -> tuple[float | None, float | None]:
+def _repeat_spread(pts: Sequence[Measured]) -> tuple[float | None, float | None]:
     """How far sizes measured more than once (several launches, refinement
     rounds) disagree, next to what their CIs claim: the honest check of
     launch-to-launch noise, which no within-launch CI sees."""
-    by: dict[int, list[Point]] = {}
+    by: dict[int, list[Measured]] = {}
     for p in pts:
         by.setdefault(p.size, []).append(p)
     spread, ci = [], []
@@ -197,7 +197,7 @@ def _repeat_spread(pts: Sequence[Point]) -> tuple[float | None, float | None]:
         if len(group) > 1:
             m = [p.median for p in group]
             spread.append(max(m) / min(m) - 1 if min(m) > 0 else math.inf)
-            ci.extend(2 * p.sigma * 1.96 / p.median for p in group if p.median > 0)
+            ci.extend(2 * sigma(p) * 1.96 / p.median for p in group if p.median > 0)
     if not spread:
         return None, None
     return float(np.median(spread)), float(np.median(ci))
@@ -228,10 +228,10 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
     return sorted(new)
 
 
-def refine(measure: Callable[[list[int]], list[Point]], initial_points: Sequence[Point],
+def refine(measure: Callable[[list[int]], list[Measured]], initial_points: Sequence[Measured],
            tolerance: float = 0.05, max_rounds: int = 10, per_gap: int = 3,
            clock: Clock | None = None, penalty: float = 2.0,
-           remeasure_ends: bool = True) -> tuple[list[Point], SwitchReport]:
+           remeasure_ends: bool = True) -> tuple[list[Measured], SwitchReport]:
     """mpptest-style refinement: segment, measure more sizes inside every
     switch bracket wider than `tolerance` x its size, repeat until each switch
     is located within `tolerance` (or no size is left to try, or max_rounds).

@@ -1,11 +1,14 @@
-"""How well the collective models predict measured collectives: engine point
+"""How well the collective models predict measured collectives: typed point
 records of collective benchmarks against predictions from alpha, beta, gamma."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import pandas as pd
 
+from mpiscope.records import Context, Record
+
+from .measured import Measured, is_measured
 from .predict import ALGORITHMS, Params, ParamsFor, mpich_default, predict
 
 # The engine's `size` follows IMB (engine/src/kernels/coll.c): the block of
@@ -22,7 +25,7 @@ def model_bytes(collective: str, size: int, p: int) -> float:
     return float(size * p) if collective in PER_RANK_BLOCK else float(size)
 
 
-def validate(records: Iterable[Mapping], params: Params | ParamsFor,
+def validate(records: Iterable[Record | Measured], params: Params | ParamsFor,
              ranks: Iterable[int] | None = (2, 3, 4)) -> pd.DataFrame:
     """One row per measured collective point (benchmark known to the models,
     rank count in `ranks`): measured median, the fastest model's prediction and
@@ -34,24 +37,23 @@ def validate(records: Iterable[Mapping], params: Params | ParamsFor,
     rows = []
     oversubscribed = False
     for r in records:
-        if r.get("type") == "context":       # applies to the points after it
-            oversubscribed = bool(r.get("oversubscribed", False))
-        coll = MODEL_OF.get(r.get("benchmark"), r.get("benchmark"))
-        if r.get("type") != "point" or coll not in ALGORITHMS:
+        if isinstance(r, Context):       # applies to the points after it
+            oversubscribed = r.oversubscribed
             continue
-        p = int(r.get("ranks", 0))
-        if want is not None and p not in want:
+        if not is_measured(r):
             continue
-        size = int(r["size"])
-        n = model_bytes(coll, size, p)
-        measured = float(r["time_us"]["median"])
-        if measured <= 0 or r["time_us"].get("n", 1) == 0:
+        coll = MODEL_OF.get(r.benchmark, r.benchmark)
+        if coll not in ALGORITHMS or (want is not None and r.ranks not in want):
+            continue
+        if r.median is None or r.median <= 0 or r.n == 0:
             continue        # no valid sample (every start late under window sync): nothing to compare
+        p, size, measured = r.ranks, r.size, r.median
+        n = model_bytes(coll, size, p)
         pred = predict(coll, p, n, params)
         win = next(iter(pred))
         dflt = mpich_default(coll, p, n)
         d_us = pred.get(dflt, pred[win])
-        rows.append({"collective": coll, "benchmark": r["benchmark"], "p": p, "size": size, "n": n,
+        rows.append({"collective": coll, "benchmark": r.benchmark, "p": p, "size": size, "n": n,
                      "measured_us": measured, "best": win, "best_us": pred[win],
                      "err_best": pred[win] / measured - 1 if measured > 0 else float("nan"),
                      "default": dflt, "default_us": d_us,

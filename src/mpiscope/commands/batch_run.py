@@ -1,36 +1,31 @@
-"""`mpiscope batch-run CONFIG.json`: measure one configuration saved by `--submit`, inside
-the batch job's allocation (srun is then the default launcher), into the same run store."""
+"""`mpiscope batch-run CONFIG.json`: measure one measurement saved by `--submit`, inside the
+batch job's allocation (srun is then the default launcher), into the same run store."""
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
 
+from mpiscope import paths
+
 
 def cmd_batch_run(a: argparse.Namespace) -> int:
-    from mpiscope import paths
-    from mpiscope.cli import err, finish, out
+    from mpiscope.commands.run import summary
+    from mpiscope.console import err
     from mpiscope.errors import MpiscopeError
-    from mpiscope.execute import launch_into, run_once
-    from mpiscope.report.summary import print_run
-    from mpiscope.submit import load_spec, log_to_sweep
+    from mpiscope.session import Session, conclude
+    from mpiscope.submit import load_measurement, log_to_sweep
 
-    saved = load_spec(Path(a.config))
-    meta = saved.meta
+    m = load_measurement(Path(a.config))
     job = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST") if k in os.environ}
+    m.extra = {**m.extra, "batch": {"config": str(a.config), **job}}
     try:
-        run, outcome = run_once(saved.spec, paths.runs_dir(a.runs_dir), err, progress=False,
-                                extra_meta={**meta, "batch": {"config": str(a.config), **job}})
-        for follow in saved.then:  # as `mpiscope run` does: only after a launch that went well
-            if outcome.status == "ok":
-                outcome = launch_into(run, follow, err, progress=False)
+        run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=False).run(m)
     except MpiscopeError as e:  # the launcher did not start: the sweep still hears of it
-        log_to_sweep(meta, None, "failed", str(e))
+        log_to_sweep(m.sweep, None, "failed", str(e))
         raise
-    log_to_sweep(meta, run.id, outcome.status, outcome.error)
-    print_run(out, run.meta(), run.records(), err)
-    out.print(f"saved in {run.path}")
-    return finish(outcome, run.path)
+    log_to_sweep(m.sweep, run.id, outcome.status, outcome.error)
+    return conclude(run, outcome, show=[summary], report=False)
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:

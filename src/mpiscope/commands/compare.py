@@ -25,8 +25,7 @@ def side(ref: str, runs_dir):
     from pathlib import Path
 
     from mpiscope.errors import UsageError
-    from mpiscope.store import resolve
-    from mpiscope.store import SweepDir, is_sweep_dir
+    from mpiscope.store import SweepDir, is_sweep_dir, resolve
     if is_sweep_dir(Path(ref)):
         sd = SweepDir(Path(ref))
         if len(sd.meta()["configurations"]) != 1:
@@ -47,7 +46,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
     from mpiscope.analysis.compare import compare_launches, compare_points, regressions, summary
-    from mpiscope.cli import err, out
+    from mpiscope.console import err, out, warn_problems
     from mpiscope.errors import UsageError
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
@@ -59,9 +58,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     records = {}
     for run in b_runs + c_runs:
         recs = run.records()
-        for p in recs.problems:
-            err.print(f"[yellow]warning:[/] run {run.id}: {p}")
-        records[run.path] = recs.records
+        warn_problems(run.id, recs.problems)
+        records[run.path] = recs.points
     if len(b_runs) == 1 and len(c_runs) == 1:
         changes = compare_points(records[b_runs[0].path], records[c_runs[0].path], a.alpha, min_change)
     elif len(b_runs) < 2 or len(c_runs) < 2:

@@ -3,15 +3,19 @@ slowest pairs by name (ranks and hosts)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpiscope.records import Point
 
 MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted rings)"}
 
 
-def matrix(point: dict, mode: str, key: str = "matrix_us") -> np.ndarray:
+def matrix(point: Point, mode: str, key: str = "matrix_us") -> np.ndarray:
     """A mode's matrix with NaN where the engine wrote null (the diagonal)."""
-    rows = point["pair_map"][mode][key]
+    rows = point.details["pair_map"][mode][key]
     return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
 
@@ -29,11 +33,11 @@ def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int
             for a, b in (np.unravel_index(i, us.shape) for i in order)]
 
 
-def print_point(console, point: dict, hosts: list[str], top: int) -> None:
+def print_point(console, point: Point, hosts: list[str], top: int) -> None:
     from rich.table import Table
 
-    from mpiscope.sizes import human_size
-    size = point["size"]
+    from mpiscope.units import human_size
+    size = point.size
     for mode, label in MODES.items():
         us = matrix(point, mode)
         n = us.shape[0]
@@ -56,7 +60,7 @@ def print_point(console, point: dict, hosts: list[str], top: int) -> None:
 
 def cmd_pairs(a: argparse.Namespace) -> int:
     from mpiscope import paths
-    from mpiscope.cli import err, out
+    from mpiscope.console import out, warn_problems
     from mpiscope.errors import UsageError
     from mpiscope.store import resolve
 
@@ -64,18 +68,16 @@ def cmd_pairs(a: argparse.Namespace) -> int:
         raise UsageError(f"--top must be at least 1, got {a.top}")
     run = resolve(a.run, paths.runs_dir(a.runs_dir))
     recs = run.records()
-    for p in recs.problems:
-        err.print(f"[yellow]warning:[/] run {run.id}: {p}")
-    points = [r for r in recs.of_type("point") if r.get("benchmark") == "pairs" and "pair_map" in r]
+    warn_problems(run.id, recs.problems)
+    points = [p for p in recs.points if p.benchmark == "pairs" and isinstance(p.details.get("pair_map"), dict)]
     if not points:
         raise UsageError(f"run {run.id} has no pairs points: measure them with "
                          "`mpiscope run -b pairs -n N --sizes 8,1M`")
-    ctx = recs.context or {}
-    hosts = [r.get("host", "?") for r in ctx.get("ranks", [])]
-    out.print(f"run {run.id}: {points[0]['ranks']} ranks on {len(set(hosts)) or '?'} host(s), "
-              f"order {points[0].get('order', 'launch')}", highlight=False)
+    hosts = [r.host for r in sorted(recs.context.ranks, key=lambda r: r.rank)] if recs.context else []
+    out.print(f"run {run.id}: {points[0].ranks} ranks on {len(set(hosts)) or '?'} host(s), "
+              f"order {points[0].order}", highlight=False)
     for point in points:
-        if a.size is None or point["size"] == a.size:
+        if a.size is None or point.size == a.size:
             print_point(out, point, hosts, a.top)
     return 0
 

@@ -10,17 +10,16 @@ from mpiscope.store import runs_of
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
-    from mpiscope.cli import err, out
-    from mpiscope.report.export import tidy
+    from mpiscope.console import out, warn_problems
+    from mpiscope.records.table import tidy
     from mpiscope.report.plots import all_plots, write_plots
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     for run in runs:
-        for p in run.records().problems:
-            err.print(f"[yellow]warning:[/] run {run.id}: {p}")
+        warn_problems(run.id, run.records().problems)
     df = tidy(runs)
     if df.empty:
         raise UsageError("the runs hold no measured points: nothing to plot")
-    plots = all_plots(df, {r.id: r.records().records for r in runs})
+    plots = all_plots(df)
     if not plots:
         raise UsageError("no plot applies to these runs' benchmarks")
     out_dir = Path(a.output) if a.output else (runs[0].path if len(runs) == 1 else Path("."))

@@ -6,21 +6,36 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import TYPE_CHECKING, Callable
 
 from mpiscope import paths
 from mpiscope.errors import UsageError
+
+if TYPE_CHECKING:
+    from mpiscope.records import Record
+
+Expand = Callable[[str], list[int]]  # a size expression as the engine expands it, in bytes
 
 DEFAULT_RANKS = "2,4,...,1024"
 DEFAULT_SIZES = "8,1K,64K,1M"
 REDUCE_LOCAL = "reduce_local"     # the engine's MPI_Reduce_local sweep: gamma's source
 
 
-def parse_ranks(text: str) -> list[int]:
+def default_expand(expr: str) -> list[int]:
+    """The default MPI's engine expands the expression (built once, on first use)."""
+    from mpiscope.plan import expand_sizes
+    from mpiscope.session import target
+    return expand_sizes(target(None).engine, expr)
+
+
+def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
     """'2,4,...,1024' (the progression the terms before '...' start), '2,3,4',
-    or a size expression such as '2:1024' (powers of two)."""
-    from mpiscope.sizes import parse_sizes
+    or a size expression such as '2:1024' (powers of two), which `expand` reads."""
     if "..." not in text:
-        ps = parse_sizes(text)
+        try:
+            ps = expand(text)
+        except UsageError as e:
+            raise UsageError(f"-n '{text}': {e}") from None
     else:
         head, _, tail = text.partition("...")
         a_b = [t for t in head.split(",") if t.strip()]
@@ -47,12 +62,12 @@ def parse_ranks(text: str) -> list[int]:
     return sorted(set(ps))
 
 
-def _fits_of(records: list[dict], clock=None):
+def _fits_of(records: list[Record]):
     """The pingpong regimes of the records: [(size_range, fit)]."""
     from mpiscope.analysis.hockney import fit_hockney
-    from mpiscope.analysis.points import points_from_records
+    from mpiscope.analysis.measured import select
     from mpiscope.analysis.switches import find_switches
-    pts = points_from_records(records, "pingpong", ranks=2)
+    pts = select(records, "pingpong", ranks=2)
     if len({p.size for p in pts}) >= 6:
         return [(g.size_range, g.fit) for g in find_switches(pts).regimes]
     if len({p.size for p in pts}) >= 2:
@@ -61,25 +76,30 @@ def _fits_of(records: list[dict], clock=None):
     return []
 
 
-def gamma_from_records(records: list[dict]) -> float | None:
+def gamma_from_records(records: list[Record]) -> float | None:
     """gamma (us per byte reduced) = the slope of the engine's reduce_local
     sweep (MPI_Reduce_local on one core, float sum); None without one."""
     from mpiscope.analysis.hockney import fit_hockney
-    from mpiscope.analysis.points import points_from_records
-    pts = [p for p in points_from_records(records, REDUCE_LOCAL) if p.size > 0]
+    from mpiscope.analysis.measured import select
+    pts = [p for p in select(records, REDUCE_LOCAL) if p.size > 0]
     if len({p.size for p in pts}) < 2:
         return None
     big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
     return max(fit_hockney(big).beta_us_per_byte, 0.0)
 
 
-def _records(refs: list[str], runs_dir) -> list[dict]:
+def _records(refs: list[str], runs_dir) -> list[Record]:
+    from mpiscope.console import warn_problems
     from mpiscope.store import resolve
-    runs = [resolve(r, runs_dir) for r in refs]
-    return [rec for run in runs for rec in run.records().records]
+    out: list[Record] = []
+    for run in [resolve(r, runs_dir) for r in refs]:
+        recs = run.records()
+        warn_problems(run.id, recs.problems)
+        out += recs.records
+    return out
 
 
-def params_from_args(a: argparse.Namespace, fallback: list[dict] | None = None):
+def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None):
     """Params, or the per-size regime parameters of a run; and a line saying where they came from."""
     from mpiscope.analysis.predict import Params, regime_params
     runs_dir = paths.runs_dir(a.runs_dir)
@@ -110,20 +130,19 @@ def params_from_args(a: argparse.Namespace, fallback: list[dict] | None = None):
 
 
 def cmd_predict(a: argparse.Namespace) -> int:
-    from mpiscope.cli import out
+    from mpiscope.console import out
     if a.validate:
         return _validate(a)
     from mpiscope.analysis.predict import ALGORITHMS, format_winners, prediction_table
-    from mpiscope.sizes import parse_sizes
     colls = a.collective or [c for c in ALGORITHMS if c != "barrier"]
     for c in colls:
         if c not in ALGORITHMS:
             raise UsageError(f"unknown collective '{c}': known are {', '.join(ALGORITHMS)}")
-    ps, ns = parse_ranks(a.ranks), parse_sizes(a.sizes)
     if not a.from_run and a.alpha is None:
         raise UsageError("predict needs alpha and beta: --from RUN (a pingpong sweep) or "
                          "--alpha US --beta US_PER_BYTE")
     params, source = params_from_args(a)
+    ps, ns = parse_ranks(a.ranks), default_expand(a.sizes)  # the engine only when the rest is right
     tables = [prediction_table(c, ps, ns, params) for c in colls]
     if a.format == "json":
         print(json.dumps({"parameters": source, "predictions": [
@@ -160,7 +179,7 @@ def _every_algorithm(t, algs: list[str]) -> str:
 
 def _validate(a: argparse.Namespace) -> int:
     from mpiscope.analysis.validate import format_validation, validate
-    from mpiscope.cli import out
+    from mpiscope.console import out
     records = _records(a.validate, paths.runs_dir(a.runs_dir))
     params, source = params_from_args(a, fallback=records)
     table = validate(records, params, ranks=(2, 3, 4))

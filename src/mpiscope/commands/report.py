@@ -3,18 +3,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mpiscope import paths
 from mpiscope.errors import UsageError
-from mpiscope.store import Run, runs_of
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from mpiscope.store import runs_of
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from mpiscope.cli import out
+    from mpiscope.console import out
     from mpiscope.report.html import write_report
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     target = Path(a.output) if a.output else (runs[0].path / "report.html" if len(runs) == 1
@@ -34,18 +30,3 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("-o", "--output", metavar="FILE", help="the HTML file (default: report.html in the run's "
                                                             "directory for one run, else ./report.html)")
     p.set_defaults(func=cmd_report)
-
-
-def report_after_run(runs: "Run | list[Run]", target: Path, out: Console, err: Console) -> None:
-    """`mpiscope run` and `mpiscope sweep` end with report.html; a report that cannot be
-    written is a warning, never the run's failure."""
-    from mpiscope.report.html import write_report
-    runs = runs if isinstance(runs, list) else [runs]
-    if not runs:
-        return
-    try:
-        path = write_report(runs, target)
-    except (OSError, ValueError) as e:
-        err.print(f"[yellow]warning:[/] no HTML report: {e}")
-        return
-    out.print(f"report: {path}", markup=False)

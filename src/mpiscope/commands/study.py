@@ -1,21 +1,121 @@
-"""`mpiscope study NAME`: fixed experiments from the reference material.
-
-Each study module in `mpiscope.studies` that defines `register(sub, runs_dir)`
-adds its own `mpiscope study NAME` sub-command here.
-"""
+"""`mpiscope study ring|grid`: fixed experiments from the reference material, each one run
+measured by the session (studies/ holds what each measures and shows)."""
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 
-import mpiscope.studies
+from mpiscope import paths
+from mpiscope.commands.options import add_placement_options, parse_env, placement_from_args, split_args
+from mpiscope.errors import UsageError
+
+
+def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
+    """--env NAME=v1,v2 (repeatable): the levels of each tuning variable."""
+    return {k: [v for v in vals.split(",") if v] or [""] for k, vals in parse_env(items).items()}
+
+
+def ring_config(a: argparse.Namespace, cores: int):
+    from mpiscope.studies.ring import QUICK_NBLOCKS, RingStudyConfig
+    cfg = RingStudyConfig(ranks=a.ranks or max(2, min(4, cores - cores % 2)))
+    if a.quick:
+        cfg.max_words, cfg.step, cfg.nblocks, cfg.max_time, cfg.warmup_bytes = 2048, 2.0, list(QUICK_NBLOCKS), 0.02, "256K"
+    if a.max_words is not None:
+        cfg.max_words = a.max_words
+    if cfg.max_words < 1:
+        raise UsageError(f"--max-words must be at least 1, got {cfg.max_words}")
+    cfg.sizes_expr = a.sizes
+    if a.imbalance is not None:
+        try:
+            parts = [int(x) for x in a.imbalance.split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) != 2 or min(parts) < 0:
+            raise UsageError(f"--imbalance expects A,B (multiplications per element), e.g. 1,200; got '{a.imbalance}'")
+        cfg.imbalance = (parts[0], parts[1])
+    if a.nblocks is not None:
+        try:
+            cfg.nblocks = [int(x) for x in a.nblocks.split(",") if x.strip()]
+        except ValueError:
+            cfg.nblocks = []
+        if not cfg.nblocks or min(cfg.nblocks) < 1:
+            raise UsageError(f"--nblocks expects positive integers, e.g. 128,1024,16384; got '{a.nblocks}'")
+    for name, value in (("--max-time", a.max_time), ("--ci-target", a.ci_target)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{name} must be a positive number, got {value}")
+    cfg.max_time = a.max_time or cfg.max_time
+    cfg.ci_target = a.ci_target or cfg.ci_target
+    cfg.env_levels = parse_env_levels(a.env)
+    if cfg.ranks < 2 or cfg.ranks % 2:
+        raise UsageError(f"the ring case study needs an even number of ranks (the chapter's driver): "
+                         f"use -n {max(2, cfg.ranks + 1)}")
+    return cfg
+
+
+def cmd_ring(a: argparse.Namespace) -> int:
+    from mpiscope.console import err, out
+    from mpiscope.launch import local_cores
+    from mpiscope.session import Session, conclude, target
+    from mpiscope.studies import ring
+    cfg = ring_config(a, local_cores())
+    t = target(a.mpi)
+    m = ring.measurement(cfg, t, parse_env(a.base_env), split_args(a.launcher_args, "--launcher-args"), a.check)
+    session = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
+    run = session.start(m)
+    out.print(f"ring case study: {len(m.parts)} series on {cfg.ranks} ranks of {t.lib.name}, run {run.id}")
+    outcome = session.measure(run, t, run.meta().parts, keep_going=True)
+    if outcome.error and outcome.status != "interrupted":
+        outcome.error = f"some series failed ({outcome.error})"
+    return conclude(run, outcome, show=[ring.show_results(cfg)], report=False)
+
+
+def cmd_grid(a: argparse.Namespace) -> int:
+    from mpiscope.console import err
+    from mpiscope.launch import local_cores
+    from mpiscope.session import Session, conclude, target
+    from mpiscope.studies import grid
+    if a.max_time is not None and not a.max_time > 0:
+        raise UsageError(f"--max-time must be a positive number, got {a.max_time}")
+    placement = placement_from_args(a)
+    t = target(a.mpi)
+    ranks = placement.ranks(a.ranks) or local_cores()
+    m = grid.measurement(t, ranks, a.sizes, a.max_time, parse_env(a.env),
+                         split_args(a.launcher_args, "--launcher-args"), placement)
+    run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)
+    return conclude(run, outcome, show=[grid.show_results], report=False)
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
     study = sub.add_parser("study", help="reproduce an experiment of the reference material")
     names = study.add_subparsers(dest="study", required=True, metavar="STUDY")
-    for mod in sorted(m.name for m in pkgutil.iter_modules(mpiscope.studies.__path__)):
-        module = importlib.import_module(f"mpiscope.studies.{mod}")
-        if hasattr(module, "register"):
-            module.register(names, runs_dir)
+
+    p = names.add_parser("grid", parents=[runs_dir],
+                         help="every P x Q process grid under block and cyclic ordering (HPL's pattern)")
+    p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
+    p.add_argument("-n", "--ranks", type=int, help="number of ranks (default: the local cores)")
+    p.add_argument("--sizes", default="64K,1M", help="panel sizes in bytes (default 64K,1M)")
+    p.add_argument("--max-time", type=float, default=0.2, help="time cap per point and phase, seconds (0.2)")
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
+    p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_placement_options(p)
+    p.set_defaults(func=cmd_grid)
+
+    p = names.add_parser("ring", parents=[runs_dir],
+                         help="the ring case study: five algorithms, load imbalance, MPI_Testall, deadlock")
+    p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
+    p.add_argument("-n", "--ranks", type=int, help="even number of ranks (default: 4, the chapter's, or the cores)")
+    p.add_argument("--max-words", type=int, help="largest message in 8-byte words (default 500000, the chapter's)")
+    p.add_argument("--sizes", help="message sizes in words, engine grammar (default 0:MAX_WORDS:*1.2)")
+    p.add_argument("--imbalance", help="ncompute A,B for the unbalanced series (default 1,200)")
+    p.add_argument("--nblocks", help="algorithm 5's elements between MPI_Testall calls (default the chapter's "
+                                     "128..16384)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=v1,v2",
+                   help="sweep a tuning variable: every series runs once per level")
+    p.add_argument("--base-env", action="append", default=[], metavar="K=V", help="fixed environment for the ranks")
+    p.add_argument("--max-time", type=float, help="time cap per point, seconds (default 0.1; --quick 0.02)")
+    p.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F (default 0.05)")
+    p.add_argument("--quick", action="store_true", help="small sizes (up to 2048 words), 3 nblocks, short points")
+    p.add_argument("--check", action="store_true", help="verify the ring's contents before timing each point")
+    p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_ring)

@@ -8,7 +8,7 @@ from mpiscope import paths
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
-    from mpiscope.cli import err, out
+    from mpiscope.console import err, out
     from mpiscope.errors import UsageError
     from mpiscope.spec import expand, load_spec
     from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
@@ -27,8 +27,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         return 0
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
+        from mpiscope.commands.options import split_args
         from mpiscope.submit import submit_sweep
-        return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), a, out)
+        return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), out, resume=a.resume, dry_run=a.dry_run,
+                            sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
     if a.resume:
         sd = open_for_resume(runs_dir, spec, configs)
         spec.launches = max(spec.launches, sd.meta().get("launches", 1))  # --launches given at the start counts
@@ -39,8 +41,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     result = run_sweep(planned, sd, runs_dir, spec.launches, err, progress=not a.no_progress)
     _report(sd, result, spec.launches)
     if not a.no_report:
-        from mpiscope.commands.report import report_after_run
-        report_after_run([run for _, run in sd.runs()], sd.path / "report.html", out, err)
+        from mpiscope.session import write_report_quietly
+        write_report_quietly([run for _, run in sd.runs()], sd.path / "report.html")
     if result.interrupted:
         err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "
                   f"continues")
@@ -49,7 +51,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 
 def _report(sd, result, launches: int) -> None:
-    from mpiscope.cli import err, out
+    from mpiscope.console import err, out
     from mpiscope.report.table import sweep_status_table
     out.print(sweep_status_table(sd))
     if result.skipped:
@@ -57,7 +59,8 @@ def _report(sd, result, launches: int) -> None:
     for f in result.failed:
         err.print(f"[yellow]failed:[/] {f}", highlight=False)
     if launches > 1 and sd.runs():
-        from mpiscope.analysis.variation import summary_table, variation
+        from mpiscope.analysis.variation import variation
+        from mpiscope.report.variation import summary_table
         from mpiscope.report.table import sweep_frame, with_config
         out.print(summary_table(variation(with_config(sweep_frame(sd)))))
     out.print(f"sweep saved in {sd.path}; `mpiscope table {sd.path}` shows the results side by side")
@@ -72,6 +75,6 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--launches", type=int, help="launch each configuration N times (overrides the spec)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the sweep directory")
-    from mpiscope.submit import add_submit_options
+    from mpiscope.commands.options import add_submit_options
     add_submit_options(p, dry_run=False)  # --dry-run above: with --submit it prints the scripts
     p.set_defaults(func=cmd_sweep)

@@ -8,12 +8,13 @@ from mpiscope import paths
 
 
 def cmd_table(a: argparse.Namespace) -> int:
-    from mpiscope.cli import out
+    from mpiscope.console import out
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
     if a.variation:
-        from mpiscope.analysis.variation import variation, variation_table
+        from mpiscope.analysis.variation import variation
+        from mpiscope.report.variation import variation_table
         out.print(variation_table(variation(with_config(df), a.benchmark)))
         return 0
     tables = side_by_side(df, a.benchmark, a.words, a.latency_upto)

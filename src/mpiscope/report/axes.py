@@ -8,7 +8,7 @@ matplotlib.use("Agg")  # files only: no display on clusters or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from mpiscope.sizes import human_size  # noqa: E402
+from mpiscope.units import human_size  # noqa: E402
 
 
 def tick_size(v: float) -> str:

@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 
 from mpiscope import __version__
+from mpiscope.records import Context, RecordFile
+from mpiscope.records.table import tidy
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi
-from mpiscope.report.export import tidy
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
-from mpiscope.sizes import human_size
+from mpiscope.units import human_size
 from mpiscope.store import Run
 
 CSS = (Path(__file__).with_name("report.css")).read_text()
@@ -47,11 +48,11 @@ def _svg(fig) -> str:
 
 # --- sections -------------------------------------------------------------------------------
 
-def _what(df: pd.DataFrame, runs: list[Run], contexts: dict[str, dict]) -> str:
+def _what(df: pd.DataFrame, runs: list[Run], contexts: dict[str, Context | None]) -> str:
     benches = ", ".join(dict.fromkeys(df["benchmark"])) if not df.empty else "nothing"
     sizes = df["size"] if not df.empty else pd.Series([0])
     libs = ", ".join(dict.fromkeys(with_mpi(df)["mpi"])) if not df.empty else "?"
-    hosts = sorted({h for c in contexts.values() for h in c.get("hosts", [])})
+    hosts = sorted({h for c in contexts.values() if c is not None for h in c.hosts})
     ranks = sorted({int(r) for r in df["ranks"].dropna()}) if "ranks" in df else []
     return (f"<p class=\"lede\">{len(runs)} run{'s' if len(runs) != 1 else ''} of <b>{escape(benches)}</b>, "
             f"message sizes {human_size(int(sizes.min()))} to {human_size(int(sizes.max()))}, with "
@@ -81,8 +82,8 @@ def _cards(df: pd.DataFrame) -> str:
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
-def _warnings(runs: list[Run], many: bool) -> str:
-    items = [(run.id, w) for run in runs for w in run_warnings(run)]
+def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> str:
+    items = [(run.id, w) for run in runs for w in run_warnings(run, records[run.id])]
     if not items:
         return '<p class="ok">No warnings: every point converged, no oversubscription, time-outs or skips.</p>'
     lis = "".join(f"<li>{f'<span class=run>{escape(rid)}</span> ' if many else ''}{escape(w)}</li>"
@@ -142,7 +143,9 @@ def _plots(plots: list[Plot]) -> str:
 
 def _cell(row) -> tuple[str, str]:
     ci = f'<span class="ci">{_num(row.time_ci_low_us)}–{_num(row.time_ci_high_us)}</span>'
-    flag = "" if row.converged is not False else f' <span class="flag" title="did not converge: {escape(str(row.stop_reason))}">†</span>'
+    unconverged = not pd.isna(row.converged) and not bool(row.converged)  # a missing value says nothing
+    flag = (f' <span class="flag" title="did not converge: {escape(str(row.stop_reason))}">†</span>'
+            if unconverged else "")
     bw = row.bw_median_MBps if "bw_median_MBps" in row._fields else None
     return f"{_num(row.time_median_us)}{flag} {ci}", _num(bw, 4) if bw is not None and bw == bw else "–"
 
@@ -182,31 +185,38 @@ def _tables(df: pd.DataFrame) -> str:
     return "".join(parts) + '<p class="muted">† did not converge (stopped by its time or repetition cap).</p>'
 
 
-def _provenance(run: Run, ctx: dict, open_: bool) -> str:
+def _provenance(run: Run, ctx: Context | None, open_: bool) -> str:
     meta = run.meta()
-    mpi = meta.get("mpi", {})
-    env = {**(ctx.get("env") or {}), **(meta.get("env") or {})}
-    ranks = ctx.get("ranks") or []
+    mpi = meta.mpi
+    env = {**(ctx.env if ctx else {}), **{k: v for part in meta.parts for k, v in part.env.items()}}
+    placements = list(dict.fromkeys(", ".join(f"{k}={v}" for k, v in part.placement.to_json().items())
+                                    for part in meta.parts))
+    ranks = ctx.ranks if ctx else ()
     mapping = _table(["rank", "host", "cpus", "bound"],
-                     [[str(r.get("rank")), escape(str(r.get("host"))), escape(_cpus(r.get("cpus") or [])),
-                       "yes" if r.get("bound") else "no"] for r in ranks], "mapping") if ranks else "?"
-    timer = ctx.get("timer") or {}
+                     [[str(r.rank), escape(r.host), escape(_cpus(list(r.cpus))), "yes" if r.bound else "no"]
+                      for r in ranks], "mapping") if ranks else "?"
+    timer = ctx.timer if ctx else {}
+
+    def of(x, name: str, default: str = "?") -> str:
+        v = getattr(x, name, None) if x is not None else None
+        return str(v) if v not in (None, "") else default
+
     rows = [
-        ("status", f"{meta.get('status')} · started {meta.get('started', '?')} · finished {meta.get('finished', '?')}"),
-        ("MPI", f"{mpi.get('vendor', '?')} {mpi.get('version', '')} ({mpi.get('name', '?')}, {mpi.get('origin', '?')}), "
-                f"MPI standard {ctx.get('mpi_version', mpi.get('mpi_version', '?'))}"),
-        ("library version", f"<pre>{escape(ctx.get('mpi_library_version') or mpi.get('library_version') or '?')}</pre>"),
-        ("engine / mpiscope", f"engine {ctx.get('engine_version', '?')}, mpiscope {meta.get('mpiscope_version', '?')}"),
-        ("hosts", f"{', '.join(ctx.get('hosts') or ['?'])} · {ctx.get('cores_online', '?')} cores online · "
-                  f"{'oversubscribed' if ctx.get('oversubscribed') else 'not oversubscribed'}"),
-        ("placement", escape(", ".join(f"{k}={v}" for k, v in (meta.get("placement") or {}).items()) or "launcher default")),
+        ("status", f"{meta.status} · started {meta.started or '?'} · finished {meta.finished or '?'}"),
+        ("MPI", f"{of(mpi, 'vendor')} {of(mpi, 'version', '')} ({of(mpi, 'name')}, {of(mpi, 'origin')}), "
+                f"MPI standard {of(ctx, 'mpi_version', of(mpi, 'mpi_version'))}"),
+        ("library version", f"<pre>{escape(of(ctx, 'mpi_library_version', of(mpi, 'library_version')))}</pre>"),
+        ("engine / mpiscope", f"engine {of(ctx, 'engine_version')}, mpiscope {meta.mpiscope_version or '?'}"),
+        ("hosts", f"{', '.join(ctx.hosts) if ctx and ctx.hosts else '?'} · {of(ctx, 'cores_online')} cores online · "
+                  f"{'oversubscribed' if ctx and ctx.oversubscribed else 'not oversubscribed'}"),
+        ("placement", escape("; ".join(p for p in placements if p)) or "launcher default"),
         ("mapping and binding", mapping),
         ("tuning variables", escape(" ".join(f"{k}={v}" for k, v in sorted(env.items()))) or "none"),
-        ("factors", escape(", ".join(f"{k}={v}" for k, v in (meta.get("factors") or {}).items())) or "none"),
+        ("factors", escape(", ".join(f"{k}={v}" for k, v in meta.factors.items())) or "none"),
         ("timer", escape(f"{timer.get('source', '?')}, resolution {timer.get('resolution_s', '?')} s, "
                          f"overhead {timer.get('overhead_s', '?')} s")),
-        ("launcher command", f"<code>{escape(shlex.join(meta.get('launcher_command') or []))}</code>"),
-        ("engine command", f"<code>{escape(shlex.join(meta.get('engine_command') or []))}</code>"),
+        ("launcher command", f"<code>{escape(shlex.join(meta.launcher_command))}</code>"),
+        ("engine command", f"<code>{escape(shlex.join(meta.engine_command))}</code>"),
         ("run directory", f"<code>{escape(str(run.path))}</code>"),
     ]
     esc = {"library version", "mapping and binding", "launcher command", "engine command", "run directory",
@@ -232,10 +242,10 @@ def _cpus(cpus: list[int]) -> str:
 
 def render(runs: list[Run]) -> str:
     records = {run.id: run.records() for run in runs}
-    contexts = {rid: recs.context or {} for rid, recs in records.items()}
+    contexts = {rid: recs.context for rid, recs in records.items()}
     df = tidy(runs)
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
-    plots = all_plots(df, {rid: recs.records for rid, recs in records.items()}, models) if not df.empty else []
+    plots = all_plots(df, models) if not df.empty else []
     many = len(runs) > 1
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
                   ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
@@ -243,7 +253,7 @@ def render(runs: list[Run]) -> str:
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
         ("summary", "Summary", _what(df, runs, contexts) + _cards(df)),
-        ("warnings", "Warnings", _warnings(runs, many)),
+        ("warnings", "Warnings", _warnings(runs, records, many)),
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),
         ("tables", "Tables", _tables(df)),

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from rich.console import Console
 
 from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
 from mpiscope.analysis.hockney import HockneyFit, fit_hockney, format_hockney_table
-from mpiscope.analysis.hw import Hardware, hardware_from_records, format_hardware
+from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
-from mpiscope.analysis.points import points_from_records
+from mpiscope.analysis.measured import Measured, select
+from mpiscope.analysis.model import first_context
 from mpiscope.analysis.switches import SwitchReport, find_switches, format_switches
+from mpiscope.records import Record
 
 # find_switches needs two segments of 3 sizes; below that one line is all there is.
 MIN_SIZES_FOR_SWITCHES = 6
@@ -36,15 +38,15 @@ class ModelSummary:
             and self.hardware is None
 
 
-def summarise(records: Iterable[Mapping], benchmark: str = "pingpong",
+def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
               clock_mhz: float | None = None) -> ModelSummary:
     """Every model the records allow. Records of several runs may be concatenated
     (a refinement chain, repeated launches): repeated sizes are all fitted; the
     clock comes from the first run's context."""
     recs = list(records)
-    ctx = next((r for r in recs if r.get("type") == "context"), None)
+    ctx = first_context(recs)
     s = ModelSummary(benchmark, clock=detect_clock(clock_mhz, ctx, cpus_of_context(ctx)))
-    pts = points_from_records(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None)
+    pts = select(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None)
     s.sizes = len({p.size for p in pts})
     if s.sizes >= MIN_SIZES_FOR_SWITCHES:
         s.report = find_switches(pts, clock=s.clock)
@@ -73,7 +75,7 @@ def render(s: ModelSummary) -> str:
     return "\n\n".join(parts)
 
 
-def print_model(console: Console, records: Iterable[Mapping], benchmark: str = "pingpong",
+def print_model(console: Console, records: Iterable[Record | Measured], benchmark: str = "pingpong",
                 clock_mhz: float | None = None) -> bool:
     """Print the models after a run's table; False (nothing printed) when the run
     has nothing to model."""

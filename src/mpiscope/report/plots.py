@@ -15,10 +15,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from mpiscope.analysis import SwitchReport, find_switches, points_from_records
+from mpiscope.analysis import SwitchReport, find_switches, select
+from mpiscope.analysis.ring import ALGORITHM_NAMES
+from mpiscope.analysis.ring import points as ring_points
+from mpiscope.records import Point
+from mpiscope.records.table import points_of
 from mpiscope.report.axes import plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
-from mpiscope.sizes import human_size
+from mpiscope.units import human_size
 
 COLLECTIVE = ("coll", "nbc")
 # Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.
@@ -112,14 +116,6 @@ def _p2p(df: pd.DataFrame) -> pd.DataFrame:
     return with_mpi(d)
 
 
-def _as_records(rows: pd.DataFrame) -> list[dict]:
-    """Tidy rows back into the point-record shape the analysis reads."""
-    return [{"type": "point", "benchmark": r.benchmark, "size": int(r.size), "ranks": int(r.ranks),
-             "time_us": {"median": r.time_median_us, "ci_low": r.time_ci_low_us,
-                         "ci_high": r.time_ci_high_us, "n": int(r.samples)}}
-            for r in rows.itertuples()]
-
-
 def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
     """Regimes, switches and Hockney fits of every point-to-point line of the latency plot."""
     d = _p2p(df)
@@ -130,7 +126,7 @@ def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
             out.append(SeriesModel(label, bench, None, f"fewer than {MIN_MODEL_SIZES} sizes: no model"))
             continue
         try:
-            rep = find_switches(points_from_records(_as_records(rows), benchmark=None), reps=MODEL_REPS)
+            rep = find_switches(select(points_of(rows), benchmark=None), reps=MODEL_REPS)
             out.append(SeriesModel(label, bench, rep))
         except (ValueError, np.linalg.LinAlgError) as e:
             out.append(SeriesModel(label, bench, None, str(e)))
@@ -294,41 +290,26 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
 # --- the ring case study ------------------------------------------------------------------
 
 def _ring(df: pd.DataFrame) -> pd.DataFrame:
-    """Ring rows with the study's factors as columns, from run.json factors where the study set
-    them, else from the benchmark name and the engine options."""
-    from mpiscope.studies.ring import ALGORITHMS
-    d = df[df["benchmark"].astype(str).str.startswith("ringcs") & (df["size"] > 0)] if "benchmark" in df else df
+    """Ring rows (sizes above 0) with the study's factors as columns (analysis.ring), the
+    algorithm as its legend label."""
+    d = ring_points(df)
+    d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no ring case study measurements (ringcs1..5)")
     d = with_mpi(d)
-
-    def tag(name: str, derived: pd.Series) -> pd.Series:
-        """A study tag from run.json factors, else from the records (the study tags its points),
-        else derived."""
-        for col in (f"factor_{name}", name):
-            if col in d:
-                derived = d[col].where(d[col].notna(), derived)
-        return derived
-
-    alg = pd.to_numeric(tag("algorithm", d["benchmark"].str.removeprefix("ringcs")), errors="coerce")
-    d["algorithm"] = alg.astype(int).map(lambda k: f"{k}: {ALGORITHMS.get(k, '?')}")
-    balanced = d.get("opt_ncompute_a", 0) == d.get("opt_ncompute_b", 0)
-    d["load"] = tag("load", pd.Series(np.where(balanced, "balanced", "imbalanced"), index=d.index))
-    tagged = tag("nblock", pd.Series(np.nan, index=d.index))
-    d["nblock series"] = tagged.notna()
-    d["nblock"] = pd.to_numeric(tagged.fillna(d["opt_nblock"]) if "opt_nblock" in d else tagged, errors="coerce")
+    d["algorithm"] = d["algorithm"].map(lambda k: f"{k}: {ALGORITHM_NAMES.get(k, '?')}")
     return d
 
 
 _RING_SOURCES = ["benchmark", "factor_algorithm", "factor_load", "factor_nblock", "opt_ncompute_a",
-                 "opt_ncompute_b", "opt_nblock", "series", "algorithm", "load", "nblock", "nblock series"]
+                 "opt_ncompute_b", "opt_nblock", "series", "algorithm", "load", "nblock", "nblock_series"]
 
 
 def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
     """Bandwidth (including computation) against size, one line per algorithm, one panel per load:
     the chapter's FIGURES 4-6 and 4-7."""
     d = _ring(df)
-    d = d[~d["nblock series"]]
+    d = d[~d["nblock_series"]]
     if d.empty:
         raise ValueError("only MPI_Testall (nblock) series: no ring bandwidth against size")
     loads = sorted(d["load"].unique(), key=lambda v: (v != "balanced", v))
@@ -358,7 +339,7 @@ def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
     """Bandwidth of algorithm 5 against the elements computed between MPI_Testall calls, one line
     per message size: the chapter's FIGURE 4-9."""
     d = _ring(df)
-    d = d[d["nblock series"]] if d["nblock series"].any() else d[d["benchmark"] == "ringcs5"]
+    d = d[d["nblock_series"]] if d["nblock_series"].any() else d[d["benchmark"] == "ringcs5"]
     if d["nblock"].nunique() < 2:
         raise ValueError("ring algorithm 5 ran with one nblock only: no nblock figure")
     d = d.copy()
@@ -414,23 +395,29 @@ def matrix_plot(matrix: Sequence[Sequence[float | None]], ranks: Sequence[int] |
     return _finish(fig, path)
 
 
-def matrix_records(records: Sequence[dict]) -> list[dict]:
-    return [r for r in records if r.get("type") == "point" and isinstance(r.get("matrix"), list)]
+# The pair map's modes (docs/engine.md), the first the benchmark's headline map.
+PAIR_MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted rings)"}
 
 
-def matrix_of(rec: dict, run_id: str = "") -> Plot:
-    unit = rec.get("matrix_unit") or rec.get("unit") or "µs"
-    what = f"{rec.get('benchmark', '?')} {human_size(int(rec.get('size', 0)))}"
-    title = f"{what} per rank pair" + (f" (run {run_id})" if run_id else "")
-    fig = matrix_plot(rec["matrix"], rec.get("ranks"), unit, title)
-    stem = f"matrix-{rec.get('benchmark', 'pairs')}-{rec.get('size', 0)}" + (f"-{run_id}" if run_id else "")
-    return Plot(stem, title, fig)
+def pair_map_plots(point: Point, run_id: str = "") -> list[Plot]:
+    """A point's rank x rank maps of the time per message, one per mode it measured."""
+    maps = point.details.get("pair_map")
+    out: list[Plot] = []
+    for mode, label in PAIR_MODES.items():
+        m = maps.get(mode) if isinstance(maps, dict) else None
+        if not isinstance(m, dict) or not isinstance(m.get("matrix_us"), list):
+            continue
+        title = f"{point.benchmark} {human_size(point.size)} per rank pair, {label}" + (
+            f" (run {run_id})" if run_id else "")
+        stem = f"matrix-{point.benchmark}-{point.size}" + ("" if mode == "one_pair" else f"-{mode}") + (
+            f"-{run_id}" if run_id else "")
+        out.append(Plot(stem, title, matrix_plot(m["matrix_us"], point.ranks, "µs", title)))
+    return out
 
 
 # --- everything that applies --------------------------------------------------------------
 
-def all_plots(df: pd.DataFrame, records_by_run: dict[str, list[dict]] | None = None,
-              models: list[SeriesModel] | None = None) -> list[Plot]:
+def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list[Plot]:
     """Every figure the data supports, in reading order."""
     plots: list[Plot] = []
     has = set(df["family"].dropna()) if "family" in df else set()
@@ -449,7 +436,7 @@ def all_plots(df: pd.DataFrame, records_by_run: dict[str, list[dict]] | None = N
                               collective_ranks_plot(df)))
     if "ringcs" in has:
         ring = _ring(df)
-        if (~ring["nblock series"]).any():
+        if (~ring["nblock_series"]).any():
             plots.append(Plot("ring-size", "Ring case study: bandwidth against message size per algorithm",
                               ring_size_plot(df)))
         try:
@@ -457,8 +444,9 @@ def all_plots(df: pd.DataFrame, records_by_run: dict[str, list[dict]] | None = N
                               ring_nblock_plot(df)))
         except ValueError:
             pass  # one nblock only: nothing to draw
-    for run_id, recs in (records_by_run or {}).items():
-        plots += [matrix_of(r, run_id if len(records_by_run) > 1 else "") for r in matrix_records(recs)]
+    many = "run_id" in df and df["run_id"].nunique() > 1
+    for point, run_id in zip(points_of(df), df["run_id"] if "run_id" in df else [""] * len(df)):
+        plots += pair_map_plots(point, str(run_id) if many else "")
     return plots
 
 

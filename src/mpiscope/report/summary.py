@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from mpiscope.sizes import human_size
-from mpiscope.store import Records
+from mpiscope.records import Point, RecordFile, Skip, Timeout
+from mpiscope.store import RunMeta
+from mpiscope.units import human_size
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -14,50 +16,47 @@ def _num(x: float | None, digits: int = 3) -> str:
     return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
 
 
-def _label(rec: dict, world: int | None) -> str:
-    """The benchmark, and its rank count when it ran on fewer ranks than the job (--npmin)."""
-    ranks = rec.get("ranks")
-    shape = (rec.get("grid") or {}).get("shape") if isinstance(rec.get("grid"), dict) else None
-    return (rec.get("benchmark", "?") + (f" {shape}" if shape else "")
-            + (f" ({ranks} ranks)" if ranks and world and ranks != world else ""))
+def _label(rec: Point | Skip | Timeout, world: int | None) -> str:
+    """The benchmark (and its variant, a grid's shape), and its rank count when it ran on fewer
+    ranks than the job (--npmin)."""
+    return (rec.benchmark + (f" {rec.variant}" if rec.variant else "")
+            + (f" ({rec.ranks} ranks)" if world and rec.ranks != world else ""))
 
 
-def summary_table(recs: Records, title: str) -> Table:
-    world = (recs.context or {}).get("world_size")
+def summary_table(recs: RecordFile, title: str) -> Table:
+    world = recs.context.world_size if recs.context else None
     table = Table(title=title, title_justify="left")
     for col, justify in (("benchmark", "left"), ("size", "right"), ("median µs", "right"),
                          ("95% CI µs", "right"), ("MB/s", "right"), ("samples", "right"),
                          ("converged", "left")):
         table.add_column(col, justify=justify)
-    for r in recs.records:  # in measuring order, skips where they happened
-        if r.get("type") == "point":
-            t = r.get("time_us") or {}
-            bw = (r.get("bw_MBps") or {}).get("median")
-            conv = "yes" if r.get("converged") else f"no: {r.get('stop_reason', '?')}"
-            table.add_row(_label(r, world), human_size(r.get("size", 0)), _num(t.get("median")),
-                          f"{_num(t.get('ci_low'))}–{_num(t.get('ci_high'))}", _num(bw, 4),
-                          str(t.get("n", "-")), conv)
-        elif r.get("type") == "timeout":
-            table.add_row(_label(r, world), human_size(r.get("size", 0)), "hung", "", "", "",
-                          f"time-out after {r.get('limit_s')} s: deadlock?")
-        elif r.get("type") == "skip":
-            table.add_row(_label(r, world), human_size(r.get("size", 0)), "skipped", "", "", "",
-                          str(r.get("reason", "")))
+    for r in recs:  # in measuring order, skips where they happened
+        if isinstance(r, Point):
+            t = r.time_us
+            conv = "yes" if r.converged else f"no: {r.stop_reason or '?'}"
+            table.add_row(_label(r, world), human_size(r.size), _num(t.median),
+                          f"{_num(t.ci_low)}–{_num(t.ci_high)}", _num(r.bw_MBps.median if r.bw_MBps else None, 4),
+                          str(t.n), conv)
+        elif isinstance(r, Timeout):
+            table.add_row(_label(r, world), human_size(r.size), "hung", "", "", "",
+                          f"time-out after {r.limit_s} s: deadlock?")
+        elif isinstance(r, Skip):
+            table.add_row(_label(r, world), human_size(r.size), "skipped", "", "", "", r.reason)
     return table
 
 
-def print_run(console: Console, meta: dict, recs: Records, warn: Console | None = None) -> None:
+def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console | None = None) -> None:
     """The table on `console`; warnings (untrustworthy timings, damaged files) on `warn`."""
-    warn = warn or console
-    mpi = meta.get("mpi", {})
-    ctx = recs.context or {}
-    title = (f"{mpi.get('vendor', '?')} {mpi.get('version', '')} ({mpi.get('name', '?')}), "
-             f"{ctx.get('world_size', meta.get('plan', {}).get('ranks', '?'))} ranks on "
-             f"{len(ctx.get('hosts', [])) or '?'} host(s), run {meta.get('id')} [{meta.get('status')}]")
-    console.print(summary_table(recs, title))
     from mpiscope.report.placement import print_placement
-    print_placement(console, recs.records, len(ctx.get("hosts") or []))
-    for w in meta.get("warnings") or []:
+    warn = warn or console
+    mpi, ctx = meta.mpi, recs.context
+    ranks = ctx.world_size if ctx else (meta.parts[0].plan.ranks if meta.parts else "?")
+    title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
+             f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
+             f"run {meta.id} {escape(f'[{meta.status}]')}")
+    console.print(summary_table(recs, title))
+    print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
+    for w in meta.warnings:
         warn.print(f"[yellow]warning:[/] {w}")
     for p in recs.problems:
         warn.print(f"[yellow]warning:[/] {p}")

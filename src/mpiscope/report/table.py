@@ -1,6 +1,6 @@
 """Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
-for small messages. Built from the tidy table of report/export.py; terminal, Markdown, CSV."""
+for small messages. Built from the tidy table (records.table); terminal, Markdown, CSV."""
 from __future__ import annotations
 
 import io
@@ -11,8 +11,8 @@ import pandas as pd
 from rich.table import Table
 
 from mpiscope.errors import UsageError
-from mpiscope.report.export import tidy
-from mpiscope.sizes import human_size
+from mpiscope.records.table import tidy
+from mpiscope.units import human_size
 from mpiscope.store import SweepDir, runs_of
 
 TABLE_FORMATS = ("terminal", "markdown", "csv")

@@ -3,64 +3,63 @@ points that did not converge, invalid samples, data errors, time-outs, skips, da
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Sequence, TypeVar
 
-from mpiscope.sizes import human_size
-from mpiscope.store import Records, Run
+from mpiscope.records import Point, RecordFile, Skip, Timeout
+from mpiscope.store import Run
+from mpiscope.units import human_size
+
+R = TypeVar("R", Point, Skip, Timeout)
 
 
-def _sizes(recs: list[dict], most: int = 6) -> str:
-    sizes = [human_size(int(r.get("size", 0))) for r in recs]
+def _sizes(recs: Sequence[Point | Skip | Timeout], most: int = 6) -> str:
+    sizes = [human_size(r.size) for r in recs]
     return ", ".join(sizes[:most]) + (f" and {len(sizes) - most} more" if len(sizes) > most else "")
 
 
-def _by_benchmark(recs: list[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
+def _by_benchmark(recs: Sequence[R]) -> dict[str, list[R]]:
+    out: dict[str, list[R]] = defaultdict(list)
     for r in recs:
-        ranks = r.get("ranks")
-        out[f"{r.get('benchmark', '?')}" + (f" on {ranks} rank{'s' if ranks != 1 else ''}" if ranks else "")].append(r)
+        out[f"{r.benchmark} on {r.ranks} rank{'s' if r.ranks != 1 else ''}"].append(r)
     return out
 
 
-def run_warnings(run: Run, recs: Records | None = None) -> list[str]:
+def _where(recs: Sequence[Point | Skip | Timeout]) -> str:
+    return "; ".join(f"{what} at {_sizes(rs)}" for what, rs in _by_benchmark(recs).items())
+
+
+def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
     """One sentence per problem, most serious first."""
     meta = run.meta()
     recs = recs if recs is not None else run.records()
-    ctx = recs.context or {}
-    points = recs.of_type("point")
+    ctx, points, timeouts = recs.context, recs.points, recs.timeouts
     out: list[str] = []
-    if meta.get("status") not in ("ok", None):
-        out.append(f"the run ended with status '{meta.get('status')}'" +
-                   (f": {meta['error']}" if meta.get("error") else ""))
-    timeouts = recs.of_type("timeout")
-    # execute.py words time-outs too; the records below say the same with the size
-    out += [w for w in meta.get("warnings") or [] if not (timeouts and "watchdog" in w)]
-    if ctx.get("oversubscribed") and not any("cores" in w for w in meta.get("warnings") or []):
+    if meta.status != "ok":
+        out.append(f"the run ended with status '{meta.status}'" + (f": {meta.error}" if meta.error else ""))
+    # execute words time-outs too; the records below say the same with the size
+    out += [w for w in meta.warnings if not (timeouts and "watchdog" in w)]
+    if any(c.oversubscribed for c in recs.contexts) and not any("cores" in w for w in meta.warnings):
         out.append("some host ran more ranks than it has cores: timings are not trustworthy")
     if timeouts:
-        parts = [f"{what} at {_sizes(ts)}" for what, ts in _by_benchmark(timeouts).items()]
         out.append(f"{len(timeouts)} point(s) did not finish within the engine's watchdog limit (a deadlock "
-                   f"or a lost message): {'; '.join(parts)}")
-    for what, bad in _by_benchmark([p for p in points if (p.get("check") or {}).get("errors")]).items():
+                   f"or a lost message): {_where(timeouts)}")
+    for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
-    unconverged = [p for p in points if p.get("converged") is False]
+    unconverged = [p for p in points if not p.converged]
     if unconverged:
-        parts = [f"{what} at {_sizes(rs)}" for what, rs in _by_benchmark(unconverged).items()]
-        reasons = sorted({str(p.get("stop_reason")) for p in unconverged})
+        reasons = sorted({p.stop_reason for p in unconverged})
         out.append(f"{len(unconverged)} of {len(points)} points did not converge (stopped by "
-                   f"{', '.join(reasons)}): {'; '.join(parts)}")
-    invalid = [p for p in points if (p.get("invalid") or 0) > 0]
+                   f"{', '.join(reasons)}): {_where(unconverged)}")
+    invalid = [p for p in points if p.invalid > 0]
     if invalid:
-        total = sum(int(p["invalid"]) for p in invalid)
-        parts = [f"{what} at {_sizes(rs)}" for what, rs in _by_benchmark(invalid).items()]
-        out.append(f"{total} samples in {len(invalid)} points were invalid (a rank started late) and were "
-                   f"left out: {'; '.join(parts)}")
-    reasons: dict[str, list[dict]] = defaultdict(list)
-    for s in recs.of_type("skip"):
-        reasons[str(s.get("reason", "no reason given"))].append(s)
-    for reason, skips in reasons.items():
-        parts = [f"{what} at {_sizes(rs)}" for what, rs in _by_benchmark(skips).items()]
-        out.append(f"skipped ({reason}): {'; '.join(parts)}")
+        out.append(f"{sum(p.invalid for p in invalid)} samples in {len(invalid)} points were invalid (a rank "
+                   f"started late) and were left out: {_where(invalid)}")
+    reasons_of: dict[str, list[Skip]] = defaultdict(list)
+    for s in recs.skips:
+        reasons_of[s.reason].append(s)
+    for reason, skips in reasons_of.items():
+        out.append(f"skipped ({reason}): {_where(skips)}")
     out += list(recs.problems)
-    if ctx and not recs.of_type("end") and meta.get("status") == "ok":
+    if ctx and not recs.ends and meta.status == "ok":
         out.append("the records have no end line: the engine's output was cut short")
     return out

@@ -1,0 +1,86 @@
+"""What the analysis reads of a measurement: a size, the median time and its confidence interval
+(`Measured`). A `records.Point` is one; `Synthetic` is the one stand-in, for data made up in tests
+and examples. Also the standard error every fit weighs a point by."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
+
+# A CI narrower than this fraction of the median is not believed: the medians
+# of neighbouring sizes scatter more than their own CIs say (cache state, page
+# placement), so weights built from raw CIs would let one point dominate.
+REL_SIGMA_FLOOR = 0.005
+# Below the timer's practical resolution nothing is resolved (microseconds).
+ABS_SIGMA_FLOOR_US = 0.002
+
+
+@runtime_checkable
+class Measured(Protocol):
+    """One benchmark at one size on some ranks: its median time (µs) and the 95 % CI of it."""
+    @property
+    def benchmark(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def ranks(self) -> int: ...
+    @property
+    def median(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def samples(self) -> tuple[float, ...]: ...
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """A made-up measurement with the fields the analysis reads."""
+    size: int
+    median: float                      # microseconds
+    ci_low: float | None = None        # 95 % CI of the median, microseconds
+    ci_high: float | None = None
+    n: int = 0
+    benchmark: str = "pingpong"
+    ranks: int = 2
+    samples: tuple[float, ...] = field(default=(), repr=False)
+
+
+def sigma(p: Measured) -> float:
+    """Standard error of the median, from the 95 % CI, floored."""
+    s = (p.ci_high - p.ci_low) / 2.0 / 1.96 if p.ci_low is not None and p.ci_high is not None else 0.0
+    return max(s, REL_SIGMA_FLOOR * abs(p.median or 0.0), ABS_SIGMA_FLOOR_US)
+
+
+def is_measured(r: object) -> bool:
+    """A typed point, or another object with what `Measured` names (the protocol check is slow:
+    records are told apart by their class first)."""
+    if isinstance(r, Point):
+        return True
+    return not isinstance(r, (Context, Skip, Timeout, End, Failure)) and isinstance(r, Measured)
+
+
+def select(records: Iterable[Record | Measured], benchmark: str | None = "pingpong",
+           ranks: int | None = None) -> list[Measured]:
+    """The measurements of one benchmark (and rank count) among typed records, sorted by size;
+    other records (contexts, time-outs, skips) and points without a valid sample are left out.
+
+    Repeated sizes (several launches, refinement rounds) are all kept: the fits
+    treat each as one observation."""
+    pts = [r for r in records if is_measured(r) and r.median is not None
+           and (benchmark is None or r.benchmark == benchmark) and (ranks is None or r.ranks == ranks)]
+    return sorted(pts, key=lambda p: p.size)
+
+
+def arrays(points: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sizes, medians, sigmas) as float arrays, in the given order."""
+    x = np.array([p.size for p in points], dtype=float)
+    y = np.array([p.median for p in points], dtype=float)
+    s = np.array([sigma(p) for p in points], dtype=float)
+    return x, y, s

@@ -1,0 +1,27 @@
+"""`mpiscope export RUN... --format F [-o FILE]`: the tidy table of runs, one row per point."""
+from __future__ import annotations
+
+import argparse
+
+from mpiscope import paths
+from mpiscope.report.export import FORMATS
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    from mpiscope.console import warn_problems
+    from mpiscope.records.table import tidy
+    from mpiscope.report.export import write
+    from mpiscope.store import resolve
+    runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
+    for run in runs:
+        warn_problems(run.id, run.records().problems)
+    write(tidy(runs), a.format, a.output)
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    e = sub.add_parser("export", parents=[runs_dir], help="write runs as one tidy table")
+    e.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', or a path")
+    e.add_argument("--format", choices=FORMATS, default="csv")
+    e.add_argument("-o", "--output", default="-", help="file, or - for stdout (default)")
+    e.set_defaults(func=cmd_export)

@@ -1,0 +1,62 @@
+"""Options several commands share, and the checks that turn their text into values."""
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+
+from mpiscope.errors import UsageError
+from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
+from mpiscope.launch.placement import Placement, make_placement
+
+
+def csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    env = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise UsageError(f"--env expects NAME=VALUE with a valid variable name, got '{item}'")
+        env[key] = value
+    return env
+
+
+def split_args(text: str | None, option: str) -> tuple[str, ...]:
+    """One shell-quoted string of arguments (--launcher-args, --sbatch-args)."""
+    try:
+        return tuple(shlex.split(text or ""))
+    except ValueError as e:
+        raise UsageError(f"{option} '{text}' cannot be split ({e}): balance the quotes") from e
+
+
+def add_placement_options(p: argparse.ArgumentParser) -> None:
+    """The launcher and placement options of commands that measure."""
+    g = p.add_argument_group("launcher and placement")
+    g.add_argument("--launcher", choices=LAUNCHERS,
+                   help="the MPI's own mpiexec/mpirun, or Slurm's srun (default: srun inside a Slurm "
+                        "allocation, else mpiexec)")
+    g.add_argument("--hosts", type=csv, help="hosts, comma-separated (a,b or a:2,b:2 with slots)")
+    g.add_argument("--hostfile", help="file naming the hosts (the launcher's own format)")
+    g.add_argument("--nodes", type=int, help="number of nodes (srun -N; default: from --hosts or ranks per node)")
+    g.add_argument("--ranks-per-node", type=int, help="ranks on each node")
+    g.add_argument("--map-by", choices=MAPPINGS, help="block: fill a node first; cyclic: deal ranks round the nodes")
+    g.add_argument("--bind-to", choices=BINDINGS, help="pin each rank to a core, hwthread, socket, numa node, or none")
+
+
+def placement_from_args(a: argparse.Namespace) -> Placement:
+    return make_placement(launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
+                          ranks_per_node=a.ranks_per_node, mapping=a.map_by, binding=a.bind_to)
+
+
+def add_submit_options(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
+    """--submit, --sbatch-args (and --dry-run, unless the command has its own)."""
+    from mpiscope.submit import SYSTEMS
+    g = p.add_argument_group("batch submission")
+    g.add_argument("--submit", choices=SYSTEMS,
+                   help="do not measure now: write one batch script per configuration and submit it")
+    if dry_run:
+        g.add_argument("--dry-run", action="store_true", help="with --submit: print the scripts, submit nothing")
+    g.add_argument("--sbatch-args", default="", help="extra sbatch options for every job, e.g. \"-p debug -A proj\"")

@@ -1,0 +1,139 @@
+"""`mpiscope run`: measure, print the summary and the model, keep the run and its report;
+`--resume RUN` finishes a run that was cut short; `--submit slurm` measures in a batch job."""
+from __future__ import annotations
+
+import argparse
+import math
+
+from mpiscope import paths
+from mpiscope.commands.options import (add_placement_options, add_submit_options, csv, parse_env,
+                                       placement_from_args, split_args)
+from mpiscope.errors import UsageError
+from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
+
+
+def check_positive(a: argparse.Namespace) -> None:
+    for option, value in (("--ci-target", a.ci_target), ("--max-time", a.max_time),
+                          ("--time-budget", a.time_budget)):
+        if value is not None and not (value > 0 and not math.isnan(value)):
+            raise UsageError(f"{option} must be a positive number, got {value}")
+    if a.reps is not None and a.reps < 1:
+        raise UsageError(f"--reps must be at least 1, got {a.reps}")
+    if a.ranks is not None and a.ranks < 1:
+        raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")
+
+
+def measurement(a: argparse.Namespace):
+    """The parts of `mpiscope run`: the benchmarks asked for on their ranks; with no -b, the
+    characterisation: pair benchmarks on two ranks, then the main collectives on every core."""
+    from mpiscope.launch import local_cores
+    from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, Part, default_ranks, make_plan, order_options, spread_budget
+    from mpiscope.session import Measurement, target
+    check_positive(a)
+    env, extra = parse_env(a.env), split_args(a.launcher_args, "--launcher-args")
+    placement = placement_from_args(a)
+    t = target(a.mpi)
+    asked = placement.ranks(a.ranks)
+    groups = [(a.bench or list(DEFAULT_BENCHMARKS), a.sizes)]
+    if a.bench is None:
+        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if a.sizes == DEFAULT_SIZES else a.sizes))
+    if a.order in ("block", "cyclic") and not placement.mapping and placement.on_hosts:
+        from dataclasses import replace
+        placement = replace(placement, mapping=a.order)  # the launcher places ranks that way too, where it can
+    planned = []
+    for k, (benchmarks, sizes) in enumerate(groups):
+        ranks = asked or (default_ranks(benchmarks, t.engine, local_cores()) if k == 0
+                          else max(2, local_cores()))
+        planned.append(make_plan(t.engine, benchmarks, ranks, sizes=sizes, ci_target=a.ci_target,
+                                 max_time=a.max_time, reps=a.reps, check=a.check, raw=a.raw,
+                                 engine_options=[*order_options(a.order),
+                                                 *split_args(a.engine_args, "--engine-args")]))
+    if a.find_switches and "pingpong" not in planned[0][0].benchmarks:
+        raise UsageError("--find-switches refines pingpong: add it, e.g. -b pingpong")
+    plans = spread_budget(planned, a.time_budget)  # one budget for the whole run
+    return Measurement(t, [Part(p, env, extra, placement) for p in plans])
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from mpiscope.console import err, out
+    from mpiscope.session import Session, conclude
+    if a.resume:
+        return resume(a)
+    if a.dry_run and not a.submit:
+        raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
+    m = measurement(a)
+    runs_dir = paths.runs_dir(a.runs_dir)
+    if a.submit:
+        from mpiscope.submit import submit
+        submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
+        return 0
+    session = Session(runs_dir, err, progress=not a.no_progress)
+    run, outcome = session.run(m)
+    show = [summary]
+    if outcome.status == "ok":
+        show.append(lambda r: model_after_run(session, m.target, r, a))
+    return conclude(run, outcome, show=show, report=not a.no_report)
+
+
+def summary(run) -> None:
+    from mpiscope.console import err, out
+    from mpiscope.report.summary import print_run
+    print_run(out, run.meta(), run.records(), err)
+
+
+def model_after_run(session, target, run, a: argparse.Namespace) -> None:
+    """After the table: the model, or with --find-switches the refinement launches and then
+    the model of all of them together."""
+    from mpiscope.console import out, warn
+    from mpiscope.report.model import print_model
+    if a.find_switches:
+        from mpiscope.refine import refine_run
+        refine_run(session, target, run)
+    try:
+        print_model(out, run.records(), clock_mhz=a.clock_mhz)
+    except ValueError as e:
+        warn(f"no model: {e}")
+
+
+def resume(a: argparse.Namespace) -> int:
+    """Finish an interrupted or failed run in its own directory; the run's options are its own."""
+    from mpiscope.console import err, out
+    from mpiscope.session import Session, conclude
+    from mpiscope.store import resolve
+    runs_dir = paths.runs_dir(a.runs_dir)
+    run = resolve(a.resume, runs_dir)
+    outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
+    if outcome is None:
+        out.print(f"run {run.id} is complete: nothing to resume")
+        return 0
+    return conclude(run, outcome, show=[summary], report=not a.no_report)
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    r = sub.add_parser("run", parents=[runs_dir], help="measure, print a summary, keep the run")
+    r.add_argument("--mpi", help="MPI library by name (`mpiscope mpi list`; default: the embedded MPICH)")
+    r.add_argument("-n", "--ranks", type=int, help="number of ranks (default: 2 for pair benchmarks, else cores)")
+    r.add_argument("-b", "--bench", type=csv, help=f"benchmarks, comma-separated (default: "
+                   f"{','.join(DEFAULT_BENCHMARKS)} on 2 ranks, then {','.join(DEFAULT_COLLECTIVES)} on every core)")
+    r.add_argument("--sizes", default=DEFAULT_SIZES, help=f"size expression (default {DEFAULT_SIZES})")
+    r.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F x median")
+    r.add_argument("--max-time", type=float, help="time cap per point, seconds")
+    r.add_argument("--reps", type=int, help="fixed number of samples per point")
+    r.add_argument("--time-budget", type=float, help="whole run, seconds: caps the time per point")
+    r.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
+    r.add_argument("--engine-args", help="more engine options, one quoted string, e.g. \"--npmin 2 --datatype "
+                                         "double\" (docs/engine.md; the engine checks them before the launch)")
+    r.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
+    r.add_argument("--check", action="store_true", help="verify received data before timing")
+    r.add_argument("--raw", action="store_true", help="keep every sample in the records")
+    r.add_argument("--order", help="renumber ranks: block (by host), cyclic (dealt across hosts), or a list "
+                                   "of launch ranks in their new order, e.g. 0,2,1,3")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--resume", metavar="RUN", help="finish an interrupted or failed run (its own options apply)")
+    r.add_argument("--no-report", action="store_true", help="do not write report.html into the run directory")
+    add_placement_options(r)
+    add_submit_options(r)
+    r.add_argument("--clock-mhz", type=float, help="core clock for the model's cycle figures (default: detected)")
+    r.add_argument("--find-switches", action="store_true",
+                   help="locate pingpong's protocol switches: measure more sizes around each (mpptest-style)")
+    r.set_defaults(func=cmd_run)

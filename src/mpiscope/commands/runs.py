@@ -1,0 +1,29 @@
+"""`mpiscope runs`: the kept runs, one line each."""
+from __future__ import annotations
+
+import argparse
+
+from mpiscope import paths
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from mpiscope.console import out
+    from mpiscope.store import list_runs
+    runs_dir = paths.runs_dir(a.runs_dir)
+    table = Table(title=f"runs in {runs_dir}", title_justify="left")
+    for col in ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"):
+        table.add_column(col)
+    for run in list_runs(runs_dir):
+        m = run.meta()
+        ranks = sorted({p.plan.ranks for p in m.parts})
+        benchmarks = list(dict.fromkeys(b for p in m.parts for b in p.plan.benchmarks))
+        table.add_row(run.id, m.started, m.status, m.mpi.name if m.mpi else "?",
+                      ",".join(map(str, ranks)) or "?", ",".join(benchmarks), str(m.points))
+    out.print(table)
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    sub.add_parser("runs", parents=[runs_dir], help="list kept runs").set_defaults(func=cmd_runs)

@@ -1,0 +1,25 @@
+"""`mpiscope show RUN`: one run's summary, its launcher command, where it is kept."""
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from mpiscope import paths
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    from mpiscope.console import err, out
+    from mpiscope.report.summary import print_run
+    from mpiscope.store import resolve
+    run = resolve(a.run, paths.runs_dir(a.runs_dir))
+    meta = run.meta()
+    print_run(out, meta, run.records(), err)
+    out.print(f"launcher: {shlex.join(meta.launcher_command)}", markup=False)
+    out.print(f"saved in {run.path}")
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("show", parents=[runs_dir], help="print one run")
+    s.add_argument("run", help="run id, unique prefix of one, 'latest', or a path")
+    s.set_defaults(func=cmd_show)

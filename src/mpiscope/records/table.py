@@ -1,0 +1,125 @@
+"""The one tidy table of a set of runs: a row per measured point, every factor of its run and
+launch a column (library, ranks, hosts, options, tuning variables, sweep factors, study tags),
+every figure of the point a column, and the typed point itself in `point` for the analysis."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Protocol
+
+import pandas as pd
+
+from mpiscope.records.model import Context, Point
+from mpiscope.records.reader import RecordFile
+
+# Nested point objects whose fields become columns under these names; lists (samples,
+# pairs, participants, a grid's rows) stay in records.jsonl.
+_RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
+# Columns that hold objects, not figures: exports leave them out.
+OBJECT_COLUMNS = ("point",)
+
+
+class MetaView(Protocol):
+    """What the table reads of a run's run.json (store.RunMeta)."""
+    status: str
+    launcher_command: list[str]
+    factors: Mapping[str, Any]
+    sweep: Any
+    mpi: Any
+
+
+class RunView(Protocol):
+    """What the table reads of a run (store.Run)."""
+    @property
+    def id(self) -> str: ...
+    def meta(self) -> MetaView: ...
+    def records(self) -> RecordFile: ...
+
+
+def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
+    """What is the same for every point of one launch of a run."""
+    meta = run.meta()
+    mpi = meta.mpi
+    row: dict[str, Any] = {
+        "run_id": run.id,
+        "run_status": meta.status,
+        "launcher": Path((meta.launcher_command or ["?"])[0]).name,
+        "mpi_name": getattr(mpi, "name", None),
+        "mpi_vendor": getattr(mpi, "vendor", None),
+        "mpi_version": getattr(mpi, "version", None),
+        "mpi_library_version": ctx.mpi_library_version.splitlines()[0] if ctx and ctx.mpi_library_version else None,
+        "engine_version": ctx.engine_version if ctx else None,
+        "world_size": ctx.world_size if ctx else None,
+        "hosts": len(ctx.hosts) or None if ctx else None,
+        "cores_online": ctx.cores_online if ctx else None,
+        "oversubscribed": ctx.oversubscribed if ctx else None,
+        "start_time": ctx.start_time if ctx else None,
+    }
+    for k, v in (ctx.options if ctx else {}).items():
+        if not isinstance(v, (list, dict)):
+            row[f"opt_{k}"] = v
+    for k, v in (ctx.env if ctx else {}).items():
+        row[f"env_{k}"] = v
+    for k, v in (meta.factors or {}).items():  # what a sweep or study varied, e.g. factor_algorithm
+        row[f"factor_{k}"] = v
+    if meta.sweep is not None:  # which configuration and launch of a sweep made the run
+        row["sweep_config"] = meta.sweep.config
+        row["sweep_launch"] = meta.sweep.launch
+    return row
+
+
+def point_columns(p: Point) -> dict[str, Any]:
+    """Every scalar of a point as a column, nested objects as parent_child (one level), so a new
+    engine field reaches the table without code here."""
+    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks}
+    if p.variant is not None:
+        row["variant"] = p.variant
+    row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
+               ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
+    for name, value in vars(p.time_us).items():
+        row["samples" if name == "n" else _RENAME["time_us"].format(name)] = value
+    for key in ("bw_MBps", "busbw_MBps"):
+        rate = getattr(p, key)
+        if rate is not None:
+            row[_RENAME[key].format("median")] = rate.median
+            row[_RENAME[key].format("max")] = rate.max
+    for key in ("busbw_factor", "msg_rate", "window_us"):
+        if getattr(p, key) is not None:
+            row[key] = getattr(p, key)
+    _nested(row, "clock_sync", p.clock_sync or {})
+    row.update(converged=p.converged, stop_reason=p.stop_reason, warmup=p.warmup, elapsed_s=p.elapsed_s)
+    if p.check_errors is not None:
+        row.update(check_errors=p.check_errors, check_verified_bytes=p.check_verified_bytes)
+    for key, value in p.details.items():
+        if isinstance(value, dict):
+            _nested(row, key, value)
+        elif not isinstance(value, list):
+            row[key] = value
+    row.update({k: v for k, v in p.tag.items() if not isinstance(v, (list, dict))})
+    row["placement"] = p.placement
+    return row
+
+
+def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None:
+    for sub, x in values.items():
+        if not isinstance(x, (list, dict)):
+            row[f"{parent}_{sub}"] = x
+
+
+def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
+    """One row per point of every run; each point takes the context of the launch it came from."""
+    rows = []
+    for run in runs:
+        ctx: Context | None = None
+        base = run_columns(run, None)
+        for rec in run.records():
+            if isinstance(rec, Context):
+                ctx = rec
+                base = run_columns(run, ctx)
+            elif isinstance(rec, Point):
+                rows.append({**base, **point_columns(rec), "point": rec})
+    return pd.DataFrame(rows)
+
+
+def points_of(rows: pd.DataFrame) -> list[Point]:
+    """The typed points behind rows of the tidy table."""
+    return list(rows["point"]) if "point" in rows else []

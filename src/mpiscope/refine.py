@@ -1,0 +1,60 @@
+"""mpptest's adaptive refinement of protocol switches (`mpiscope run --find-switches`), as
+further parts of the same run: detect switches in the run's pingpong points, measure more
+sizes inside every bracket wider than the tolerance (and its two ends again, so that a
+launch-to-launch offset cannot fake a break), repeat."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mpiscope.analysis.switches import find_switches, sizes_to_refine
+from mpiscope.console import err, warn
+from mpiscope.errors import UsageError
+from mpiscope.execute import Target
+from mpiscope.records import Point
+from mpiscope.session import Session
+from mpiscope.store import Run
+
+TOLERANCE = 0.05   # each switch located within 5 % of its size
+MAX_ROUNDS = 6     # at most this many extra launches
+REFINEMENT = "refinement"  # run.json: rounds, tolerance and how the refinement ended
+MIN_SIZES = 6
+
+
+def pingpong_pairs(run: Run) -> list[Point]:
+    return sorted((p for p in run.records().points if p.benchmark == "pingpong" and p.ranks == 2),
+                  key=lambda p: p.size)
+
+
+def refine_run(session: Session, target: Target, run: Run) -> None:
+    """Refinement rounds into `run`; the records of round k carry `"refinement_round": k`."""
+    pts = pingpong_pairs(run)
+    if len({p.size for p in pts}) < MIN_SIZES:
+        raise UsageError(f"--find-switches needs at least {MIN_SIZES} pingpong sizes to start from: "
+                         "e.g. --sizes 1:64K")
+    first = run.meta().parts[0]
+    status, rounds = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} launches", 0
+    for round_no in range(1, MAX_ROUNDS + 2):
+        report = find_switches(pts)
+        todo = sizes_to_refine(report, {p.size for p in pts}, TOLERANCE)
+        if not todo:
+            status = "located"
+            break
+        if round_no > MAX_ROUNDS:
+            break
+        plan = replace(first.plan, benchmarks=("pingpong",), sizes=",".join(map(str, todo)), units=None)
+        err.print(f"refinement round {round_no}: {len(todo)} sizes around "
+                  f"{len(report.switches)} suspected switch(es): {', '.join(map(str, todo))}")
+        tag = {k: v for k, v in first.tag.items() if k != "part"}
+        outcome = session.add_part(run, target, replace(first, plan=plan, tag={**tag, "refinement_round": round_no}))
+        rounds = round_no
+        if outcome.status != "ok":
+            warn(f"refinement round {round_no} ended {outcome.status}: {outcome.error}; the switches are "
+                 f"located as far as measured")
+            status = f"stopped: round {round_no} {outcome.status}"
+            break
+        pts = pingpong_pairs(run)
+    meta = run.meta()
+    run.update(extra={**meta.extra, REFINEMENT: {"rounds": rounds, "tolerance": TOLERANCE, "status": status}})
+    if rounds:
+        err.print(f"refinement: {rounds} more launch(es) into run {run.id}; switches {status}")
+

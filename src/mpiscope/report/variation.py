@@ -1,0 +1,40 @@
+"""The launch-to-launch variation of `analysis.variation` as terminal tables: per size, and
+summed up per configuration and benchmark."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+
+def _pct(x: float) -> str:
+    return "-" if x is None or np.isnan(x) else f"{100 * x:.1f}%"
+
+
+def variation_table(v: pd.DataFrame) -> Table:
+    table = Table(title="variation within and between launches", title_justify="left")
+    for col in ("config", "benchmark", "size", "launches", "median us", "within: CI ±", "between: CV",
+                "between: range", "share between", "F test p"):
+        table.add_column(col, justify="left" if col in ("config", "benchmark") else "right")
+    for r in v.itertuples(index=False):
+        p = getattr(r, "p", np.nan)
+        table.add_row(str(r.config).replace("\n", ", "), r.benchmark, str(r.size), str(r.launches),
+                      f"{r.median_us:.3g}", _pct(r.within_ci_rel), _pct(r.between_cv), _pct(r.between_range_rel),
+                      _pct(getattr(r, "share_between", np.nan)), "-" if np.isnan(p) else f"{p:.2g}")
+    return table
+
+
+def summary_table(v: pd.DataFrame) -> Table:
+    """Per configuration and benchmark, over its sizes: typical within- and between-launch variation."""
+    table = Table(title="launch-to-launch variation (median over sizes; worst size)", title_justify="left")
+    for col in ("config", "benchmark", "launches", "within: CI ±", "between: CV", "worst CV at",
+                "launches differ (p<0.01)"):
+        table.add_column(col, justify="left" if col in ("config", "benchmark") else "right")
+    for (config, bench), g in v.groupby(["config", "benchmark"], sort=False):
+        worst = g.loc[g["between_cv"].idxmax()] if g["between_cv"].notna().any() else None
+        differ = int((g["p"] < 0.01).sum()) if "p" in g else 0
+        table.add_row(str(config).replace("\n", ", "), bench, str(int(g["launches"].max())),
+                      _pct(g["within_ci_rel"].median()), _pct(g["between_cv"].median()),
+                      "-" if worst is None else f"{int(worst['size'])} B ({_pct(worst['between_cv'])})",
+                      f"{differ} of {len(g)} sizes")
+    return table

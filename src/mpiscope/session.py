@@ -1,0 +1,221 @@
+"""The one measurement session: find the MPI, build the engine, plan every part with the
+engine, write the run down, launch the parts, store their records, and conclude (summary,
+analysis, report). `mpiscope run`, `run --resume`, sweeps, studies and batch jobs all go
+through it; what tells them apart is data: the parts, their tags, the run's factors, and
+what to show at the end."""
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+
+from mpiscope import __version__
+from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.execute import Outcome, Target, run_part
+from mpiscope.launch import Job, launcher_for, local_cores
+from mpiscope.mpi import find
+from mpiscope.mpi.build import build_engine
+from mpiscope.mpi.library import MpiLibrary
+from mpiscope.plan import Part, PlanPoint, engine_plan
+from mpiscope.records import Point, Skip, Timeout
+from mpiscope.store import STDERR, Run, RunMeta, SweepRef
+
+_targets: dict[str | None, Target] = {}
+
+
+def target(mpi: str | None) -> Target:
+    """The MPI library named (None: the default) and its engine, built once per session."""
+    if mpi not in _targets:
+        lib = find(mpi)
+        _targets[mpi] = Target(lib, build_engine(lib.mpicc))
+    return _targets[mpi]
+
+
+@dataclass
+class Measurement:
+    """What one run measures and what tells it apart from its neighbours: everything a
+    measuring command decides. Serialisable, so a batch job measures exactly this."""
+    target: Target
+    parts: list[Part]
+    factors: dict[str, Any] = field(default_factory=dict)
+    sweep: SweepRef | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # run.json additions: a study's config
+    keep_going: bool = False  # a failed part does not stop the next (a study's series)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lib": self.target.lib.to_json(), "engine": str(self.target.engine),
+                "parts": [p.to_json() for p in self.parts], "factors": self.factors,
+                "sweep": vars(self.sweep) if self.sweep else None, "extra": self.extra,
+                "keep_going": self.keep_going}
+
+    @classmethod
+    def from_json(cls, d: Any) -> "Measurement":
+        if not isinstance(d, dict):
+            raise ValueError("not an object")
+        lib = MpiLibrary.from_json(d["lib"])
+        return cls(Target(lib, Path(d["engine"])), [Part.from_json(p) for p in d["parts"]],
+                   dict(d.get("factors") or {}), SweepRef(**d["sweep"]) if d.get("sweep") else None,
+                   dict(d.get("extra") or {}), bool(d.get("keep_going")))
+
+
+def launch_argv(target: Target, part: Part, cores: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """The launcher command (and the environment it adds) for every point of `part`."""
+    job = Job([str(target.engine), *part.plan.engine_args()], part.plan.ranks, dict(part.env),
+              list(part.launcher_args), **part.placement.job_fields())
+    launch = launcher_for(target.lib, job.launcher).command(job, cores or local_cores())
+    return launch.argv, launch.env
+
+
+class Session:
+    """Measures into runs under `runs_dir`, reporting progress and warnings on `console`."""
+
+    def __init__(self, runs_dir: Path, console: Console, progress: bool = True):
+        self.runs_dir = Path(runs_dir)
+        self.console = console
+        self.progress = progress
+
+    # -- a new run ------------------------------------------------------------------------
+    def start(self, m: Measurement) -> Run:
+        """The run directory with every part written down before the first launch, so that
+        --resume knows what a cut-off run still lacks; each part's tag gets its number."""
+        parts = [replace(p, tag={**p.tag, "part": k}) for k, p in enumerate(m.parts)]
+        argv, env = launch_argv(m.target, parts[0])
+        meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, factors=m.factors,
+                       sweep=m.sweep, launcher_command=argv, launcher_env=env,
+                       engine_command=[str(m.target.engine), *parts[0].plan.engine_args()], extra=m.extra)
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            return Run.create(self.runs_dir, meta)
+        except OSError as e:
+            raise UsageError(f"cannot create a run in {self.runs_dir}: {e.strerror or e}: give a writable "
+                             f"--runs-dir") from e
+
+    def run(self, m: Measurement) -> tuple[Run, Outcome]:
+        """A new run of every part of `m` (a failed or interrupted part ends it, unless
+        keep_going)."""
+        run = self.start(m)
+        return run, self.measure(run, m.target, run.meta().parts, m.keep_going)
+
+    def measure(self, run: Run, target: Target, parts: list[Part], keep_going: bool = False,
+                todo: list[list[PlanPoint]] | None = None) -> Outcome:
+        """Launch `parts` into `run`: each part's whole plan, or `todo[k]` of part k."""
+        total = Outcome()
+        for k, part in enumerate(parts):
+            entries = todo[k] if todo is not None else engine_plan(target.engine, part.plan)
+            if not entries:
+                continue
+            whole = todo is None
+            out = run_part(run, target, part, entries, self.console, self.progress, full_plan=whole)
+            total.merge(out)
+            if out.status == "interrupted" or (out.status == "failed" and not keep_going):
+                break
+            if out.status == "failed":
+                self.console.print(f"{part.tag.get('series', f'part {k}')}: {out.error}; the run goes on",
+                                   markup=False)
+        if total.status == "running":
+            total.status = "ok"
+        return total
+
+    def add_part(self, run: Run, target: Target, part: Part) -> Outcome:
+        """One more part of a run already measured (refinement rounds), written down first."""
+        meta = run.meta()
+        part = replace(part, tag={**part.tag, "part": len(meta.parts)})
+        run.update(parts=meta.parts + [part])
+        return self.measure(run, target, [part])
+
+    # -- finishing a run that was cut short ---------------------------------------------------
+    def resume(self, run: Run) -> Outcome | None:
+        """Measure what each part of `run` still lacks, in its own directory and with its own
+        options; None when nothing is left."""
+        meta = run.meta()
+        if meta.status == "unreadable":
+            raise UsageError(f"run {run.id} cannot be resumed: {meta.error}")
+        if meta.status == "running" and _alive(meta):
+            raise UsageError(f"run {run.id} is still being measured (mpiscope pid {meta.pid}): wait for it "
+                             f"to finish or stop it, then resume")
+        if not meta.parts or meta.mpi is None:
+            raise UsageError(f"run {run.id} has no complete plan in run.json: it cannot be resumed; measure again")
+        target_ = target(meta.mpi.name)  # the library it was measured with, found by name
+        todo = remaining(run, target_, meta.parts)
+        if not any(todo):
+            return None
+        run.update(status="running", error=None, pid=os.getpid(), host=socket.gethostname())
+        return self.measure(run, target_, meta.parts, todo=todo)
+
+
+DONE = (Point, Skip, Timeout)  # a time-out is a result too: resuming does not retry it
+
+
+def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoint]]:
+    """Per part, the entries of its plan (as the engine plans it now) that have no record yet."""
+    records = [r for r in run.records() if isinstance(r, DONE)]
+    out = []
+    for part in parts:
+        done = {r.key for r in records if all(r.tag.get(k) == v for k, v in part.tag.items())}
+        out.append([e for e in engine_plan(target.engine, part.plan) if e.key not in done])
+    return out
+
+
+def _alive(meta: RunMeta) -> bool:
+    """Is the mpiscope that created the run still running (on this host)?"""
+    if not isinstance(meta.pid, int) or meta.host != socket.gethostname():
+        return False
+    try:
+        os.kill(meta.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
+    """Exit status of a measuring command: 0, 130 after Ctrl-C, else an error with the
+    launcher's last words."""
+    if outcome is None:
+        return 0
+    if outcome.status == "interrupted":
+        err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}")
+        return 130
+    if outcome.error:
+        tail = (run.path / STDERR).read_text(errors="replace").strip().splitlines()[-15:] \
+            if (run.path / STDERR).is_file() else []
+        if tail:
+            err.print("launcher stderr (last lines):\n  " + "\n  ".join(tail), markup=False)
+        raise MpiscopeError(f"{outcome.error} (run kept in {run.path})")
+    return 0
+
+
+Presenter = Callable[[Run], None]
+
+
+def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), report: bool = True,
+             report_path: Path | None = None) -> int:
+    """The end of every measuring command: what the command shows of the run (its summary,
+    model, a study's tables), the HTML report, where the run is kept, and the exit status."""
+    from mpiscope.console import err, out
+    for present in show:
+        present(run)
+    if report:
+        write_report_quietly([run], report_path or run.path / "report.html")
+    out.print(f"saved in {run.path}")
+    return finish(outcome, run, err)
+
+
+def write_report_quietly(runs: list[Run], target_path: Path) -> None:
+    """report.html after a run or sweep: a report that cannot be written is a warning, never the
+    run's failure."""
+    from mpiscope.console import out, warn
+    from mpiscope.report.html import write_report
+    if not runs:
+        return
+    try:
+        path = write_report(runs, target_path)
+    except (OSError, ValueError) as e:
+        warn(f"no HTML report: {e}")
+        return
+    out.print(f"report: {path}", markup=False)

@@ -1,0 +1,94 @@
+"""The package's layers point one way (docs/architecture.md): cli -> commands -> the session ->
+execute, store, analysis -> report. Read from the code's own imports, those inside functions
+included, so a late import cannot hide a circle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mpiscope"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("mpiscope",) + parts).removesuffix(".__init__")
+
+
+def imports() -> dict[str, set[str]]:
+    """Every module of the package and the package modules it imports."""
+    found: dict[str, set[str]] = {}
+    for f in PACKAGE.rglob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mpiscope"):
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.startswith("mpiscope"))
+        found[module_name(f)] = deps
+    return {m: {d for d in ds if d in found and d != m} for m, ds in found.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> list[str] | None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                return path[path.index(d):] + [d]
+            if not state.get(d):
+                cycle = visit(d, path + [d])
+                if cycle:
+                    return cycle
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if not state.get(m):
+            cycle = visit(m, [m])
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle_inside_the_package():
+    cycle = find_cycle(imports())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_one():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ("mpiscope.", "mpiscope.cli"),              # nothing imports the command-line layer
+    ("mpiscope.report", "mpiscope.studies"),     # report draws any run, not one study's
+    ("mpiscope.report", "mpiscope.commands"),
+    ("mpiscope.report", "mpiscope.session"),
+    ("mpiscope.analysis", "mpiscope.report"),
+    ("mpiscope.analysis", "mpiscope.commands"),
+    ("mpiscope.analysis", "mpiscope.store"),
+    ("mpiscope.records", "mpiscope.store"),
+    ("mpiscope.execute", "mpiscope.session"),
+    ("mpiscope.store", "mpiscope.execute"),
+    ("mpiscope.session", "mpiscope.commands"),
+    ("mpiscope.studies", "mpiscope.commands"),
+])
+def test_layers_point_one_way(lower, upper):
+    wrong = sorted(f"{m} imports {d}" for m, ds in imports().items()
+                   if m.startswith(lower) and m not in (upper, "mpiscope.__main__")
+                   for d in ds if d == upper or d.startswith(upper + "."))
+    assert not wrong, wrong
+
+
+def test_analysis_returns_values_and_never_prints():
+    for f in (PACKAGE / "analysis").rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "print", f"{f.name} prints"
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("rich"), f"{f.name} imports {node.module}"

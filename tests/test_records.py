@@ -1,0 +1,110 @@
+"""The one record model (mpiscope.records): every record type survives a round trip, damaged
+lines are named by number, and every field the real engine writes is known to the model and
+documented in docs/engine.md."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from mpiscope.records import (DETAIL_FIELDS, Context, End, Failure, Pair, Point, RankPlace, Rate, RecordError,
+                              Skip, Stats, Timeout, parse_record, read_records, to_json)
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "engine.md"
+
+EXAMPLES = [
+    Context(world_size=2, engine_version="0.1.0", mpi_library_version="MPICH Version: 5.0.2", mpi_version="4.1",
+            start_time="2026-11-23T08:00:00Z", hosts=("a",), ranks=(RankPlace(0, "a", (0,), True, 0, 11, 2),
+                                                                 RankPlace(1, "a", (1,), True, 1, 12, 2)),
+            ranks_by_host=((0, 1),), cores_online=2, options={"sizes": "8", "max_time_s": 1.0},
+            env={"MPIR_CVAR_X": "1"}, argv=("mpiscope-engine", "pingpong"), tag={"part": 0}),
+    Point("pingpong", 8, 2, Stats(10, 1.0, 0.9, 1.01, 1.1, 1.2, 0.95, 1.05, 0.02), family="p2p",
+          participants=(0, 1), pairs=(Pair((0, 1), True),), sample_from="rank0", sync="none", ops_per_event=2.0,
+          bytes_per_op=8.0, bw_MBps=Rate(8.0, 8.9), msg_rate=None, converged=True, stop_reason="ci", warmup=8,
+          elapsed_s=0.01, check_errors=0, check_verified_bytes=24, samples_us=(1.0, 0.9),
+          tag={"part": 0, "series": "alg1 balanced"}),
+    Point("grid", 1024, 4, Stats(5, 2.0), family="grid", variant="2x2",
+          details={"grid": {"shape": "2x2", "p": 2, "q": 2}, "phases_us": {"step": 2.0}}),
+    Skip("allreduce", 2, 2, "2 bytes is not a whole number of 4-byte float elements (--datatype)"),
+    Skip("ringcs1", 8192, 2, "not measured: hung at 2048 B and below", source="mpiscope", tag={"part": 1}),
+    Timeout("ringcs1", 1024, 2, 1.5),
+    Timeout("grid", 1024, 4, None, "1x4", "mpiscope wall-clock limit"),
+    End(12, 3.5),
+    Failure("the engine stopped early (exit 9)", 9, "bw", 1024, 2, None, tag={"part": 0}),
+]
+
+
+@pytest.mark.parametrize("record", EXAMPLES, ids=lambda r: type(r).__name__)
+def test_every_record_type_round_trips(record):
+    text = json.dumps(to_json(record))
+    assert parse_record(json.loads(text), record.line) == record
+
+
+@pytest.mark.parametrize("line, fragment", [
+    ({"type": "point", "benchmark": 5, "size": 8, "ranks": 2, "time_us": {"n": 1}}, "'benchmark' must be a string"),
+    ({"type": "point", "benchmark": "bw", "size": "x", "ranks": 2, "time_us": {"n": 1}}, "'size' must be a whole"),
+    ({"type": "point"}, "without 'benchmark'"),
+    ({"type": "point", "benchmark": "bw", "size": -5, "ranks": 2, "time_us": {"n": 1}}, "out of range"),
+    ({"type": "point", "benchmark": "bw", "size": 8, "ranks": "two", "time_us": {"n": 1}}, "'ranks' must be"),
+    ({"type": "point", "benchmark": "bw", "size": 1e400, "ranks": 2, "time_us": {"n": 1}}, "'size' must be"),
+    ({"type": "timeout", "benchmark": None, "size": None}, "without 'benchmark'"),
+    ({"type": "context", "schema_version": 2, "world_size": 2}, "schema 2"),
+    ({"type": "nonsense"}, "unknown record type"),
+    ([1, 2], "not a JSON object"),
+])
+def test_wrong_fields_are_a_record_error_that_says_which(line, fragment):
+    with pytest.raises(RecordError, match=re.escape(fragment)):
+        parse_record(line)
+
+
+def test_the_reader_names_bad_lines_by_number(tmp_path):
+    f = tmp_path / "records.jsonl"
+    good = json.dumps(to_json(EXAMPLES[1]))
+    f.write_text(f'{good}\nnot json\n{{"type": "point", "size": "x"}}\n{good}\n{{"type": "po')
+    recs = read_records(f)
+    assert [type(r).__name__ for r in recs.records] == ["Point", "Point"]
+    assert [p.split(" is ")[0] for p in recs.problems] == ["records.jsonl line 2", "records.jsonl line 3",
+                                                           "records.jsonl line 5"]
+    assert recs.points[1].line == 4
+
+
+def _json_names(cls) -> set[str]:
+    renamed = {"check_errors": "check", "check_verified_bytes": "check"}
+    return {renamed.get(f.name, f.name) for f in fields(cls) if f.name not in ("line", "tag", "details")}
+
+
+@pytest.fixture(scope="module")
+def engine_output(mpich_engine, mpich_mpiexec) -> list[dict]:
+    """Every benchmark of the registry, once, on two real ranks, with --check and --raw."""
+    names = [b["name"] for b in json.loads(subprocess.run([str(mpich_engine), "--list", "--json"],
+                                                          capture_output=True, text=True).stdout)]
+    done = subprocess.run([str(mpich_mpiexec), "-n", "2", str(mpich_engine), "--sizes", "0,8", "--max-time", "0.01",
+                           "--min-reps", "4", "--warmup", "1", "--warmup-bytes", "1K", "--timeout", "60", "--check",
+                           "--raw", *names], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "MPIR_CVAR_NOTHING": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_every_field_the_engine_writes_is_known_to_the_model(engine_output):
+    classes = {"context": Context, "point": Point, "skip": Skip, "timeout": Timeout, "end": End}
+    kinds = set()
+    for rec in engine_output:
+        kinds.add(rec["type"])
+        model = parse_record(rec)
+        assert not model.tag, f"{rec['type']} {rec.get('benchmark')}: fields the model does not know: {model.tag}"
+        known = _json_names(classes[rec["type"]]) | {"type"} | (set(DETAIL_FIELDS) if rec["type"] == "point" else set())
+        assert set(rec) <= known, set(rec) - known
+    assert {"context", "point", "end"} <= kinds
+
+
+def test_the_schema_section_documents_every_field(engine_output):
+    schema = DOCS.read_text().split("## Output: JSON Lines", 1)[1]
+    written = {key for rec in engine_output for key in rec}
+    missing = sorted(k for k in written | set(DETAIL_FIELDS) if f'"{k}"' not in schema and f"`{k}`" not in schema)
+    assert not missing, f"docs/engine.md does not document: {missing}"

@@ -1,0 +1,199 @@
+"""The report side on typed records alone (no engine): runs written with the store's own writer
+from synthetic records, read back through the one reader, and every reader of them: the summary
+and its placement table, the warnings, the tidy export, the plots (pair maps included), the HTML
+page, and the reader commands."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from mpiscope.mpi.library import MpiLibrary
+from mpiscope.records import (Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
+                              read_records)
+from mpiscope.records.table import OBJECT_COLUMNS, tidy
+from mpiscope.store import Run, RunMeta
+
+LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",
+                 vendor="MPICH", version="5.0.2")
+SIZES = [2 ** k for k in range(17)]
+PAIR_MAP = {"unit": "time per message from row rank to column rank",
+            "one_pair": {"matrix_us": [[None, 0.8, 5.0], [0.8, None, 5.2], [5.0, 5.2, None]],
+                         "matrix_MBps": [[None, 10.0, 1.6], [10.0, None, 1.5], [1.6, 1.5, None]]},
+            "rings": {"matrix_us": [[None, 4.7, 4.0], [0.2, None, 4.1], [4.0, 4.1, None]],
+                      "matrix_MBps": [[None, 1.7, 2.0], [35.4, None, 2.0], [2.0, 2.0, None]]}}
+
+
+def context(hosts: tuple[str, ...] = ("h0",), world: int = 2, env: dict | None = None,
+            oversubscribed: bool = False) -> Context:
+    ranks = tuple(RankPlace(r, hosts[r % len(hosts)], (r,), True) for r in range(world))
+    return Context(world_size=world, engine_version="1.0", mpi_library_version="MPICH Version: 5.0.2\nbuilt",
+                   hosts=hosts, ranks=ranks, cores_online=2, oversubscribed=oversubscribed,
+                   options={"sizes": "1:64K"}, env=env or {})
+
+
+def point(bench: str, size: int, median: float, ranks: int = 2, family: str = "p2p", same_host: bool = True,
+          converged: bool = True, pairs: tuple[Pair, ...] | None = None, **kw) -> Point:
+    if pairs is None:
+        pairs = (Pair((0, 1), same_host),) if family == "p2p" else ()
+    return Point(bench, size, ranks, Stats(n=50, median=median, min=0.9 * median, mean=median,
+                                           ci_low=0.99 * median, ci_high=1.01 * median, stddev=0.01 * median),
+                 family=family, pairs=pairs, participants=(0, 1) if pairs else tuple(range(ranks)),
+                 bytes_per_op=float(size), bw_MBps=Rate(size / median, None) if size else None,
+                 converged=converged, stop_reason="ci_target" if converged else "max_time", **kw)
+
+
+def pingpong(scale: float = 1.0, same_host: bool = True) -> list[Point]:
+    """An eager regime up to 4 KiB and a rendezvous one from 8 KiB: one switch."""
+    T = lambda n: scale * float(np.where(n < 8192, 1.0 + n / 4000.0, 3.0 + n / 12000.0))
+    return [point("pingpong", s, T(s), same_host=same_host) for s in SIZES] + \
+           [point("bw", s, T(s) / 2, same_host=same_host) for s in SIZES]
+
+
+def store(runs_dir: Path, records: list, status: str = "ok", warnings: tuple[str, ...] = ()) -> Run:
+    run = Run.create(runs_dir, RunMeta(id="", mpi=LIB, launcher_command=["/opt/mpi/bin/mpiexec", "-n", "2"]))
+    run.append(records)
+    run.update(status=status, warnings=list(warnings))
+    return run
+
+
+@pytest.fixture
+def runs(tmp_path) -> dict[str, Run]:
+    d = tmp_path / "runs"
+    return {
+        "p2p": store(d, [context(env={"X": "a"}), *pingpong(), End(points=34)]),
+        "slower": store(d, [context(env={"X": "b"}), *pingpong(2.0), End(points=34)]),
+        "trouble": store(d, [context(oversubscribed=True),
+                             point("allreduce", 8, 2.0, family="coll", converged=False),
+                             point("allreduce", 64, 2.5, family="coll", invalid=3, check_errors=2,
+                                   check_verified_bytes=64),
+                             Skip("allreduce", 1, 2, "a float reduction needs 4 bytes"),
+                             Timeout("allreduce", 1024, 2, limit_s=1.0)],  # and no end line
+                         warnings=("ran on 2 cores",)),
+        "hosts": store(d, [context(("a", "b"), world=3),
+                           point("pairs", 8, 1.0, ranks=3, details={"pair_map": PAIR_MAP}),
+                           *(point("pingpong", s, 2 + s / 100, same_host=False) for s in (8, 1024, 65536)),
+                           *(point("ring", s, 2 + s / 100, pairs=(Pair((0, 1), True), Pair((1, 2), False)))
+                             for s in (8, 1024, 65536)), End(points=7)]),
+    }
+
+
+def test_summary_and_placement_of_a_run_over_two_hosts(runs):
+    from mpiscope.report.placement import INTER, MIXED, groups
+    from mpiscope.report.summary import print_run
+    run = runs["hosts"]
+    console = Console(record=True, width=200)
+    print_run(console, run.meta(), run.records())
+    text = console.export_text()
+    assert "MPICH 5.0.2 (embedded), 3 ranks on 2 host(s)" in text and "[ok]" in text
+    assert "pingpong (2 ranks)" in text and "by placement" in text and INTER in text and MIXED in text
+    fits = {(g.benchmark, g.placement): g for g in groups(run.records())}
+    assert set(fits) == {("pairs", "intra-node"), ("pingpong", INTER), ("ring", MIXED)}
+    assert fits["pingpong", INTER].fit.alpha_us == pytest.approx(2.0)
+    assert fits["pairs", "intra-node"].fit is None and "2 points" in fits["pairs", "intra-node"].why_no_fit
+
+
+def test_warnings_name_every_problem(runs):
+    from mpiscope.report.summary import print_run
+    from mpiscope.report.warnings import run_warnings
+    with open(runs["trouble"].path / "records.jsonl", "a") as f:
+        f.write("{cut short\n")
+    w = run_warnings(runs["trouble"])
+    text = "\n".join(w)
+    assert w[0] == "ran on 2 cores"  # run.json's own first; its oversubscription sentence says the same
+    assert "more ranks than it has cores" not in text
+    assert "1 point(s) did not finish" in text and "allreduce on 2 ranks at 1 KiB" in text
+    assert "received data was wrong (--check) at 64 B" in text
+    assert "1 of 2 points did not converge (stopped by max_time)" in text
+    assert "3 samples in 1 points were invalid" in text
+    assert "skipped (a float reduction needs 4 bytes): allreduce on 2 ranks at 1 B" in text
+    assert "line 6 is corrupt and was skipped" in text and "no end line" in text
+    assert run_warnings(runs["p2p"]) == []
+    console = Console(record=True, width=200)
+    print_run(console, runs["trouble"].meta(), runs["trouble"].records())
+    text = console.export_text()
+    assert "hung" in text and "skipped" in text and "corrupt" in text
+
+
+def test_tidy_export_leaves_the_typed_points_out(runs):
+    from mpiscope.report.export import render
+    df = tidy([runs["p2p"], runs["hosts"]])
+    assert "point" in OBJECT_COLUMNS and isinstance(df["point"].iloc[0], Point)
+    for fmt in ("csv", "json", "markdown"):
+        assert "point" not in render(df, fmt).decode().splitlines()[0]
+    csv = pd.read_csv(io.StringIO(render(df, "csv").decode()))
+    assert list(csv.columns) == [c for c in df.columns if c != "point"]
+    assert set(csv["placement"].dropna()) == {"intra-node", "inter-node", "mixed"}
+    assert json.loads(render(df, "json"))[0]["env_X"] == "a"
+
+
+def test_plots_fit_the_typed_points_and_draw_pair_maps(runs):
+    from mpiscope.report import plots
+    df = tidy([runs["p2p"], runs["hosts"]])
+    models = plots.fit_models(df[df["run_id"] == runs["p2p"].id])
+    assert {m.label for m in models} == {"pingpong", "bw"}
+    ping = next(m for m in models if m.benchmark == "pingpong")
+    assert len(ping.report.switches) == 1 and 4096 <= ping.report.switches[0].size <= 8192
+    assert ping.report.regimes[1].fit.alpha_us == pytest.approx(3.0, rel=0.01)
+    names = [p.name for p in plots.all_plots(df)]
+    assert names[:2] == ["latency", "bandwidth"]
+    # one heat map per mode of the pairs point, named by its run when several runs are drawn
+    hosts = runs["hosts"].id
+    assert names[2:] == [f"matrix-pairs-8-{hosts}", f"matrix-pairs-8-rings-{hosts}"]
+
+
+def test_html_report_of_typed_runs(runs):
+    from mpiscope.report.html import render
+    page = render([runs["p2p"], runs["trouble"], runs["hosts"]])
+    assert page.count("<figure") == 5  # latency, bandwidth, collectives against size, two pair maps
+    assert "regime 1" in page and "did not converge" in page and "MPICH Version: 5.0.2" in page
+    assert "/opt/mpi/bin/mpiexec -n 2" in page and "X=a" in page
+    assert page.count("<details") == 3
+
+
+def test_side_by_side_table_and_variation(runs):
+    from mpiscope.analysis.variation import variation
+    from mpiscope.report.table import side_by_side, with_config
+    from mpiscope.report.variation import summary_table, variation_table
+    df = tidy([runs["p2p"], runs["slower"]])
+    (t,) = side_by_side(df, "pingpong")
+    assert t.columns == ["env_X=a", "env_X=b"] and t.sizes == SIZES
+    assert t.cell(8, "env_X=b").endswith("(2)") and t.cell(512, "env_X=a") == "453.9"  # beyond 256 B: MB/s only
+    v = variation(with_config(df))
+    console = Console(record=True, width=200)
+    console.print(variation_table(v))
+    console.print(summary_table(v))
+    assert "env_X=a" in console.export_text()
+
+
+def test_compare_on_typed_points(runs):
+    from mpiscope.analysis.compare import compare_points, regressions
+    changes = compare_points(runs["p2p"].records(), runs["slower"].records())
+    assert len(changes) == 2 * len(SIZES) and all(pc.test == "ci z-test" for pc in changes)
+    assert {pc.verdict for pc in changes} == {"slower"}
+    assert len(regressions(changes, 0.5)) == len(changes)
+
+
+def test_reader_commands_on_stored_runs(cli, runs, tmp_path):
+    d = str(runs["p2p"].path.parent)
+    a, b, hosts = runs["p2p"].id, runs["slower"].id, runs["hosts"].id
+    for args in (["show", a], ["export", a, b], ["table", a, b], ["model", a], ["compare", a, b],
+                 ["plot", a, "-o", str(tmp_path / "plots")], ["report", a, b, "-o", str(tmp_path / "r.html")],
+                 ["pairs", hosts], ["predict", "--validate", a, "--alpha", "1", "--beta", "0.001"]):
+        r = cli(*args, "--runs-dir", d)
+        if args[0] == "predict":  # no collectives in the run: one line, status 2
+            assert r.returncode == 2 and "no collective points" in r.stderr, r.stderr
+            continue
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+    assert json.loads(cli("model", a, "--json", "--clock-mhz", "1000", "--runs-dir", d).stdout)["sizes"] == 17
+    assert "slow: 1 <-> 2 (b <-> a)" in cli("pairs", hosts, "--runs-dir", d).stdout
+
+
+def test_records_round_trip_through_the_store(runs):
+    recs = read_records(runs["hosts"].path / "records.jsonl")
+    assert not recs.problems and recs.points[0].details["pair_map"] == PAIR_MAP
