@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.records import (Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
+from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
                               read_records)
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
 from mpiscope.store import Run, RunMeta
@@ -70,8 +70,7 @@ def runs(tmp_path) -> dict[str, Run]:
         "slower": store(d, [context(env={"X": "b"}), *pingpong(2.0), End(points=34)]),
         "trouble": store(d, [context(oversubscribed=True),
                              point("allreduce", 8, 2.0, family="coll", converged=False),
-                             point("allreduce", 64, 2.5, family="coll", invalid=3, check_errors=2,
-                                   check_verified_bytes=64),
+                             point("allreduce", 64, 2.5, family="coll", invalid=3, check=Check(2, 64)),
                              Skip("allreduce", 1, 2, "a float reduction needs 4 bytes"),
                              Timeout("allreduce", 1024, 2, limit_s=1.0)],  # and no end line
                          warnings=("ran on 2 cores",)),

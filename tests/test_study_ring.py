@@ -53,14 +53,14 @@ def test_study_on_four_ranks_with_a_small_eager_limit(cli, openmpi_prefix, tmp_p
     names = [s["name"] for s in meta["series"]]
     assert len(names) == 12 and meta["study"] == "ring"
     # every series is in the one run, each record tagged with its factors
-    assert {p["series"] for p in points} == set(names)
+    assert {p["tag"]["series"] for p in points} == set(names)
     for p in points:
-        assert p["env_OMPI_MCA_btl_sm_eager_limit"] == "1024"
-        assert p["algorithm"] == p["ringcs"]["algorithm"] == int(p["benchmark"][-1])
+        assert p["tag"]["env_OMPI_MCA_btl_sm_eager_limit"] == "1024"
+        assert p["tag"]["algorithm"] == p["ringcs"]["algorithm"] == int(p["benchmark"][-1])
         assert p["check"]["errors"] == 0 and (p["check"]["verified_bytes"] > 0) == (p["size"] > 0)  # ring contents
         sched = p["ringcs"]["ncompute_schedule"]
         assert len(sched) == 4 and p["ringcs"]["bw_includes_compute"] is True
-        if p["load"] == "balanced":
+        if p["tag"]["load"] == "balanced":
             assert all(n == 0 for row in sched for n in row)
         else:  # iand(iter + me, 1) == 0 -> ncompute_A = 1, else ncompute_B = 200
             assert sched == [[1 if (it + rank) % 2 == 0 else 200 for it in range(1, 11)] for rank in range(4)]
@@ -97,7 +97,7 @@ def test_study_on_two_ranks_of_mpich_and_its_figures(cli, mpich_engine, tmp_path
     assert all(p["check"]["errors"] == 0 for p in points)
     assert {p["ringcs"]["words"] for p in points if "nblock" not in p} == {0, 1, 4, 16, 64, 256}
     assert not [x for x in recs if x["type"] == "timeout"]  # 2 KiB stays below MPICH's eager limit
-    sched = next(p for p in points if p["load"] == "imbalanced")["ringcs"]["ncompute_schedule"]
+    sched = next(p for p in points if p["tag"]["load"] == "imbalanced")["ringcs"]["ncompute_schedule"]
     assert sched == [[200, 1] * 5, [1, 200] * 5]
 
     df = tidy([Run(run)])

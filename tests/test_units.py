@@ -10,6 +10,7 @@ from mpiscope.launch.openmpi import OpenMpi
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family, parse_library_version
 from mpiscope.plan import Plan, compress, make_plan, spread_budget
+from mpiscope.typed import dump, load
 from mpiscope.records import read_records
 from mpiscope.store import Run, resolve
 
@@ -98,10 +99,10 @@ def test_plan_checks_ranks_and_options(mpich_engine):
         make_plan(mpich_engine, ["ringcs1"], 3, sizes="8")  # msgrate runs on odd counts too
     with pytest.raises(UsageError, match="--max-time"):
         make_plan(mpich_engine, ["bw"], 2, sizes="1", max_time=0)
-    plan, points = make_plan(mpich_engine, ["pingpong", "bw"], 2, sizes="1:4", max_time=0.5, check=True)
-    assert len(points) == 6
+    plan, planned = make_plan(mpich_engine, ["pingpong", "bw"], 2, sizes="1:4", max_time=0.5, check=True)
+    assert len(planned.points) == 6
     assert plan.engine_args() == ["--sizes", "1:4", "--max-time", "0.5", "--check", "pingpong", "bw"]
-    assert Plan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    assert load(Plan, json.loads(json.dumps(dump(plan)))) == plan
 
 
 def test_a_time_budget_spreads_over_every_point_of_every_plan(mpich_engine):
@@ -114,3 +115,12 @@ def test_a_time_budget_spreads_over_every_point_of_every_plan(mpich_engine):
 def test_points_are_named_in_the_engines_short_grammar():
     assert compress([7, 0, 1, 2, 3, 9, 10]) == "0-3,7,9-10"
     assert compress([5]) == "5"
+
+
+def test_time_bounds_follow_what_the_engine_says_bounds_each_point():
+    from mpiscope.plan import FIXED_REPS_PHASE_S, Planned, PlanPoint
+    points = (PlanPoint(0, "pairs", 8, 4, phases=10), PlanPoint(1, "pingpong", 8, 4))
+    assert Planned(points, max_time_s=0.5).bound_s() == 11 * 0.5          # every phase to its cap
+    assert Planned(points, max_time_s=0.5, timeout_s=2).bound_s() == 11 * 2
+    assert Planned(points, max_time_s=0.5, reps=10**6).bound_s() == 11 * FIXED_REPS_PHASE_S
+    assert Planned(points).wall_limit_s(points[1:]) == 3 * 1.0 + 60 + 2

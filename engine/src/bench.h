@@ -80,11 +80,12 @@ typedef struct bench {
      * other, each to its own median; calibrate (NULL: none) runs between phase
      * 0 and phase 1 with phase 0's median event time. */
     int phases;
-    int (*phase_count)(const bench_ctx_t *c);
+    int (*phase_count)(int nranks);
     void (*calibrate)(bench_ctx_t *c, double phase0_event_s);
     /* Points per size on nranks ranks (NULL: 1 and no variants; 0: none fits),
      * each with a label for the records ("2x2"); c->variant says which. */
     int (*variants)(int nranks);
+    const char *no_variant;   /* the skip reason when no variant fits the ranks */
     void (*variant_label)(int nranks, int variant, char *buf, size_t len);
     /* A reason this row cannot measure size on nranks ranks, known before
      * MPI_Init (NULL or returning NULL: none); why is the buffer to write it in. */
@@ -97,6 +98,8 @@ typedef struct bench {
 extern const bench_t *const registry[];
 extern const int registry_size;
 const bench_t *bench_find(const char *name);
+/* Timed phases of row b's points on nranks ranks (at least 1). */
+int bench_phases(const bench_t *b, int nranks);
 
 /* --check patterns: a byte stream determined by (sender rank, iteration). */
 void check_fill(char *buf, size_t n, int sender, long iter);

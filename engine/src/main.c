@@ -27,6 +27,19 @@ static int launcher_rank(void)
     return 0;
 }
 
+/* How many ranks of a 4-rank job row b keeps busy: 2 for the pair benchmarks, where more
+ * ranks would only steal cores. Asked of the row's own is_active, not of its name. */
+static int active_of_four(const bench_t *b)
+{
+    if (!b->is_active) return 4;
+    int n = 0;
+    for (int r = 0; r < 4; r++) {
+        bench_ctx_t probe = {.rank = r, .nranks = 4};
+        n += b->is_active(&probe) != 0;
+    }
+    return n;
+}
+
 static void list_registry(int json)
 {
     if (!json) {
@@ -54,6 +67,7 @@ static void list_registry(int json)
         json_bool(&j, "reduction", (b->flags & BENCH_REDUCTION) != 0);
         json_bool(&j, "overlap", b->calibrate != NULL);
         json_bool(&j, "message_rate", b->msgs_per_event != NULL);
+        json_bool(&j, "pair_only", b->min_ranks >= 2 && active_of_four(b) <= 2);
         json_end(&j);
         printf("%s%s", i ? ",\n " : "", j.buf);
     }

@@ -71,8 +71,8 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     }
     if (b->setup) b->setup(&c);
     long warmup = r->o->warmup > 1000 ? r->o->warmup : 1000;
-    int phases = b->phase_count ? b->phase_count(&c) : b->phases > 1 ? b->phases : 1;
-    watchdog_arm(b->name, c.size, e->ranks, e->variant_label, phases * watchdog_limit(r->o, c.size, prev, warmup));
+    watchdog_arm(b->name, c.size, e->ranks, e->variant_label,
+                 e->phases * watchdog_limit(r->o, c.size, prev, warmup));
     point_t p;
     time_point(t, b, &c, &bufs, r->o, &p);
     watchdog_disarm();

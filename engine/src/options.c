@@ -177,7 +177,12 @@ static int family_tables(const option_table_t **out)
         const option_table_t *t = registry[i]->options;
         int seen = !t;
         for (int k = 0; k < n && !seen; k++) seen = out[k] == t;
-        if (!seen && n < MAX_FAMILY_TABLES) out[n++] = t;
+        if (seen) continue;
+        if (n == MAX_FAMILY_TABLES) {  /* a build with more families than room: never silently drop options */
+            fprintf(stderr, "mpiscope-engine: more than %d option tables: raise MAX_FAMILY_TABLES\n", n);
+            exit(3);
+        }
+        out[n++] = t;
     }
     return n;
 }

@@ -78,14 +78,14 @@ static int full(const plan_t *p, char *err, size_t errlen)
 static int plan_benchmark(plan_t *p, const bench_t *b, int ranks, const options_t *o, long *series, char *err,
                           size_t errlen)
 {
-    plan_entry_t e = {.bench = b, .ranks = ranks, .series = (*series)++};
+    plan_entry_t e = {.bench = b, .ranks = ranks, .series = (*series)++, .phases = bench_phases(b, ranks)};
     if (ranks < b->min_ranks || ((b->flags & BENCH_EVEN_RANKS) && ranks % 2)) {
         e.skip = ranks < b->min_ranks ? "too few ranks" : "needs an even number of ranks";
         return add(p, &e) ? 0 : full(p, err, errlen);
     }
     int variants = b->variants ? b->variants(ranks) : 1;
     if (variants == 0) {
-        e.skip = "no grid shape fits these ranks (--grid)";
+        e.skip = b->no_variant ? b->no_variant : "no variant fits these ranks";
         return add(p, &e) ? 0 : full(p, err, errlen);
     }
     e.sizeless = (b->flags & BENCH_NO_SIZE) != 0;
@@ -157,6 +157,10 @@ int plan_emit(FILE *out, const plan_t *p, const options_t *o, int nranks)
     json_arr(&j, "sizes_bytes");
     for (size_t i = 0; i < o->sizes.n; i++) json_int(&j, NULL, o->sizes.v[i]);
     json_close_arr(&j);
+    /* what bounds each point's time: the cap per phase, or a fixed sample count */
+    json_num(&j, "max_time_s", o->max_time_s);
+    if (o->reps) json_int(&j, "reps", o->reps); else json_null(&j, "reps");
+    if (o->timeout_s > 0) json_num(&j, "timeout_s", o->timeout_s); else json_null(&j, "timeout_s");
     json_arr(&j, "points");
     for (long i = 0; i < p->n; i++) {
         const plan_entry_t *e = &p->entries[i];
@@ -169,6 +173,7 @@ int plan_emit(FILE *out, const plan_t *p, const options_t *o, int nranks)
         json_int(&j, "ranks", e->ranks);
         if (e->variant_label) json_str(&j, "variant", e->variant_label);
         if (e->sizeless) json_bool(&j, "sizeless", 1);
+        if (e->phases > 1) json_int(&j, "phases", e->phases);
         if (e->skip) json_str(&j, "skip", e->skip);
         json_close_obj(&j);
     }

@@ -20,6 +20,7 @@ typedef struct plan_entry {
     int sizeless;            /* BENCH_NO_SIZE: measured once, at size 0 */
     const char *skip;        /* why it will not be measured; NULL unless known now */
     long series;             /* entries of one (benchmark, ranks, variant) sweep share it */
+    int phases;              /* timed phases of the point, each capped by --max-time */
 } plan_entry_t;
 
 typedef struct plan {

@@ -265,6 +265,7 @@ static const bench_t grid = {
     .buffer_bytes = grid_buffers, .setup = grid_setup, .teardown = grid_teardown,
     .event = grid_event, .verify = grid_verify, .phases = 3,
     .variants = grid_variants, .variant_label = grid_variant_label, .describe = grid_describe,
+    .no_variant = "no grid shape fits these ranks (--grid)",
 };
 
 /* The pair map: one phase per pair and per ring shift, a rank x rank matrix per mode. */
@@ -315,6 +316,12 @@ const bench_t *const registry[] = {
     &pingpong_persistent, &bw_persistent,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
+
+int bench_phases(const bench_t *b, int nranks)
+{
+    int n = b->phase_count ? b->phase_count(nranks) : b->phases;
+    return n > 1 ? n : 1;
+}
 
 const bench_t *bench_find(const char *name)
 {

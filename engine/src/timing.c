@@ -203,12 +203,6 @@ static void begin_sampling(sync_t *sy, const bench_ctx_t *c, double elapsed_s, l
     sy->m->point_begin(sy, expected > floor_s ? expected : floor_s);
 }
 
-static int phase_count(const bench_t *b, const bench_ctx_t *c)
-{
-    int n = b->phase_count ? b->phase_count(c) : b->phases;
-    return n > 1 ? n : 1;
-}
-
 static int phase_space(timing_t *t, int phases, int nranks)
 {
     size_t need = (size_t)phases * (size_t)nranks;
@@ -248,6 +242,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
     p->samples_us = t->kept;
     const char *stop_reason = p->stop_reason;
     int converged = p->converged;
+    long invalid = p->invalid;  /* the record's count is phase 0's, beside its time_us.n */
     double mine = own_median_us(t, n0, b->ops_per_event(c));
     MPI_CHECK(MPI_Gather(&mine, 1, MPI_DOUBLE, t->phase_rank_us, 1, MPI_DOUBLE, 0, c->comm));
     if (c->rank == 0) t->phase_us[0] = p->time_us.median, t->phase_n[0] = p->time_us.n;
@@ -278,6 +273,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
     c->phase = 0;
     p->stop_reason = stop_reason;
     p->converged = converged;
+    p->invalid = invalid;
     p->nphases = phases;
     p->phase_us = t->phase_us;
     p->phase_rank_us = t->phase_rank_us;
@@ -315,7 +311,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
         p->event_median_s = p->time_us.median * ops * 1e-6;
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
-    int phases = phase_count(b, c);
+    int phases = bench_phases(b, c->nranks);
     if (phases > 1) later_phases(t, b, c, bufs, o, &sy, phases, n, p);
     p->window_us = sy.window_s * 1e6;
     p->clock = sy.clock;

@@ -35,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     except MpiscopeError as e:
         err.print(f"mpiscope: error: {e}", markup=False, highlight=False, soft_wrap=True)
         return 2
+    except OSError as e:  # a full disk, a read-only runs directory: one line, not a traceback
+        where = f" ({e.filename})" if e.filename else ""
+        err.print(f"mpiscope: error: {e.strerror or e}{where}: free some space or use another --runs-dir",
+                  markup=False, highlight=False, soft_wrap=True)
+        return 2
     except KeyboardInterrupt:
         err.print("mpiscope: interrupted")
         return 130

@@ -6,16 +6,18 @@ import sys
 from typing import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
 
 
 def warn(message: str, console: Console = err) -> None:
-    console.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    """A warning on one line; its text is never read as markup (error messages quote brackets)."""
+    console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def warn_problems(run_id: str, problems: Iterable[str]) -> None:
     """A run's damaged lines or files, one warning each."""
     for p in problems:
-        err.print(f"[yellow]warning:[/] run {run_id}: {p}", highlight=False, soft_wrap=True)
+        warn(f"run {run_id}: {p}")

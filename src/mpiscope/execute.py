@@ -23,8 +23,8 @@ from mpiscope.checks import misconfigurations
 from mpiscope.errors import MpiscopeError
 from mpiscope.launch import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.plan import STARTUP_S, Part, PlanPoint, wall_limit_s
-from mpiscope.records import Context, End, Failure, Point, RecordError, Skip, Timeout, parse_line, with_tag
+from mpiscope.plan import STARTUP_S, Part, PlanPoint, Planned
+from mpiscope.records import Context, End, Failure, Point, RecordError, Skip, Timeout, parse_line, to_json, with_tag
 from mpiscope.units import human_size
 from mpiscope.store import RECORDS, STATUS_ORDER, STDERR, LaunchLog, RecordWriter, Run, utc_now
 
@@ -36,10 +36,10 @@ UNTRUSTWORTHY = ("more ranks than cores ({ranks} ranks, {cores} cores): ranks sh
 HANGS_BEFORE_GIVING_UP = 2
 WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status
 
-Series = tuple[str, int, "str | None"]  # benchmark, ranks, variant: the sizes of one sweep
+SeriesKey = tuple[str, int, "str | None"]  # benchmark, ranks, variant: the sizes of one sweep
 
 
-def series_of(p: PlanPoint | Timeout) -> Series:
+def series_of(p: PlanPoint | Timeout) -> SeriesKey:
     return (p.benchmark, p.ranks, p.variant)
 
 
@@ -76,9 +76,18 @@ class Outcome:
             self.status, self.error = other.status, other.error
 
 
-def run_part(run: Run, target: Target, part: Part, entries: list[PlanPoint], console: Console,
-             progress: bool = True, full_plan: bool = True) -> Outcome:
-    """Measure `entries` of `part` into `run` (the whole plan, or what a resume still lacks).
+@dataclass
+class Launches:
+    """One launch still to make: plan entries, whether they are the whole plan (no --points
+    needed), and a watchdog limit fixed for it (the point after a hang)."""
+    entries: list[PlanPoint]
+    whole: bool = False
+    timeout_s: float | None = None
+
+
+def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: list[PlanPoint] | None,
+             console: Console, progress: bool = True) -> Outcome:
+    """Measure `part` into `run`: every entry of its plan, or `entries` (what a resume still lacks).
 
     A point that hangs ends its job (the engine's watchdog, or Python's wall-clock limit); the
     rest is launched again from the next entry, so a hang costs one point, not the run. A series
@@ -86,21 +95,24 @@ def run_part(run: Run, target: Target, part: Part, entries: list[PlanPoint], con
     they are recorded as skipped."""
     cores = local_cores()
     total = Outcome()
-    todo: list[tuple[list[PlanPoint], list[str], bool]] = [(entries, [], full_plan)]
-    hangs: dict[Series, int] = {}
+    todo = [Launches(list(planned.points), whole=True) if entries is None else Launches(entries)]
+    hangs: dict[SeriesKey, int] = {}
     try:
         while todo:
-            current, extra, whole = todo.pop(0)
-            launch = _launch_of(target, part, current, extra, whole, cores)
-            out = execute(run, part, current, launch, console, cores, progress)
+            current = todo.pop(0)
+            launch = launch_of(target, part, current.entries if not current.whole else None, current.timeout_s, cores)
+            limit = planned.wall_limit_s(current.entries)
+            if current.timeout_s:
+                limit = max(limit, 3 * current.timeout_s * sum(e.phases for e in current.entries) + 60)
+            out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
                                                    dict(part.tag))]
             run.update(launches=log)
-            for entry in current[:out.done]:
+            for entry in current.entries[:out.done]:
                 hangs[series_of(entry)] = 0
             if out.status == "hung":
-                todo = _after_hang(run, part, current, out, hangs, todo)
+                todo = _after_hang(run, part, current.entries, out, hangs, todo)
             elif out.status in ("failed", "interrupted"):
                 break
     except BaseException as e:  # never leave a run marked running
@@ -113,56 +125,49 @@ def run_part(run: Run, target: Target, part: Part, entries: list[PlanPoint], con
     worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
     run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
                warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
-               timeouts=meta.timeouts + [_timeout_summary(t) for t in total.timeouts])
+               timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
     return total
 
 
-def _timeout_summary(t: Timeout) -> dict:
-    return {"benchmark": t.benchmark, "size": t.size, "ranks": t.ranks, "variant": t.variant,
-            "limit_s": t.limit_s, "source": t.source}
+def launch_of(target: Target, part: Part, entries: list[PlanPoint] | None = None, timeout_s: float | None = None,
+              cores: int | None = None) -> Launch:
+    """The launcher's argv and environment for `part`: every entry of its plan, or `--points`
+    for some; with a watchdog limit fixed when given."""
+    plan = part.plan.with_options("--timeout", f"{timeout_s:.3f}") if timeout_s else part.plan
+    program = [str(target.engine), *plan.engine_args(None if entries is None else [e.id for e in entries])]
+    job = Job(program, plan.ranks, dict(part.env), list(part.launcher_args), **part.placement.job_fields())
+    return launcher_for(target.lib, job.launcher).command(job, cores or local_cores())
 
 
-def _launch_of(target: Target, part: Part, entries: list[PlanPoint], extra: list[str], whole: bool,
-               cores: int) -> Launch:
-    """argv and environment of one launch: every entry of the plan, or `--points` for some."""
-    program = [str(target.engine), *part.plan.with_options(*extra).engine_args(
-        None if whole else [e.id for e in entries])]
-    job = Job(program, part.plan.ranks, dict(part.env), list(part.launcher_args), **part.placement.job_fields())
-    return launcher_for(target.lib, job.launcher).command(job, cores)
-
-
-def _after_hang(run: Run, part: Part, entries: list[PlanPoint], out: Outcome, hangs: dict[Series, int],
-                todo: list[tuple[list[PlanPoint], list[str], bool]]) -> list[tuple[list[PlanPoint], list[str], bool]]:
+def _after_hang(run: Run, part: Part, entries: list[PlanPoint], out: Outcome, hangs: dict[SeriesKey, int],
+                todo: list[Launches]) -> list[Launches]:
     """The launches still to make after a job that hung at entries[out.done]."""
     t = out.timeouts[-1]
     hung = out.done
-    if hung >= len(entries) or entries[hung].key != (t.benchmark, t.size, t.ranks, t.variant):
-        hung = next((i for i, e in enumerate(entries) if e.key == (t.benchmark, t.size, t.ranks, t.variant)),
-                    min(hung, len(entries) - 1))
+    if hung >= len(entries) or entries[hung].key != t.key:
+        hung = next((i for i, e in enumerate(entries) if e.key == t.key), min(hung, len(entries) - 1))
     series = series_of(entries[hung])
     hangs[series] = hangs.get(series, 0) + 1
     after = entries[hung + 1:]
     same = [e for e in after if series_of(e) == series]
     if hangs[series] >= HANGS_BEFORE_GIVING_UP:
-        queued = [e for batch, _, _ in todo for e in batch if series_of(e) == series]
-        given_up = same + queued
+        given_up = same + [e for later in todo for e in later.entries if series_of(e) == series]
         if given_up:
             run.append([Skip(e.benchmark, e.size, e.ranks, f"not measured: hung at {t.size} B and below",
                              e.variant, "mpiscope", dict(part.tag)) for e in given_up])
             out.warnings.append(f"{t.benchmark} hung at {hangs[series]} sizes in a row up to "
                                 f"{human_size(t.size)}: larger sizes were not measured")
-        keep = [e for e in after if series_of(e) != series]
-        later = [([e for e in batch if series_of(e) != series], extra, False) for batch, extra, _ in todo]
-        return [(batch, extra, whole) for batch, extra, whole in [(keep, [], False), *later] if batch]
-    rest: list[tuple[list[PlanPoint], list[str], bool]] = []
+        rest = [Launches([e for e in later.entries if series_of(e) != series], timeout_s=later.timeout_s)
+                for later in [Launches(after), *todo]]
+        return [r for r in rest if r.entries]
+    rest = []
     if same:
         # The next size alone, with the watchdog limit the engine would have derived had the
         # job gone on (a new job has no previous point and would wait 10 s or more).
-        limit = float(t.limit_s or 10) * max(1.0, same[0].size / max(t.size, 1))
-        rest.append(([same[0]], ["--timeout", f"{limit:.3f}"], False))
+        rest.append(Launches([same[0]], timeout_s=float(t.limit_s or 10) * max(1.0, same[0].size / max(t.size, 1))))
     others = [e for e in after if not same or e is not same[0]]
     if others:
-        rest.append((others, [], False))
+        rest.append(Launches(others))
     return rest + todo
 
 
@@ -189,9 +194,9 @@ def _stop(proc: subprocess.Popen) -> None:
 class _Progress:
     """The bar: which point is being measured, and how long is left (upper bound, then measured pace)."""
 
-    def __init__(self, entries: list[PlanPoint], cap_s: float, console: Console, enabled: bool):
+    def __init__(self, entries: list[PlanPoint], planned: Planned, console: Console, enabled: bool):
         self.entries = entries
-        self.cap = cap_s
+        self.planned = planned
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[left]}"), console=console, transient=True,
                             disable=not enabled)
@@ -206,11 +211,12 @@ class _Progress:
             self.first_at = now
         self.done += n
         left = len(self.entries) - self.done
-        if self.done >= 2 and self.first_at is not None:
+        bound = self.planned.bound_s(self.entries[self.done:])
+        if self.done >= 2 and self.first_at is not None:  # the measured pace, never above the bound
             pace = (now - self.first_at) / (self.done - 1)
-            eta = f"~{min(pace, self.cap + 1) * left:.0f} s left"
+            eta = f"~{min(pace * left, bound + left):.0f} s left"
         else:
-            eta = f"<= {left * self.cap + STARTUP_S:.0f} s left"
+            eta = f"<= {bound + STARTUP_S:.0f} s left"
         if left <= 0 or not self.entries:
             what = "finishing"
         else:
@@ -219,8 +225,8 @@ class _Progress:
         self.bar.update(self.task, completed=self.done, description=what, left=eta)
 
 
-def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, console: Console, cores: int,
-            progress: bool = True) -> Outcome:
+def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limit: float, planned: Planned,
+            console: Console, cores: int, progress: bool = True) -> Outcome:
     """One launch: its records appended to the run (with the part's tag), its stderr kept."""
     out = Outcome()
     env = {**os.environ, **launch.env}
@@ -236,9 +242,8 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, cons
                             f"`mpiscope mpi show`") from e
     lines: "queue.Queue[bytes | None]" = queue.Queue()
     threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-    limit = wall_limit_s(len(entries), part.plan.point_cap_s)
     deadline = time.monotonic() + limit
-    bar = _Progress(entries, part.plan.point_cap_s, console, progress)
+    bar = _Progress(entries, planned, console, progress)
     previous = _terminate_as_interrupt()
     try:
         with bar.bar:
@@ -301,19 +306,13 @@ def _restore(previous: dict) -> None:
         signal.signal(sig, handler)
 
 
-def _write(writer: RecordWriter, record: dict, tag: dict) -> None:
-    writer.append((json.dumps(with_tag(record, tag)) + "\n").encode())
-
-
 def _hang_without_record(part: Part, entries: list[PlanPoint], out: Outcome, writer: RecordWriter,
                          limit: float | None, source: str) -> None:
     """A hang nobody recorded (Python's own wall-clock limit, or a lost watchdog record): blame
     the entry after the last one recorded, and store a time-out record saying who saw it."""
     e = entries[min(out.done, len(entries) - 1)]
     t = Timeout(e.benchmark, e.size, e.ranks, limit, e.variant, source, dict(part.tag))
-    record = {"type": "timeout", "benchmark": t.benchmark, "size": t.size, "ranks": t.ranks,
-              **({"variant": t.variant} if t.variant else {}), "limit_s": limit, "source": source}
-    _write(writer, record, part.tag)
+    writer.append((json.dumps(to_json(t)) + "\n").encode())
     out.timeouts.append(t)
 
 

@@ -19,15 +19,18 @@ from typing import Any, Iterable, Sequence
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.launch.placement import Placement
 from mpiscope.records.model import AtPoint
+from mpiscope.typed import ShapeError, load
 
 DEFAULT_BENCHMARKS = ("pingpong", "bw")
 DEFAULT_SIZES = "1:4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
 DEFAULT_COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")
 DEFAULT_COLLECTIVE_SIZES = "4:1M"  # 4 B: one float, the smallest reduction
-ENGINE_MAX_TIME_S = 1.0  # the engine's per-point cap when none is given
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
 POINT_CAP_FLOOR_S = 0.01
+# With --reps a point takes as long as its samples take: Python's limit (a last resort above
+# the engine's own watchdog, which scales with the previous point) is this per phase.
+FIXED_REPS_PHASE_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,29 @@ class PlanPoint(AtPoint):
     family: str = ""
     variant: str | None = None
     sizeless: bool = False
+    phases: int = 1
     skip: str | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The engine's plan of a Plan on its ranks: the points in measuring order, and what bounds
+    the time of each (its cap per phase, or a fixed number of samples, or the watchdog's limit)."""
+    points: tuple[PlanPoint, ...]
+    sizes_bytes: tuple[int, ...] = ()
+    max_time_s: float = 1.0
+    reps: int | None = None
+    timeout_s: float | None = None
+
+    def bound_s(self, entries: Sequence[PlanPoint] | None = None) -> float:
+        """Sampling time of `entries` (default: all) if every phase runs to its limit."""
+        per_phase = self.timeout_s or (FIXED_REPS_PHASE_S if self.reps else self.max_time_s)
+        return sum(e.phases for e in (self.points if entries is None else entries)) * per_phase
+
+    def wall_limit_s(self, entries: Sequence[PlanPoint]) -> float:
+        """Python's own limit for one launch of `entries`, above the engine's watchdog, for
+        hangs the engine cannot see: every phase at its limit three times over, plus start-up."""
+        return 3 * self.bound_s(entries) + 60 + 2 * len(entries)
 
 
 @dataclass(frozen=True)
@@ -66,10 +91,6 @@ class Plan:
     units: str | None = None         # --units bytes|words
     max_time_s: float | None = None  # --max-time; None: the engine's default
     options: tuple[str, ...] = ()
-
-    @property
-    def point_cap_s(self) -> float:
-        return self.max_time_s if self.max_time_s is not None else ENGINE_MAX_TIME_S
 
     def engine_args(self, points: Sequence[int] | None = None) -> list[str]:
         """The engine's argv after its path: options, the selected points, the benchmarks."""
@@ -85,26 +106,6 @@ class Plan:
 
     def with_options(self, *more: str) -> "Plan":
         return replace(self, options=(*self.options, *more))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"benchmarks": list(self.benchmarks), "ranks": self.ranks, "sizes": self.sizes,
-                "units": self.units, "max_time_s": self.max_time_s, "options": list(self.options)}
-
-    @classmethod
-    def from_json(cls, d: Any) -> "Plan":
-        if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list) \
-                or not isinstance(d.get("ranks"), int) or not isinstance(d.get("options", []), list):
-            raise ValueError(f"not a plan: {d!r}")
-        max_time, sizes, units = d.get("max_time_s"), d.get("sizes"), d.get("units")
-        return cls(tuple(str(b) for b in d["benchmarks"]), int(d["ranks"]),
-                   str(sizes) if sizes is not None else None, str(units) if units is not None else None,
-                   float(max_time) if max_time is not None else None, tuple(str(o) for o in d.get("options", [])))
-
-
-def wall_limit_s(points: int, cap_s: float) -> float:
-    """Python's own limit for one launch, above the engine's watchdog, for hangs it cannot see:
-    every point at its cap three times over, plus start-up."""
-    return 3 * points * cap_s + 60 + 2 * points
 
 
 def compress(ids: Iterable[int]) -> str:
@@ -144,15 +145,14 @@ def _ask(engine: Path, args: list[str], what: str) -> Any:
 def registry(engine: Path) -> tuple[Benchmark, ...]:
     """The engine's benchmark registry (`--list --json`), the one source of benchmark names."""
     rows = _ask(engine, ["--list", "--json"], "--list --json")
-    return tuple(Benchmark(name=r["name"], family=r.get("family", ""), summary=r.get("summary", ""),
-                           min_ranks=int(r.get("min_ranks", 1)), even_ranks=bool(r.get("even_ranks")),
-                           sizeless=bool(r.get("sizeless")),
-                           pair_only=r.get("family") == "p2p" and r.get("sample_from") == "rank0"
-                           and r.get("min_ranks") == 2 and not r.get("even_ranks"))
-                 for r in rows)
+    try:
+        return tuple(load(Benchmark, r, "the engine's registry") for r in rows)
+    except (ShapeError, TypeError) as e:
+        raise MpiscopeError(f"{engine} --list --json: {e}: rebuild the engine") from e
 
 
-def engine_plan(engine: Path, plan: Plan) -> list[PlanPoint]:
+@lru_cache(maxsize=256)
+def engine_plan(engine: Path, plan: Plan) -> Planned:
     """The points the engine makes of `plan`, in measuring order; the engine's own one-line
     error (a UsageError) when an option, a size or the rank count does not fit."""
     known = {b.name for b in registry(engine)}
@@ -162,23 +162,23 @@ def engine_plan(engine: Path, plan: Plan) -> list[PlanPoint]:
             hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
             raise UsageError(f"unknown benchmark '{name}': {hint}`mpiscope bench list` shows all of them")
     data = _ask(engine, ["--plan", "--ranks", str(plan.ranks), *plan.engine_args()], "--plan")
-    return [PlanPoint(id=int(p["id"]), benchmark=p["benchmark"], size=int(p["size"]), ranks=int(p["ranks"]),
-                      family=p.get("family", ""), variant=p.get("variant"), sizeless=bool(p.get("sizeless")),
-                      skip=p.get("skip"))
-            for p in data["points"]]
+    try:
+        return load(Planned, data, "the engine's plan")
+    except (ShapeError, TypeError) as e:
+        raise MpiscopeError(f"{engine} --plan: {e}: rebuild the engine") from e
 
 
 def expand_sizes(engine: Path, expr: str, units: str | None = None) -> list[int]:
     """A size expression as the engine expands it, in bytes (for commands that name sizes but
     measure nothing, such as `mpiscope predict`)."""
-    plan = Plan(("memcpy",), 1, expr, units)
-    return [p.size for p in engine_plan(engine, plan)]
+    one_rank = next(b.name for b in registry(engine) if b.min_ranks == 1)  # any row: the sizes are the plan's
+    return list(engine_plan(engine, Plan((one_rank,), 1, expr, units)).sizes_bytes)
 
 
 def make_plan(engine: Path, benchmarks: Sequence[str], ranks: int, *, sizes: str | None = None,
               units: str | None = None, ci_target: float | None = None, max_time: float | None = None,
               reps: int | None = None, check: bool = False, raw: bool = False,
-              engine_options: Sequence[str] = ()) -> tuple[Plan, list[PlanPoint]]:
+              engine_options: Sequence[str] = ()) -> tuple[Plan, Planned]:
     """A plan from what a user asks for, checked by the engine; with its points."""
     if not benchmarks:
         raise UsageError("no benchmark given: name one or more with -b, e.g. -b pingpong,bw")
@@ -219,27 +219,14 @@ class Part:
     placement: Placement = field(default_factory=Placement)
     tag: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"plan": self.plan.to_json(), "env": dict(self.env), "launcher_args": list(self.launcher_args),
-                "placement": self.placement.to_json(), "tag": dict(self.tag)}
 
-    @classmethod
-    def from_json(cls, d: Any) -> "Part":
-        if not isinstance(d, dict):
-            raise ValueError(f"not a part: {d!r}")
-        env, args, tag = d.get("env") or {}, d.get("launcher_args") or [], d.get("tag") or {}
-        if not isinstance(env, dict) or not isinstance(args, list) or not isinstance(tag, dict):
-            raise ValueError(f"a part's env, launcher_args or tag has the wrong type: {d!r}")
-        return cls(Plan.from_json(d.get("plan")), {str(k): str(v) for k, v in env.items()},
-                   tuple(str(a) for a in args), Placement.from_json(d.get("placement") or {}), dict(tag))
-
-
-def spread_budget(plans: Sequence[tuple[Plan, list[PlanPoint]]], seconds: float | None) -> list[Plan]:
-    """A time budget (mpiscope's own notion, for one or several plans) as the engine's
-    per-point cap: each point the same share; a plan with its own --max-time keeps it."""
+def spread_budget(plans: Sequence[tuple[Plan, Planned]], seconds: float | None) -> list[Plan]:
+    """A time budget (mpiscope's own notion, for one or several plans) as the engine's cap per
+    point and phase: each phase the same share; a plan with its own --max-time keeps it."""
     if seconds is None:
         return [p for p, _ in plans]
     if not (seconds > 0 and math.isfinite(seconds)):
         raise UsageError(f"--time-budget must be a positive number of seconds, got {seconds}")
-    cap = max(POINT_CAP_FLOOR_S, seconds / max(1, sum(len(points) for _, points in plans)))
+    phases = sum(e.phases for _, planned in plans for e in planned.points)
+    cap = max(POINT_CAP_FLOOR_S, seconds / max(1, phases))
     return [p if p.max_time_s is not None else replace(p, max_time_s=cap) for p, _ in plans]

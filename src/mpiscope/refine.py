@@ -9,7 +9,8 @@ from dataclasses import replace
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.console import err, warn
 from mpiscope.errors import UsageError
-from mpiscope.execute import Target
+from mpiscope.execute import Outcome, Target
+from mpiscope.plan import Plan, Planned
 from mpiscope.records import Point
 from mpiscope.session import Session
 from mpiscope.store import Run
@@ -20,18 +21,27 @@ REFINEMENT = "refinement"  # run.json: rounds, tolerance and how the refinement 
 MIN_SIZES = 6
 
 
-def pingpong_pairs(run: Run) -> list[Point]:
-    return sorted((p for p in run.records().points if p.benchmark == "pingpong" and p.ranks == 2),
+def check_refinable(plan: Plan, planned: Planned) -> None:
+    """Before anything is launched: the first part measures pingpong at enough sizes."""
+    sizes = {e.size for e in planned.points if e.benchmark == "pingpong" and not e.skip}
+    if "pingpong" not in plan.benchmarks:
+        raise UsageError("--find-switches refines pingpong: add it, e.g. -b pingpong")
+    if len(sizes) < MIN_SIZES:
+        raise UsageError(f"--find-switches needs at least {MIN_SIZES} pingpong sizes to start from: "
+                         "e.g. --sizes 1:64K")
+
+
+def pingpong_points(run: Run, ranks: int) -> list[Point]:
+    return sorted((p for p in run.records().points if p.benchmark == "pingpong" and p.ranks == ranks),
                   key=lambda p: p.size)
 
 
-def refine_run(session: Session, target: Target, run: Run) -> None:
-    """Refinement rounds into `run`; the records of round k carry `"refinement_round": k`."""
-    pts = pingpong_pairs(run)
-    if len({p.size for p in pts}) < MIN_SIZES:
-        raise UsageError(f"--find-switches needs at least {MIN_SIZES} pingpong sizes to start from: "
-                         "e.g. --sizes 1:64K")
+def refine_run(session: Session, target: Target, run: Run) -> Outcome:
+    """Refinement rounds into `run`; the records of round k carry `"refinement_round": k`.
+    Returns how the last round ended (ok when there was nothing to refine)."""
     first = run.meta().parts[0]
+    pts = pingpong_points(run, first.plan.ranks)
+    outcome = Outcome(status="ok")
     status, rounds = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} launches", 0
     for round_no in range(1, MAX_ROUNDS + 2):
         report = find_switches(pts)
@@ -52,9 +62,10 @@ def refine_run(session: Session, target: Target, run: Run) -> None:
                  f"located as far as measured")
             status = f"stopped: round {round_no} {outcome.status}"
             break
-        pts = pingpong_pairs(run)
+        pts = pingpong_points(run, first.plan.ranks)
     meta = run.meta()
     run.update(extra={**meta.extra, REFINEMENT: {"rounds": rounds, "tolerance": TOLERANCE, "status": status}})
     if rounds:
         err.print(f"refinement: {rounds} more launch(es) into run {run.id}; switches {status}")
+    return outcome
 

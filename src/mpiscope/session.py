@@ -15,11 +15,9 @@ from rich.console import Console
 
 from mpiscope import __version__
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.execute import Outcome, Target, run_part
-from mpiscope.launch import Job, launcher_for, local_cores
+from mpiscope.execute import Outcome, Target, launch_of, run_part
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
-from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.store import STDERR, Run, RunMeta, SweepRef
@@ -38,7 +36,7 @@ def target(mpi: str | None) -> Target:
 @dataclass
 class Measurement:
     """What one run measures and what tells it apart from its neighbours: everything a
-    measuring command decides. Serialisable, so a batch job measures exactly this."""
+    measuring command decides. Saved as JSON, it is what a batch job measures."""
     target: Target
     parts: list[Part]
     factors: dict[str, Any] = field(default_factory=dict)
@@ -46,27 +44,10 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)  # run.json additions: a study's config
     keep_going: bool = False  # a failed part does not stop the next (a study's series)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"lib": self.target.lib.to_json(), "engine": str(self.target.engine),
-                "parts": [p.to_json() for p in self.parts], "factors": self.factors,
-                "sweep": vars(self.sweep) if self.sweep else None, "extra": self.extra,
-                "keep_going": self.keep_going}
 
-    @classmethod
-    def from_json(cls, d: Any) -> "Measurement":
-        if not isinstance(d, dict):
-            raise ValueError("not an object")
-        lib = MpiLibrary.from_json(d["lib"])
-        return cls(Target(lib, Path(d["engine"])), [Part.from_json(p) for p in d["parts"]],
-                   dict(d.get("factors") or {}), SweepRef(**d["sweep"]) if d.get("sweep") else None,
-                   dict(d.get("extra") or {}), bool(d.get("keep_going")))
-
-
-def launch_argv(target: Target, part: Part, cores: int | None = None) -> tuple[list[str], dict[str, str]]:
+def launch_argv(target: Target, part: Part) -> tuple[list[str], dict[str, str]]:
     """The launcher command (and the environment it adds) for every point of `part`."""
-    job = Job([str(target.engine), *part.plan.engine_args()], part.plan.ranks, dict(part.env),
-              list(part.launcher_args), **part.placement.job_fields())
-    launch = launcher_for(target.lib, job.launcher).command(job, cores or local_cores())
+    launch = launch_of(target, part)
     return launch.argv, launch.env
 
 
@@ -84,8 +65,8 @@ class Session:
         --resume knows what a cut-off run still lacks; each part's tag gets its number."""
         parts = [replace(p, tag={**p.tag, "part": k}) for k, p in enumerate(m.parts)]
         argv, env = launch_argv(m.target, parts[0])
-        meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, factors=m.factors,
-                       sweep=m.sweep, launcher_command=argv, launcher_env=env,
+        meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, keep_going=m.keep_going,
+                       factors=m.factors, sweep=m.sweep, launcher_command=argv, launcher_env=env,
                        engine_command=[str(m.target.engine), *parts[0].plan.engine_args()], extra=m.extra)
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -105,17 +86,17 @@ class Session:
         """Launch `parts` into `run`: each part's whole plan, or `todo[k]` of part k."""
         total = Outcome()
         for k, part in enumerate(parts):
-            entries = todo[k] if todo is not None else engine_plan(target.engine, part.plan)
-            if not entries:
+            planned = engine_plan(target.engine, part.plan)
+            entries = todo[k] if todo is not None else None
+            if not (planned.points if entries is None else entries):
                 continue
-            whole = todo is None
-            out = run_part(run, target, part, entries, self.console, self.progress, full_plan=whole)
+            out = run_part(run, target, part, planned, entries, self.console, self.progress)
             total.merge(out)
             if out.status == "interrupted" or (out.status == "failed" and not keep_going):
                 break
             if out.status == "failed":
-                self.console.print(f"{part.tag.get('series', f'part {k}')}: {out.error}; the run goes on",
-                                   markup=False)
+                what = f"series {part.tag['series']}" if "series" in part.tag else f"part {k}"
+                self.console.print(f"{what}: {out.error}; the run goes on", markup=False)
         if total.status == "running":
             total.status = "ok"
         return total
@@ -138,13 +119,14 @@ class Session:
             raise UsageError(f"run {run.id} is still being measured (mpiscope pid {meta.pid}): wait for it "
                              f"to finish or stop it, then resume")
         if not meta.parts or meta.mpi is None:
-            raise UsageError(f"run {run.id} has no complete plan in run.json: it cannot be resumed; measure again")
+            raise UsageError(f"run {run.id} has no plan that this mpiscope can resume (run.json of format "
+                             f"{meta.format}, or without parts): measure again")
         target_ = target(meta.mpi.name)  # the library it was measured with, found by name
         todo = remaining(run, target_, meta.parts)
         if not any(todo):
             return None
         run.update(status="running", error=None, pid=os.getpid(), host=socket.gethostname())
-        return self.measure(run, target_, meta.parts, todo=todo)
+        return self.measure(run, target_, meta.parts, meta.keep_going, todo=todo)
 
 
 DONE = (Point, Skip, Timeout)  # a time-out is a result too: resuming does not retry it
@@ -156,7 +138,7 @@ def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoin
     out = []
     for part in parts:
         done = {r.key for r in records if all(r.tag.get(k) == v for k, v in part.tag.items())}
-        out.append([e for e in engine_plan(target.engine, part.plan) if e.key not in done])
+        out.append([e for e in engine_plan(target.engine, part.plan).points if e.key not in done])
     return out
 
 

@@ -21,8 +21,10 @@ from mpiscope.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan import Part
 from mpiscope.records import Record, RecordFile, read_records, to_json
+from mpiscope.typed import ShapeError, dump, load
 
 RUN_FILE = "run.json"
+RUN_FORMAT = 2  # run.json with parts of typed plans (1: before the engine planned)
 SWEEPS = "sweeps"                 # under the runs directory: one directory per sweep
 SWEEP_FILE = "sweep.json"         # a sweep's plan
 SWEEP_RESULTS = "results.jsonl"   # which configuration launch made which run
@@ -39,9 +41,9 @@ def utc_now() -> str:
 class SweepRef:
     """Which sweep, configuration and launch made a run."""
     name: str
-    dir: str | None
     config: str
     launch: int
+    dir: str | None = None
 
 
 @dataclass
@@ -59,6 +61,7 @@ class LaunchLog:
 class RunMeta:
     """run.json: what a run is (its MPI, its parts, what tells it apart) and how it went."""
     id: str
+    format: int = RUN_FORMAT
     status: str = "running"           # running | ok | failed | interrupted | unreadable
     started: str = ""
     finished: str | None = None
@@ -67,6 +70,7 @@ class RunMeta:
     mpi: MpiLibrary | None = None
     mpiscope_version: str = ""
     parts: list[Part] = field(default_factory=list)
+    keep_going: bool = False          # a failed part does not stop the next (a study's series)
     launches: list[LaunchLog] = field(default_factory=list)
     points: int = 0
     exit_code: int | None = None
@@ -81,43 +85,23 @@ class RunMeta:
     extra: dict[str, Any] = field(default_factory=dict)  # what a study or a batch job adds
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "extra":
-                continue
-            if f.name == "mpi":
-                v = v.to_json() if v is not None else None
-            elif f.name == "parts":
-                v = [p.to_json() for p in v]
-            elif f.name in ("launches", "sweep") and v is not None:
-                v = [vars(x) for x in v] if f.name == "launches" else vars(v)
-            out[f.name] = v
+        out = dump(self)
+        extra = out.pop("extra", {})
         if self.parts:  # for people and scripts: what the first part measures
-            out["plan"] = self.parts[0].plan.to_json()
-        return {**out, **self.extra}
+            out["plan"] = out["parts"][0]["plan"]
+        return {**extra, **out}
 
     @classmethod
     def from_json(cls, d: Any, run_id: str) -> "RunMeta":
-        """ValueError when `d` is not a run.json this mpiscope wrote."""
+        """ShapeError when `d` is not a run.json of this shape. A run.json of an older mpiscope
+        reads, without the parts (its plans were written another way): it shows, not resumes."""
         if not isinstance(d, dict):
-            raise ValueError(f"{RUN_FILE} holds {type(d).__name__}, not an object")
-        known = {f.name for f in fields(cls)} - {"extra"}
-        kw: dict[str, Any] = {k: v for k, v in d.items() if k in known}
-        kw["extra"] = {k: v for k, v in d.items() if k not in known and k != "plan"}
-        kw["id"] = str(d.get("id") or run_id)
-        try:
-            kw["mpi"] = MpiLibrary.from_json(d["mpi"]) if isinstance(d.get("mpi"), dict) else None
-            kw["parts"] = [Part.from_json(p) for p in d.get("parts") or []]
-            kw["launches"] = [LaunchLog(**x) for x in d.get("launches") or []]
-            kw["sweep"] = SweepRef(**d["sweep"]) if d.get("sweep") else None
-        except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"{RUN_FILE} has a field of the wrong shape: {e}") from e
-        meta = cls(**kw)
-        for name, kind in (("status", str), ("points", int), ("warnings", list), ("timeouts", list),
-                           ("factors", dict), ("launcher_command", list), ("engine_command", list)):
-            if not isinstance(getattr(meta, name), kind) or isinstance(getattr(meta, name), bool):
-                raise ValueError(f"{RUN_FILE}: '{name}' should be {kind.__name__}, got {getattr(meta, name)!r}")
+            raise ShapeError(f"{RUN_FILE} holds {type(d).__name__}, not an object")
+        known = {f.name for f in fields(cls)}
+        current = d.get("format") == RUN_FORMAT
+        body = {**d, "id": d.get("id") or run_id, "parts": d.get("parts") if current else None}
+        meta = load(cls, body, RUN_FILE)
+        meta.extra = {k: v for k, v in d.items() if k not in known and k != "plan"}
         return meta
 
 
@@ -126,6 +110,7 @@ class Run:
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self._records: tuple[tuple[int, int], RecordFile] | None = None
 
     @property
     def id(self) -> str:
@@ -156,13 +141,23 @@ class Run:
 
     def update(self, **changes: Any) -> RunMeta:
         meta = self.meta()
+        if meta.status == "unreadable":  # rewriting it would lose what it holds
+            raise UsageError(f"run {self.id}: {meta.error}: repair or remove {self.path / RUN_FILE}")
         for k, v in changes.items():
             setattr(meta, k, v)
         self.write_meta(meta)
         return meta
 
     def records(self) -> RecordFile:
-        return read_records(self.path / RECORDS)
+        """The run's records, read once for as long as the file does not change."""
+        try:
+            st = (self.path / RECORDS).stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return read_records(self.path / RECORDS)
+        if self._records is None or self._records[0] != stamp:
+            self._records = (stamp, read_records(self.path / RECORDS))
+        return self._records[1]
 
     def append(self, records: list[Record]) -> None:
         """Records mpiscope writes itself (skips after hangs, time-outs it saw, failures)."""

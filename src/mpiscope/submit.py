@@ -22,8 +22,9 @@ from pathlib import Path
 from rich.console import Console
 
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.plan import engine_plan, wall_limit_s
+from mpiscope.plan import engine_plan
 from mpiscope.session import Measurement
+from mpiscope.typed import dump, load
 
 SYSTEMS = ("slurm",)
 BATCH_DIR = "batch"  # under the runs directory: scripts, saved configurations, job logs
@@ -34,13 +35,13 @@ START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI
 
 def save_measurement(m: Measurement, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(m.to_json(), indent=1) + "\n")
+    path.write_text(json.dumps(dump(m), indent=1) + "\n")
 
 
 def load_measurement(path: Path) -> Measurement:
     """A measurement saved for a batch job."""
     try:
-        return Measurement.from_json(json.loads(Path(path).read_text()))
+        return load(Measurement, json.loads(Path(path).read_text()), str(path))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not a configuration saved by --submit ({e}): submit it again") from e
 
@@ -111,7 +112,8 @@ def batch_job(m: Measurement, runs_dir: Path, name: str, sbatch_args: list[str] 
     saved = batch / f"{name}.json"
     env = {k: os.environ[k] for k in ("MPISCOPE_HOME",) if k in os.environ}
     placement = m.parts[0].placement
-    limit = sum(wall_limit_s(len(engine_plan(m.target.engine, p.plan)), p.plan.point_cap_s) for p in m.parts)
+    plans = [engine_plan(m.target.engine, p.plan) for p in m.parts]
+    limit = sum(planned.wall_limit_s(planned.points) for planned in plans)
     job = BatchJob(name=f"mpiscope-{name}",
                    command=[sys.executable, "-m", "mpiscope", "batch-run", str(saved), "--runs-dir", str(runs_dir)],
                    ranks=max(p.plan.ranks for p in m.parts), time_limit_s=limit + START_MARGIN_S,
@@ -192,7 +194,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     todo = [(c, m, k) for k in range(1, spec.launches + 1) for c, m in planned if (c.id, k) not in done]
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     names = [_slug(f"{spec.name}-{stamp}-{c.id}-{k}") for c, _, k in todo]
-    ms = [replace(m, sweep=SweepRef(spec.name, str(sd.path.resolve()) if sd else None, c.id, k)) for c, m, k in todo]
+    ms = [replace(m, sweep=SweepRef(spec.name, c.id, k, str(sd.path.resolve()) if sd else None)) for c, m, k in todo]
     ids = submit(ms, runs_dir, console, dry_run=dry_run, sbatch_args=sbatch_args, names=names)
     if sd is not None:
         for (c, _, k), job_id in zip(todo, ids):

@@ -166,7 +166,7 @@ class SweepResult:
 
 def _upper_bound_s(m: Measurement) -> float:
     """Sampling time if every point hits its cap (warm-up is extra)."""
-    return sum(len(engine_plan(m.target.engine, p.plan)) * p.plan.point_cap_s for p in m.parts)
+    return sum(engine_plan(m.target.engine, p.plan).bound_s() for p in m.parts)
 
 
 def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, runs_dir: Path, launches: int,
@@ -184,7 +184,7 @@ def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, ru
             if launches > 1:
                 label += f" launch {k}/{launches}"
             bar.start(label)
-            ref = SweepRef(sd.meta()["name"], str(sd.path.resolve()), config.id, k)
+            ref = SweepRef(sd.meta()["name"], config.id, k, str(sd.path.resolve()))
             try:
                 run, outcome = _launch(session, replace(m, sweep=ref), sd, config, k)
             except KeyboardInterrupt:

@@ -80,7 +80,7 @@ def test_refinement_locates_every_switch_within_a_few_percent(cli, workdir, refi
     # every launch went into the one run, its records tagged with the round
     assert len(meta["launches"]) == 1 + ref["rounds"]
     recs = [json.loads(ln) for ln in (path / "records.jsonl").read_text().splitlines()]
-    rounds = {r.get("refinement_round") for r in recs if r["type"] == "point"}
+    rounds = {r["tag"].get("refinement_round") for r in recs if r["type"] == "point"}
     assert rounds == {None, *range(1, ref["rounds"] + 1)}
     r = cli("model", rid, "--json", cwd=workdir)
     assert r.returncode == 0, r.stderr

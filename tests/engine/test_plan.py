@@ -50,16 +50,25 @@ def names(engine: Path) -> list[str]:
     return [row["name"] for row in json.loads(done.stdout)]
 
 
+def test_the_plan_says_what_bounds_each_points_time(engine_mpich):
+    plan = plan_of(engine_mpich, 3, "--sizes", "8", "--reps", "5", "--timeout", "2", "--max-time", "0.5",
+                   "pairs", "iallreduce", "pingpong")
+    assert (plan["max_time_s"], plan["reps"], plan["timeout_s"]) == (0.5, 5, 2)
+    # pairs: the whole ring, each of the 3 pairs alone, each of the 2 shifted rings
+    assert [p.get("phases", 1) for p in plan["points"]] == [6, 3, 1]
+
+
 def test_plan_json_shape(engine_mpich):
     plan = plan_of(engine_mpich, 4, "--sizes", "1,8", "pingpong", "grid", "barrier", "allreduce")
     assert plan["engine_version"] and plan["benchmarks"] == ["pingpong", "grid", "barrier", "allreduce"]
     assert plan["sizes_bytes"] == [1, 8]
+    assert (plan["max_time_s"], plan["reps"], plan["timeout_s"]) == (1, None, None)
     float_skip = "1 bytes is not a whole number of 4-byte float elements (--datatype)"
     assert plan["points"] == [
         {"id": 0, "benchmark": "pingpong", "family": "p2p", "size": 1, "ranks": 4},
         {"id": 1, "benchmark": "pingpong", "family": "p2p", "size": 8, "ranks": 4},
-        *[{"id": 2 + 2 * v + s, "benchmark": "grid", "family": "grid", "size": size, "ranks": 4, "variant": shape}
-          for v, shape in enumerate(["1x4", "2x2", "4x1"]) for s, size in enumerate([1, 8])],
+        *[{"id": 2 + 2 * v + s, "benchmark": "grid", "family": "grid", "size": size, "ranks": 4, "variant": shape,
+           "phases": 3} for v, shape in enumerate(["1x4", "2x2", "4x1"]) for s, size in enumerate([1, 8])],
         {"id": 8, "benchmark": "barrier", "family": "coll", "size": 0, "ranks": 4, "sizeless": True},
         {"id": 9, "benchmark": "allreduce", "family": "coll", "size": 1, "ranks": 4, "skip": float_skip},
         {"id": 10, "benchmark": "allreduce", "family": "coll", "size": 8, "ranks": 4},

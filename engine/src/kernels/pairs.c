@@ -32,7 +32,7 @@ static int shift_of(const bench_ctx_t *c)
 
 static int is_pair_phase(const bench_ctx_t *c) { return c->phase >= 1 && shift_of(c) == 0; }
 
-int pairs_phase_count(const bench_ctx_t *c) { return 1 + npairs(c->nranks) + c->nranks - 1; }
+int pairs_phase_count(int nranks) { return 1 + npairs(nranks) + nranks - 1; }
 
 int pairs_slots(const bench_ctx_t *c) { return c->nranks > 1 ? c->nranks - 1 : 1; }
 
@@ -125,7 +125,7 @@ void pairs_describe(const bench_ctx_t *c, const struct point *p, const struct wo
 {
     (void)w;
     int n = c->nranks;
-    if (p->nphases != pairs_phase_count(c)) return;
+    if (p->nphases != pairs_phase_count(c->nranks)) return;
     double *one = malloc((size_t)n * (size_t)n * sizeof *one), *ring = malloc((size_t)n * (size_t)n * sizeof *ring);
     if (!one || !ring) { free(one); free(ring); return; }
     for (int i = 0; i < n * n; i++) one[i] = ring[i] = NAN;

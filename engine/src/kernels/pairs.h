@@ -4,7 +4,7 @@
 
 #include "bench.h"
 
-int pairs_phase_count(const bench_ctx_t *c);
+int pairs_phase_count(int nranks);
 int pairs_slots(const bench_ctx_t *c);
 int pairs_active(const bench_ctx_t *c);
 double pairs_ops(const bench_ctx_t *c);

@@ -19,7 +19,7 @@ from mpiscope.records import Record
 
 from .measured import Measured, is_measured
 
-Key = tuple[str, int, int]  # benchmark, size, ranks
+Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
 
 
 @dataclass
@@ -35,11 +35,18 @@ class PointChange:
     effect: float  # Cliff's delta (raw), z (summaries) or Hedges' g (launches); positive = slower
     p_adj: float = float("nan")
     verdict: str = "same"  # slower | faster | same
+    variant: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The benchmark, with its variant (a grid shape) when it has one."""
+        return f"{self.benchmark} {self.variant}" if self.variant else self.benchmark
 
 
 def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
-    """The points with a median, by benchmark, size and ranks (the last of repeats)."""
-    return {(r.benchmark, r.size, r.ranks): r for r in records if is_measured(r) and r.median}
+    """The points with a median, by benchmark, size, ranks and variant (the last of repeats)."""
+    return {(r.benchmark, r.size, r.ranks, getattr(r, "variant", None)): r
+            for r in records if is_measured(r) and r.median}
 
 
 def _mann_whitney(base: np.ndarray, cand: np.ndarray) -> tuple[float, float]:
@@ -76,7 +83,7 @@ def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Me
             test = "ci z-test"
             p, effect = _ci_z(b, c)
         out.append(PointChange(key[0], key[1], key[2], b.median, c.median, c.median / b.median - 1,
-                               test, p, effect))
+                               test, p, effect, variant=key[3]))
     _judge(out, alpha, min_change)
     return out
 
@@ -107,10 +114,10 @@ def summary(changes: list[PointChange]) -> str:
              f"{len(faster)} significantly faster, {len(changes) - len(slower) - len(faster)} unchanged"]
     if slower:
         w = max(slower, key=lambda pc: pc.change)
-        parts.append(f"worst: {w.benchmark} {w.size} B {100 * w.change:+.1f}%")
+        parts.append(f"worst: {w.label} {w.size} B {100 * w.change:+.1f}%")
     if faster:
         b = min(faster, key=lambda pc: pc.change)
-        parts.append(f"best: {b.benchmark} {b.size} B {100 * b.change:+.1f}%")
+        parts.append(f"best: {b.label} {b.size} B {100 * b.change:+.1f}%")
     tests = sorted({pc.test for pc in changes})
     if tests == ["ci z-test"]:
         parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
@@ -135,6 +142,7 @@ def compare_launches(base: list[Iterable[Record | Measured]], cand: list[Iterabl
         g *= 1 - 3 / (4 * (len(b) + len(c)) - 9)  # Hedges' small-sample correction
         out.append(PointChange(key[0], key[1], key[2], float(np.exp(b.mean())), float(np.exp(c.mean())),
                                float(np.exp(c.mean() - b.mean()) - 1), "welch (launches)",
-                               float(res.pvalue) if np.isfinite(res.pvalue) else float("nan"), float(g)))
+                               float(res.pvalue) if np.isfinite(res.pvalue) else float("nan"), float(g),
+                               variant=key[3]))
     _judge(out, alpha, min_change)
     return out

@@ -47,7 +47,13 @@ def variation(df: pd.DataFrame, benchmark: str | None = None) -> pd.DataFrame:
         raise UsageError("no measured points to compare across launches")
     df = df.assign(config=_config(df))
     rows = []
-    for (config, bench, size), g in df.groupby(["config", "benchmark", "size"], sort=False):
+    # a point is its benchmark, rank count (--npmin groups) and variant (grid shapes) at a size
+    keys = [k for k in ("config", "benchmark", "ranks", "variant", "size") if k in df]
+    for key, g in df.groupby(keys, sort=False, dropna=False):
+        at = dict(zip(keys, key))
+        config, size = at["config"], at["size"]
+        bench = at["benchmark"] + (f" {at['variant']}" if isinstance(at.get("variant"), str) else "")
+        bench += f" ({int(at['ranks'])} ranks)" if "ranks" in at and df["ranks"].nunique() > 1 else ""
         med = g["time_median_us"].to_numpy(float)
         half = (g["time_ci_high_us"] - g["time_ci_low_us"]).to_numpy(float) / 2
         row = {"config": config, "benchmark": bench, "size": int(size), "launches": len(g),

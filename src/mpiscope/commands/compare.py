@@ -84,7 +84,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     for pc in changes:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
             pc.test, f"g={pc.effect:+.1f}")
-        table.add_row(pc.benchmark, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
+        table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
                       f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}", effect,
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
     out.print(table)
@@ -93,7 +93,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         bad = regressions(changes, fail_on)
         if bad:
             err.print(f"mpiscope: {len(bad)} point(s) significantly slower by more than {a.fail_on}: "
-                      + ", ".join(f"{pc.benchmark} {pc.size} B {100 * pc.change:+.1f}%" for pc in bad[:8]),
+                      + ", ".join(f"{pc.label} {pc.size} B {100 * pc.change:+.1f}%" for pc in bad[:8]),
                       highlight=False, soft_wrap=True)
             return 1
     return 0

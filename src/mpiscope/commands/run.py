@@ -12,15 +12,18 @@ from mpiscope.errors import UsageError
 from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 
 
+# What --resume takes from the run itself: given with it, they would be silently ignored.
+MEASURING = ("mpi", "ranks", "bench", "ci_target", "max_time", "reps", "time_budget", "launcher_args",
+             "engine_args", "env", "check", "raw", "order", "launcher", "hosts", "hostfile", "nodes",
+             "ranks_per_node", "map_by", "bind_to", "submit", "find_switches", "clock_mhz")
+
+
 def check_positive(a: argparse.Namespace) -> None:
+    """Numbers that only make sense above 0 (the engine checks its own upper limits)."""
     for option, value in (("--ci-target", a.ci_target), ("--max-time", a.max_time),
                           ("--time-budget", a.time_budget)):
         if value is not None and not (value > 0 and not math.isnan(value)):
             raise UsageError(f"{option} must be a positive number, got {value}")
-    if a.reps is not None and a.reps < 1:
-        raise UsageError(f"--reps must be at least 1, got {a.reps}")
-    if a.ranks is not None and a.ranks < 1:
-        raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")
 
 
 def measurement(a: argparse.Namespace):
@@ -48,8 +51,9 @@ def measurement(a: argparse.Namespace):
                                  max_time=a.max_time, reps=a.reps, check=a.check, raw=a.raw,
                                  engine_options=[*order_options(a.order),
                                                  *split_args(a.engine_args, "--engine-args")]))
-    if a.find_switches and "pingpong" not in planned[0][0].benchmarks:
-        raise UsageError("--find-switches refines pingpong: add it, e.g. -b pingpong")
+    if a.find_switches:
+        from mpiscope.refine import check_refinable
+        check_refinable(*planned[0])
     plans = spread_budget(planned, a.time_budget)  # one budget for the whole run
     return Measurement(t, [Part(p, env, extra, placement) for p in plans])
 
@@ -61,6 +65,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         return resume(a)
     if a.dry_run and not a.submit:
         raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
+    if a.submit and a.find_switches:
+        raise UsageError("--find-switches chooses its next sizes from the run's results, which a batch job "
+                         "cannot wait for: run it without --submit")
     m = measurement(a)
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
@@ -69,9 +76,10 @@ def cmd_run(a: argparse.Namespace) -> int:
         return 0
     session = Session(runs_dir, err, progress=not a.no_progress)
     run, outcome = session.run(m)
-    show = [summary]
-    if outcome.status == "ok":
-        show.append(lambda r: model_after_run(session, m.target, r, a))
+    if outcome.status == "ok" and a.find_switches:
+        from mpiscope.refine import refine_run
+        outcome = refine_run(session, m.target, run)
+    show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     return conclude(run, outcome, show=show, report=not a.no_report)
 
 
@@ -81,16 +89,12 @@ def summary(run) -> None:
     print_run(out, run.meta(), run.records(), err)
 
 
-def model_after_run(session, target, run, a: argparse.Namespace) -> None:
-    """After the table: the model, or with --find-switches the refinement launches and then
-    the model of all of them together."""
+def model(run, clock_mhz: float | None) -> None:
+    """After the table: the model of the run's pingpong (with --find-switches, of every round)."""
     from mpiscope.console import out, warn
     from mpiscope.report.model import print_model
-    if a.find_switches:
-        from mpiscope.refine import refine_run
-        refine_run(session, target, run)
     try:
-        print_model(out, run.records(), clock_mhz=a.clock_mhz)
+        print_model(out, run.records(), clock_mhz=clock_mhz)
     except ValueError as e:
         warn(f"no model: {e}")
 
@@ -100,6 +104,11 @@ def resume(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
     from mpiscope.session import Session, conclude
     from mpiscope.store import resolve
+    from mpiscope.console import warn
+    given = [f"--{name.replace('_', '-')}" for name in MEASURING if getattr(a, name) not in (None, False, [])]
+    given += ["--sizes"] if a.sizes != DEFAULT_SIZES else []
+    if given:
+        warn(f"--resume measures with the run's own options: {', '.join(given)} ignored")
     runs_dir = paths.runs_dir(a.runs_dir)
     run = resolve(a.resume, runs_dir)
     outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)

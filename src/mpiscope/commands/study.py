@@ -16,7 +16,9 @@ def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
 
 def ring_config(a: argparse.Namespace, cores: int):
     from mpiscope.studies.ring import QUICK_NBLOCKS, RingStudyConfig
-    cfg = RingStudyConfig(ranks=a.ranks or max(2, min(4, cores - cores % 2)))
+    if a.ranks is not None and a.ranks < 1:
+        raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")
+    cfg = RingStudyConfig(ranks=a.ranks if a.ranks is not None else max(2, min(4, cores - cores % 2)))
     if a.quick:
         cfg.max_words, cfg.step, cfg.nblocks, cfg.max_time, cfg.warmup_bytes = 2048, 2.0, list(QUICK_NBLOCKS), 0.02, "256K"
     if a.max_words is not None:

@@ -51,13 +51,15 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 
 def _report(sd, result, launches: int) -> None:
+    from rich.markup import escape
+
     from mpiscope.console import err, out
     from mpiscope.report.table import sweep_status_table
     out.print(sweep_status_table(sd))
     if result.skipped:
         out.print(f"{result.skipped} configuration launch(es) were already finished and were skipped")
     for f in result.failed:
-        err.print(f"[yellow]failed:[/] {f}", highlight=False)
+        err.print(f"[yellow]failed:[/] {escape(f)}", highlight=False)
     if launches > 1 and sd.runs():
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import summary_table

@@ -2,12 +2,13 @@
 adapter with the job (launcher, hosts, hostfile, nodes, ranks per node, mapping, binding)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from mpiscope.errors import UsageError
 from mpiscope.launch.base import BINDINGS, MAPPINGS
+from mpiscope.typed import dump
 
 
 @dataclass(frozen=True)
@@ -49,17 +50,7 @@ class Placement:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
     def to_json(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if v is not None}
-
-    @classmethod
-    def from_json(cls, d: Any) -> "Placement":
-        if not isinstance(d, dict):
-            raise ValueError(f"not a placement: {d!r}")
-        known = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in known and v is not None}
-        if "hosts" in kw:
-            kw["hosts"] = tuple(str(h) for h in kw["hosts"])
-        return cls(**kw)
+        return dump(self)
 
 
 def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str, ...] | None = None,

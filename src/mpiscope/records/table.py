@@ -87,8 +87,8 @@ def point_columns(p: Point) -> dict[str, Any]:
             row[key] = getattr(p, key)
     _nested(row, "clock_sync", p.clock_sync or {})
     row.update(converged=p.converged, stop_reason=p.stop_reason, warmup=p.warmup, elapsed_s=p.elapsed_s)
-    if p.check_errors is not None:
-        row.update(check_errors=p.check_errors, check_verified_bytes=p.check_verified_bytes)
+    if p.check is not None:
+        row.update(check_errors=p.check.errors, check_verified_bytes=p.check.verified_bytes)
     for key, value in p.details.items():
         if isinstance(value, dict):
             _nested(row, key, value)

@@ -56,7 +56,5 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
              f"run {meta.id} {escape(f'[{meta.status}]')}")
     console.print(summary_table(recs, title))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
-    for w in meta.warnings:
-        warn.print(f"[yellow]warning:[/] {w}")
-    for p in recs.problems:
-        warn.print(f"[yellow]warning:[/] {p}")
+    for w in [*meta.warnings, *recs.problems]:
+        warn.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)

@@ -20,7 +20,8 @@ def _sizes(recs: Sequence[Point | Skip | Timeout], most: int = 6) -> str:
 def _by_benchmark(recs: Sequence[R]) -> dict[str, list[R]]:
     out: dict[str, list[R]] = defaultdict(list)
     for r in recs:
-        out[f"{r.benchmark} on {r.ranks} rank{'s' if r.ranks != 1 else ''}"].append(r)
+        variant = f" {r.variant}" if r.variant else ""
+        out[f"{r.benchmark}{variant} on {r.ranks} rank{'s' if r.ranks != 1 else ''}"].append(r)
     return out
 
 

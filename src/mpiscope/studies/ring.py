@@ -97,14 +97,14 @@ def measurement(cfg: RingStudyConfig, target, base_env: dict[str, str], launcher
     from mpiscope.plan import Part, Plan, engine_plan, make_plan
     from mpiscope.session import Measurement
     sweep = engine_plan(target.engine, Plan(("ringcs1",), cfg.ranks, cfg.sizes_words(), "words"))
-    todo = series(cfg, max(p.size for p in sweep))
+    todo = series(cfg, max(sweep.sizes_bytes))
     parts = []
     for s in todo:
         plan, _ = make_plan(target.engine, [s.benchmark], cfg.ranks, sizes=s.sizes, units=s.units,
                             ci_target=cfg.ci_target, max_time=cfg.max_time, check=check,
                             engine_options=list(s.engine_options))
         parts.append(Part(plan, {**base_env, **dict(s.env)}, launcher_args, tag={"series": s.name, **dict(s.tag)}))
-    config = {**vars(cfg), "words": [p.size // 8 for p in sweep]}
+    config = {**vars(cfg), "words": [size // 8 for size in sweep.sizes_bytes]}
     extra = {"study": "ring", "env": base_env, "config": config,
              "series": [{"name": s.name, "benchmark": s.benchmark, "sizes": s.sizes, "units": s.units,
                          "env": dict(s.env), "tag": dict(s.tag), "engine_options": list(s.engine_options)}
