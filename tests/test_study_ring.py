@@ -72,7 +72,8 @@ def test_study_on_four_ranks_with_a_small_eager_limit(cli, openmpi_prefix, tmp_p
         assert row["deadlock"] in (1024, 2048) and row["result"].startswith(f"deadlock at {int(row['deadlock'])} bytes")
         assert row["largest_ok"] == row["deadlock"] // 2
         # every larger size is a time-out (the relaunch past the first hang) or recorded as not measured
-        later = {x["size"] for x in recs if x.get("series", "").split(" OMPI")[0] == f"alg1 {load}" and x["type"] in ("timeout", "skip")
+        later = {x["size"] for x in recs if x.get("tag", {}).get("series", "").split(" OMPI")[0] == f"alg1 {load}"
+                 and x["type"] in ("timeout", "skip")
                  and x["size"] >= row["deadlock"]}
         assert later == {s for s in (1024, 2048, 4096) if s >= row["deadlock"]}
     # ...and the study went on: the compliant algorithms are measured beyond it, never "deadlocked"
