@@ -213,8 +213,42 @@ def resolve(ref: str, runs_dir: Path) -> Run:
                      f"(or --runs-dir)")
 
 
+@dataclass
+class ConfigRef:
+    """One configuration of a sweep: its id (c001 ...) and every factor's level."""
+    id: str
+    factors: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SweepPlan:
+    """sweep.json: what a sweep measures, written before its first launch."""
+    name: str
+    configurations: list[ConfigRef]
+    description: str = ""
+    created: str = ""
+    spec_file: str | None = None
+    spec_text: str = ""
+    runs_dir: str = ""
+    launches: int = 1
+    varying: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SweepEntry:
+    """A line of results.jsonl: a configuration launch submitted or finished, and its run."""
+    config: str
+    launch: int
+    event: str = "finished"          # submitted | finished
+    at: str = ""
+    run: str | None = None
+    status: str | None = None
+    error: str | None = None
+    job: int | None = None
+
+
 class SweepDir:
-    """sweep.json (the plan) and results.jsonl (one line per configuration launch started or finished)."""
+    """sweep.json (the plan) and results.jsonl (one line per configuration launch submitted or finished)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -228,26 +262,24 @@ class SweepDir:
             if base.is_dir() else []
         return cls(found[-1]) if found else None
 
-    def meta(self) -> dict:
+    def plan(self) -> SweepPlan:
         try:
-            meta = json.loads((self.path / SWEEP_FILE).read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise UsageError(f"{self.path} is not a sweep directory ({SWEEP_FILE}: {e})") from e
-        if not isinstance(meta, dict) or not isinstance(meta.get("configurations"), list):
-            raise UsageError(f"{self.path / SWEEP_FILE} is not a sweep plan this mpiscope wrote")
-        return meta
+            return load(SweepPlan, json.loads((self.path / SWEEP_FILE).read_text()), str(self.path / SWEEP_FILE))
+        except (OSError, ValueError) as e:
+            raise UsageError(f"{self.path} is not a sweep directory this mpiscope wrote ({e})") from e
 
-    def write(self, meta: dict) -> None:
+    def write(self, plan: SweepPlan) -> None:
         tmp = self.path / (SWEEP_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1) + "\n")
+        tmp.write_text(json.dumps(dump(plan), indent=1) + "\n")
         tmp.replace(self.path / SWEEP_FILE)
 
-    def log(self, **entry: Any) -> None:
+    def log(self, entry: SweepEntry) -> None:
+        entry.at = entry.at or utc_now()
         with open(self.path / SWEEP_RESULTS, "a") as f:
-            f.write(json.dumps({"at": utc_now(), **entry}) + "\n")
+            f.write(json.dumps(dump(entry)) + "\n")
             f.flush()
 
-    def entries(self) -> list[dict]:
+    def entries(self) -> list[SweepEntry]:
         try:
             lines = (self.path / SWEEP_RESULTS).read_text().splitlines()
         except OSError:
@@ -255,32 +287,25 @@ class SweepDir:
         out = []
         for line in lines:
             try:
-                e = json.loads(line)
+                out.append(load(SweepEntry, json.loads(line)))
             except ValueError:
                 continue  # a line cut by a kill: that launch simply counts as not finished
-            if isinstance(e, dict) and isinstance(e.get("config"), str) and isinstance(e.get("launch"), int):
-                out.append(e)
         return out
 
-    def finished(self) -> dict[tuple[str, int], dict]:
+    def finished(self) -> dict[tuple[str, int], SweepEntry]:
         """(configuration, launch) -> its last finished entry; interrupted launches are not finished."""
-        done: dict[tuple[str, int], dict] = {}
-        for e in self.entries():
-            if e.get("event") == "finished" and e.get("status") != "interrupted":
-                done[(e["config"], e["launch"])] = e
-        return done
+        return {(e.config, e.launch): e for e in self.entries()
+                if e.event == "finished" and e.status != "interrupted"}
 
-    def runs(self) -> list[tuple[dict, Run]]:
+    def runs(self) -> list[tuple[SweepEntry, Run]]:
         """Every finished launch's entry and run, in plan order."""
-        meta = self.meta()
-        runs_dir = Path(meta.get("runs_dir") or self.path.parent.parent)
-        order = {c.get("id"): i for i, c in enumerate(meta["configurations"]) if isinstance(c, dict)}
+        plan = self.plan()
+        runs_dir = Path(plan.runs_dir) if plan.runs_dir else self.path.parent.parent
+        order = {c.id: i for i, c in enumerate(plan.configurations)}
         out = []
         for (cid, launch), e in sorted(self.finished().items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0][1])):
-            if isinstance(e.get("run"), str):
-                run = Run(runs_dir / e["run"])
-                if run.path.is_dir():
-                    out.append((e, run))
+            if e.run is not None and (runs_dir / e.run).is_dir():
+                out.append((e, Run(runs_dir / e.run)))
         return out
 
 

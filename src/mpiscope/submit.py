@@ -24,6 +24,7 @@ from rich.console import Console
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.plan import engine_plan
 from mpiscope.session import Measurement
+from mpiscope.store import SweepDir, SweepEntry, SweepRef
 from mpiscope.typed import dump, load
 
 SYSTEMS = ("slurm",)
@@ -180,7 +181,6 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     """`mpiscope sweep SPEC --submit slurm`: one job per configuration launch, each logged in
     the sweep directory when it finishes (so `mpiscope table` and `--resume` work as for an
     interactive sweep); with --resume only the launches not finished yet."""
-    from mpiscope.store import SweepRef
     from mpiscope.sweep import create_sweep_dir, open_for_resume
     done: dict = {}
     sd = None
@@ -198,16 +198,14 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     ids = submit(ms, runs_dir, console, dry_run=dry_run, sbatch_args=sbatch_args, names=names)
     if sd is not None:
         for (c, _, k), job_id in zip(todo, ids):
-            sd.log(event="submitted", config=c.id, launch=k, job=job_id)
+            sd.log(SweepEntry(c.id, k, event="submitted", job=job_id))
         console.print(f"sweep '{spec.name}': {len(ids)} job(s) submitted, logged in {sd.path}; when they are done "
                       f"`mpiscope table {sd.path}` shows the results", markup=False, soft_wrap=True)
     return 0
 
 
-def log_to_sweep(sweep, run_id: str | None, status: str, error: str | None) -> None:
+def log_to_sweep(sweep: SweepRef | None, run_id: str | None, status: str, error: str | None) -> None:
     """A batch job of a sweep records its launch as finished, as an interactive sweep does."""
     if sweep is not None and sweep.dir:
-        from mpiscope.store import SweepDir
-        SweepDir(Path(sweep.dir)).log(event="finished", config=sweep.config, launch=sweep.launch,
-                                      run=run_id, status=status, error=error)
+        SweepDir(Path(sweep.dir)).log(SweepEntry(sweep.config, sweep.launch, run=run_id, status=status, error=error))
 

@@ -25,7 +25,7 @@ from mpiscope.launch.placement import Placement, make_placement
 from mpiscope.plan import STARTUP_S, Part, default_ranks, engine_plan, make_plan, spread_budget
 from mpiscope.session import Measurement, Session, launch_argv, target
 from mpiscope.spec import Configuration, Spec, json_factors, varying
-from mpiscope.store import SWEEPS, SweepDir, SweepRef, list_runs, utc_now
+from mpiscope.store import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, list_runs, utc_now
 
 
 
@@ -90,12 +90,13 @@ def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], l
         path = runs_dir / SWEEPS / f"{spec.name}-{stamp}-{n}"
     path.mkdir(parents=True)
     sd = SweepDir(path)
-    sd.write({"name": spec.name, "description": spec.description, "created": utc_now(),
-              "spec_file": str(spec_path) if spec_path else None, "spec_text": spec.source,
-              "runs_dir": str(runs_dir.resolve()), "launches": launches,
-              "varying": varying(configs),
-              "configurations": [{"id": c.id, "factors": json_factors(c.factors)} for c in configs]})
+    sd.write(SweepPlan(spec.name, _refs(configs), spec.description, utc_now(), str(spec_path) if spec_path else None,
+                       spec.source, str(runs_dir.resolve()), launches, varying(configs)))
     return sd
+
+
+def _refs(configs: list[Configuration]) -> list[ConfigRef]:
+    return [ConfigRef(c.id, json_factors(c.factors)) for c in configs]
 
 
 def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) -> SweepDir:
@@ -103,15 +104,14 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
     if sd is None:
         raise UsageError(f"no sweep '{spec.name}' to resume in {runs_dir / SWEEPS}: run without --resume "
                          f"(or give the --runs-dir the sweep used)")
-    meta = sd.meta()
-    want = [{"id": c.id, "factors": json_factors(c.factors)} for c in configs]
-    if meta.get("configurations") != want or meta.get("spec_text", spec.source) != spec.source:
+    plan = sd.plan()
+    if plan.configurations != _refs(configs) or (plan.spec_text or spec.source) != spec.source:
         raise UsageError(f"the spec changed since the sweep in {sd.path} started, so it cannot resume it: "
                          f"run without --resume to start a new sweep")
     # A launch that was running when the sweep was killed never finished: say so in its run.
-    finished_runs = {e.get("run") for e in sd.entries()}
+    finished_runs = {e.run for e in sd.entries()}
     here = str(sd.path.resolve())
-    for run in list_runs(Path(meta["runs_dir"])):
+    for run in list_runs(Path(plan.runs_dir)):
         m = run.meta()
         if m.sweep is not None and m.sweep.dir == here and run.id not in finished_runs and m.status == "running":
             run.update(status="interrupted", error="the sweep was killed during this launch; --resume ran it again")
@@ -184,20 +184,18 @@ def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, ru
             if launches > 1:
                 label += f" launch {k}/{launches}"
             bar.start(label)
-            ref = SweepRef(sd.meta()["name"], config.id, k, str(sd.path.resolve()))
+            ref = SweepRef(sd.plan().name, config.id, k, str(sd.path.resolve()))
             try:
                 run, outcome = _launch(session, replace(m, sweep=ref), sd, config, k)
             except KeyboardInterrupt:
-                sd.log(event="finished", config=config.id, launch=k, run=None, status="interrupted",
-                       error="interrupted before the launch started")
+                sd.log(SweepEntry(config.id, k, status="interrupted", error="interrupted before the launch started"))
                 result.interrupted = True
                 break
             if run is None:
                 result.failed.append(f"{config.id}: {outcome}")
                 bar.finish()
                 continue
-            sd.log(event="finished", config=config.id, launch=k, run=run.id, status=outcome.status,
-                   error=outcome.error)
+            sd.log(SweepEntry(config.id, k, run=run.id, status=outcome.status, error=outcome.error))
             if outcome.status == "interrupted":
                 result.interrupted = True
                 break
@@ -214,5 +212,5 @@ def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuratio
     try:
         return session.run(m)
     except MpiscopeError as e:
-        sd.log(event="finished", config=config.id, launch=k, run=None, status="failed", error=str(e))
+        sd.log(SweepEntry(config.id, k, status="failed", error=str(e)))
         return None, str(e)

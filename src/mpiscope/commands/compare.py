@@ -28,8 +28,8 @@ def side(ref: str, runs_dir):
     from mpiscope.store import SweepDir, is_sweep_dir, resolve
     if is_sweep_dir(Path(ref)):
         sd = SweepDir(Path(ref))
-        if len(sd.meta()["configurations"]) != 1:
-            raise UsageError(f"{ref} is a sweep of {len(sd.meta()['configurations'])} configurations: compare "
+        if len(sd.plan().configurations) != 1:
+            raise UsageError(f"{ref} is a sweep of {len(sd.plan().configurations)} configurations: compare "
                              f"single runs, or runs of one configuration as RUN1,RUN2,...")
         runs = [run for _, run in sd.runs()]
         if not runs:

@@ -33,8 +33,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
                             sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
     if a.resume:
         sd = open_for_resume(runs_dir, spec, configs)
-        spec.launches = max(spec.launches, sd.meta().get("launches", 1))  # --launches given at the start counts
-        sd.write({**sd.meta(), "launches": spec.launches})
+        plan = sd.plan()
+        spec.launches = max(spec.launches, plan.launches)  # --launches given at the start counts
+        plan.launches = spec.launches
+        sd.write(plan)
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, Path(a.spec))
     err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")

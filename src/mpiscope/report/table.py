@@ -190,18 +190,14 @@ def render_csv(tables: list[SideBySide]) -> str:
 
 def sweep_status_table(sd: SweepDir) -> Table:
     """Which configuration launch produced which run, and how it ended."""
-    meta = sd.meta()
-    vary = meta.get("varying", [])
-    last: dict[tuple[str, int], dict] = {}
-    for e in sd.entries():
-        if e.get("event") == "finished":
-            last[(e["config"], e["launch"])] = e
-    table = Table(title=f"sweep {meta.get('name')}", title_justify="left")
+    plan = sd.plan()
+    last = {(e.config, e.launch): e for e in sd.entries() if e.event == "finished"}
+    table = Table(title=f"sweep {plan.name}", title_justify="left")
     for col in ("config", "factors", "launch", "status", "run"):
         table.add_column(col, overflow="fold")
-    for c in meta["configurations"]:
-        label = ", ".join(f"{n}={_value(c['factors'].get(n))}" for n in vary) or "-"
-        for k in range(1, meta.get("launches", 1) + 1):
-            e = last.get((c["id"], k), {})
-            table.add_row(c["id"], label, str(k), e.get("status", "not run"), e.get("run") or "")
+    for c in plan.configurations:
+        label = ", ".join(f"{n}={_value(c.factors.get(n))}" for n in plan.varying) or "-"
+        for k in range(1, plan.launches + 1):
+            e = last.get((c.id, k))
+            table.add_row(c.id, label, str(k), e.status or "?" if e else "not run", (e.run or "") if e else "")
     return table
