@@ -3,10 +3,11 @@ Pipes and files get a fixed width, so a summary table does not wrap at 80 column
 from __future__ import annotations
 
 import sys
-from typing import Iterable
+from typing import Any, Collection, Iterable
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
@@ -21,3 +22,22 @@ def warn_problems(run_id: str, problems: Iterable[str]) -> None:
     """A run's damaged lines or files, one warning each."""
     for p in problems:
         warn(f"run {run_id}: {p}")
+
+
+def records_of(runs: Iterable[Any]) -> list[Any]:
+    """Every record of `runs` (store.Run) in order, each run's damaged lines or files warned about."""
+    out: list[Any] = []
+    for run in runs:
+        recs = run.records()
+        warn_problems(run.id, recs.problems)
+        out += recs.records
+    return out
+
+
+def make_table(title: str, columns: Iterable[str], left: Collection[str] | None = None, **kw) -> Table:
+    """A table titled on the left; its columns are left-aligned when `left` is None, else only
+    those in `left` are and the rest (figures) right-aligned."""
+    t = Table(title=title, title_justify="left", **kw)
+    for col in columns:
+        t.add_column(col, justify="left" if left is None or col in left else "right")
+    return t

@@ -341,11 +341,8 @@ def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: 
     writer.append(line)
     if isinstance(rec, Context):
         out.contexts.append(rec)
-    elif isinstance(rec, Point):
-        out.points += 1
-        out.done += 1
-        bar.advance(1)
-    elif isinstance(rec, Skip):
+    elif isinstance(rec, (Point, Skip)):  # a plan entry done, measured or not
+        out.points += isinstance(rec, Point)
         out.done += 1
         bar.advance(1)
     elif isinstance(rec, Timeout):

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,18 +25,17 @@ from mpiscope.errors import UsageError
 from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
-MEASURE_KEYS = ("benchmarks", "sizes", "units", "ci_target", "max_time", "reps", "time_budget", "check",
-                "raw", "engine_options", "hosts", "hostfile")
 COMBINE_KEYS = ("mode", "zip")
-FACTOR_KEYS = ("mpi", "ranks", "nodes", "ranks_per_node", "mapping", "binding", "hosts", "hostfile",
-               "launcher", "launcher_args", "engine_options", "env")
 
 
-def _unknown(path: str, key: str, known: tuple[str, ...] | list[str]) -> UsageError:
-    close = get_close_matches(key, list(known), n=1, cutoff=0.5)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+def _hint(word: str, known: Iterable[str], cutoff: float = 0.6) -> str:
+    close = get_close_matches(word, list(known), n=1, cutoff=cutoff)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+def _unknown(path: str, key: str, known: Iterable[str]) -> UsageError:
     where = f"{path}.{key}" if path else key
-    return UsageError(f"{where}: unknown key: {hint}known keys here: {', '.join(known)}")
+    return UsageError(f"{where}: unknown key: {_hint(key, known, 0.5)}known keys here: {', '.join(known)}")
 
 
 def _check_keys(table: dict, path: str, known: tuple[str, ...]) -> None:
@@ -45,28 +44,27 @@ def _check_keys(table: dict, path: str, known: tuple[str, ...]) -> None:
             raise _unknown(path, key, known)
 
 
-def _positive_int(path: str) -> Callable[[Any], int]:
-    def conv(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise UsageError(f"{path}: expected a whole number of at least 1, got {v!r}")
-        return v
-    return conv
+def _checked(ok: Callable[[Any], bool], expected: str, cast: Callable[[Any], Any] = lambda v: v
+             ) -> Callable[[str], Callable[[Any], Any]]:
+    """A converter for the value at a TOML path: `cast(v)`, or an error saying what was expected."""
+    def make(path: str) -> Callable[[Any], Any]:
+        def conv(v: Any) -> Any:
+            if not ok(v):
+                raise UsageError(f"{path}: expected {expected}, got {v!r}")
+            return cast(v)
+        return conv
+    return make
 
 
-def _positive_float(path: str) -> Callable[[Any], float]:
-    def conv(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-            raise UsageError(f"{path}: expected a positive number, got {v!r}")
-        return float(v)
-    return conv
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _string(path: str) -> Callable[[Any], str]:
-    def conv(v: Any) -> str:
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise UsageError(f"{path}: expected a string, got {v!r}")
-        return str(v)
-    return conv
+_positive_int = _checked(lambda v: _number(v) and isinstance(v, int) and v >= 1, "a whole number of at least 1")
+_positive_float = _checked(lambda v: _number(v) and v > 0, "a positive number", float)
+_string = _checked(lambda v: _number(v) or isinstance(v, str), "a string", str)
+_bool = _checked(lambda v: isinstance(v, bool), "true or false")
+_units = _checked(lambda v: v in ("bytes", "words"), '"bytes" or "words" (8-byte words)')
 
 
 def _argv(path: str) -> Callable[[Any], tuple[str, ...]]:
@@ -98,9 +96,8 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], Callable[[Any], str]]:
     def make(path: str) -> Callable[[Any], str]:
         def conv(v: Any) -> str:
             if v not in options:
-                close = get_close_matches(str(v), list(options), n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                raise UsageError(f"{path}: unknown value {v!r}: {hint}use one of {', '.join(options)}")
+                raise UsageError(f"{path}: unknown value {v!r}: {_hint(str(v), options)}use one of "
+                                 f"{', '.join(options)}")
             return v
         return conv
     return make
@@ -108,9 +105,10 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], Callable[[Any], str]]:
 
 FACTOR_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "mpi": _string, "ranks": _positive_int, "nodes": _positive_int, "ranks_per_node": _positive_int,
-    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "launcher": _choice(LAUNCHERS), "hosts": _hosts, "hostfile": _string,
-    "launcher_args": _argv, "engine_options": _argv,
+    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "hosts": _hosts, "hostfile": _string,
+    "launcher": _choice(LAUNCHERS), "launcher_args": _argv, "engine_options": _argv,
 }
+FACTOR_KEYS = (*FACTOR_TYPES, "env")
 
 
 @dataclass
@@ -201,41 +199,29 @@ def _parse_factors(table: Any) -> dict[str, list]:
     return out
 
 
+def _benchmarks(path: str) -> Callable[[Any], list[str]]:
+    def conv(v: Any) -> list[str]:
+        b = [x.strip() for x in v.split(",") if x.strip()] if isinstance(v, str) else v
+        if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
+            raise UsageError(f"{path}: expected a list of benchmark names, got {b!r}")
+        return list(b)
+    return conv
+
+
+# The size expression is a string here: the engine checks it when the sweep is planned.
+MEASURE_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
+    "benchmarks": _benchmarks, "sizes": _string, "units": _units, "ci_target": _positive_float,
+    "max_time": _positive_float, "reps": _positive_int, "time_budget": _positive_float, "check": _bool,
+    "raw": _bool, "engine_options": _argv, "hosts": _hosts, "hostfile": _string,
+}
+MEASURE_KEYS = tuple(MEASURE_TYPES)
+
+
 def _parse_measure(table: Any) -> Measure:
     if not isinstance(table, dict):
         raise UsageError("measure: expected a table, e.g. [measure] with benchmarks = [\"pingpong\"]")
     _check_keys(table, "measure", MEASURE_KEYS)
-    m = Measure()
-    if "benchmarks" in table:
-        b = table["benchmarks"]
-        if isinstance(b, str):
-            b = [x.strip() for x in b.split(",") if x.strip()]
-        if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
-            raise UsageError(f"measure.benchmarks: expected a list of benchmark names, got {b!r}")
-        m.benchmarks = list(b)
-    if "units" in table:
-        if table["units"] not in ("bytes", "words"):
-            raise UsageError(f"measure.units: expected \"bytes\" or \"words\" (8-byte words), got {table['units']!r}")
-        m.units = table["units"]
-    if "sizes" in table:  # the engine checks the expression when the sweep is planned
-        m.sizes = _string("measure.sizes")(table["sizes"])
-    for key in ("ci_target", "max_time", "time_budget"):
-        if key in table:
-            setattr(m, key, _positive_float(f"measure.{key}")(table[key]))
-    if "reps" in table:
-        m.reps = _positive_int("measure.reps")(table["reps"])
-    for key in ("check", "raw"):
-        if key in table:
-            if not isinstance(table[key], bool):
-                raise UsageError(f"measure.{key}: expected true or false, got {table[key]!r}")
-            setattr(m, key, table[key])
-    if "engine_options" in table:
-        m.engine_options = _argv("measure.engine_options")(table["engine_options"])
-    if "hosts" in table:
-        m.hosts = _hosts("measure.hosts")(table["hosts"])
-    if "hostfile" in table:
-        m.hostfile = _string("measure.hostfile")(table["hostfile"])
-    return m
+    return Measure(**{k: MEASURE_TYPES[k](f"measure.{k}")(v) for k, v in table.items()})
 
 
 def _parse_combine(table: Any, factors: dict[str, list]) -> tuple[str, list[list[str]]]:
@@ -244,10 +230,8 @@ def _parse_combine(table: Any, factors: dict[str, list]) -> tuple[str, list[list
     _check_keys(table, "combine", COMBINE_KEYS)
     mode = table.get("mode", "matrix")
     if mode not in ("matrix", "zip"):
-        close = get_close_matches(str(mode), ["matrix", "zip"], n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise UsageError(f"combine.mode: unknown mode {mode!r}: {hint}use \"matrix\" (every combination) or "
-                         f"\"zip\" (all factors in lockstep)")
+        raise UsageError(f"combine.mode: unknown mode {mode!r}: {_hint(str(mode), ['matrix', 'zip'])}use "
+                         f"\"matrix\" (every combination) or \"zip\" (all factors in lockstep)")
     groups = table.get("zip", [])
     if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(x, str) for x in g)
                                                for g in groups):
@@ -259,10 +243,8 @@ def _parse_combine(table: Any, factors: dict[str, list]) -> tuple[str, list[list
             raise UsageError(f"combine.zip[{i}]: a zip group needs at least two factors, got {group!r}")
         for name in group:
             if name not in factors:
-                close = get_close_matches(name, list(factors), n=1, cutoff=0.5)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                raise UsageError(f"combine.zip[{i}]: '{name}' is not a factor of this spec: {hint}"
-                                 f"factors: {', '.join(factors)}")
+                raise UsageError(f"combine.zip[{i}]: '{name}' is not a factor of this spec: "
+                                 f"{_hint(name, factors, 0.5)}factors: {', '.join(factors)}")
             if name in seen:
                 raise UsageError(f"combine.zip[{i}]: '{name}' is in two zip groups; a factor zips with one group")
             seen.add(name)
@@ -300,9 +282,8 @@ def _parse_exclude(items: Any, factors: dict[str, list]) -> list[dict[str, list]
         rule: dict[str, list] = {}
         for name, value in flat.items():
             if name not in factors:
-                close = get_close_matches(name, list(factors), n=1, cutoff=0.5)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                raise UsageError(f"{path}.{name}: not a factor of this spec: {hint}factors: {', '.join(factors)}")
+                raise UsageError(f"{path}.{name}: not a factor of this spec: {_hint(name, factors, 0.5)}"
+                                 f"factors: {', '.join(factors)}")
             conv = _string(f"{path}.{name}") if name.startswith("env.") else FACTOR_TYPES[name](f"{path}.{name}")
             levels = _levels(value, f"{path}.{name}", conv)
             for lv in levels:
@@ -368,10 +349,8 @@ def expand(spec: Spec) -> list[Configuration]:
                          for i in range(width)])
     configs = []
     for combo in itertools.product(*axes):
-        factors: dict = {}
-        for part in combo:
-            factors.update(part)
-        factors = {n: factors[n] for n in names}
+        merged = {n: level for part in combo for n, level in part.items()}
+        factors = {n: merged[n] for n in names}
         if not _excluded(factors, spec.exclude):
             configs.append(Configuration(len(configs) + 1, factors))
     if not configs:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -97,8 +97,7 @@ def _delta(a: float, b: float, cov: np.ndarray, level: float):
     z = float(norm.ppf(0.5 + level / 2))
     sa, sb = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
     a_ci, b_ci = (a - z * sa, a + z * sa), (b - z * sb, b + z * sb)
-    bw_lo, _ = _derived(np.array([a]), np.array([b_ci[1]]))
-    bw_hi, _ = _derived(np.array([a]), np.array([b_ci[0]]))
+    bw_ci, _ = _derived(np.full(2, a), np.array([b_ci[1], b_ci[0]]))  # the larger beta, the lower bandwidth
     # n_1/2 = a/b: first-order error propagation with the a-b covariance.
     if b > 0:
         g = np.array([1 / b, -a / b ** 2])
@@ -106,7 +105,7 @@ def _delta(a: float, b: float, cov: np.ndarray, level: float):
         nh_ci = (a / b - z * s_nh, a / b + z * s_nh)
     else:
         nh_ci = (math.inf, math.inf)
-    return a_ci, b_ci, (float(bw_lo[0]), float(bw_hi[0])), nh_ci
+    return a_ci, b_ci, (float(bw_ci[0]), float(bw_ci[1])), nh_ci
 
 
 def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: float = 0.95,
@@ -153,26 +152,19 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -
     Latency Ts (us), alpha (cycles), Throughput (MiB/s), Tc (us/byte),
     beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
     the confidence intervals."""
-    rows: list[tuple[str, list[str]]] = [
-        ("Latency Ts (us)", [_fmt(f.alpha_us, f.alpha_ci, with_ci) for f in fits.values()]),
-        ("alpha (cycles)", [_fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci)
-                            for f in fits.values()]),
-        ("Throughput (MiB/s)", [_fmt(f.bandwidth_MiBps, f.bandwidth_ci, with_ci)
-                                for f in fits.values()]),
-        ("Tc (us/byte)", [_fmt(f.beta_us_per_byte, f.beta_ci, with_ci) for f in fits.values()]),
-        ("beta (cycles/byte)", [_fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci)
-                                for f in fits.values()]),
-        ("n_1/2 (bytes)", [_fmt(f.n_half, f.n_half_ci, with_ci) for f in fits.values()]),
-        ("fitted sizes (bytes)", [f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"
-                                  for f in fits.values()]),
+    cells: list[tuple[str, Callable[[HockneyFit], str]]] = [
+        ("Latency Ts (us)", lambda f: _fmt(f.alpha_us, f.alpha_ci, with_ci)),
+        ("alpha (cycles)", lambda f: _fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci)),
+        ("Throughput (MiB/s)", lambda f: _fmt(f.bandwidth_MiBps, f.bandwidth_ci, with_ci)),
+        ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci)),
+        ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci)),
+        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci)),
+        ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
     ]
-    head = ["Summary", *fits.keys()]
-    widths = [max(len(head[0]), *(len(r[0]) for r in rows))]
-    for i in range(len(fits)):
-        widths.append(max(len(head[i + 1]), *(len(r[1][i]) for r in rows)))
+    rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
+    widths = [max(map(len, col)) for col in zip(*rows)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-    out = [line(head), line(["-" * w for w in widths])]
-    out += [line([name, *cells]) for name, cells in rows]
+    out = [line(rows[0]), line(["-" * w for w in widths]), *map(line, rows[1:])]
     clocks = {f.clock for f in fits.values()}
     notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
         or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]

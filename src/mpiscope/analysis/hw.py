@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mpiscope.records import Record
+from mpiscope.units import human_size
 
 from .measured import Measured, select
 
@@ -62,13 +63,6 @@ def hardware_from_records(records: Iterable[Record | Measured]) -> Hardware | No
                     efficiency=pp[size] / mc[size] if size is not None else None)
 
 
-def _human(n: int) -> str:
-    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= k and n % k == 0:
-            return f"{n // k} {unit}"
-    return f"{n} B"
-
-
 def format_hardware(h: Hardware) -> str:
     lines = ["Hardware limit (one core, this node):"]
     if h.cacheline_us is not None:
@@ -77,10 +71,10 @@ def format_hardware(h: Hardware) -> str:
     if h.memcpy_MBps:
         sizes = sorted(h.memcpy_MBps)
         best = max(sizes, key=lambda s: h.memcpy_MBps[s])
-        lines.append(f"  memcpy bandwidth: {h.memcpy_MBps[best]:,.0f} MB/s at {_human(best)} (best), "
-                     f"{h.memcpy_MBps[sizes[-1]]:,.0f} MB/s at {_human(sizes[-1])} (largest)")
+        lines.append(f"  memcpy bandwidth: {h.memcpy_MBps[best]:,.0f} MB/s at {human_size(best)} (best), "
+                     f"{h.memcpy_MBps[sizes[-1]]:,.0f} MB/s at {human_size(sizes[-1])} (largest)")
     if h.efficiency is not None and h.efficiency_size is not None:
-        lines.append(f"pingpong reaches {h.efficiency:.0%} of memcpy at {_human(h.efficiency_size)} "
+        lines.append(f"pingpong reaches {h.efficiency:.0%} of memcpy at {human_size(h.efficiency_size)} "
                      f"({h.pingpong_MBps[h.efficiency_size]:,.0f} of "
                      f"{h.memcpy_MBps[h.efficiency_size]:,.0f} MB/s)")
     elif h.memcpy_MBps:

@@ -31,5 +31,4 @@ def model_records(records: Iterable[Record | Measured], benchmark: str = "pingpo
     return find_switches(pts, clock=clock)
 
 
-def format_model(report: SwitchReport, with_ci: bool = True) -> str:
-    return format_switches(report, with_ci=with_ci)
+format_model = format_switches

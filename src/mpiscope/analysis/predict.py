@@ -75,6 +75,17 @@ def _frac(p: int) -> float:
 Cost = Callable[[int, float, Params], "float | None"]
 
 
+def _tree(p, n, m):
+    """ceil(lg p) rounds that move (p-1)/p of the data once: binomial gather and scatter, Bruck's
+    allgather, recursive-doubling allgather."""
+    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
+def _linear(p, n, m):
+    """p - 1 rounds of n/p bytes each: ring allgather, pairwise alltoall."""
+    return (p - 1) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+
+
 def _bcast_binomial(p, n, m):
     return _lg(p) * (m.alpha_us + n * m.beta_us_per_byte)
 
@@ -96,7 +107,8 @@ def _reduce_binomial(p, n, m):
 
 def _fold(p, n, m, reduce: bool = True):
     """Cost of folding a non-power-of-two p onto p' = pof2(p): the surplus
-    ranks send their whole vector to a partner, which reduces it."""
+    ranks send their whole vector to a partner, which reduces it (reduce=False:
+    sending the results back)."""
     if p == _pof2(p):
         return 0.0
     return m.alpha_us + n * m.beta_us_per_byte + (n * m.gamma_us_per_byte if reduce else 0.0)
@@ -109,17 +121,14 @@ def _reduce_rabenseifner(p, n, m):
 
 
 def _allreduce_recursive_doubling(p, n, m):
-    q = _pof2(p)            # fold in, lg q exchanges of the full vector, send results back
-    back = 0.0 if p == q else m.alpha_us + n * m.beta_us_per_byte
+    # fold in, lg q exchanges of the full vector, send results back
     per_round = m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)
-    return _fold(p, n, m) + _lg(q) * per_round + back
+    return _fold(p, n, m) + _lg(_pof2(p)) * per_round + _fold(p, n, m, reduce=False)
 
 
 def _allreduce_rabenseifner(p, n, m):
-    q = _pof2(p)            # fold in, reduce-scatter + allgather on q ranks, send results back
-    back = 0.0 if p == q else m.alpha_us + n * m.beta_us_per_byte
-    return (_fold(p, n, m) + 2 * _lg(q) * m.alpha_us + 2 * _frac(q) * n * m.beta_us_per_byte
-            + _frac(q) * n * m.gamma_us_per_byte + back)
+    # fold in, reduce-scatter + allgather on q ranks (Rabenseifner's reduce), send results back
+    return _reduce_rabenseifner(p, n, m) + _fold(p, n, m, reduce=False)
 
 
 def _allreduce_ring(p, n, m):
@@ -128,27 +137,13 @@ def _allreduce_ring(p, n, m):
             + _frac(p) * n * m.gamma_us_per_byte)
 
 
-def _allgather_ring(p, n, m):
-    return (p - 1) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
-
-
 def _allgather_recursive_doubling(p, n, m):
-    if p != _pof2(p):       # the paper uses Bruck for non-powers of two
-        return None
-    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
-
-
-def _allgather_bruck(p, n, m):
-    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
+    return _tree(p, n, m) if p == _pof2(p) else None  # the paper uses Bruck for non-powers of two
 
 
 def _alltoall_bruck(p, n, m):
     # each of ceil(lg p) steps sends about half of the n bytes
     return _lg(p) * (m.alpha_us + n / 2 * m.beta_us_per_byte)
-
-
-def _alltoall_pairwise(p, n, m):
-    return (p - 1) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
 
 
 def _reduce_scatter_recursive_halving(p, n, m):
@@ -162,10 +157,6 @@ def _reduce_scatter_pairwise(p, n, m):
     return (p - 1) * m.alpha_us + _frac(p) * n * (m.beta_us_per_byte + m.gamma_us_per_byte)
 
 
-def _tree_gather(p, n, m):
-    return _lg(p) * m.alpha_us + _frac(p) * n * m.beta_us_per_byte
-
-
 def _barrier_dissemination(p, n, m):
     return _lg(p) * m.alpha_us
 
@@ -177,13 +168,12 @@ ALGORITHMS: dict[str, dict[str, Cost]] = {
     "reduce": {"binomial": _reduce_binomial, "rabenseifner": _reduce_rabenseifner},
     "allreduce": {"recursive_doubling": _allreduce_recursive_doubling,
                   "rabenseifner": _allreduce_rabenseifner, "ring": _allreduce_ring},
-    "allgather": {"ring": _allgather_ring, "recursive_doubling": _allgather_recursive_doubling,
-                  "bruck": _allgather_bruck},
-    "alltoall": {"bruck": _alltoall_bruck, "pairwise": _alltoall_pairwise},
+    "allgather": {"ring": _linear, "recursive_doubling": _allgather_recursive_doubling, "bruck": _tree},
+    "alltoall": {"bruck": _alltoall_bruck, "pairwise": _linear},
     "reduce_scatter": {"recursive_halving": _reduce_scatter_recursive_halving,
                        "pairwise": _reduce_scatter_pairwise},
-    "gather": {"binomial": _tree_gather},
-    "scatter": {"binomial": _tree_gather},
+    "gather": {"binomial": _tree},
+    "scatter": {"binomial": _tree},
     "barrier": {"dissemination": _barrier_dissemination},
 }
 
@@ -205,8 +195,7 @@ def predict(collective: str, p: int, n: float, params: "Params | ParamsFor") -> 
 
 
 def best(collective: str, p: int, n: float, params: "Params | ParamsFor") -> tuple[str, float]:
-    name, t = next(iter(predict(collective, p, n, params).items()))
-    return name, t
+    return next(iter(predict(collective, p, n, params).items()))
 
 
 def mpich_default(collective: str, p: int, n: float) -> str:

@@ -43,19 +43,14 @@ def points(df: pd.DataFrame) -> pd.DataFrame:
         return derived
 
     d["algorithm"] = pd.to_numeric(factor("algorithm", d["benchmark"].str.removeprefix("ringcs"))).astype(int)
-    if {"opt_ncompute_a", "opt_ncompute_b"} <= set(d.columns):
-        balanced = d["opt_ncompute_a"] == d["opt_ncompute_b"]
-    else:
-        balanced = pd.Series(True, index=d.index)
+    balanced = (d["opt_ncompute_a"] == d["opt_ncompute_b"] if {"opt_ncompute_a", "opt_ncompute_b"} <= set(d.columns)
+                else pd.Series(True, index=d.index))
     d["load"] = factor("load", pd.Series(np.where(balanced, "balanced", "imbalanced"), index=d.index))
     tagged = pd.to_numeric(factor("nblock", pd.Series(np.nan, index=d.index)), errors="coerce")
     d["nblock_series"] = tagged.notna()
     d["nblock"] = tagged.fillna(pd.to_numeric(d["opt_nblock"], errors="coerce")) if "opt_nblock" in d else tagged
     d["series"] = factor("series", d["benchmark"])
-    for col in _FIGURES:
-        if col not in d:
-            d[col] = np.nan
-    return d
+    return d.reindex(columns=list(dict.fromkeys([*d.columns, *_FIGURES])))  # missing figures as NaN
 
 
 def leaders(df: pd.DataFrame) -> pd.DataFrame:

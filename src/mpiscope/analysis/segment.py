@@ -17,11 +17,6 @@ class Segmentation:
     criterion: tuple[float, ...]           # criterion per number of segments (1..)
     rss: tuple[float, ...]                 # weighted RSS per number of segments
 
-    @property
-    def breaks(self) -> list[int]:
-        """Index of the first point of every segment but the first."""
-        return [s for s, _ in self.bounds[1:]]
-
 
 def isolated_outliers(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
                       threshold: float = 6.0) -> np.ndarray:

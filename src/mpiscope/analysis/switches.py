@@ -3,7 +3,7 @@ each side, and mpptest-style adaptive refinement of the switch sizes."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -106,9 +106,7 @@ def _mark_steps(breaks: list[Switch]) -> tuple[list[Switch], list[Steps]]:
         pos = np.array([b.size for b in breaks[i:j]])
         period, start = np.polyfit(np.arange(len(pos)), pos, 1)
         heights = [b.jump for b in breaks[i:j]]
-        for k in range(i, j):
-            b = out[k]
-            out[k] = Switch(b.size, b.bracket, b.jump, b.slope_ratio, periodic=True)
+        out[i:j] = [replace(b, periodic=True) for b in out[i:j]]
         steps.append(Steps(start=float(start), period=float(period), count=j - i,
                            height=float(np.mean(heights))))
     return out, steps
@@ -218,10 +216,8 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
         lo, hi = sw.bracket
         if hi - lo <= max(tolerance * hi, 1):
             continue
-        if lo > 0 and hi / lo > 4:
-            cand = np.geomspace(lo, hi, per_gap + 2)[1:-1]
-        else:
-            cand = np.linspace(lo, hi, per_gap + 2)[1:-1]
+        spaced = np.geomspace if lo > 0 and hi / lo > 4 else np.linspace  # wide brackets: geometrically
+        cand = spaced(lo, hi, per_gap + 2)[1:-1]
         inner = {int(round(c)) for c in cand if lo < round(c) < hi} - measured
         if inner:
             new |= inner | ({lo, hi} if remeasure_ends else set())

@@ -50,14 +50,11 @@ def validate(records: Iterable[Record | Measured], params: Params | ParamsFor,
         p, size, measured = r.ranks, r.size, r.median
         n = model_bytes(coll, size, p)
         pred = predict(coll, p, n, params)
-        win = next(iter(pred))
-        dflt = mpich_default(coll, p, n)
+        win, dflt = next(iter(pred)), mpich_default(coll, p, n)
         d_us = pred.get(dflt, pred[win])
         rows.append({"collective": coll, "benchmark": r.benchmark, "p": p, "size": size, "n": n,
-                     "measured_us": measured, "best": win, "best_us": pred[win],
-                     "err_best": pred[win] / measured - 1 if measured > 0 else float("nan"),
-                     "default": dflt, "default_us": d_us,
-                     "err_default": d_us / measured - 1 if measured > 0 else float("nan"),
+                     "measured_us": measured, "best": win, "best_us": pred[win], "err_best": pred[win] / measured - 1,
+                     "default": dflt, "default_us": d_us, "err_default": d_us / measured - 1,
                      "oversubscribed": oversubscribed})
     return pd.DataFrame(rows)
 

@@ -5,14 +5,10 @@ import argparse
 
 
 def cmd_list(a: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from mpiscope.console import out
+    from mpiscope.console import make_table, out
     from mpiscope.plan import registry
     from mpiscope.session import target
-    table = Table(title="benchmarks", title_justify="left")
-    for col in ("name", "family", "min ranks", "what it measures"):
-        table.add_column(col)
+    table = make_table("benchmarks", ("name", "family", "min ranks", "what it measures"))
     for b in registry(target(a.mpi).engine):
         table.add_row(b.name, b.family, str(b.min_ranks), b.summary)
     out.print(table)

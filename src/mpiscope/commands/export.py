@@ -8,13 +8,12 @@ from mpiscope.report.export import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from mpiscope.console import warn_problems
+    from mpiscope.console import records_of
     from mpiscope.records.table import tidy
     from mpiscope.report.export import write
     from mpiscope.store import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
-    for run in runs:
-        warn_problems(run.id, run.records().problems)
+    records_of(runs)  # warns about damaged lines before the table leaves them out
     write(tidy(runs), a.format, a.output)
     return 0
 

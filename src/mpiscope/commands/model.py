@@ -20,17 +20,12 @@ def positive_mhz(text: str) -> float:
 
 
 def cmd_model(a: argparse.Namespace) -> int:
-    from mpiscope.console import out, warn_problems
-    from mpiscope.records import Point, Record
+    from mpiscope.console import out, records_of
+    from mpiscope.records import Point
     from mpiscope.report.model import render, summarise, to_json
     from mpiscope.store import resolve
-    runs_dir = paths.runs_dir(a.runs_dir)
-    runs = [resolve(r, runs_dir) for r in a.run]
-    records: list[Record] = []
-    for run in runs:
-        recs = run.records()
-        warn_problems(run.id, recs.problems)
-        records += recs.records
+    runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
+    records = records_of(runs)
     try:
         s = summarise(records, a.benchmark, a.clock_mhz)
     except ValueError as e:

@@ -35,8 +35,8 @@ def cmd_add(a: argparse.Namespace) -> int:
 def cmd_show(a: argparse.Namespace) -> int:
     from mpiscope.console import out
     from mpiscope.mpi import find
-    lib = find(a.name)
-    for k, v in lib.to_json().items():
+    from mpiscope.typed import dump
+    for k, v in dump(find(a.name)).items():
         if v not in (None, "", {}):
             out.print(f"{k:16} {v}", markup=False)
     return 0

@@ -34,18 +34,13 @@ def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int
 
 
 def print_point(console, point: Point, hosts: list[str], top: int) -> None:
-    from rich.table import Table
-
+    from mpiscope.console import make_table
     from mpiscope.units import human_size
-    size = point.size
     for mode, label in MODES.items():
         us = matrix(point, mode)
         n = us.shape[0]
-        table = Table(title=f"pairs, {human_size(size)}, {label}: µs per message, row rank -> column rank"
-                           , title_justify="left")
-        table.add_column("from \\ to", justify="right")
-        for b in range(n):
-            table.add_column(str(b), justify="right")
+        table = make_table(f"pairs, {human_size(point.size)}, {label}: µs per message, row rank -> column rank",
+                           ["from \\ to", *map(str, range(n))], left=())
         for a in range(n):
             table.add_row(f"{a}", *("·" if np.isnan(us[a, b]) else f"{us[a, b]:.3g}" for b in range(n)))
         console.print(table)

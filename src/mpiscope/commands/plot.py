@@ -10,12 +10,11 @@ from mpiscope.store import runs_of
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
-    from mpiscope.console import out, warn_problems
+    from mpiscope.console import out, records_of
     from mpiscope.records.table import tidy
     from mpiscope.report.plots import all_plots, write_plots
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
-    for run in runs:
-        warn_problems(run.id, run.records().problems)
+    records_of(runs)  # warns about damaged lines before the table leaves them out
     df = tidy(runs)
     if df.empty:
         raise UsageError("the runs hold no measured points: nothing to plot")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from itertools import count, takewhile
 from typing import TYPE_CHECKING, Callable
 
 from mpiscope import paths
@@ -49,11 +50,8 @@ def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
         if a < 1 or b <= a or c < b:
             raise UsageError(f"-n '{text}': the terms must grow, e.g. 2,4,...,1024 or 2,3,...,16")
         # doubling (2,4,...) is geometric; any other pair steps by the difference
-        if b % a == 0 and b // a > 1:
-            x = a
-            while x <= c:
-                ps.append(x)
-                x *= b // a
+        if b % a == 0:  # b > a: a ratio of 2 or more
+            ps += takewhile(lambda x: x <= c, (a * (b // a) ** k for k in count()))
         else:
             ps += list(range(a, c + 1, b - a))
         ps += [int(t) for t in end]
@@ -63,17 +61,12 @@ def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
 
 
 def _fits_of(records: list[Record]):
-    """The pingpong regimes of the records: [(size_range, fit)]."""
-    from mpiscope.analysis.hockney import fit_hockney
-    from mpiscope.analysis.measured import select
-    from mpiscope.analysis.switches import find_switches
-    pts = select(records, "pingpong", ranks=2)
-    if len({p.size for p in pts}) >= 6:
-        return [(g.size_range, g.fit) for g in find_switches(pts).regimes]
-    if len({p.size for p in pts}) >= 2:
-        f = fit_hockney(pts)
-        return [(f.size_range, f)]
-    return []
+    """The pingpong regimes of the records, as `mpiscope model` finds them: [(size_range, fit)]."""
+    from mpiscope.report.model import summarise
+    s = summarise(records)
+    if s.report is not None:
+        return [(g.size_range, g.fit) for g in s.report.regimes]
+    return [(s.single.size_range, s.single)] if s.single is not None else []
 
 
 def gamma_from_records(records: list[Record]) -> float | None:
@@ -89,14 +82,9 @@ def gamma_from_records(records: list[Record]) -> float | None:
 
 
 def _records(refs: list[str], runs_dir) -> list[Record]:
-    from mpiscope.console import warn_problems
+    from mpiscope.console import records_of
     from mpiscope.store import resolve
-    out: list[Record] = []
-    for run in [resolve(r, runs_dir) for r in refs]:
-        recs = run.records()
-        warn_problems(run.id, recs.problems)
-        out += recs.records
-    return out
+    return records_of(resolve(r, runs_dir) for r in refs)
 
 
 def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None):
@@ -167,10 +155,8 @@ def _every_algorithm(t, algs: list[str]) -> str:
     """Every algorithm's time per (p, n), the winner starred."""
     head = ["p", "n (bytes)", *algs, "MPICH classic"]
     rows = []
-    for r in t.itertuples(index=False):
-        d = r._asdict()
-        cells = [f"{d[x]:.4g}{'*' if x == d['best'] else ''}" if x in d and d[x] == d[x] else "-"
-                 for x in algs]
+    for d in t.to_dict(orient="records"):
+        cells = [f"{d[x]:.4g}{'*' if x == d['best'] else ''}" if x in d and d[x] == d[x] else "-" for x in algs]
         rows.append([str(d["p"]), str(int(d["n"])), *cells, d["mpich_default"]])
     w = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.rjust(k) for c, k in zip(r, w))

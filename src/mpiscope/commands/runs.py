@@ -7,14 +7,10 @@ from mpiscope import paths
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from mpiscope.console import out
+    from mpiscope.console import make_table, out
     from mpiscope.store import list_runs
     runs_dir = paths.runs_dir(a.runs_dir)
-    table = Table(title=f"runs in {runs_dir}", title_justify="left")
-    for col in ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"):
-        table.add_column(col)
+    table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"))
     for run in list_runs(runs_dir):
         m = run.meta()
         ranks = sorted({p.plan.ranks for p in m.parts})

@@ -40,7 +40,6 @@ class Launch:
 
 class Launcher:
     """One launcher dialect. Subclasses only translate; they never run anything."""
-    family = "generic"
 
     def __init__(self, path: Path):
         self.path = path

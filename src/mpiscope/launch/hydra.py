@@ -7,9 +7,6 @@ import math
 from mpiscope.errors import UsageError
 from mpiscope.launch.base import Job, Launch, Launcher, nodes_need_hosts, local_cores
 
-# mpiscope's binding names in Hydra's words (`mpiexec -bind-to -h`).
-BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "socket", "numa": "numa"}
-
 
 def _ppn(job: Job) -> int | None:
     """Hydra has no block/cyclic switch: it fills each host with -ppn ranks (or the host's
@@ -26,8 +23,6 @@ def _ppn(job: Job) -> int | None:
 
 
 class Hydra(Launcher):
-    family = "hydra"
-
     def command(self, job: Job, cores: int | None = None) -> Launch:
         if any(a.startswith("--oversubscribe") or a == "-oversubscribe" for a in job.extra_args):
             raise UsageError("--oversubscribe is not accepted by MPICH's mpiexec: MPICH runs more ranks "
@@ -41,10 +36,10 @@ class Hydra(Launcher):
         ppn = _ppn(job)
         if ppn:
             argv += ["-ppn", str(ppn)]
-        over = job.hosts is None and job.hostfile is None and job.ranks > (cores or local_cores())
         local = job.hosts is None and job.hostfile is None
-        if job.binding:
-            argv += ["-bind-to", BIND.get(job.binding, job.binding)]
+        over = local and job.ranks > (cores or local_cores())
+        if job.binding:  # mpiscope's binding names are Hydra's own (`mpiexec -bind-to -h`)
+            argv += ["-bind-to", job.binding]
         elif local and not over and "-bind-to" not in job.extra_args:
             # Hydra leaves ranks unbound, free to migrate mid-measurement; Open MPI binds to
             # cores by default, and so does mpiscope here (not across hosts that may be

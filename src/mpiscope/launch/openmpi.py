@@ -33,8 +33,6 @@ def _mapping(job: Job) -> list[str]:
 
 
 class OpenMpi(Launcher):
-    family = "openmpi"
-
     def command(self, job: Job, cores: int | None = None) -> Launch:
         nodes_need_hosts(job)
         argv = [str(self.path), "-n", str(job.ranks)]

@@ -46,8 +46,6 @@ def _nodes(job: Job) -> int | None:
 
 
 class Srun(Launcher):
-    family = "srun"
-
     def __init__(self, path: Path, vendor: str):
         super().__init__(path)
         self.vendor = vendor

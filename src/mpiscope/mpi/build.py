@@ -47,7 +47,7 @@ def cache_key(src: Path, mpicc: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build_engine(mpicc: Path, src: Path | None = None, quiet: bool = True) -> Path:
+def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     """Path of an engine binary built with `mpicc`, building it only on a cache miss."""
     src = src or paths.engine_sources()
     builds = paths.home() / "builds"

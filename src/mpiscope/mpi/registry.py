@@ -19,6 +19,7 @@ from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.mpi.build import build_engine, mpi_info
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import parse_library_version
+from mpiscope.typed import dump, load
 
 EMBEDDED = "embedded"
 ON_PATH = "path"
@@ -34,17 +35,16 @@ def load_registered() -> dict[str, MpiLibrary]:
     if not f.is_file():
         return {}
     try:
-        data = json.loads(f.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        return {name: load(MpiLibrary, d) for name, d in json.loads(f.read_text()).items()}
+    except (OSError, ValueError, AttributeError) as e:  # ShapeError and JSONDecodeError are ValueErrors
         raise MpiscopeError(f"{f} is not valid JSON ({e}): fix or delete it, then `mpiscope mpi add` again") from e
-    return {name: MpiLibrary.from_json(d) for name, d in data.items()}
 
 
 def save_registered(libs: dict[str, MpiLibrary]) -> None:
     f = _state_file()
     f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(".tmp")
-    tmp.write_text(json.dumps({n: lib.to_json() for n, lib in libs.items()}, indent=1))
+    tmp.write_text(json.dumps({n: dump(lib) for n, lib in libs.items()}, indent=1))
     os.replace(tmp, f)  # atomic: the state file is never half-written
 
 

@@ -28,9 +28,15 @@ def size_axis(ax: "plt.Axes", axis: str = "x", label: str = "message size") -> N
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(f"{label} (bytes)")
 
 
-def save(fig: "plt.Figure", path) -> None:
-    """Write PNG or SVG by the file's suffix, then free the figure."""
+def finish(fig: "plt.Figure", path=None) -> "plt.Figure":
+    """Lay the figure out and, given a path, write it (PNG or SVG by the file's suffix)."""
     if not fig.legends:  # a figure-level legend is placed after the layout: keep it
         fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")  # a legend below the axes stays in the file
-    plt.close(fig)
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")  # a legend below the axes stays in the file
+    return fig
+
+
+def save(fig: "plt.Figure", path) -> None:
+    """Write the figure, then free it."""
+    plt.close(finish(fig, path))

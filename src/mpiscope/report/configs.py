@@ -85,12 +85,11 @@ def legend_keys(df: pd.DataFrame, exclude: Sequence[str] = (), first: Sequence[s
     return cols
 
 
-def series(df: pd.DataFrame, keys: Sequence[str] | None = None, exclude: Sequence[str] = (),
-           first: Sequence[str] = ()) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(legend label, rows sorted by size) per configuration; `keys` from legend_keys, so that
-    several axes of one figure share their labels."""
+def series(df: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(legend label, rows sorted by size) per configuration; `keys` from legend_keys, once for
+    a figure, so that its axes share their labels."""
     df = with_mpi(df) if "mpi" not in df.columns else df
-    keys = list(keys) if keys is not None else legend_keys(df, exclude, first)
+    keys = list(keys)
     if not keys:
         yield str(df["mpi"].iloc[0]), df.sort_values("size")
         return

@@ -7,6 +7,7 @@ import io
 import shlex
 from datetime import datetime, timezone
 from html import escape
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -91,8 +92,9 @@ def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> st
     return f'<ul class="warnings">{lis}</ul>'
 
 
-def _interval(ci) -> str:
-    return f'<span class="ci">[{_num(ci[0], 4)}, {_num(ci[1], 4)}]</span>'
+def _estimate(v: float, ci, scale: float = 1.0) -> str:
+    """A fitted figure and its interval, both times `scale`."""
+    return f'{_num(v * scale, 4)} <span class="ci">[{_num(ci[0] * scale, 4)}, {_num(ci[1] * scale, 4)}]</span>'
 
 
 def _models(models: list[SeriesModel]) -> str:
@@ -100,7 +102,7 @@ def _models(models: list[SeriesModel]) -> str:
         return "<p>No point-to-point measurements to model.</p>"
     parts = []
     for m in models:
-        title = f"<h3>{escape(m.label)}</h3>" if m.label != m.benchmark else f"<h3>{escape(m.benchmark)}</h3>"
+        title = f"<h3>{escape(m.label)}</h3>"
         if m.report is None:
             parts.append(f"{title}<p class=muted>{escape(m.problem or 'no model')}</p>")
             continue
@@ -111,15 +113,12 @@ def _models(models: list[SeriesModel]) -> str:
         head = ["", *(f"regime {i + 1}: {human_size(r.size_range[0])}–{human_size(r.size_range[1])}"
                       for i, r in enumerate(m.report.regimes))]
         fits = [r.fit for r in m.report.regimes]
-        mbps = 1e6 / 2 ** 20  # analysis reports 1/beta in MiB/s; the engine's MB/s are 10^6 bytes
+        mb = 2 ** 20 / 1e6  # analysis reports 1/beta in MiB/s; the engine's MB/s are 10^6 bytes
         rows = [
-            ["latency α (µs)", *(f"{_num(f.alpha_us, 4)} {_interval(f.alpha_ci)}" for f in fits)],
-            ["bandwidth 1/β (MB/s)", *(f"{_num(f.bandwidth_MBps, 4)} "
-                                       f"{_interval((f.bandwidth_ci[0] / mbps, f.bandwidth_ci[1] / mbps))}"
-                                       for f in fits)],
-            ["per-byte β (ns/B)", *(f"{_num(f.beta_us_per_byte * 1e3, 4)} "
-                                    f"{_interval((f.beta_ci[0] * 1e3, f.beta_ci[1] * 1e3))}" for f in fits)],
-            ["n½ (bytes)", *(f"{_num(f.n_half, 4)} {_interval(f.n_half_ci)}" for f in fits)],
+            ["latency α (µs)", *(_estimate(f.alpha_us, f.alpha_ci) for f in fits)],
+            ["bandwidth 1/β (MB/s)", *(_estimate(f.bandwidth_MiBps, f.bandwidth_ci, mb) for f in fits)],
+            ["per-byte β (ns/B)", *(_estimate(f.beta_us_per_byte, f.beta_ci, 1e3) for f in fits)],
+            ["n½ (bytes)", *(_estimate(f.n_half, f.n_half_ci) for f in fits)],
             ["points fitted", *(f"{f.n_points}" + (f" ({len(f.outliers)} left out)" if f.outliers else "")
                                 for f in fits)],
         ]
@@ -146,8 +145,7 @@ def _cell(row) -> tuple[str, str]:
     unconverged = not pd.isna(row.converged) and not bool(row.converged)  # a missing value says nothing
     flag = (f' <span class="flag" title="did not converge: {escape(str(row.stop_reason))}">†</span>'
             if unconverged else "")
-    bw = row.bw_median_MBps if "bw_median_MBps" in row._fields else None
-    return f"{_num(row.time_median_us)}{flag} {ci}", _num(bw, 4) if bw is not None and bw == bw else "–"
+    return f"{_num(row.time_median_us)}{flag} {ci}", _num(getattr(row, "bw_median_MBps", None), 4)
 
 
 def _side_by_side(df: pd.DataFrame, heading: str) -> str:
@@ -201,14 +199,15 @@ def _provenance(run: Run, ctx: Context | None, open_: bool) -> str:
         v = getattr(x, name, None) if x is not None else None
         return str(v) if v not in (None, "") else default
 
-    rows = [
-        ("status", f"{meta.status} · started {meta.started or '?'} · finished {meta.finished or '?'}"),
-        ("MPI", f"{of(mpi, 'vendor')} {of(mpi, 'version', '')} ({of(mpi, 'name')}, {of(mpi, 'origin')}), "
-                f"MPI standard {of(ctx, 'mpi_version', of(mpi, 'mpi_version'))}"),
+    rows = [  # cells are HTML
+        ("status", escape(f"{meta.status} · started {meta.started or '?'} · finished {meta.finished or '?'}")),
+        ("MPI", escape(f"{of(mpi, 'vendor')} {of(mpi, 'version', '')} ({of(mpi, 'name')}, {of(mpi, 'origin')}), "
+                       f"MPI standard {of(ctx, 'mpi_version', of(mpi, 'mpi_version'))}")),
         ("library version", f"<pre>{escape(of(ctx, 'mpi_library_version', of(mpi, 'library_version')))}</pre>"),
-        ("engine / mpiscope", f"engine {of(ctx, 'engine_version')}, mpiscope {meta.mpiscope_version or '?'}"),
-        ("hosts", f"{', '.join(ctx.hosts) if ctx and ctx.hosts else '?'} · {of(ctx, 'cores_online')} cores online · "
-                  f"{'oversubscribed' if ctx and ctx.oversubscribed else 'not oversubscribed'}"),
+        ("engine / mpiscope", escape(f"engine {of(ctx, 'engine_version')}, "
+                                     f"mpiscope {meta.mpiscope_version or '?'}")),
+        ("hosts", escape(f"{', '.join(ctx.hosts) if ctx and ctx.hosts else '?'} · {of(ctx, 'cores_online')} cores "
+                         f"online · {'oversubscribed' if ctx and ctx.oversubscribed else 'not oversubscribed'}")),
         ("placement", escape("; ".join(p for p in placements if p)) or "launcher default"),
         ("mapping and binding", mapping),
         ("tuning variables", escape(" ".join(f"{k}={v}" for k, v in sorted(env.items()))) or "none"),
@@ -219,23 +218,15 @@ def _provenance(run: Run, ctx: Context | None, open_: bool) -> str:
         ("engine command", f"<code>{escape(shlex.join(meta.engine_command))}</code>"),
         ("run directory", f"<code>{escape(str(run.path))}</code>"),
     ]
-    esc = {"library version", "mapping and binding", "launcher command", "engine command", "run directory",
-           "placement", "tuning variables", "factors", "timer"}
-    body = "".join(f"<tr><th>{k}</th><td>{v if k in esc else escape(v)}</td></tr>" for k, v in rows)
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return (f'<details{" open" if open_ else ""}><summary>run {escape(run.id)}</summary>'
             f'<table class="prov">{body}</table></details>')
 
 
 def _cpus(cpus: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2,5'."""
-    out, start = [], None
-    for i, c in enumerate(cpus):
-        if start is None:
-            start = c
-        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
-            out.append(str(start) if start == c else f"{start}-{c}")
-            start = None
-    return ",".join(out)
+    runs = [[c for _, c in g] for _, g in groupby(enumerate(cpus), lambda ic: ic[1] - ic[0])]
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 # --- the page -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ run (`records.Point.placement`, from the engine's `pairs[].same_host`), and a Ho
 benchmark and placement, so a run over several hosts reports the two kinds apart."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mpiscope.analysis import HockneyFit, fit_hockney
+from mpiscope.console import make_table
 from mpiscope.records import INTER, INTRA, MIXED, Point, Record
 from mpiscope.units import human_size
 
@@ -38,16 +40,14 @@ def groups(records: Iterable[Record]) -> list[Group]:
         if isinstance(p, Point) and p.median is not None and p.placement is not None:
             # ranks taking part, not the job's size: pingpong in a 4-rank job is still a pair
             by.setdefault((p.benchmark, len(p.participants) or p.ranks, p.placement), []).append(p)
-    counts: dict[str, set[int]] = {}
-    for bench, ranks, _ in by:
-        counts.setdefault(bench, set()).add(ranks)
+    rank_counts = Counter(bench for bench, _ in {(bench, ranks) for bench, ranks, _ in by})
     out = []
     for (bench, ranks, where), pts in by.items():
         try:
             fit, why = fit_hockney(pts), ""
         except ValueError as e:  # one size, or nothing to fit
             fit, why = None, str(e)
-        label = bench + (f" ({ranks} ranks)" if len(counts[bench]) > 1 else "")  # --npmin, or runs pooled
+        label = bench + (f" ({ranks} ranks)" if rank_counts[bench] > 1 else "")  # --npmin, or runs pooled
         out.append(Group(label, where, pts, fit, why))
     return out
 
@@ -57,12 +57,10 @@ def _num(x: float) -> str:
 
 
 def placement_table(gs: list[Group]) -> Table:
-    table = Table(title="by placement: pairs on one host (intra-node) and across hosts (inter-node); "
-                        "Hockney fit T(n) = alpha + n / bandwidth per group", title_justify="left")
-    for col, justify in (("benchmark", "left"), ("placement", "left"), ("sizes", "right"),
-                         ("median µs at smallest", "right"), ("MB/s at largest", "right"),
-                         ("alpha µs", "right"), ("fit MB/s", "right")):
-        table.add_column(col, justify=justify)
+    table = make_table("by placement: pairs on one host (intra-node) and across hosts (inter-node); "
+                       "Hockney fit T(n) = alpha + n / bandwidth per group",
+                       ("benchmark", "placement", "sizes", "median µs at smallest", "MB/s at largest",
+                        "alpha µs", "fit MB/s"), left=("benchmark", "placement"))
     for g in gs:
         first = min(g.points, key=lambda p: p.size)
         last = max(g.points, key=lambda p: p.size)

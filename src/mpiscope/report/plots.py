@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from mpiscope.analysis.ring import ALGORITHM_NAMES
 from mpiscope.analysis.ring import points as ring_points
 from mpiscope.records import Point
 from mpiscope.records.table import points_of
-from mpiscope.report.axes import plt, save, size_axis
+from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.units import human_size
 
@@ -43,14 +43,6 @@ class SeriesModel:
     benchmark: str
     report: SwitchReport | None
     problem: str | None = None
-
-
-def _finish(fig: Figure, path) -> Figure:
-    if not fig.legends:
-        fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig
 
 
 def _style(ax) -> None:
@@ -86,34 +78,61 @@ def _grid(n: int, width: float = 4.0, height: float = 3.1) -> tuple[Figure, list
     return fig, flat[:n]
 
 
-def _colors(n: int) -> list:
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+def _palette(d: pd.DataFrame, keys: Sequence[str]) -> dict[str, tuple]:
+    """A colour per legend label, so every panel of a figure draws a configuration alike."""
+    labels = [label for label, _ in series(d, keys)]
+    cmap = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20")
+    return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
 
 
-def _band(ax, x, lo, hi, color) -> None:
+def _draw(ax, x, rows: pd.DataFrame, color, label: str | None, bandwidth: bool = False) -> None:
+    """One configuration's median over the band of its 95 % CI, as time or as bandwidth."""
+    if bandwidth:
+        bpo = rows["bytes_per_op"].to_numpy(float)
+        lo, hi = bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float)
+        y = rows["bw_median_MBps"].to_numpy(float)
+    else:
+        lo, hi, y = (rows[c].to_numpy(float) for c in ("time_ci_low_us", "time_ci_high_us", "time_median_us"))
     ax.fill_between(x, lo, hi, color=color, alpha=0.22, linewidth=0, gid="ci-band")
-
-
-def _line(ax, x, y, color, label: str | None) -> None:
     ax.plot(x, y, marker="o", markersize=2.8, linewidth=1.4, color=color, label=label, gid="series")
 
 
-def _figure_legend(fig: Figure, handles: list, labels: list[str]) -> None:
+def _figure_legend(fig: Figure, colors: dict[str, tuple]) -> None:
     """One legend for all panels, hanging below the figure (saved with a tight bounding box)."""
-    if handles:
+    if colors:
         fig.tight_layout()
-        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 4), frameon=False,
-                   fontsize=8, bbox_to_anchor=(0.5, 0.0))
+        fig.legend([Line2D([], [], color=c, marker="o", markersize=3) for c in colors.values()], list(colors),
+                   loc="upper center", ncol=min(len(colors), 4), frameon=False, fontsize=8,
+                   bbox_to_anchor=(0.5, 0.0))
+
+
+def _size_panels(fig: Figure, axes, d: pd.DataFrame, keys: Sequence[str], column: str, panels: list,
+                 title: Callable[[object], str], bandwidth: bool = False) -> None:
+    """A panel against message size per value of `column`, a line per legend label, one legend
+    (laid out last: label the axes first)."""
+    colors = _palette(d, keys)
+    for ax, value in zip(axes, panels):
+        _style(ax)
+        for label, rows in series(d[d[column] == value], keys):
+            _draw(ax, rows["size"].to_numpy(float), rows, colors[label], label, bandwidth)
+        size_axis(ax)
+        _plain_log(ax)
+        ax.set_title(title(value), loc="left", fontsize=10)
+    _figure_legend(fig, colors)
+
+
+def _family(df: pd.DataFrame, families: Sequence[str], what: str) -> pd.DataFrame:
+    d = df[df["family"].isin(families)] if "family" in df else df.iloc[0:0]
+    if d.empty:
+        raise ValueError(f"no {what}")
+    return with_mpi(d)
 
 
 # --- point to point ---------------------------------------------------------------------
 
 def _p2p(df: pd.DataFrame) -> pd.DataFrame:
-    d = df[(df["family"] == "p2p") & (df["size"] > 0)] if "family" in df else df.iloc[0:0]
-    if d.empty:
-        raise ValueError("no point-to-point measurements (pingpong, bw, ...) with sizes above 0")
-    return with_mpi(d)
+    return _family(df[df["size"] > 0] if "size" in df else df, ["p2p"],
+                   "point-to-point measurements (pingpong, bw, ...) with sizes above 0")
 
 
 def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
@@ -150,27 +169,17 @@ def _overlay(ax, model: SeriesModel | None, color, per_byte: float | None) -> bo
 
 def _p2p_plot(df: pd.DataFrame, bandwidth: bool, models: list[SeriesModel] | None, path) -> Figure:
     d = _p2p(df)
-    if models is None:
-        models = fit_models(d)
-    by_label = {m.label: m for m in models}
+    by_label = {m.label: m for m in (fit_models(d) if models is None else models)}
     fig, ax = plt.subplots(figsize=(8, 4.8))
     _style(ax)
     drawn = False
-    labelled = list(series(d, legend_keys(d)))
-    for color, (label, rows) in zip(_colors(len(labelled)), labelled):
+    keys = legend_keys(d)
+    colors = _palette(d, keys)
+    for label, rows in series(d, keys):
         x = rows["size"].to_numpy(float)
-        if bandwidth:
-            bpo = rows["bytes_per_op"].to_numpy(float)
-            y = rows["bw_median_MBps"].to_numpy(float)
-            lo, hi = bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float)
-            per_byte = float(np.median(bpo / x))
-        else:
-            y = rows["time_median_us"].to_numpy(float)
-            lo, hi = rows["time_ci_low_us"].to_numpy(float), rows["time_ci_high_us"].to_numpy(float)
-            per_byte = None
-        _band(ax, x, lo, hi, color)
-        _line(ax, x, y, color, label)
-        drawn |= _overlay(ax, by_label.get(label), color, per_byte)
+        _draw(ax, x, rows, colors[label], label, bandwidth)
+        per_byte = float(np.median(rows["bytes_per_op"].to_numpy(float) / x)) if bandwidth else None
+        drawn |= _overlay(ax, by_label.get(label), colors[label], per_byte)
     size_axis(ax)
     _plain_log(ax)
     ax.set_ylabel("bandwidth (MB/s)" if bandwidth else "time per message (µs)")
@@ -182,7 +191,7 @@ def _p2p_plot(df: pd.DataFrame, bandwidth: bool, models: list[SeriesModel] | Non
         handles += [Line2D([], [], color="grey", linestyle="--"), Line2D([], [], color="grey", linestyle=":")]
         labels += ["Hockney fit per regime", "protocol switch"]
     ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper left" if not bandwidth else "lower right")
-    return _finish(fig, path)
+    return finish(fig, path)
 
 
 def latency_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, path=None) -> Figure:
@@ -198,42 +207,21 @@ def bandwidth_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, pa
 
 # --- collectives --------------------------------------------------------------------------
 
-def _collectives(df: pd.DataFrame) -> pd.DataFrame:
-    d = df[df["family"].isin(COLLECTIVE)] if "family" in df else df.iloc[0:0]
-    if d.empty:
-        raise ValueError("no collective measurements")
-    return with_mpi(d)
-
-
-def _ordered(values) -> list:
-    return list(dict.fromkeys(values))
-
-
 def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against size, one panel per collective, one line per configuration and
     rank count."""
-    d = _collectives(df)
+    d = _family(df, COLLECTIVE, "collective measurements")
     d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no collective measurements with sizes above 0")
-    benches = _ordered(d["benchmark"])
-    keys = legend_keys(d, exclude=["benchmark"], within=["benchmark", "size"])
-    labels = [label for label, _ in series(d, keys)]
-    colors = dict(zip(labels, _colors(len(labels))))
+    benches = list(dict.fromkeys(d["benchmark"]))
     fig, axes = _grid(len(benches))
     fig.suptitle("Collectives: time per call against message size", x=0.01, ha="left")
-    for ax, bench in zip(axes, benches):
-        _style(ax)
-        for label, rows in series(d[d["benchmark"] == bench], keys):
-            x = rows["size"].to_numpy(float)
-            _band(ax, x, rows["time_ci_low_us"], rows["time_ci_high_us"], colors[label])
-            _line(ax, x, rows["time_median_us"], colors[label], label)
-        size_axis(ax)
-        _plain_log(ax)
+    for ax in axes:
         ax.set_ylabel("time per call (µs)")
-        ax.set_title(bench, loc="left", fontsize=10)
-    _figure_legend(fig, [Line2D([], [], color=colors[lb], marker="o", markersize=3) for lb in labels], labels)
-    return _finish(fig, path)
+    _size_panels(fig, axes, d, legend_keys(d, exclude=["benchmark"], within=["benchmark", "size"]), "benchmark",
+                 benches, str)
+    return finish(fig, path)
 
 
 def _size_labels(sizes: pd.Series) -> pd.Categorical:
@@ -255,26 +243,22 @@ def _sizes_to_show(sizes: Sequence[int], most: int = 3) -> list[int]:
 def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against rank count (--npmin runs), one panel per collective, one line per
     size (and configuration)."""
-    d = _collectives(df)
+    d = _family(df, COLLECTIVE, "collective measurements")
     if d["ranks"].nunique() < 2:
         raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
-    benches = _ordered(d["benchmark"])
+    benches = list(dict.fromkeys(d["benchmark"]))
     d = pd.concat([b[b["size"].isin(_sizes_to_show(b["size"]))] for _, b in d.groupby("benchmark", sort=False)])
     d["message size"] = _size_labels(d["size"])
     keys = legend_keys(d, exclude=["benchmark", "ranks", "size"], first=["message size"],
                        within=["benchmark", "size", "ranks"])
-    labels = [label for label, _ in series(d, keys)]
-    colors = dict(zip(labels, _colors(len(labels))))
+    colors = _palette(d, keys)
     fig, axes = _grid(len(benches))
     fig.suptitle("Collectives: time per call against rank count", x=0.01, ha="left")
     for ax, bench in zip(axes, benches):
         _style(ax)
         for label, rows in series(d[d["benchmark"] == bench], keys):
             rows = rows.sort_values("ranks")
-            color = colors[label]
-            x = rows["ranks"].to_numpy(float)
-            _band(ax, x, rows["time_ci_low_us"], rows["time_ci_high_us"], color)
-            _line(ax, x, rows["time_median_us"], color, label)
+            _draw(ax, rows["ranks"].to_numpy(float), rows, colors[label], label)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(d["ranks"].unique()))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -284,7 +268,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
         ax.set_ylabel("time per call (µs)")
         ax.set_title(bench, loc="left", fontsize=10)
         ax.legend(fontsize=7, frameon=False)
-    return _finish(fig, path)
+    return finish(fig, path)
 
 
 # --- the ring case study ------------------------------------------------------------------
@@ -315,24 +299,11 @@ def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
     loads = sorted(d["load"].unique(), key=lambda v: (v != "balanced", v))
     keys = legend_keys(d, exclude=_RING_SOURCES[:-4] + ["load"], first=["algorithm"],
                        within=["load", "size"])
-    labels = [label for label, _ in series(d, keys)]
-    colors = dict(zip(labels, _colors(len(labels))))
     fig, axes = plt.subplots(1, len(loads), figsize=(5.2 * len(loads) + 0.6, 4.6), sharey=True, squeeze=False)
     fig.suptitle("Ring case study: bandwidth against message size", x=0.01, ha="left")
-    for ax, load in zip(axes[0], loads):
-        _style(ax)
-        for label, rows in series(d[d["load"] == load], keys):
-            x = rows["size"].to_numpy(float)
-            bpo = rows["bytes_per_op"].to_numpy(float)
-            _band(ax, x, bpo / rows["time_ci_high_us"].to_numpy(float),
-                  bpo / rows["time_ci_low_us"].to_numpy(float), colors[label])
-            _line(ax, x, rows["bw_median_MBps"], colors[label], label)
-        size_axis(ax)
-        _plain_log(ax)
-        ax.set_title(f"{load} load", loc="left", fontsize=10)
     axes[0][0].set_ylabel("bandwidth incl. computation (MB/s)")
-    _figure_legend(fig, [Line2D([], [], color=colors[lb], marker="o", markersize=3) for lb in labels], labels)
-    return _finish(fig, path)
+    _size_panels(fig, axes[0], d, keys, "load", loads, lambda load: f"{load} load", bandwidth=True)
+    return finish(fig, path)
 
 
 def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
@@ -348,21 +319,17 @@ def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
     keys = keys if "message size" in keys else ["message size", *keys]  # one line per size, always named
     fig, ax = plt.subplots(figsize=(8, 4.6))
     _style(ax)
-    labelled = list(series(d, keys))
-    for color, (label, rows) in zip(_colors(len(labelled)), labelled):
+    colors = _palette(d, keys)
+    for label, rows in series(d, keys):
         rows = rows.sort_values("nblock")
-        x = rows["nblock"].to_numpy(float)
-        bpo = rows["bytes_per_op"].to_numpy(float)
-        _band(ax, x, bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float),
-              color)
-        _line(ax, x, rows["bw_median_MBps"], color, label)
+        _draw(ax, rows["nblock"].to_numpy(float), rows, colors[label], label, bandwidth=True)
     _plain_log(ax, "x", base=2)
     _plain_log(ax)
     ax.set_xlabel("elements computed between MPI_Testall calls (nblock)")
     ax.set_ylabel("bandwidth incl. computation (MB/s)")
     ax.set_title("Ring algorithm 5: MPI_Testall frequency", loc="left")
     ax.legend(fontsize=8, frameon=False)
-    return _finish(fig, path)
+    return finish(fig, path)
 
 
 # --- pair matrices ------------------------------------------------------------------------
@@ -392,7 +359,7 @@ def matrix_plot(matrix: Sequence[Sequence[float | None]], ranks: Sequence[int] |
                 ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                         color="white" if v < mid else "black")
     ax.set_title(title, loc="left", fontsize=10)
-    return _finish(fig, path)
+    return finish(fig, path)
 
 
 # The pair map's modes (docs/engine.md), the first the benchmark's headline map.
@@ -418,32 +385,27 @@ def pair_map_plots(point: Point, run_id: str = "") -> list[Plot]:
 # --- everything that applies --------------------------------------------------------------
 
 def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list[Plot]:
-    """Every figure the data supports, in reading order."""
-    plots: list[Plot] = []
-    has = set(df["family"].dropna()) if "family" in df else set()
-    if "p2p" in has and (df[df["family"] == "p2p"]["size"] > 0).any():
-        models = models if models is not None else fit_models(df)
-        plots.append(Plot("latency", "Point-to-point latency against message size", latency_plot(df, models)))
-        plots.append(Plot("bandwidth", "Point-to-point bandwidth against message size",
-                          bandwidth_plot(df, models)))
-    if has & set(COLLECTIVE):
-        coll = df[df["family"].isin(COLLECTIVE)]
-        if (coll["size"] > 0).any():
-            plots.append(Plot("collectives-size", "Collectives: time per call against size",
-                              collective_size_plot(df)))
-        if coll["ranks"].nunique() > 1:
-            plots.append(Plot("collectives-ranks", "Collectives: time per call against rank count",
-                              collective_ranks_plot(df)))
-    if "ringcs" in has:
-        ring = _ring(df)
-        if (~ring["nblock_series"]).any():
-            plots.append(Plot("ring-size", "Ring case study: bandwidth against message size per algorithm",
-                              ring_size_plot(df)))
+    """Every figure the data supports, in reading order: a figure without its data (a
+    ValueError) is left out."""
+    if models is None:
         try:
-            plots.append(Plot("ring-nblock", "Ring case study: bandwidth against MPI_Testall frequency",
-                              ring_nblock_plot(df)))
+            models = fit_models(df)
+        except ValueError:  # no point-to-point lines: no latency or bandwidth figure either
+            models = []
+    figures: list[tuple[str, str, Callable[[], Figure]]] = [
+        ("latency", "Point-to-point latency against message size", lambda: latency_plot(df, models)),
+        ("bandwidth", "Point-to-point bandwidth against message size", lambda: bandwidth_plot(df, models)),
+        ("collectives-size", "Collectives: time per call against size", lambda: collective_size_plot(df)),
+        ("collectives-ranks", "Collectives: time per call against rank count", lambda: collective_ranks_plot(df)),
+        ("ring-size", "Ring case study: bandwidth against message size per algorithm", lambda: ring_size_plot(df)),
+        ("ring-nblock", "Ring case study: bandwidth against MPI_Testall frequency", lambda: ring_nblock_plot(df)),
+    ]
+    plots: list[Plot] = []
+    for name, title, draw in figures:
+        try:
+            plots.append(Plot(name, title, draw()))
         except ValueError:
-            pass  # one nblock only: nothing to draw
+            continue
     many = "run_id" in df and df["run_id"].nunique() > 1
     for point, run_id in zip(points_of(df), df["run_id"] if "run_id" in df else [""] * len(df)):
         plots += pair_map_plots(point, str(run_id) if many else "")

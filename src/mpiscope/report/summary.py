@@ -5,6 +5,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mpiscope.console import make_table
 from mpiscope.records import Point, RecordFile, Skip, Timeout
 from mpiscope.store import RunMeta
 from mpiscope.units import human_size
@@ -25,11 +26,8 @@ def _label(rec: Point | Skip | Timeout, world: int | None) -> str:
 
 def summary_table(recs: RecordFile, title: str) -> Table:
     world = recs.context.world_size if recs.context else None
-    table = Table(title=title, title_justify="left")
-    for col, justify in (("benchmark", "left"), ("size", "right"), ("median µs", "right"),
-                         ("95% CI µs", "right"), ("MB/s", "right"), ("samples", "right"),
-                         ("converged", "left")):
-        table.add_column(col, justify=justify)
+    table = make_table(title, ("benchmark", "size", "median µs", "95% CI µs", "MB/s", "samples", "converged"),
+                       left=("benchmark", "converged"))
     for r in recs:  # in measuring order, skips where they happened
         if isinstance(r, Point):
             t = r.time_us

@@ -6,16 +6,17 @@ import numpy as np
 import pandas as pd
 from rich.table import Table
 
+from mpiscope.console import make_table
+
 
 def _pct(x: float) -> str:
     return "-" if x is None or np.isnan(x) else f"{100 * x:.1f}%"
 
 
 def variation_table(v: pd.DataFrame) -> Table:
-    table = Table(title="variation within and between launches", title_justify="left")
-    for col in ("config", "benchmark", "size", "launches", "median us", "within: CI ±", "between: CV",
-                "between: range", "share between", "F test p"):
-        table.add_column(col, justify="left" if col in ("config", "benchmark") else "right")
+    table = make_table("variation within and between launches",
+                       ("config", "benchmark", "size", "launches", "median us", "within: CI ±", "between: CV",
+                        "between: range", "share between", "F test p"), left=("config", "benchmark"))
     for r in v.itertuples(index=False):
         p = getattr(r, "p", np.nan)
         table.add_row(str(r.config).replace("\n", ", "), r.benchmark, str(r.size), str(r.launches),
@@ -26,10 +27,9 @@ def variation_table(v: pd.DataFrame) -> Table:
 
 def summary_table(v: pd.DataFrame) -> Table:
     """Per configuration and benchmark, over its sizes: typical within- and between-launch variation."""
-    table = Table(title="launch-to-launch variation (median over sizes; worst size)", title_justify="left")
-    for col in ("config", "benchmark", "launches", "within: CI ±", "between: CV", "worst CV at",
-                "launches differ (p<0.01)"):
-        table.add_column(col, justify="left" if col in ("config", "benchmark") else "right")
+    table = make_table("launch-to-launch variation (median over sizes; worst size)",
+                       ("config", "benchmark", "launches", "within: CI ±", "between: CV", "worst CV at",
+                        "launches differ (p<0.01)"), left=("config", "benchmark"))
     for (config, bench), g in v.groupby(["config", "benchmark"], sort=False):
         worst = g.loc[g["between_cv"].idxmax()] if g["between_cv"].notna().any() else None
         differ = int((g["p"] < 0.01).sum()) if "p" in g else 0

@@ -55,11 +55,8 @@ def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
     if invalid:
         out.append(f"{sum(p.invalid for p in invalid)} samples in {len(invalid)} points were invalid (a rank "
                    f"started late) and were left out: {_where(invalid)}")
-    reasons_of: dict[str, list[Skip]] = defaultdict(list)
-    for s in recs.skips:
-        reasons_of[s.reason].append(s)
-    for reason, skips in reasons_of.items():
-        out.append(f"skipped ({reason}): {_where(skips)}")
+    for reason in dict.fromkeys(s.reason for s in recs.skips):
+        out.append(f"skipped ({reason}): {_where([s for s in recs.skips if s.reason == reason])}")
     out += list(recs.problems)
     if ctx and not recs.ends and meta.status == "ok":
         out.append("the records have no end line: the engine's output was cut short")

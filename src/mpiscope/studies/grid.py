@@ -13,8 +13,8 @@ ORDERS = ("block", "cyclic")
 def print_comparison(console, ranking: pd.DataFrame) -> None:
     """One table per panel size, best first (analysis.grid.ranking)."""
     import pandas as pd
-    from rich.table import Table
 
+    from mpiscope.console import make_table
     from mpiscope.units import human_size
 
     def us(x: float) -> str:
@@ -27,10 +27,9 @@ def print_comparison(console, ranking: pd.DataFrame) -> None:
         return "yes" if pd.notna(x) and bool(x) else "no"
 
     for size, group in ranking.groupby("size", sort=True):
-        table = Table(title=f"HPL step, {human_size(int(size))} panel: best first", title_justify="left")
-        for col in ("grid", "order", "step µs", "× best", "row µs", "column µs", "hosts/row", "hosts/column",
-                    "converged"):
-            table.add_column(col, justify="left" if col in ("grid", "order", "converged") else "right")
+        table = make_table(f"HPL step, {human_size(int(size))} panel: best first",
+                           ("grid", "order", "step µs", "× best", "row µs", "column µs", "hosts/row",
+                            "hosts/column", "converged"), left=("grid", "order", "converged"))
         for g in group.itertuples():
             table.add_row(g.shape, g.order, us(g.step_us), f"{g.x_best:.2f}", us(g.row_us), us(g.column_us),
                           count(g.row_hosts), count(g.column_hosts), yes(g.converged))

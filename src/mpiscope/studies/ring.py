@@ -128,34 +128,28 @@ def print_tables(console, df: "pd.DataFrame", records: Iterable[Record]) -> None
     """The chapter's figures as numbers: bandwidth per series at a few sizes, the leading
     algorithm per load, algorithm 5 across nblock, and where each algorithm deadlocked.
     `df`: the run's tidy table; `records`: its typed records (for the time-outs)."""
-    from rich.table import Table
-
     from mpiscope.analysis import ring
+    from mpiscope.console import make_table
     from mpiscope.units import human_size
     pts = ring.points(df)
     dead = ring.deadlock_table(records)
     sweep = pts[~pts["nblock_series"]]
     near = ring.nearest_sizes(sorted(set(sweep["size"])), TABLE_SIZES)
-    t = Table(title="bandwidth 16n/t in MB/s (includes computation)", title_justify="left")
-    t.add_column("series")
-    for target in near.values():
-        t.add_column(human_size(int(target)), justify="right")
+    t = make_table("bandwidth 16n/t in MB/s (includes computation)",
+                   ["series", *(human_size(int(size)) for size in near.values())], left=("series",))
     dead_at = dict(zip(dead["series"], dead["deadlock"])) if not dead.empty else {}
     for name, part in sweep.groupby("series", sort=False):
-        bw = dict(zip(part["size"], part["bw_median_MBps"]))
-        cells = []
-        for size in near.values():
-            d = dead_at.get(name)
-            cells.append(f"{bw[size]:.4g}" if size in bw else ("deadlock" if d is not None and size >= d else "-"))
-        t.add_row(str(name), *cells)
+        bw, d = dict(zip(part["size"], part["bw_median_MBps"])), dead_at.get(name)
+        t.add_row(str(name), *(f"{bw[size]:.4g}" if size in bw else "deadlock" if d is not None and size >= d
+                               else "-" for size in near.values()))
     console.print(t)
 
     lead = ring.leaders(df)
     if not lead.empty:
-        t = Table(title="leading algorithm (highest bandwidth)", title_justify="left", min_width=60)
         envs = ring.env_columns(pts)
-        for col in ("load", *(e[4:] for e in envs), "sizes led (of measured)", "at the largest common size"):
-            t.add_column(col)
+        t = make_table("leading algorithm (highest bandwidth)",
+                       ("load", *(e[4:] for e in envs), "sizes led (of measured)", "at the largest common size"),
+                       min_width=60)
         for key, part in lead.groupby(["load", *envs], sort=True):
             key = key if isinstance(key, tuple) else (key,)
             counts = part["algorithm"].value_counts()
@@ -167,21 +161,16 @@ def print_tables(console, df: "pd.DataFrame", records: Iterable[Record]) -> None
 
     testall = pts[pts["nblock_series"]]
     if not testall.empty:
-        t = Table(title="algorithm 5, imbalanced: MB/s by elements between MPI_Testall calls",
-                  title_justify="left", min_width=60)
-        t.add_column("nblock", justify="right")
         sizes = sorted(set(testall["size"]))
-        for size in sizes:
-            t.add_column(human_size(int(size)), justify="right")
+        t = make_table("algorithm 5, imbalanced: MB/s by elements between MPI_Testall calls",
+                       ["nblock", *(human_size(int(size)) for size in sizes)], left=(), min_width=60)
         for nblock, part in testall.groupby("nblock", sort=True):
             bw = dict(zip(part["size"], part["bw_median_MBps"]))
             t.add_row(str(int(nblock)), *(f"{bw[s]:.4g}" if s in bw else "-" for s in sizes))
         console.print(t)
 
-    t = Table(title="deadlocks (algorithm 1 relies on the library buffering MPI_Send)", title_justify="left",
-              min_width=60)
-    t.add_column("series")
-    t.add_column("result")
+    t = make_table("deadlocks (algorithm 1 relies on the library buffering MPI_Send)", ("series", "result"),
+                   min_width=60)
     for _, row in dead.iterrows():
         t.add_row(str(row["series"]), row["result"])
     console.print(t)
