@@ -23,6 +23,10 @@ def mpiscope_home(tmp_path_factory) -> Path:
     home = Path(os.environ.get("MPISCOPE_TEST_HOME") or tmp_path_factory.mktemp("mpiscope-home"))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["MPISCOPE_HOME"] = str(home)
+    # One launch per run unless a test asks for more (--launches): the tests of launch-level
+    # numbers (test_launches.py) measure the default, auto; the rest check other things and
+    # would only take three times as long.
+    os.environ.setdefault("MPISCOPE_LAUNCHES", "1")
     return home
 
 

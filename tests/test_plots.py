@@ -2,6 +2,7 @@
 labels and CI bands are checked, never pixels."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -172,6 +173,10 @@ def test_ring_figures_from_tags_in_the_records(ring):
         nblock=df["factor_nblock"], run_id="one")
     df["series"] = df["algorithm"] + df["load"] + df["nblock"].astype(str)
     df = df.drop(columns=[c for c in df if c.startswith("factor_")])
+    # the records carry the tags too: the launch level tells a run's series apart by them
+    tags = df[["algorithm", "load", "nblock", "series"]].to_dict("records")
+    df["point"] = [dataclasses.replace(p, tag={**p.tag, **{k: v for k, v in t.items() if isinstance(v, str)}})
+                   for p, t in zip(df["point"], tags)]
     fig = plots.ring_size_plot(df)
     assert len(fig.legends[0].get_texts()) == 4
     assert [len(gids(ax, "series")) for ax in fig.axes] == [4, 4]

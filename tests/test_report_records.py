@@ -4,6 +4,7 @@ and its placement table, the warnings, the tidy export, the plots (pair maps inc
 page, and the reader commands."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -18,6 +19,7 @@ from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate,
                               read_records)
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
 from mpiscope.store import Run, RunMeta
+from mpiscope.units import human_size
 
 LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",
                  vendor="MPICH", version="5.0.2")
@@ -196,3 +198,146 @@ def test_reader_commands_on_stored_runs(cli, runs, tmp_path):
 def test_records_round_trip_through_the_store(runs):
     recs = read_records(runs["hosts"].path / "records.jsonl")
     assert not recs.problems and recs.points[0].details["pair_map"] == PAIR_MAP
+
+
+# --- several launches: the launch level in the summary, tables, exports, plots and report ---------
+
+def launched(points: list[Point], launch: int) -> list[Point]:
+    return [dataclasses.replace(p, tag={**p.tag, "launch": launch}) for p in points]
+
+
+@pytest.fixture
+def multi(tmp_path) -> dict[str, Run]:
+    """Three launches of the p2p run, each slower or faster as a whole; six launches of one point
+    that fall into two levels (0.145 us in four, 0.40 us in two); one launch of the same."""
+    d = tmp_path / "runs"
+    scales = (1.0, 1.1, 0.93)
+    three = [context()] + [p for k, s in enumerate(scales) for p in launched(pingpong(s), k)]
+    three += [dataclasses.replace(Timeout("pingpong", 1 << 20, 2, limit_s=1.0), tag={"launch": k}) for k in (0, 2)]
+    levels = (0.40, 0.145, 0.146, 0.402, 0.144, 0.145)
+    bimodal = [context()] + [p for k, m in enumerate(levels) for p in launched([point("pingpong", 8, m)], k)]
+    return {"three": store(d, [*three, End(points=34)]), "bimodal": store(d, [*bimodal, End(points=1)]),
+            "one": store(d, [context(), point("pingpong", 8, 0.145), End(points=1)])}
+
+
+def summary_text(run: Run) -> str:
+    from mpiscope.report.summary import print_run
+    console = Console(record=True, width=220)
+    print_run(console, run.meta(), run.records())
+    return console.export_text()
+
+
+def test_summary_has_one_row_per_point_over_three_launches(multi):
+    from mpiscope.analysis.launches import aggregate
+    from mpiscope.report.summary import SINGLE_LAUNCH_NOTE
+    text = summary_text(multi["three"])
+    assert "3 launches" in text and SINGLE_LAUNCH_NOTE.split(":")[0] not in text
+    rows = [line.split("│")[1:-1] for line in text.splitlines() if line.startswith("│ pingpong")]
+    assert len(rows) == len(SIZES) + 1  # 17 points once each, the time-out once
+    lp = {p.size: p for p in aggregate(multi["three"].records()) if p.benchmark == "pingpong"}
+    for cells in rows[:-1]:
+        size = next(s for s in SIZES if cells[1].strip() == human_size(s))
+        est, ci, launches = (c.strip() for c in cells[2:5])
+        assert launches == "3" and float(est) == pytest.approx(lp[size].median, rel=6e-3)
+        lo, hi = (float(x) for x in ci.split("–"))
+        assert (lo, hi) == (pytest.approx(lp[size].ci_low, rel=6e-3), pytest.approx(lp[size].ci_high, rel=6e-3))
+        # the interval comes from the launch medians (about +-10 %), not one launch's +-1 %
+        assert lo < min(lp[size].launch_medians) * 1.01 and hi > max(lp[size].launch_medians) * 0.99
+    assert "hung" in rows[-1][2] and "in 2 of 3 launches" in rows[-1][-1]
+
+
+def test_summary_and_report_show_the_levels_of_a_bimodal_point(multi):
+    from mpiscope.report.html import render
+    text = summary_text(multi["bimodal"])
+    (row,) = [line for line in text.splitlines() if line.startswith("│ pingpong")]
+    assert "│        6 │" in row and "2 levels: 0.145 us (67%), 0.401 us (33%)" in row
+    page = render([multi["bimodal"]])
+    assert '<span class="modes">2 levels: 0.145 us (67%), 0.401 us (33%)</span>' in page
+    assert "Each point was measured in <b>6 launches</b>" in page and "fell into distinct levels" in page
+
+
+def test_a_single_launch_says_its_interval_covers_that_launch_only(multi):
+    from mpiscope.report.html import render
+    from mpiscope.report.summary import SINGLE_LAUNCH_NOTE
+    text = " ".join(summary_text(multi["one"]).split())
+    assert "1 launch," in text and SINGLE_LAUNCH_NOTE in text
+    page = render([multi["one"]])
+    assert 'class="single-launch"' in page and "covers that launch only" in page
+    assert "launch-dots" not in "".join(svgs(page))  # nothing beside the line to show
+
+
+def svgs(page: str) -> list[str]:
+    import base64
+    import re
+    return [base64.b64decode(m).decode() for m in re.findall(r"data:image/svg\+xml;base64,([^\"]+)", page)]
+
+
+def test_report_and_plots_draw_each_launch_beside_its_point(multi):
+    from mpiscope.report import plots
+    from mpiscope.report.html import render
+    from mpiscope.report.levels import launch_frame
+    df = tidy([multi["three"]])
+    assert sorted(df["launch"].unique()) == [0, 1, 2] and len(df) == 3 * 2 * len(SIZES)
+    fig = plots.latency_plot(df)
+    ax = fig.axes[0]
+    dots = [c for c in ax.collections if c.get_gid() == "launch-dots"]
+    assert len(dots) == 2  # one set per line: pingpong and bw
+    xy = np.concatenate([c.get_offsets() for c in dots])
+    assert len(xy) == 3 * 2 * len(SIZES)
+    ping = df[(df["benchmark"] == "pingpong") & (df["size"] == 8)]
+    near = xy[(xy[:, 0] > 6) & (xy[:, 0] < 11)]  # beside 8 B, spread a little along the size axis
+    assert sorted(near[:, 1]) == pytest.approx(sorted([*ping["time_median_us"], *ping["time_median_us"] / 2]))
+    assert len(set(near[:, 0])) == 3
+    # the line is the launch-level estimate, the band its interval over launches
+    lf = launch_frame(df)
+    line = next(ln for ln in ax.lines if ln.get_gid() == "series" and ln.get_label() == "pingpong")
+    assert list(line.get_ydata()) == list(lf[lf["benchmark"] == "pingpong"].sort_values("size")["time_median_us"])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "95% interval over launches" in labels and "one launch's median" in labels
+    page = render([multi["three"]])
+    assert sum('id="launch-dots' in svg for svg in svgs(page)) == 2  # latency and bandwidth
+    assert "3 launches" in page and "95% interval over 3 launches" in page
+    # the models rest on the launch-level points, one per size
+    ping_model = next(m for m in plots.fit_models(df) if m.benchmark == "pingpong")
+    assert sum(f.n_points for f in (r.fit for r in ping_model.report.regimes)) <= len(SIZES) + 1
+
+
+def test_launch_frame_and_per_launch_rows(multi):
+    from mpiscope.analysis.launches import aggregate
+    from mpiscope.report.export import render
+    from mpiscope.report.levels import launch_frame
+    df = tidy([multi["three"], multi["one"]])
+    lf = launch_frame(df)
+    assert len(lf) == 2 * len(SIZES) + 1 and "launch" not in lf and "point" in lf
+    assert set(lf["launches"]) == {3, 1}
+    lp = {(p.benchmark, p.size): p for p in aggregate(multi["three"].records())}
+    row = lf[(lf["run_id"] == multi["three"].id) & (lf["benchmark"] == "bw") & (lf["size"] == 1024)].iloc[0]
+    want = lp["bw", 1024]
+    assert (row.time_median_us, row.time_ci_low_us, row.time_ci_high_us) == (want.median, want.ci_low, want.ci_high)
+    assert row.bw_median_MBps == pytest.approx(1024 / want.median) and row.samples == 150
+    assert row.launch_medians_us.split() == [f"{m:.6g}" for m in want.launch_medians]
+    assert launch_frame(lf) is lf
+    csv = pd.read_csv(io.StringIO(render(lf, "csv").decode()))
+    assert {"launches", "share_between", "modes", "half_width_rel", "time_ci_low_us"} <= set(csv.columns)
+    assert list(csv.columns)[0] == "run_id"
+
+
+def test_table_and_export_commands_at_the_launch_level_and_per_launch(cli, multi):
+    d = str(multi["three"].path.parent)
+    three = multi["three"].id
+    r = cli("export", three, "--format", "csv", "--runs-dir", d)
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(io.StringIO(r.stdout))
+    assert len(df) == 2 * len(SIZES) and set(df["launches"]) == {3} and "launch" not in df
+    r = cli("export", three, "--format", "csv", "--per-launch", "--runs-dir", d)
+    df = pd.read_csv(io.StringIO(r.stdout))
+    assert len(df) == 3 * 2 * len(SIZES) and sorted(df["launch"].unique()) == [0, 1, 2] and "launches" not in df
+    r = cli("table", three, "--benchmark", "pingpong", "--format", "markdown", "--runs-dir", d)
+    assert r.returncode == 0, r.stderr
+    assert "launch-level estimates over 3 launches per point" in r.stdout
+    assert "| size (bytes) | all runs |" in r.stdout
+    r = cli("table", three, "--benchmark", "pingpong", "--format", "csv", "--per-launch", "--runs-dir", d)
+    assert r.returncode == 0, r.stderr
+    got = pd.read_csv(io.StringIO(r.stdout))
+    assert list(got.columns)[2:] == [f"launch={k} {u}" for k in range(3) for u in ("MB/s", "us")]
+    assert got["launch=1 us"].iloc[0] == pytest.approx(1.1 * got["launch=0 us"].iloc[0])

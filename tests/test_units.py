@@ -113,7 +113,8 @@ def test_a_time_budget_spreads_over_every_point_of_every_plan(mpich_engine):
 
 
 def test_points_are_named_in_the_engines_short_grammar():
-    assert compress([7, 0, 1, 2, 3, 9, 10]) == "0-3,7,9-10"
+    assert compress([0, 1, 2, 3, 7, 9, 10]) == "0-3,7,9-10"
+    assert compress([7, 0, 1, 2, 3, 9, 10, 7]) == "7,0-3,9-10"  # the order is the measuring order
     assert compress([5]) == "5"
 
 

@@ -16,6 +16,39 @@ static const char *const tuning_prefixes[] = {
     "I_MPI_", "HYDRA_", "MV2_", "PSM2_",
 };
 
+/* The clock of cpu in MHz as the kernel sees it now: cpufreq's current
+ * frequency, else the "cpu MHz" of that processor in /proc/cpuinfo (x86
+ * only); 0 when neither says. */
+static double cpu_mhz(int cpu, char *source, size_t len)
+{
+    char path[96], line[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
+    FILE *f = fopen(path, "r");
+    double khz = 0, mhz = 0;
+    if (f) {
+        int got = fscanf(f, "%lf", &khz);
+        fclose(f);
+        if (got == 1 && khz > 0) {
+            snprintf(source, len, "scaling_cur_freq");
+            return khz / 1000.0;
+        }
+    }
+    if (!(f = fopen("/proc/cpuinfo", "r"))) return 0;
+    int processor = -1;
+    while (fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (!colon) continue;
+        if (strncmp(line, "processor", 9) == 0) processor = atoi(colon + 1);
+        else if (processor == cpu && strncmp(line, "cpu MHz", 7) == 0) {
+            mhz = atof(colon + 1);
+            break;
+        }
+    }
+    fclose(f);
+    if (mhz > 0) snprintf(source, len, "cpuinfo");
+    return mhz > 0 ? mhz : 0;
+}
+
 static void my_info(rank_info_t *me)
 {
     memset(me, 0, sizeof *me);
@@ -28,6 +61,8 @@ static void my_info(rank_info_t *me)
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         for (int c = 0; c < CPU_MASK_BYTES * 8 && c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &set)) me->cpus[c / 8] |= (unsigned char)(1u << (c % 8));
+    me->cpu = sched_getcpu();
+    if (me->cpu >= 0) me->cpu_mhz = cpu_mhz(me->cpu, me->mhz_source, sizeof me->mhz_source);
 }
 
 static int cpu_count(const rank_info_t *r)
@@ -217,6 +252,11 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
         json_close_arr(&j);
         json_bool(&j, "bound", cpu_count(ri) < ri->cores_online);
         json_int(&j, "cores_online", ri->cores_online);
+        if (ri->cpu >= 0) json_int(&j, "cpu", ri->cpu);
+        if (ri->cpu_mhz > 0) {
+            json_num(&j, "cpu_mhz", ri->cpu_mhz);
+            json_str(&j, "cpu_mhz_source", ri->mhz_source);
+        }
         json_close_obj(&j);
     }
     json_close_arr(&j);

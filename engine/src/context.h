@@ -15,6 +15,9 @@ typedef struct rank_info {
     int pid;
     int cores_online;
     unsigned char cpus[CPU_MASK_BYTES];  /* affinity bit mask */
+    int cpu;                 /* the CPU it ran on at the start (-1: unknown) */
+    double cpu_mhz;          /* that CPU's clock then (0: unknown) */
+    char mhz_source[24];     /* where cpu_mhz came from: scaling_cur_freq or cpuinfo */
 } rank_info_t;
 
 typedef struct world {

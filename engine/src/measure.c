@@ -6,24 +6,54 @@
 #include "mpicheck.h"
 #include "sync.h"
 #include "watchdog.h"
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-/* The previous point of the same (benchmark, ranks, variant) sweep. */
-typedef struct history { long series, size; double event_s; } history_t;
+/* What the watchdog knows: the median event time of every entry measured so
+ * far (0: not yet), by id. The entries of one (benchmark, ranks, variant)
+ * series sit side by side in the plan, sizes ascending. */
+typedef struct history { const plan_t *plan; double *event_s; } history_t;
+
+/* The measured entry of e's series that best predicts e: the nearest smaller
+ * size (scaled up by the size ratio), else the nearest larger one (an
+ * overestimate), else one at size 0. NULL when the series has none. */
+static const plan_entry_t *history_base(const history_t *h, const plan_entry_t *e)
+{
+    const plan_entry_t *all = h->plan->entries, *at_zero = NULL;
+    for (long i = e->id - 1; i >= 0 && all[i].series == e->series; i--)
+        if (h->event_s[i] > 0) {
+            if (all[i].size > 0) return &all[i];
+            at_zero = &all[i];
+        }
+    for (long i = e->id + 1; i < h->plan->n && all[i].series == e->series; i++)
+        if (h->event_s[i] > 0) return &all[i];
+    return at_zero;
+}
 
 /* The watchdog's limit: --timeout, or generous multiples of what this point
- * should take judging by the previous point of the same sweep. */
-static double watchdog_limit(const options_t *o, long size, const history_t *prev, long warmup)
+ * should take judging by its series' measured points, in any order. */
+static double watchdog_limit(const options_t *o, const history_t *h, const plan_entry_t *e, long warmup)
 {
     if (o->timeout_s > 0) return o->timeout_s;
+    const plan_entry_t *base = history_base(h, e);
     double est = 0.01;
-    if (prev->event_s > 0)
-        est = prev->event_s * (prev->size > 0 && size > prev->size ? (double)size / (double)prev->size : 1.0);
+    if (base) {
+        est = h->event_s[base->id];
+        if (base->size > 0 && e->size > base->size) est *= (double)e->size / (double)base->size;
+    }
     double work = (double)(warmup + 3 + o->reps) * est * 4.0;
     double limit = 3.0 * o->max_time_s + work;
     /* with nothing measured yet only a generous floor is safe */
-    double floor_s = prev->event_s > 0 ? 2.0 : 10.0;
+    double floor_s = base ? 2.0 : 10.0;
     return limit > floor_s ? limit : floor_s;
+}
+
+/* Where each rank of comm was at the end of a point, on rank 0 (-1: unknown). */
+static void gather_cpus(MPI_Comm comm, int *cpus)
+{
+    int mine = sched_getcpu();
+    MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, cpus, 1, MPI_INT, 0, comm));
 }
 
 /* Buffers for c, or a reason to skip that every rank of comm agrees on. */
@@ -50,11 +80,11 @@ static const char *allocate(const reporter_t *r, const bench_ctx_t *c, buffers_t
 }
 
 /* One entry on comm. Returns 1 when a point was measured. */
-static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e, MPI_Comm comm, history_t *prev)
+static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e, MPI_Comm comm, history_t *h,
+                         int *cpus)
 {
     const world_t *w = r->w;
     const bench_t *b = e->bench;
-    if (prev->series != e->series) *prev = (history_t){e->series, 0, 0};
     bench_ctx_t c = {.bench = b, .comm = comm, .rank = w->rank, .nranks = e->ranks, .size = e->size,
                      .variant = e->variant};
     int slots = b->recv_slots ? b->recv_slots(&c) : 1;
@@ -71,36 +101,35 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     }
     if (b->setup) b->setup(&c);
     long warmup = r->o->warmup > 1000 ? r->o->warmup : 1000;
-    watchdog_arm(b->name, c.size, e->ranks, e->variant_label,
-                 e->phases * watchdog_limit(r->o, c.size, prev, warmup));
+    watchdog_arm(b->name, c.size, e->ranks, e->variant_label, e->phases * watchdog_limit(r->o, h, e, warmup));
     point_t p;
     time_point(t, b, &c, &bufs, r->o, &p);
     watchdog_disarm();
+    gather_cpus(comm, cpus);
+    p.rank_cpus = cpus;
     if (w->rank == 0) r->point(r, e, &c, &p);
     if (b->teardown) b->teardown(&c);
     buffers_free(&bufs);
-    prev->size = c.size;
-    prev->event_s = p.event_median_s;
+    h->event_s[e->id] = p.event_median_s;
     return 1;
 }
 
-/* Entries [first, end) of one group of np ranks: the first np ranks get a
- * communicator of their own; the others wait without spinning. */
-static long measure_group(const plan_t *plan, long first, long end, int np, const reporter_t *r, timing_t *t,
-                          history_t *prev)
+/* ids[0..n): entries of one group of np ranks, in measuring order. The first
+ * np ranks get a communicator of their own; the others wait without spinning. */
+static long measure_group(const plan_t *plan, const long *ids, long n, int np, const reporter_t *r, timing_t *t,
+                          history_t *h, int *cpus)
 {
     const world_t *w = r->w;
     long points = 0;
     MPI_Comm comm = w->comm;
     if (np < w->nranks) MPI_CHECK(MPI_Comm_split(w->comm, w->rank < np ? 0 : MPI_UNDEFINED, w->rank, &comm));
-    for (long i = first; i < end && w->rank < np; i++) {
-        const plan_entry_t *e = &plan->entries[i];
-        if (!points_selects(&r->o->points, e->id)) continue;
+    for (long i = 0; i < n && w->rank < np; i++) {
+        const plan_entry_t *e = &plan->entries[ids[i]];
         if (e->skip) {
             if (w->rank == 0) r->skip(r, e, e->skip);
             continue;
         }
-        points += measure_point(r, t, e, comm, prev);
+        points += measure_point(r, t, e, comm, h, cpus);
     }
     if (np < w->nranks) {
         if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&comm));
@@ -111,15 +140,23 @@ static long measure_group(const plan_t *plan, long first, long end, int np, cons
     return points;
 }
 
+/* In the measuring order, every maximal run of entries on the same ranks is
+ * one group: --points may go back and forth between --npmin groups. */
 long measure_plan(const plan_t *plan, const reporter_t *r, timing_t *t)
 {
+    long *ids = malloc((size_t)(plan->n > 0 ? plan->n : 1) * sizeof *ids);
+    history_t h = {plan, calloc((size_t)(plan->n > 0 ? plan->n : 1), sizeof *h.event_s)};
+    int *cpus = malloc((size_t)r->w->nranks * sizeof *cpus);
+    long n = ids ? points_order(&r->o->points, plan->n, ids) : -1;
+    if (n < 0 || !h.event_s || !cpus) MPI_Abort(r->w->comm, 3);
     long points = 0;
-    history_t prev = {-1, 0, 0};
-    for (long first = 0, end; first < plan->n; first = end) {
-        int np = plan->entries[first].ranks, selected = 0;
-        for (end = first; end < plan->n && plan->entries[end].ranks == np; end++)
-            selected |= points_selects(&r->o->points, end);
-        if (selected) points += measure_group(plan, first, end, np, r, t, &prev);
+    for (long first = 0, end; first < n; first = end) {
+        int np = plan->entries[ids[first]].ranks;
+        for (end = first; end < n && plan->entries[ids[end]].ranks == np; end++) continue;
+        points += measure_group(plan, ids + first, end - first, np, r, t, &h, cpus);
     }
+    free(ids);
+    free(h.event_s);
+    free(cpus);
     return points;
 }

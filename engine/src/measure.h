@@ -1,5 +1,6 @@
-/* Measuring a plan: the selected entries in plan order, one --npmin group's
- * communicator at a time. */
+/* Measuring a plan: the selected entries in the order --points lists them
+ * (else plan order), each run of one --npmin group's entries on that group's
+ * communicator. */
 #ifndef MPISCOPE_MEASURE_H
 #define MPISCOPE_MEASURE_H
 

@@ -8,14 +8,14 @@
 
 static int push(point_set_t *s, size_t *cap, long lo, long hi)
 {
-    if (s->n == *cap) {
+    if (s->nlisted == *cap) {
         size_t more = *cap ? 2 * *cap : 16;
-        point_range_t *r = realloc(s->ranges, more * sizeof *r);
+        point_range_t *r = realloc(s->listed, more * sizeof *r);
         if (!r) return -1;
-        s->ranges = r;
+        s->listed = r;
         *cap = more;
     }
-    s->ranges[s->n++] = (point_range_t){lo, hi};
+    s->listed[s->nlisted++] = (point_range_t){lo, hi};
     return 0;
 }
 
@@ -25,13 +25,16 @@ static int by_start(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts the ranges and merges those that overlap or touch: duplicates vanish. */
-static void normalise(point_set_t *s)
+/* The lookup copy of the listed ranges: sorted, merged where they overlap or
+ * touch, so duplicates vanish. */
+static int normalise(point_set_t *s)
 {
-    if (s->n == 0) return;
-    qsort(s->ranges, s->n, sizeof *s->ranges, by_start);
+    s->ranges = malloc(s->nlisted * sizeof *s->ranges);
+    if (!s->ranges) return -1;
+    memcpy(s->ranges, s->listed, s->nlisted * sizeof *s->ranges);
+    qsort(s->ranges, s->nlisted, sizeof *s->ranges, by_start);
     size_t m = 0;
-    for (size_t i = 1; i < s->n; i++) {
+    for (size_t i = 1; i < s->nlisted; i++) {
         point_range_t *last = &s->ranges[m];
         if (s->ranges[i].lo <= last->hi + 1) {
             if (s->ranges[i].hi > last->hi) last->hi = s->ranges[i].hi;
@@ -40,6 +43,7 @@ static void normalise(point_set_t *s)
         }
     }
     s->n = m + 1;
+    return 0;
 }
 
 static int parse_id(const char *text, size_t len, long *out)
@@ -153,8 +157,12 @@ int points_parse(const char *spec, point_set_t *out, char *err, size_t errlen)
         return -1;
     }
     int rc = parse_list(from_file ? text : spec, from_file, out, err, errlen);
-    if (!rc && out->n == 0) {
+    if (!rc && out->nlisted == 0) {
         snprintf(err, errlen, "--points: '%s' holds no point ids", spec + 1);
+        rc = -1;
+    }
+    if (!rc && normalise(out)) {
+        snprintf(err, errlen, "--points: out of memory");
         rc = -1;
     }
     free(text);
@@ -162,7 +170,6 @@ int points_parse(const char *spec, point_set_t *out, char *err, size_t errlen)
         points_free(out);
         return -1;
     }
-    normalise(out);
     out->given = 1;
     return 0;
 }
@@ -181,10 +188,29 @@ int points_selects(const point_set_t *s, long id)
 
 long points_max(const point_set_t *s) { return s->n ? s->ranges[s->n - 1].hi : -1; }
 
+long points_order(const point_set_t *s, long nplan, long *ids)
+{
+    long n = 0;
+    if (!s->given) {
+        for (long id = 0; id < nplan; id++) ids[n++] = id;
+        return n;
+    }
+    unsigned char *seen = calloc((size_t)nplan / 8 + 1, 1);
+    if (!seen) return -1;
+    for (size_t i = 0; i < s->nlisted; i++)
+        for (long id = s->listed[i].lo; id <= s->listed[i].hi && id < nplan; id++) {
+            unsigned char bit = (unsigned char)(1u << (id % 8));
+            if (seen[id / 8] & bit) continue;
+            seen[id / 8] |= bit;
+            ids[n++] = id;
+        }
+    free(seen);
+    return n;
+}
+
 void points_free(point_set_t *s)
 {
+    free(s->listed);
     free(s->ranges);
-    s->ranges = NULL;
-    s->n = 0;
-    s->given = 0;
+    *s = (point_set_t){0};
 }

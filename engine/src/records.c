@@ -61,17 +61,33 @@ static void emit_participants(json_t *j, const bench_t *b, const bench_ctx_t *c,
     json_close_arr(j);
 }
 
-/* Window synchronisation: the final window and how well the clocks agreed. */
-static void emit_window_sync(json_t *j, const point_t *p)
+/* The clocks of phase 0, when they were synchronised: the error bound of the
+ * offsets and its share of one event's median; the final window under window
+ * sync; why the row's default method gave way, when it did. */
+static void emit_sync(json_t *j, const bench_t *b, const bench_ctx_t *c, const point_t *p)
 {
-    if (strcmp(p->sync, "window") != 0) return;
-    json_num(j, "window_us", p->window_us);
-    json_obj(j, "clock_sync");
-    json_num(j, "max_offset_us", p->clock.max_offset_us);
-    json_num(j, "error_us", p->clock.error_us);
-    json_num(j, "max_drift_ppm", p->clock.max_drift_ppm);
-    json_int(j, "fit_points", p->clock.fit_points);
-    json_close_obj(j);
+    if (strcmp(p->sync, "window") == 0) json_num(j, "window_us", p->window_us);
+    if (p->clock.pings > 0) {
+        json_obj(j, "clock_sync");
+        json_num(j, "max_offset_us", p->clock.max_offset_us);
+        json_num(j, "error_us", p->clock.error_us);
+        json_num(j, "error_share", p->clock.error_us / (p->time_us.median * b->ops_per_event(c)));
+        json_num(j, "max_drift_ppm", p->clock.max_drift_ppm);
+        json_int(j, "fit_points", p->clock.fit_points);
+        json_int(j, "pings", p->clock.pings);
+        json_close_obj(j);
+    }
+    if (p->sync_reason[0]) json_str(j, "sync_reason", p->sync_reason);
+}
+
+/* The CPU each rank of the point's communicator was on when the point ended. */
+static void emit_rank_cpus(json_t *j, const bench_ctx_t *c, const point_t *p)
+{
+    json_arr(j, "rank_cpus");
+    for (int r = 0; r < c->nranks; r++)
+        if (p->rank_cpus[r] >= 0) json_int(j, NULL, p->rank_cpus[r]);
+        else json_null(j, NULL);
+    json_close_arr(j);
 }
 
 static void emit_bandwidths(json_t *j, const bench_t *b, const bench_ctx_t *c, const point_t *p)
@@ -103,10 +119,11 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     emit_key(&j, "point", e, b->family, c->size);
     json_str(&j, "order", r->w->order);
     emit_participants(&j, b, c, r->w);
+    emit_rank_cpus(&j, c, p);
     json_str(&j, "sample_from", (b->flags & BENCH_SAMPLE_ROOT) ? "rank0" : "max_over_ranks");
     json_str(&j, "sync", p->sync);
     json_int(&j, "invalid", p->invalid);
-    emit_window_sync(&j, p);
+    emit_sync(&j, b, c, p);
     json_num(&j, "ops_per_event", b->ops_per_event(c));
     json_num(&j, "bytes_per_op", b->bytes_per_op(c));
     emit_stats(&j, "time_us", &p->time_us);

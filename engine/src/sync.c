@@ -7,13 +7,16 @@
 #include "timer.h"
 #include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
-enum { PINGS = 16, HISTORY = 32, TAG_GO = 901, TAG_PING = 902, TAG_PONG = 903 };
+enum { PINGS = 16, HISTORY = 32, TIGHTEN_ROUNDS = 2, TAG_GO = 901, TAG_PING = 902, TAG_PONG = 903 };
 
 /* Drift is only fitted over offset estimates that span at least this long:
  * over a shorter span the noise of the estimates would swamp it. */
 static const double MIN_FIT_SPAN_S = 0.2, MAX_DRIFT = 1e-4;
+/* Ping-pongs per rank of each tightening round: more chances of a short round trip. */
+static const int TIGHTEN_PINGS[TIGHTEN_ROUNDS] = {64, 256};
 
 /* This rank's clock against rank 0's: global = local + a + b (local - tref).
  * Every communicator the engine measures on has world rank 0 as its rank 0, so
@@ -75,15 +78,19 @@ static void fit(void)
     clk.tref = tm;
 }
 
-/* Rank 0 serves the others in turn; each keeps the exchange with the shortest
- * round trip, whose offset estimate is off by at most half that round trip. */
-static void clock_sync(sync_t *s)
+/* This point's best exchange with rank 0 so far (ranks other than 0). */
+static struct { double rtt, off, t; } best;
+
+/* One round of ping-pongs: rank 0 serves the others in turn; each keeps the
+ * exchange with the shortest round trip, whose offset estimate is off by at
+ * most half that round trip. A first round adds an estimate to the history;
+ * a later round of the same point (again) keeps the best of both in its place. */
+static void clock_round(sync_t *s, int pings, int again)
 {
-    double best_rtt = 0;
     if (s->rank == 0) {
         for (int r = 1; r < s->nranks; r++) {
             MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, r, TAG_GO, s->comm));
-            for (int k = 0; k < PINGS; k++) {
+            for (int k = 0; k < pings; k++) {
                 MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, r, TAG_PING, s->comm, MPI_STATUS_IGNORE));
                 double t = now_s();
                 MPI_CHECK(MPI_Send(&t, 1, MPI_DOUBLE, r, TAG_PONG, s->comm));
@@ -93,37 +100,41 @@ static void clock_sync(sync_t *s)
         MPI_Request req;
         MPI_CHECK(MPI_Irecv(NULL, 0, MPI_BYTE, 0, TAG_GO, s->comm, &req));
         wait_request(&req, 1);
-        double best_off = 0, best_t = 0;
-        best_rtt = INFINITY;
-        for (int k = 0; k < PINGS; k++) {
+        if (!again) best.rtt = INFINITY;
+        for (int k = 0; k < pings; k++) {
             double t0, t1 = now_s();
             MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_PING, s->comm));
             MPI_CHECK(MPI_Recv(&t0, 1, MPI_DOUBLE, 0, TAG_PONG, s->comm, MPI_STATUS_IGNORE));
             double t2 = now_s();
-            if (t2 - t1 < best_rtt) {
-                best_rtt = t2 - t1;
-                best_off = t0 - 0.5 * (t1 + t2);
-                best_t = 0.5 * (t1 + t2);
+            if (t2 - t1 < best.rtt) {
+                best.rtt = t2 - t1;
+                best.off = t0 - 0.5 * (t1 + t2);
+                best.t = 0.5 * (t1 + t2);
             }
         }
-        clk.t[clk.next] = best_t;
-        clk.off[clk.next] = best_off;
-        clk.next = (clk.next + 1) % HISTORY;
-        if (clk.n < HISTORY) clk.n++;
+        int slot = again && clk.n > 0 ? (clk.next + HISTORY - 1) % HISTORY : clk.next;
+        clk.t[slot] = best.t;
+        clk.off[slot] = best.off;
+        if (slot == clk.next) {
+            clk.next = (clk.next + 1) % HISTORY;
+            if (clk.n < HISTORY) clk.n++;
+        }
         fit();
     }
     double mine[4] = {0, 0, 0, -1e9}, worst[4];  /* rank 0 has no fit: it must not count as fewest points */
     if (s->rank != 0) {
         mine[0] = fabs(to_global(now_s()) - now_s()) * 1e6;
-        mine[1] = 0.5 * best_rtt * 1e6;
+        mine[1] = 0.5 * best.rtt * 1e6;
         mine[2] = fabs(clk.b) * 1e6;
         mine[3] = -(clk.b != 0 ? clk.n : 1);
     }
     MPI_Request req;
     MPI_CHECK(MPI_Ireduce(mine, worst, 4, MPI_DOUBLE, MPI_MAX, 0, s->comm, &req));
     wait_request(&req, s->rank != 0);
+    int pings_so_far = (again ? s->clock.pings : 0) + pings;
     if (s->rank == 0)
-        s->clock = (clock_quality_t){worst[0], worst[1], worst[2], s->nranks > 1 ? (int)-worst[3] : 0};
+        s->clock = (clock_quality_t){worst[0], worst[1], worst[2], s->nranks > 1 ? (int)-worst[3] : 0, 0};
+    s->clock.pings = pings_so_far;
 }
 
 /* ---- barrier: an MPI_Barrier before every sample ---- */
@@ -139,7 +150,8 @@ static double barrier_start(sync_t *s, long i)
 
 static void window_point_begin(sync_t *s, double expected_s)
 {
-    clock_sync(s);
+    clock_round(s, PINGS, 0);
+    s->rounds = 0;
     if (s->rank != 0) return;
     double err = s->clock.error_us * 1e-6;
     s->window_s = 2.0 * expected_s + 4.0 * err;
@@ -193,12 +205,13 @@ const sync_method_t *sync_choose(const char *name, unsigned flags)
     return &methods[0];
 }
 
-void sync_init(sync_t *s, const sync_method_t *m, MPI_Comm comm, int polite)
+void sync_init(sync_t *s, const sync_method_t *m, MPI_Comm comm, int polite, int may_fall_back)
 {
     memset(s, 0, sizeof *s);
     s->m = m;
     s->comm = comm;
     s->polite = polite;
+    s->may_fall_back = may_fall_back;
     MPI_CHECK(MPI_Comm_rank(comm, &s->rank));
     MPI_CHECK(MPI_Comm_size(comm, &s->nranks));
 }
@@ -220,4 +233,51 @@ void sync_feedback(sync_t *s, const double *samples, long batch)
      * longer window would not have saved them. */
     int too_short = long_ones > 1 + batch / 10 || (batch >= 4 && late + long_ones > batch / 2);
     if (too_short && s->window_s < 10.0) s->window_s *= 2;
+}
+
+static const sync_method_t *const window_method = &methods[2], *const barrier_method = &methods[1];
+
+int sync_can_settle(const sync_t *s)
+{
+    return s->m == window_method && (s->rounds < TIGHTEN_ROUNDS || s->may_fall_back);
+}
+
+/* Rank 0's verdict, the same on every rank. */
+static int agree(sync_t *s, int verdict)
+{
+    MPI_Request req;
+    MPI_CHECK(MPI_Ibcast(&verdict, 1, MPI_INT, 0, s->comm, &req));
+    wait_request(&req, s->polite);
+    return verdict;
+}
+
+int sync_settle(sync_t *s, double event_s)
+{
+    if (s->m != window_method) return 0;
+    enum { FINE, TOO_LARGE, NO_EVENT };  /* rank 0's verdict on the bound */
+    double limit_us = SYNC_MAX_ERROR_SHARE * event_s * 1e6;
+    int changed = 0, verdict;
+    while ((verdict = agree(s, s->rank != 0 ? FINE : !(event_s > 0) ? NO_EVENT
+                                : s->clock.error_us > limit_us ? TOO_LARGE : FINE)) != FINE) {
+        /* without an event time to compare with, more ping-pongs prove nothing */
+        int tighten = s->rounds < TIGHTEN_ROUNDS && (verdict == TOO_LARGE || !s->may_fall_back);
+        if (tighten) {
+            clock_round(s, TIGHTEN_PINGS[s->rounds++], 1);
+            changed = 1;
+            continue;
+        }
+        if (!s->may_fall_back) return changed;
+        if (s->rank == 0 && verdict == TOO_LARGE)
+            snprintf(s->reason, sizeof s->reason, "window sync's clock-offset error bound, %.3g us after %d "
+                     "ping-pongs per rank, is %.0f %% of the event's median %.3g us (more than %.0f %%): "
+                     "barrier sync does not depend on clock offsets", s->clock.error_us, s->clock.pings,
+                     100.0 * s->clock.error_us / (event_s * 1e6), event_s * 1e6, 100.0 * SYNC_MAX_ERROR_SHARE);
+        else if (s->rank == 0)
+            snprintf(s->reason, sizeof s->reason, "window sync gave no valid sample (clock-offset error bound "
+                     "%.3g us after %d ping-pongs per rank): barrier sync does not depend on clock offsets",
+                     s->clock.error_us, s->clock.pings);
+        s->m = barrier_method;
+        return 1;
+    }
+    return changed;
 }

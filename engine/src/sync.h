@@ -27,7 +27,12 @@ typedef struct clock_quality {
     double error_us;        /* largest bound on that estimate: half the best ping-pong round trip */
     double max_drift_ppm;   /* largest fitted drift, 0 until the fit spans long enough */
     int fit_points;         /* offset estimates the fit used, on the rank with fewest */
+    int pings;              /* ping-pongs each rank exchanged for this estimate (0: no clock sync) */
 } clock_quality_t;
+
+/* Window sync is trusted while the clock-offset error bound is at most this
+ * share of one event's median time. */
+#define SYNC_MAX_ERROR_SHARE 0.25
 
 typedef struct sync {
     const sync_method_t *m;
@@ -37,6 +42,9 @@ typedef struct sync {
     double first_start;       /* window: the batch's first start, global clock */
     long batch_first_late, batch_late, batch_n;  /* rank 0's view of the last batch */
     clock_quality_t clock;
+    int rounds;               /* window: tightening rounds done for this point */
+    int may_fall_back;        /* the method is the row's default, not --sync's: it may give way */
+    char reason[240];         /* rank 0: why the method gave way ("" when it did not) */
 } sync_t;
 
 /* The methods' names, NULL-terminated: the choices of --sync. */
@@ -46,8 +54,21 @@ const sync_method_t *sync_choose(const char *name, unsigned bench_flags);
 /* With more ranks than cores on a host, waiting for a start yields the core. */
 void sync_set_oversubscribed(int oversubscribed);
 
-/* polite: this rank takes no part in the samples and should not spin. */
-void sync_init(sync_t *s, const sync_method_t *m, MPI_Comm comm, int polite);
+/* polite: this rank takes no part in the samples and should not spin;
+ * may_fall_back: window sync may give way to barrier sync (sync_settle). */
+void sync_init(sync_t *s, const sync_method_t *m, MPI_Comm comm, int polite, int may_fall_back);
+
+/* Whether samples under s depend on the clock offsets and sync_settle could
+ * still do something about a large error bound (tighten, or give way). */
+int sync_can_settle(const sync_t *s);
+/* When the clock-offset error bound exceeds SYNC_MAX_ERROR_SHARE of one event
+ * (event_s, rank 0's view; not positive: unknown), more ping-pong rounds keep
+ * the best exchange; if the bound is still too large and may_fall_back, the
+ * method becomes barrier sync, whose samples do not depend on the offsets, and
+ * rank 0 writes why in s->reason. Collective; every rank then holds the same
+ * method. Returns 1 when the clocks or the method changed (the samples taken
+ * so far are stale). */
+int sync_settle(sync_t *s, double event_s);
 /* Rank 0 shows the strategy the last batch's samples (infinite: started late);
  * window sync lengthens its window or its lead time from them. */
 void sync_feedback(sync_t *s, const double *samples, long batch);

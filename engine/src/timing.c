@@ -117,18 +117,30 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     return want < 1 ? 1 : want;
 }
 
+/* Rank 0: the median event time of the valid samples so far (NaN: none). */
+static double median_event_s(timing_t *t, long n)
+{
+    long valid = valid_samples(t, n, 1.0);
+    return valid ? median_of(t->scratch, (size_t)valid) * 1e-6 : NAN;
+}
+
 /* Samples one phase of a point: this rank's own times go to t->local, and on
  * rank 0 the figure per sample (rank 0's, or the maximum over ranks) to
- * t->combined. Returns the number of samples. */
+ * t->combined. Returns the number of samples. With judge, the clock-offset
+ * error bound of window sync is held against the median event once there are
+ * --min-reps valid samples (or sampling ends): sync_settle may tighten the
+ * clocks or give way to barrier sync, and sampling then starts afresh. */
 static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
-                   const options_t *o, sync_t *sy, double ops, point_t *p)
+                   const options_t *o, sync_t *sy, double ops, point_t *p, int judge)
 {
     int active = is_active(b, c);
     int root_samples = (b->flags & BENCH_SAMPLE_ROOT) != 0;
-    const sync_method_t *m = sy->m;
-    long n = 0, batch = o->reps ? o->reps : 1; /* one probe event sizes the batches */
+    long first = o->reps ? o->reps : 1; /* one probe event sizes the batches */
+    long n = 0, batch = first;
+    int judged = !judge || !sync_can_settle(sy);
     double sampling_start = now_s();
     while (batch > 0) {
+        const sync_method_t *m = sy->m;
         double *x = t->local + n;
         if (m->batch_begin) m->batch_begin(sy);
         if (active || m->collective_start) {
@@ -152,11 +164,29 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
             p->invalid += sy->batch_late;
         }
         n += batch;
-        long decision = 0;
-        if (c->rank == 0) decision = next_batch(t, o, n, now_s() - sampling_start, ops, p);
-        MPI_CHECK(MPI_Ibcast(&decision, 1, MPI_LONG, 0, c->comm, &req));
+        long decision[2] = {0, 0};  /* the next batch's length (0: stop); judge the clocks now */
+        double event_s = 0;
+        if (c->rank == 0) {
+            decision[0] = next_batch(t, o, n, now_s() - sampling_start, ops, p);
+            if (!judged && (decision[0] == 0 || valid_samples(t, n, ops) >= o->min_reps)) {
+                decision[1] = 1;
+                event_s = median_event_s(t, n);
+            }
+        }
+        MPI_CHECK(MPI_Ibcast(decision, 2, MPI_LONG, 0, c->comm, &req));
         wait_request(&req, !active);
-        batch = decision;
+        batch = decision[0];
+        if (decision[1]) {
+            judged = 1;
+            if (sync_settle(sy, event_s)) {
+                n = 0;
+                p->invalid = 0;
+                batch = first;
+                judged = !sync_can_settle(sy);
+                MPI_CHECK(MPI_Barrier(c->comm));
+                sampling_start = now_s();
+            }
+        }
     }
     return n;
 }
@@ -258,7 +288,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
          * compute and operation overlapped, up to twice): a floor for start planning */
         begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, b->calibrate ? phase * phase0_s : 0);
         MPI_CHECK(MPI_Barrier(c->comm));
-        long n = sample(t, b, c, bufs, o, sy, ops, p);
+        long n = sample(t, b, c, bufs, o, sy, ops, p, 0);
         mine = is_active(b, c) ? own_median_us(t, n, ops) : NAN;
         MPI_CHECK(MPI_Gather(&mine, 1, MPI_DOUBLE, t->phase_rank_us + (size_t)phase * (size_t)c->nranks, 1,
                              MPI_DOUBLE, 0, c->comm));
@@ -287,8 +317,8 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     double start = now_s();
     double ops = b->ops_per_event(c);
     sync_t sy;
-    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c));
-    p->sync = sy.m->name;
+    /* a method --sync names is kept; the row's default window sync may give way */
+    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c), o->sync == NULL);
     c->phase = 0;
 
     if (o->check) verify_pass(b, c, bufs, p);
@@ -299,7 +329,10 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     begin_sampling(&sy, c, now_s() - w0, p->warmup, 0);
     MPI_CHECK(MPI_Barrier(c->comm));
 
-    long n = sample(t, b, c, bufs, o, &sy, ops, p);
+    long n = sample(t, b, c, bufs, o, &sy, ops, p, 1);
+    p->sync = sy.m->name;
+    p->clock = sy.clock;
+    if (c->rank == 0) memcpy(p->sync_reason, sy.reason, sizeof p->sync_reason);
     if (b->flags & BENCH_COLLECTIVE) rank_means(t, c, n, ops, p);
 
     if (c->rank == 0) {
@@ -314,6 +347,5 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     int phases = bench_phases(b, c->nranks);
     if (phases > 1) later_phases(t, b, c, bufs, o, &sy, phases, n, p);
     p->window_us = sy.window_s * 1e6;
-    p->clock = sy.clock;
     p->elapsed_s = now_s() - start;
 }

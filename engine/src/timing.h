@@ -19,9 +19,10 @@ typedef struct point {
     double event_median_s;    /* one event's median, seeds the next watchdog limit */
     long check_errors, verified_bytes;
     const char *sync;         /* how sample starts were synchronised */
+    char sync_reason[240];    /* rank 0: why the row's default method gave way ("" when it did not) */
     long invalid;             /* samples dropped: a rank started late (window sync) */
     double window_us;         /* window sync: the final time between starts */
-    clock_quality_t clock;    /* window sync: the clock offset estimates */
+    clock_quality_t clock;    /* phase 0's clock offset estimates (pings 0: clocks not synchronised) */
     /* Rows flagged BENCH_COLLECTIVE: the minimum, maximum and average over
      * ranks of each rank's mean time per operation (rank 0 only). */
     int have_rank_means;
@@ -32,6 +33,7 @@ typedef struct point {
     int nphases;
     const double *phase_us, *phase_rank_us;
     const size_t *phase_n;
+    const int *rank_cpus;     /* the CPU each rank was on at the end (rank 0 only; -1: unknown) */
 } point_t;
 
 typedef struct timing {

@@ -149,15 +149,17 @@ def _after_hang(run: Run, part: Part, entries: list[PlanPoint], out: Outcome, ha
     series = series_of(entries[hung])
     hangs[series] = hangs.get(series, 0) + 1
     after = entries[hung + 1:]
-    same = [e for e in after if series_of(e) == series]
+    # the larger sizes of the series, smallest first (in a shuffled launch smaller ones may follow)
+    same = sorted((e for e in after if series_of(e) == series and e.size > t.size), key=lambda e: e.size)
     if hangs[series] >= HANGS_BEFORE_GIVING_UP:
-        given_up = same + [e for later in todo for e in later.entries if series_of(e) == series]
+        given_up = same + [e for later in todo for e in later.entries if series_of(e) == series and e.size > t.size]
         if given_up:
             run.append([Skip(e.benchmark, e.size, e.ranks, f"not measured: hung at {t.size} B and below",
                              e.variant, "mpiscope", dict(part.tag)) for e in given_up])
             out.warnings.append(f"{t.benchmark} hung at {hangs[series]} sizes in a row up to "
                                 f"{human_size(t.size)}: larger sizes were not measured")
-        rest = [Launches([e for e in later.entries if series_of(e) != series], timeout_s=later.timeout_s)
+        dropped = {id(e) for e in given_up}
+        rest = [Launches([e for e in later.entries if id(e) not in dropped], timeout_s=later.timeout_s)
                 for later in [Launches(after), *todo]]
         return [r for r in rest if r.entries]
     rest = []

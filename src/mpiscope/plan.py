@@ -101,7 +101,7 @@ class Plan:
             args += ["--max-time", f"{self.max_time_s:g}"]
         args += self.options
         if points is not None:
-            args += ["--points", compress(points)]
+            args += ["--points", compress(points)]  # in the order given: the engine measures them so
         return args + list(self.benchmarks)
 
     def with_options(self, *more: str) -> "Plan":
@@ -109,10 +109,11 @@ class Plan:
 
 
 def compress(ids: Iterable[int]) -> str:
-    """0,1,2,3,7 -> '0-3,7': the engine's --points grammar, short."""
+    """0,1,2,3,7 -> '0-3,7': the engine's --points grammar, short; the order is kept (the
+    engine measures the points in the order listed)."""
     out: list[str] = []
     run: list[int] = []
-    for i in sorted(set(ids)):
+    for i in dict.fromkeys(ids):
         if run and i == run[-1] + 1:
             run.append(i)
             continue
@@ -218,6 +219,14 @@ class Part:
     launcher_args: tuple[str, ...] = ()
     placement: Placement = field(default_factory=Placement)
     tag: dict[str, Any] = field(default_factory=dict)
+    points: tuple[int, ...] | None = None  # plan ids in measuring order (a launch's shuffle); None: all, in plan order
+
+    def entries(self, planned: Planned) -> list[PlanPoint]:
+        """The plan entries this part measures, in its measuring order."""
+        if self.points is None:
+            return list(planned.points)
+        by_id = {e.id: e for e in planned.points}
+        return [by_id[i] for i in self.points if i in by_id]
 
 
 def spread_budget(plans: Sequence[tuple[Plan, Planned]], seconds: float | None) -> list[Plan]:

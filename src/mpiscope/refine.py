@@ -1,22 +1,24 @@
 """mpptest's adaptive refinement of protocol switches (`mpiscope run --find-switches`), as
-further parts of the same run: detect switches in the run's pingpong points, measure more
-sizes inside every bracket wider than the tolerance (and its two ends again, so that a
-launch-to-launch offset cannot fake a break), repeat."""
+further parts of the same run: detect switches in the run's pingpong points at the launch level
+(only switches every launch shows), measure more sizes inside every bracket wider than the
+tolerance (and its two ends again, so that a launch-to-launch offset cannot fake a break) in as
+many launches as the run's first part, repeat."""
 from __future__ import annotations
 
 from dataclasses import replace
 
+from mpiscope.analysis.launches import launch_of
+from mpiscope.analysis.measured import Measured, select
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.console import err, warn
 from mpiscope.errors import UsageError
 from mpiscope.execute import Outcome, Target
 from mpiscope.plan import Plan, Planned
-from mpiscope.records import Point
 from mpiscope.session import Session
 from mpiscope.store import Run
 
 TOLERANCE = 0.05   # each switch located within 5 % of its size
-MAX_ROUNDS = 6     # at most this many extra launches
+MAX_ROUNDS = 6     # at most this many rounds, each in as many launches as the first part
 REFINEMENT = "refinement"  # run.json: rounds, tolerance and how the refinement ended
 MIN_SIZES = 6
 
@@ -31,18 +33,26 @@ def check_refinable(plan: Plan, planned: Planned) -> None:
                          "e.g. --sizes 1:64K")
 
 
-def pingpong_points(run: Run, ranks: int) -> list[Point]:
-    return sorted((p for p in run.records().points if p.benchmark == "pingpong" and p.ranks == ranks),
-                  key=lambda p: p.size)
+def pingpong_points(run: Run, ranks: int) -> list[Measured]:
+    """The run's pingpong points over their launches, one per size and configuration."""
+    return select(run.records().records, "pingpong", ranks)
+
+
+def main_launches(run: Run, ranks: int) -> int:
+    """How many launches measured the run's own pingpong points (refinement rounds aside)."""
+    return len({launch_of(p) for p in run.records().points if p.benchmark == "pingpong"
+                and p.ranks == ranks and "refinement_round" not in p.tag}) or 1
 
 
 def refine_run(session: Session, target: Target, run: Run) -> Outcome:
-    """Refinement rounds into `run`; the records of round k carry `"refinement_round": k`.
-    Returns how the last round ended (ok when there was nothing to refine)."""
+    """Refinement rounds into `run`, each measured in as many launches as the run's pingpong;
+    the records of round k carry `"refinement_round": k`. Only switches that every launch shows
+    are refined. Returns how the last round ended (ok when there was nothing to refine)."""
     first = run.meta().parts[0]
     pts = pingpong_points(run, first.plan.ranks)
+    launches = main_launches(run, first.plan.ranks)
     outcome = Outcome(status="ok")
-    status, rounds = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} launches", 0
+    status, rounds = f"not within {TOLERANCE:.0%} after {MAX_ROUNDS} rounds", 0
     for round_no in range(1, MAX_ROUNDS + 2):
         report = find_switches(pts)
         todo = sizes_to_refine(report, {p.size for p in pts}, TOLERANCE)
@@ -52,10 +62,14 @@ def refine_run(session: Session, target: Target, run: Run) -> Outcome:
         if round_no > MAX_ROUNDS:
             break
         plan = replace(first.plan, benchmarks=("pingpong",), sizes=",".join(map(str, todo)), units=None)
+        dropped = f" ({len(report.unconfirmed)} break(s) not shown by every launch left alone)" \
+            if report.unconfirmed else ""
         err.print(f"refinement round {round_no}: {len(todo)} sizes around "
-                  f"{len(report.switches)} suspected switch(es): {', '.join(map(str, todo))}")
-        tag = {k: v for k, v in first.tag.items() if k != "part"}
-        outcome = session.add_part(run, target, replace(first, plan=plan, tag={**tag, "refinement_round": round_no}))
+                  f"{len(report.switches)} suspected switch(es){dropped}, in {launches} launch(es): "
+                  f"{', '.join(map(str, todo))}")
+        tag = {k: v for k, v in first.tag.items() if k not in ("part", "launch")}
+        part = replace(first, plan=plan, tag={**tag, "refinement_round": round_no}, points=None)
+        outcome = session.add_part(run, target, part, launches=launches)
         rounds = round_no
         if outcome.status != "ok":
             warn(f"refinement round {round_no} ended {outcome.status}: {outcome.error}; the switches are "
@@ -64,8 +78,9 @@ def refine_run(session: Session, target: Target, run: Run) -> Outcome:
             break
         pts = pingpong_points(run, first.plan.ranks)
     meta = run.meta()
-    run.update(extra={**meta.extra, REFINEMENT: {"rounds": rounds, "tolerance": TOLERANCE, "status": status}})
+    run.update(extra={**meta.extra, REFINEMENT: {"rounds": rounds, "tolerance": TOLERANCE, "status": status,
+                                                 "launches_per_round": launches}})
     if rounds:
-        err.print(f"refinement: {rounds} more launch(es) into run {run.id}; switches {status}")
+        err.print(f"refinement: {rounds} more round(s) of {launches} launch(es) into run {run.id}; "
+                  f"switches {status}")
     return outcome
-

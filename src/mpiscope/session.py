@@ -6,7 +6,9 @@ what to show at the end."""
 from __future__ import annotations
 
 import os
+import random
 import socket
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -20,6 +22,8 @@ from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point, Skip, Timeout
+from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
+                               next_launch)
 from mpiscope.store import STDERR, Run, RunMeta, SweepRef
 
 _targets: dict[str | None, Target] = {}
@@ -43,6 +47,13 @@ class Measurement:
     sweep: SweepRef | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # run.json additions: a study's config
     keep_going: bool = False  # a failed part does not stop the next (a study's series)
+    policy: LaunchPolicy = field(default_factory=LaunchPolicy)  # how many launches of every part
+
+    def over_launches(self, one_launch_s: float) -> float:
+        """The time of the whole measurement from the time of one launch of every part: the
+        first round's launches and, with auto launches, the budget for those that follow."""
+        more = (self.policy.budget_s or AUTO_BUDGET_S) if self.policy.auto else 0.0
+        return self.policy.first_round * one_launch_s + more
 
 
 def launch_argv(target: Target, part: Part) -> tuple[list[str], dict[str, str]]:
@@ -75,11 +86,40 @@ class Session:
             raise UsageError(f"cannot create a run in {self.runs_dir}: {e.strerror or e}: give a writable "
                              f"--runs-dir") from e
 
-    def run(self, m: Measurement) -> tuple[Run, Outcome]:
-        """A new run of every part of `m` (a failed or interrupted part ends it, unless
-        keep_going)."""
-        run = self.start(m)
-        return run, self.measure(run, m.target, run.meta().parts, m.keep_going)
+    def run(self, m: Measurement, announce: Callable[[Run], None] | None = None) -> tuple[Run, Outcome]:
+        """A new run of every part of `m` in the launches its policy asks for (a failed or
+        interrupted part ends it, unless keep_going): a first round written down before the
+        first launch (then `announce`d), and with auto launches more while points need them."""
+        started = time.monotonic()
+        run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
+        if announce:
+            announce(run)
+        outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
+        if m.policy.auto and outcome.status == "ok":
+            outcome = self._more_launches(run, m, started, time.monotonic() - started)
+        return run, outcome
+
+    def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
+        """Auto launches after the first round, one at a time while points need them and the
+        budget allows; how it ended is kept in run.json (`launch_policy`)."""
+        first_round = [p for p in run.meta().parts if p.tag.get("launch") is not None]
+        overhead = launch_overhead_s(run.records(), first_round_s, len(first_round))
+        rng = random.Random()
+        outcome = Outcome(status="ok")
+        while True:
+            parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
+                                     m.target.engine, m.policy, time.monotonic() - started, overhead, rng)
+            if not parts:
+                break
+            outcome = self.add_parts(run, m.target, parts)
+            if outcome.status != "ok":
+                why = f"a launch ended {outcome.status}"
+                break
+        meta = run.meta()
+        run.update(extra={**meta.extra, "launch_policy": {
+            "policy": "auto", "target": m.policy.target, "budget_s": m.policy.budget_s or AUTO_BUDGET_S,
+            "launches": launch_count(run.records()), "stopped": why}})
+        return outcome
 
     def measure(self, run: Run, target: Target, parts: list[Part], keep_going: bool = False,
                 todo: list[list[PlanPoint]] | None = None) -> Outcome:
@@ -87,7 +127,9 @@ class Session:
         total = Outcome()
         for k, part in enumerate(parts):
             planned = engine_plan(target.engine, part.plan)
-            entries = todo[k] if todo is not None else None
+            entries = todo[k] if todo is not None else (None if part.points is None else part.entries(planned))
+            if "launch" in part.tag:  # a deadlock found in one launch is not sought again in the next
+                entries = _not_hung_before(run, part, part.entries(planned) if entries is None else entries)
             if not (planned.points if entries is None else entries):
                 continue
             out = run_part(run, target, part, planned, entries, self.console, self.progress)
@@ -101,12 +143,20 @@ class Session:
             total.status = "ok"
         return total
 
-    def add_part(self, run: Run, target: Target, part: Part) -> Outcome:
-        """One more part of a run already measured (refinement rounds), written down first."""
+    def add_part(self, run: Run, target: Target, part: Part, launches: int = 1) -> Outcome:
+        """One more part of a run already measured (refinement rounds) in `launches` launches
+        numbered after the run's own (one launch: in plan order), written down first."""
+        first = launch_count(run.records())
+        if launches == 1 and first <= 1:
+            return self.add_parts(run, target, [part])
+        return self.add_parts(run, target, launch_parts([part], target.engine, launches, first=first))
+
+    def add_parts(self, run: Run, target: Target, parts: list[Part]) -> Outcome:
+        """More parts of a run already measured, written down first."""
         meta = run.meta()
-        part = replace(part, tag={**part.tag, "part": len(meta.parts)})
-        run.update(parts=meta.parts + [part])
-        return self.measure(run, target, [part])
+        parts = [replace(p, tag={**p.tag, "part": len(meta.parts) + k}) for k, p in enumerate(parts)]
+        run.update(parts=meta.parts + parts)
+        return self.measure(run, target, parts)
 
     # -- finishing a run that was cut short ---------------------------------------------------
     def resume(self, run: Run) -> Outcome | None:
@@ -132,13 +182,36 @@ class Session:
 DONE = (Point, Skip, Timeout)  # a time-out is a result too: resuming does not retry it
 
 
+def _not_hung_before(run: Run, part: Part, entries: list[PlanPoint]) -> list[PlanPoint]:
+    """`entries` without the points that hung in an earlier launch of the same configuration,
+    nor the larger sizes of their series (a deadlock is a result: found once, it is not waited
+    for again); those are recorded as skipped in this launch."""
+    from mpiscope.schedule import config
+    cfg = config(part.tag)
+    hung: dict[tuple, int] = {}  # series -> smallest size that hung
+    for t in run.records():
+        if isinstance(t, Timeout) and config(t.tag) == cfg:
+            series = (t.benchmark, t.ranks, t.variant)
+            hung[series] = min(t.size, hung.get(series, t.size))
+    if not hung:
+        return entries
+    keep, skipped = [], []
+    for e in entries:
+        limit = hung.get((e.benchmark, e.ranks, e.variant))
+        (skipped if limit is not None and e.size >= limit else keep).append(e)
+    if skipped:
+        run.append([Skip(e.benchmark, e.size, e.ranks, f"not measured: hung at {hung[(e.benchmark, e.ranks, e.variant)]} B "
+                         f"in an earlier launch", e.variant, "mpiscope", dict(part.tag)) for e in skipped])
+    return keep
+
+
 def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoint]]:
     """Per part, the entries of its plan (as the engine plans it now) that have no record yet."""
     records = [r for r in run.records() if isinstance(r, DONE)]
     out = []
     for part in parts:
         done = {r.key for r in records if all(r.tag.get(k) == v for k, v in part.tag.items())}
-        out.append([e for e in engine_plan(target.engine, part.plan).points if e.key not in done])
+        out.append([e for e in part.entries(engine_plan(target.engine, part.plan)) if e.key not in done])
     return out
 
 

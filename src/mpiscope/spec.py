@@ -137,7 +137,7 @@ class Spec:
     mode: str = "matrix"
     zip_groups: list[list[str]] = field(default_factory=list)
     exclude: list[dict[str, list]] = field(default_factory=list)
-    launches: int = 1
+    launches: int | None = None  # launches of each configuration's run; None: --launches' default (auto)
     source: str = ""  # the file's text, stored with the sweep
 
 
@@ -310,11 +310,18 @@ def parse_spec(text: str, name: str = "experiment") -> Spec:
     if "ranks" not in factors and "nodes" in factors and "ranks_per_node" not in factors:
         raise UsageError("factors.nodes: give ranks or ranks_per_node too, so the rank count is known")
     mode, groups = _parse_combine(data.get("combine", {}), factors)
-    launches = _positive_int("launches")(data.get("launches", 1))
+    launches = _launches(data.get("launches"))
     exclude = _parse_exclude(data.get("exclude", []), factors)
     return Spec(name=spec_name, description=_string("description")(data.get("description", "")),
                 measure=measure, factors=factors, mode=mode, zip_groups=groups, exclude=exclude,
                 launches=launches, source=text)
+
+
+def _launches(value: Any) -> int | None:
+    """launches = N or "auto" (absent: the default of --launches)."""
+    if value is None or value == "auto":
+        return None
+    return _positive_int("launches")(value)
 
 
 def load_spec(path: Path) -> Spec:

@@ -230,7 +230,7 @@ class SweepPlan:
     spec_file: str | None = None
     spec_text: str = ""
     runs_dir: str = ""
-    launches: int = 1
+    launches: int | None = 1  # each configuration's run's launches; None: auto
     varying: list[str] = field(default_factory=list)
 
 

@@ -114,7 +114,7 @@ def batch_job(m: Measurement, runs_dir: Path, name: str, sbatch_args: list[str] 
     env = {k: os.environ[k] for k in ("MPISCOPE_HOME",) if k in os.environ}
     placement = m.parts[0].placement
     plans = [engine_plan(m.target.engine, p.plan) for p in m.parts]
-    limit = sum(planned.wall_limit_s(planned.points) for planned in plans)
+    limit = m.over_launches(sum(planned.wall_limit_s(planned.points) for planned in plans))
     job = BatchJob(name=f"mpiscope-{name}",
                    command=[sys.executable, "-m", "mpiscope", "batch-run", str(saved), "--runs-dir", str(runs_dir)],
                    ranks=max(p.plan.ranks for p in m.parts), time_limit_s=limit + START_MARGIN_S,
@@ -178,9 +178,9 @@ def submit(ms: list[Measurement], runs_dir: Path, console: Console, dry_run: boo
 
 def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: Path, console: Console, *,
                  resume: bool = False, dry_run: bool = False, sbatch_args: list[str] | None = None) -> int:
-    """`mpiscope sweep SPEC --submit slurm`: one job per configuration launch, each logged in
-    the sweep directory when it finishes (so `mpiscope table` and `--resume` work as for an
-    interactive sweep); with --resume only the launches not finished yet."""
+    """`mpiscope sweep SPEC --submit slurm`: one job per configuration (its run makes its
+    launches), each logged in the sweep directory when it finishes (so `mpiscope table` and
+    `--resume` work as for an interactive sweep); with --resume only those not finished yet."""
     from mpiscope.sweep import create_sweep_dir, open_for_resume
     done: dict = {}
     sd = None
@@ -191,7 +191,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
         done = sd.finished()
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, spec_path)
-    todo = [(c, m, k) for k in range(1, spec.launches + 1) for c, m in planned if (c.id, k) not in done]
+    todo = [(c, m, 1) for c, m in planned if (c.id, 1) not in done]
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     names = [_slug(f"{spec.name}-{stamp}-{c.id}-{k}") for c, _, k in todo]
     ms = [replace(m, sweep=SweepRef(spec.name, c.id, k, str(sd.path.resolve()) if sd else None)) for c, m, k in todo]

@@ -1,4 +1,5 @@
-"""Sweeps: every configuration of a spec launched (N times), one progress view, resumable.
+"""Sweeps: every configuration of a spec measured as one run (in the launches its policy asks
+for, as `mpiscope run` measures), one progress view, resumable.
 
 A sweep directory holds the plan (sweep.json) and an append-only log
 (results.jsonl) saying which configuration launch produced which run, so an
@@ -23,6 +24,7 @@ from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.launch import local_cores
 from mpiscope.launch.placement import Placement, make_placement
 from mpiscope.plan import STARTUP_S, Part, default_ranks, engine_plan, make_plan, spread_budget
+from mpiscope.schedule import first_round_budget, policy_from, sampling
 from mpiscope.session import Measurement, Session, launch_argv, target
 from mpiscope.spec import Configuration, Spec, json_factors, varying
 from mpiscope.store import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, list_runs, utc_now
@@ -53,14 +55,17 @@ def config_measurement(spec: Spec, config: Configuration) -> Measurement:
         t = target(f.get("mpi"))
         placement = _placement(spec, f)
         ranks = placement.ranks(f.get("ranks")) or default_ranks(m.benchmarks, t.engine, local_cores())
-        planned = make_plan(t.engine, m.benchmarks, ranks, sizes=m.sizes, units=m.units, ci_target=m.ci_target,
-                            max_time=m.max_time, reps=m.reps, check=m.check, raw=m.raw,
+        policy = policy_from(spec.launches, None, m.time_budget)
+        ci_target, max_time = sampling(policy, m.ci_target, m.max_time, m.reps, m.time_budget)
+        planned = make_plan(t.engine, m.benchmarks, ranks, sizes=m.sizes, units=m.units, ci_target=ci_target,
+                            max_time=max_time, reps=m.reps, check=m.check, raw=m.raw,
                             engine_options=[*m.engine_options, *f.get("engine_options", ())])
-        (plan,) = spread_budget([planned], m.time_budget)
+        (plan,) = spread_budget([planned], first_round_budget(policy))
     except UsageError as e:
         raise UsageError(f"configuration {config.id} ({config.label(list(f))}): {e}") from e
     env = {n[4:]: v for n, v in f.items() if n.startswith("env.")}
-    return Measurement(t, [Part(plan, env, tuple(f.get("launcher_args", ())), placement)], json_factors(f))
+    return Measurement(t, [Part(plan, env, tuple(f.get("launcher_args", ())), placement)], json_factors(f),
+                       policy=policy)
 
 
 def plan_sweep(spec: Spec, configs: list[Configuration]) -> list[tuple[Configuration, Measurement]]:
@@ -68,18 +73,22 @@ def plan_sweep(spec: Spec, configs: list[Configuration]) -> list[tuple[Configura
     return [(c, config_measurement(spec, c)) for c in configs]
 
 
-def dry_run_lines(planned: list[tuple[Configuration, Measurement]], launches: int) -> list[str]:
+def dry_run_lines(planned: list[tuple[Configuration, Measurement]]) -> list[str]:
     lines = []
     for config, m in planned:
         argv, launch_env = launch_argv(m.target, m.parts[0])
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch_env.items())
-        times = f" (x{launches} launches)" if launches > 1 else ""
+        times = f" (x{launches_label(m)} launches, each in its own order)" if m.policy.first_round > 1 else ""
         lines.append(f"# {config.id} {config.label(list(config.factors)) or '(no factors)'}{times}")
         lines.append((env + " " if env else "") + shlex.join(argv))
     return lines
 
 
-def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], launches: int,
+def launches_label(m: Measurement) -> str:
+    return "auto" if m.policy.auto else str(m.policy.count)
+
+
+def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], launches: int | None,
                      spec_path: Path | None) -> SweepDir:
     """A new sweep directory holding the plan: NAME-YYYYmmdd-HHMMSS[-n] under runs_dir/sweeps."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -165,25 +174,22 @@ class SweepResult:
 
 
 def _upper_bound_s(m: Measurement) -> float:
-    """Sampling time if every point hits its cap (warm-up is extra)."""
-    return sum(engine_plan(m.target.engine, p.plan).bound_s() for p in m.parts)
+    """Sampling time if every point of every launch hits its cap (warm-up is extra)."""
+    return m.over_launches(sum(engine_plan(m.target.engine, p.plan).bound_s() for p in m.parts))
 
 
-def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, runs_dir: Path, launches: int,
+def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, runs_dir: Path,
               console: Console, progress: bool = True) -> SweepResult:
-    """Launch every configuration `launches` times (skipping finished ones); failures are logged and
-    the sweep goes on; Ctrl-C stops after recording what was running."""
+    """Measure every configuration not finished yet, each as one run in its launches; failures
+    are logged and the sweep goes on; Ctrl-C stops after recording what was running."""
     done = sd.finished()
-    todo = [(c, m, k) for k in range(1, launches + 1) for c, m in planned if (c.id, k) not in done]
-    result = SweepResult(sd, skipped=len(planned) * launches - len(todo))
+    todo = [(c, m, 1) for c, m in planned if (c.id, 1) not in done]
+    result = SweepResult(sd, skipped=len(planned) - len(todo))
     bar = SweepProgress(todo, result.skipped, console, progress)
     with bar.bar:
         session = Session(runs_dir, console, progress=False)
         for config, m, k in todo:
-            label = f"{config.id} {config.label(varying([c for c, _ in planned]))}"
-            if launches > 1:
-                label += f" launch {k}/{launches}"
-            bar.start(label)
+            bar.start(f"{config.id} {config.label(varying([c for c, _ in planned]))}")
             ref = SweepRef(sd.plan().name, config.id, k, str(sd.path.resolve()))
             try:
                 run, outcome = _launch(session, replace(m, sweep=ref), sd, config, k)
@@ -201,7 +207,7 @@ def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, ru
                 break
             result.ran += 1
             if outcome.status != "ok":
-                result.failed.append(f"{config.id} launch {k}: {outcome.error} (run {run.id})")
+                result.failed.append(f"{config.id}: {outcome.error} (run {run.id})")
             bar.finish()
     return result
 

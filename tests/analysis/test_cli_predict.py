@@ -97,3 +97,22 @@ def test_validation_skips_points_without_a_valid_sample():
     t = validate([pt(8, 2.0, 40), pt(4096, 0.0, 0)], Params(1.0, 0.001))
     assert list(t["size"]) == [8]
     assert t["err_best"].iloc[0] == pytest.approx((1.0 + 8 * 0.001) / 2.0 - 1)
+
+
+def test_a_regime_that_is_no_model_prices_nothing(capsys):
+    import argparse
+
+    from mpiscope.analysis.measured import Synthetic
+    from mpiscope.commands.predict import params_from_args
+
+    from .conftest import make_points
+    a = argparse.Namespace(alpha=None, beta=None, gamma=None, from_run=None, runs_dir=None)
+    small = make_points(lambda n: 1.0 + 0 * n, [1, 2, 4, 8, 16, 32], noise=0.002)
+    steep = make_points(lambda n: -54.0 + n / 100.0, list(range(8000, 13001, 1000)), noise=0.002)
+    params, source = params_from_args(a, fallback=small + steep)
+    assert "not a model (negative latency" in " ".join(capsys.readouterr().err.split())
+    assert "-54" not in source and params(12000).alpha_us == pytest.approx(1.0, rel=0.01)
+    falling = [Synthetic(n, 10.0 - n / 100.0, 10.0 - n / 100.0 - 0.01, 10.0 - n / 100.0 + 0.01)
+               for n in (100, 200, 300, 400)]
+    with pytest.raises(UsageError, match="no pingpong regime that is a model"):
+        params_from_args(a, fallback=falling)

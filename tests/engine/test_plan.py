@@ -1,7 +1,8 @@
 """The engine's plan (`--plan --ranks N`) is what a launch measures: for every
 benchmark the points and skips a real run records, in the same order; `--points`
-measures exactly the entries chosen; bad plans and selections are one-line
-errors with exit status 2, found before MPI_Init where they can be."""
+measures exactly the entries chosen, in the order given (also back and forth
+between --npmin groups); bad plans and selections are one-line errors with exit
+status 2, found before MPI_Init where they can be."""
 from __future__ import annotations
 
 import json
@@ -150,17 +151,55 @@ def test_memory_limit_is_a_skip_of_a_planned_point(engine_mpich, mpich_launch):
     assert "--max-memory" in next(r for r in run.records if r["type"] == "skip")["reason"]
 
 
-@pytest.mark.parametrize("spec", ["4,1,1", "1,4", "4-4,1-1"])
-def test_points_measure_exactly_the_chosen_entries(engine_mpich, mpich_launch, spec):
+@pytest.mark.parametrize("spec, order", [("4,1,1", [4, 1]), ("1,4", [1, 4]), ("4-4,1-1", [4, 1])])
+def test_points_measure_exactly_the_chosen_entries(engine_mpich, mpich_launch, spec, order):
     args = ["--sizes", "1,8,64", "pingpong", "bw"]
     plan = plan_of(engine_mpich, 2, *args)
     chosen = [p for p in plan["points"] if p["id"] in (1, 4)]
     assert [key(p) for p in chosen] == [("pingpong", 8, 2, None), ("bw", 8, 2, None)]
-    assert plan_of(engine_mpich, 2, "--points", spec, *args)["points"] == chosen
+    assert plan_of(engine_mpich, 2, "--points", spec, *args)["points"] == chosen  # the plan lists them by id
     run = run_engine(mpich_launch(2), engine_mpich, *QUICK, "--points", spec, *args)
     assert run.returncode == 0, run.stderr
-    assert recorded(run) == [key(p) for p in chosen]  # plan order, whatever the order given
+    assert recorded(run) == [key(plan["points"][i]) for i in order]  # measured in the order given
     assert run.records[-1]["points"] == 2
+
+
+def test_points_are_measured_in_the_order_given(engine_mpich, mpich_launch):
+    args = ["--sizes", "1:512", "pingpong"]  # 10 sizes: ids 0..9, size 2^id
+    for spec, ids in [("9,2,5", [9, 2, 5]), ("7-9,0-2", [7, 8, 9, 0, 1, 2]), ("5,3,5,4-6,3", [5, 3, 4, 6])]:
+        run = run_engine(mpich_launch(2), engine_mpich, *QUICK, "--points", spec, *args)
+        assert run.returncode == 0, run.stderr
+        assert [p["size"] for p in run.points()] == [1 << i for i in ids], spec
+        assert run.records[-1]["points"] == len(ids)
+
+
+def _interleaved_groups(engine: Path, launch, ranks: int, npmin: int) -> None:
+    """Ids of both --npmin groups in alternating order: each run of one group's ids
+    is measured on that group's communicator, and the records are those of the plan."""
+    args = ["--npmin", str(npmin), "--sizes", "8", "allreduce", "memcpy", "pingpong"]
+    plan = plan_of(engine, ranks, *args)["points"]
+    small = [p["id"] for p in plan if p["ranks"] == npmin]
+    whole = [p["id"] for p in plan if p["ranks"] == ranks]
+    assert len(small) == len(whole) == 3
+    order = [whole[0], small[0], whole[2], small[2], small[1], whole[1]]
+    run = run_engine(launch(ranks), engine, *QUICK, "--points", ",".join(map(str, order)), *args)
+    assert run.returncode == 0, run.stderr
+    assert recorded(run) == [key(plan[i]) for i in order]
+    for p in run.points():
+        assert len(p["rank_cpus"]) == p["ranks"]
+        if p["benchmark"] == "allreduce":
+            assert p["participants"] == list(range(p["ranks"]))
+    measured = [i for i in order if "skip" not in plan[i]]
+    assert run.records[-1]["points"] == len(measured)
+
+
+def test_points_go_back_and_forth_between_npmin_groups_mpich(engine_mpich, mpich_launch):
+    # groups of 1 and 2 ranks: pingpong is a skip on one rank
+    _interleaved_groups(engine_mpich, mpich_launch, 2, 1)
+
+
+def test_points_go_back_and_forth_between_npmin_groups_openmpi(engine_openmpi, openmpi_launch):
+    _interleaved_groups(engine_openmpi, openmpi_launch, 4, 2)
 
 
 def test_points_from_a_file(engine_mpich, mpich_launch, tmp_path):

@@ -65,6 +65,21 @@ def test_algorithm_one_deadlock_is_reported_at_the_eager_limit(engine_openmpi, o
     assert timeouts[0]["limit_s"] < 10  # derived from the previous size, not a fixed guess
 
 
+def test_the_watchdog_learns_from_its_series_in_any_order(engine_openmpi, openmpi_launch):
+    # ids: ringcs1 at 256, 512, 2048 (0-2), ringcs2 at the same (3-5). Between
+    # ringcs1's points come ringcs2's, and its 2048 deadlocks: its limit still
+    # comes from ringcs1's nearest smaller measured size, not from a first-point guess.
+    run = run_engine(openmpi_launch(2), engine_openmpi, "--sizes", "256,512,2048", "--max-time", "0.1",
+                     "--points", "1,3,0,5,2", "ringcs1", "ringcs2", env={"OMPI_MCA_btl_sm_eager_limit": "1024"},
+                     timeout=90)
+    assert run.returncode != 0
+    assert [(p["benchmark"], p["size"]) for p in run.points()] == [
+        ("ringcs1", 512), ("ringcs2", 256), ("ringcs1", 256), ("ringcs2", 2048)]
+    timeouts = [r for r in run.records if r["type"] == "timeout"]
+    assert [(t["benchmark"], t["size"]) for t in timeouts] == [("ringcs1", 2048)]
+    assert timeouts[0]["limit_s"] < 10
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_record_states_the_imbalance_pattern_and_that_bandwidth_includes_compute(engine_openmpi, openmpi_launch,
                                                                                  ranks):

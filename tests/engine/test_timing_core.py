@@ -100,6 +100,19 @@ def test_context_record(engine_mpich, mpich_launch, tmp_path):
     assert records[-1]["type"] == "end"
 
 
+def test_where_each_rank_ran_and_its_clock(engine_mpich, mpich_launch):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8,1K", "--reps", "5", "pingpong", "allreduce")
+    assert run.returncode == 0, run.stderr
+    places = run.context["ranks"]
+    for place in places:  # at the start of the launch: a CPU it may run on, and that CPU's clock
+        assert place["cpu"] in place["cpus"]
+        if "cpu_mhz" in place:  # absent where neither cpufreq nor /proc/cpuinfo tells
+            assert place["cpu_mhz"] > 0 and place["cpu_mhz_source"] in ("scaling_cur_freq", "cpuinfo")
+    for p in run.points():  # at the end of each point, in rank order
+        assert len(p["rank_cpus"]) == p["ranks"] == 2
+        assert all(cpu is None or cpu in place["cpus"] for cpu, place in zip(p["rank_cpus"], places))
+
+
 def test_oversubscription_is_recorded(engine_openmpi, openmpi_launch):
     run = run_engine(openmpi_launch(4), engine_openmpi, "--sizes", "8", "--reps", "5", "pingpong")
     assert run.returncode == 0, run.stderr

@@ -1,25 +1,33 @@
-"""Regression comparison of two runs (or two sets of launches), point by point: change of the
+"""Regression comparison of two runs (or two sets of runs), point by point: change of the
 median, a significance test and an effect size, with the p-values of all points adjusted together
 (Benjamini-Hochberg).
 
-With raw samples in both runs (`--raw`) the test is Mann-Whitney U on the samples and the effect
-size Cliff's delta; otherwise a z test on the medians whose standard errors come from the
-recorded 95 % confidence intervals, with the standardised difference as effect size. With
-several launches per side, the launch medians are compared (Welch's t test on their logs).
+The launch is the unit of evidence (docs/statistics.md): when a point has several launches on
+both sides (one run's launches, several runs, a sweep's launches), the launch medians are the
+observations, compared by Welch's t test on their logs; with one launch on one side, that launch
+is judged against the other side's launches (a t test of one new observation, which assumes
+both sides vary alike between launches). With one launch on each side, the samples are compared:
+Mann-Whitney U on the raw samples (`--raw`) with Cliff's delta, otherwise a z test on the medians
+whose standard errors come from the recorded 95 % confidence intervals; those tests see one
+launch's sampling error only, so `min_change` stands guard against launch-to-launch variation.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from mpiscope.records import Record
 
+from .launches import LaunchPoint, aggregate_runs
 from .measured import Measured, is_measured
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
+# The tests, as the output names them; the last two are at the launch level.
+MANN_WHITNEY, CI_Z = "mann-whitney", "ci z-test"
+WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
 
 
 @dataclass
@@ -30,17 +38,25 @@ class PointChange:
     base_us: float
     cand_us: float
     change: float  # cand / base - 1: positive is slower
-    test: str  # "mann-whitney" | "ci z-test" | "welch (launches)"
+    test: str  # MANN_WHITNEY | CI_Z | WELCH | ONE_VS_LAUNCHES
     p: float
     effect: float  # Cliff's delta (raw), z (summaries) or Hedges' g (launches); positive = slower
     p_adj: float = float("nan")
     verdict: str = "same"  # slower | faster | same
     variant: str | None = None
+    base_launches: int = 1
+    cand_launches: int = 1
+    config: tuple = ()  # tag keys beyond the point's key (a study's series)
 
     @property
     def label(self) -> str:
-        """The benchmark, with its variant (a grid shape) when it has one."""
-        return f"{self.benchmark} {self.variant}" if self.variant else self.benchmark
+        """The benchmark, with its variant (a grid shape) and its series when it has them."""
+        text = f"{self.benchmark} {self.variant}" if self.variant else self.benchmark
+        return text + "".join(f" {k}={v}" for k, v in self.config)
+
+    @property
+    def launch_level(self) -> bool:
+        return self.test in (WELCH, ONE_VS_LAUNCHES)
 
 
 def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
@@ -68,6 +84,13 @@ def _ci_z(b: Measured, c: Measured) -> tuple[float, float]:
     return float(2 * stats.norm.sf(abs(z))), float(z)
 
 
+def _one_launch_each(b: Measured, c: Measured) -> tuple[str, float, float]:
+    """One launch a side: its samples (Mann-Whitney U), else its medians' CIs (a z test)."""
+    if b.samples and c.samples:
+        return (MANN_WHITNEY, *_mann_whitney(np.asarray(b.samples, float), np.asarray(c.samples, float)))
+    return (CI_Z, *_ci_z(b, c))
+
+
 def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Measured], alpha: float = 0.05,
                    min_change: float = 0.05) -> list[PointChange]:
     """Every point measured in both runs; a verdict is slower/faster when the adjusted p < alpha and
@@ -76,12 +99,7 @@ def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Me
     out: list[PointChange] = []
     for key in [k for k in b_pts if k in c_pts]:
         b, c = b_pts[key], c_pts[key]
-        if b.samples and c.samples:
-            test = "mann-whitney"
-            p, effect = _mann_whitney(np.asarray(b.samples, float), np.asarray(c.samples, float))
-        else:
-            test = "ci z-test"
-            p, effect = _ci_z(b, c)
+        test, p, effect = _one_launch_each(b, c)
         out.append(PointChange(key[0], key[1], key[2], b.median, c.median, c.median / b.median - 1,
                                test, p, effect, variant=key[3]))
     _judge(out, alpha, min_change)
@@ -119,30 +137,89 @@ def summary(changes: list[PointChange]) -> str:
         b = min(faster, key=lambda pc: pc.change)
         parts.append(f"best: {b.label} {b.size} B {100 * b.change:+.1f}%")
     tests = sorted({pc.test for pc in changes})
-    if tests == ["ci z-test"]:
+    if tests == [CI_Z]:
         parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
     return "; ".join(parts)
 
 
-def compare_launches(base: list[Iterable[Record | Measured]], cand: list[Iterable[Record | Measured]],
-                     alpha: float = 0.05, min_change: float = 0.05) -> list[PointChange]:
-    """Several launches per side: the launch medians are the observations, so the test carries the
-    between-launch variation that one launch's samples cannot show. Welch's t test on the log
-    medians; the change is the ratio of their geometric means, the effect size Hedges' g."""
-    b_sets = [_points(recs) for recs in base]
-    c_sets = [_points(recs) for recs in cand]
-    keys = [k for k in b_sets[0] if all(k in s for s in b_sets + c_sets)]
-    out: list[PointChange] = []
-    for key in keys:
-        b = np.log([s[key].median for s in b_sets])
-        c = np.log([s[key].median for s in c_sets])
-        res = stats.ttest_ind(c, b, equal_var=False)
-        pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
-        g = (c.mean() - b.mean()) / pooled if pooled > 0 else float("inf") * np.sign(c.mean() - b.mean())
-        g *= 1 - 3 / (4 * (len(b) + len(c)) - 9)  # Hedges' small-sample correction
-        out.append(PointChange(key[0], key[1], key[2], float(np.exp(b.mean())), float(np.exp(c.mean())),
-                               float(np.exp(c.mean() - b.mean()) - 1), "welch (launches)",
-                               float(res.pvalue) if np.isfinite(res.pvalue) else float("nan"), float(g),
-                               variant=key[3]))
+def _welch(b: np.ndarray, c: np.ndarray) -> tuple[float, float]:
+    """Welch's t test on log launch medians (Welch-Satterthwaite degrees of freedom); Hedges' g
+    as effect size. Written out: scipy's ttest_ind costs more than everything else here."""
+    diff = c.mean() - b.mean()
+    vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
+    if vb + vc > 0:
+        df = (vb + vc) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1))
+        p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc)))
+    else:
+        p = 0.0 if diff else 1.0
+    pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
+    g = diff / pooled if pooled > 0 else (float("inf") * np.sign(diff) if diff else 0.0)
+    g *= 1 - 3 / (4 * (len(b) + len(c)) - 9)  # Hedges' small-sample correction
+    return p, float(g)
+
+
+def _one_vs_launches(one: float, many: np.ndarray) -> tuple[float, float]:
+    """One launch's log median against several: t = (mean - one) / (s sqrt(1 + 1/L)), L-1 degrees
+    of freedom (a prediction interval for one more launch); positive when `many` is slower."""
+    s = many.std(ddof=1)
+    diff = many.mean() - one
+    if not s > 0:
+        return (0.0 if diff else 1.0), (float("inf") * np.sign(diff) if diff else 0.0)
+    t = diff / (s * np.sqrt(1 + 1 / len(many)))
+    return float(2 * special.stdtr(len(many) - 1, -abs(t))), float(diff / s)
+
+
+def _change(b: LaunchPoint, c: LaunchPoint) -> PointChange:
+    """One point of both sides, by the test its launches allow."""
+    if b.launches >= 2 and c.launches >= 2:
+        test = WELCH
+        p, effect = _welch(np.log(b.launch_medians), np.log(c.launch_medians))
+    elif b.launches >= 2 or c.launches >= 2:
+        test = ONE_VS_LAUNCHES
+        if c.launches >= 2:
+            p, effect = _one_vs_launches(np.log(b.median), np.log(c.launch_medians))
+        else:
+            p, effect = _one_vs_launches(np.log(c.median), np.log(b.launch_medians))
+            effect = -effect
+    else:
+        test, p, effect = _one_launch_each(b, c)
+    return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
+                       effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
+                       config=b.config)
+
+
+def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = 0.05,
+                 min_change: float = 0.05) -> list[PointChange]:
+    """The one path of `mpiscope compare`: each side is one or more runs of one configuration
+    (their records); every launch of every run (its tag's `launch`) is one launch. Every point
+    measured on both sides is compared with the test its launches allow (see the module); with
+    one launch per side this is `compare_points`. Verdicts as in `compare_points`."""
+    b_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(base)}
+    c_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(cand)}
+    out = [_change(b_pts[key], c_pts[key]) for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
     return out
+
+
+def compare_launches(base: list[Iterable[Record]], cand: list[Iterable[Record]],
+                     alpha: float = 0.05, min_change: float = 0.05) -> list[PointChange]:
+    """Several runs per side, each a launch (or several): `compare_runs`."""
+    return compare_runs(base, cand, alpha, min_change)
+
+
+def launches_line(changes: list[PointChange]) -> str:
+    """Which test judged the points and on how many launches each side had (for the output)."""
+    level = [pc for pc in changes if pc.launch_level]
+    if not level:
+        return ("one launch per side: each point's samples compared (they show that launch's sampling "
+                "error only, not launch-to-launch variation)")
+
+    def span(xs: list[int]) -> str:
+        return str(min(xs)) if min(xs) == max(xs) else f"{min(xs)}-{max(xs)}"
+    tests = " and ".join(sorted({"Welch's t test on the log launch medians" if pc.test == WELCH
+                                 else "a t test of one launch against the other side's launches"
+                                 for pc in level}))
+    return (f"launch level: {tests}; baseline {span([pc.base_launches for pc in level])} launches, "
+            f"candidate {span([pc.cand_launches for pc in level])} per point"
+            + (f" ({len(changes) - len(level)} points with one launch per side: samples compared)"
+               if len(level) < len(changes) else ""))

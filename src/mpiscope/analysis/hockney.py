@@ -138,6 +138,29 @@ def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: f
         outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, clock=clock)
 
 
+# A negative intercept smaller than this share of the regime's shortest time is the line's
+# curvature at large sizes (alpha there is an intercept, not a latency), not a claim of one.
+NEGATIVE_LATENCY_SHARE = 0.05
+
+
+def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> str | None:
+    """Why `fit` cannot describe a transfer, or None: a latency below 0 with its whole interval
+    (and more than NEGATIVE_LATENCY_SHARE of the regime's shortest time), a per-byte cost below 0
+    with its whole interval (T falling with the size), or a throughput whose interval lies above
+    `max_bandwidth_MiBps` (the caller's physical ceiling, e.g. 10x the fastest memcpy)."""
+    a, (a_lo, a_hi) = fit.alpha_us, fit.alpha_ci
+    shortest = float(fit.predict(fit.size_range[0]))
+    if a < 0 and a_hi < 0 and -a > NEGATIVE_LATENCY_SHARE * abs(shortest):
+        return f"negative latency {a:.3g} us [{a_lo:.3g}, {a_hi:.3g}]"
+    b, (b_lo, b_hi) = fit.beta_us_per_byte, fit.beta_ci
+    if b < 0 and b_hi < 0:
+        return f"negative per-byte cost {b:.3g} us/byte [{b_lo:.3g}, {b_hi:.3g}]: T falls with the size"
+    if max_bandwidth_MiBps is not None and fit.bandwidth_ci[0] > max_bandwidth_MiBps:
+        return (f"throughput {fit.bandwidth_MiBps:.4g} MiB/s, above the physical "
+                f"ceiling of {max_bandwidth_MiBps:.4g} MiB/s")
+    return None
+
+
 def _fmt(v: float | None, ci: Interval | None, with_ci: bool) -> str:
     if v is None:
         return "n/a"

@@ -1,14 +1,17 @@
 """What the analysis reads of a measurement: a size, the median time and its confidence interval
-(`Measured`). A `records.Point` is one; `Synthetic` is the one stand-in, for data made up in tests
-and examples. Also the standard error every fit weighs a point by."""
+(`Measured`). A `records.Point` is one, a `launches.LaunchPoint` (a point over its launches) is
+one; `Synthetic` is the one stand-in, for data made up in tests and examples. Also `select`, the
+one way the fits get their observations, and the standard error every fit weighs a point by."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
+
+from .launches import aggregate, config_of, launch_of
 
 # A CI narrower than this fraction of the median is not believed: the medians
 # of neighbouring sizes scatter more than their own CIs say (cache state, page
@@ -71,11 +74,39 @@ def select(records: Iterable[Record | Measured], benchmark: str | None = "pingpo
     """The measurements of one benchmark (and rank count) among typed records, sorted by size;
     other records (contexts, time-outs, skips) and points without a valid sample are left out.
 
-    Repeated sizes (several launches, refinement rounds) are all kept: the fits
-    treat each as one observation."""
+    One observation per point and configuration: the records of a point's launches become one
+    `LaunchPoint` (`launch_level`), so a fit weighs it by its launch-level interval."""
     pts = [r for r in records if is_measured(r) and r.median is not None
            and (benchmark is None or r.benchmark == benchmark) and (ranks is None or r.ranks == ranks)]
-    return sorted(pts, key=lambda p: p.size)
+    return sorted(launch_level(pts), key=lambda p: p.size)
+
+
+def launch_level(points: Iterable[Measured]) -> list[Measured]:
+    """Points that carry a launch tag, aggregated over their launches (`launches.aggregate`);
+    anything else as it is: a point of a run measured before launches were tagged (each record
+    one observation, as then), a `LaunchPoint`, a `Synthetic`.
+
+    Records of several runs may be concatenated (`mpiscope model RUN1 RUN2`): a point that
+    comes again in a launch it was already measured in starts another run, and the launches
+    are renumbered so that each launch of each run stays one launch."""
+    tagged: list[tuple[int, Point]] = []
+    rest: list[Measured] = []
+    run, seen = 0, set()
+    for p in points:
+        if not (isinstance(p, Point) and "launch" in p.tag):
+            rest.append(p)
+            continue
+        k = (p.key, config_of(p), launch_of(p))
+        if k in seen:
+            run, seen = run + 1, set()
+        seen.add(k)
+        tagged.append((run, p))
+    if run:
+        ids = {rl: i for i, rl in enumerate(sorted({(r, launch_of(p)) for r, p in tagged}))}
+        recs = [replace(p, tag={**p.tag, "launch": ids[r, launch_of(p)]}) for r, p in tagged]
+    else:
+        recs = [p for _, p in tagged]
+    return [*aggregate(recs), *rest] if recs else rest
 
 
 def arrays(points: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

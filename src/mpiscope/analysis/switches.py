@@ -1,5 +1,6 @@
 """Protocol switches and packetisation steps in T(n), the Hockney regime on
-each side, and mpptest-style adaptive refinement of the switch sizes."""
+each side, each switch confirmed in every launch, and mpptest-style adaptive
+refinement of the switch sizes."""
 from __future__ import annotations
 
 import math
@@ -7,15 +8,50 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
+from scipy import special
+
+from mpiscope.records import Point
 
 from .clock import Clock
-from .hockney import HockneyFit, fit_hockney, format_hockney_table
-from .measured import Measured, arrays, sigma
+from .hockney import HockneyFit, fit_hockney, format_hockney_table, implausible
+from .launches import Z95, launch_of
+from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, Measured, arrays, launch_level, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment
 
 STEP_SPACING_TOL = 0.15    # breaks of a staircase sit within 15 % of a period of the grid
 MIN_STEP_BREAKS = 4        # three intervals at least make a period
+# Confirming a switch in one launch (docs/models.md, step 6): each launch is judged locally, on
+# its own CONFIRM_NEAR measured sizes nearest the bracket on each side (inside the two regimes),
+# and can judge when it has CONFIRM_MIN_SIDE of them on each side. Its jump of T at the bracket
+# compares the medians of its points either side carried to the bracket (`_carried`: one spike
+# and an offset of the whole launch decide nothing). It shows the break when it has SHOW_SHARE
+# of what the launch-level points at the same sizes show, the same way (log scale: 0 is no
+# break, 1 the launch-level break; one launch's point scatters by 10-15 % on Open MPI, so a half
+# refused real switches in runs of 30 launches), in the jump or in the change of the per-byte
+# cost, whichever the launch-level break shows clearly: a jump of DIRECTION_JUMP or more, a
+# per-byte cost changing DIRECTION_RATIO-fold or more that moves T by DIRECTION_JUMP.
+CONFIRM_NEAR = 4
+CONFIRM_MIN_SIDE = 2
+SHOW_SHARE = 1 / 3
+DIRECTION_JUMP = 0.03
+DIRECTION_RATIO = 1.25
+# A launch whose own lines jump at the bracket by OTHER_MODE times the launch-level break and by
+# OTHER_MODE_JUMP-fold at least, either way, shows it too, as does one that jumps
+# OTHER_MODE_JUMP-fold either way while changing its offset from the launch-level points by as
+# much (another mode on one side only; see `_shows`).
+OTHER_MODE = 2.0
+OTHER_MODE_JUMP = 1.5
+# The segmentation reads a point of ROBUST_MIN_LAUNCHES launches or more without its outlying
+# launches (`_segmentation_input`): a launch median more than OUTLYING robust standard deviations
+# (MAD-based, log scale) and OTHER_MODE_JUMP-fold from the median of the launch medians, as long
+# as those left are DOMINANT of the launches. One or two launches in another mode (Open MPI's fast launches at
+# 0.2 us) then neither pull the level down nor widen the interval, where with them the geometric
+# mean and its t-interval do both and the point counts for nothing.
+ROBUST_MIN_LAUNCHES = 5
+OUTLYING = 3.5
+DOMINANT = 0.7
+MAD_SIGMA = 1.4826             # MAD -> standard deviation (normal)
 
 
 @dataclass(frozen=True)
@@ -25,6 +61,7 @@ class Switch:
     jump: float                    # relative jump of T at the switch (new/old - 1)
     slope_ratio: float             # beta after / beta before
     periodic: bool = False         # one step of a packetisation staircase
+    confirmed_by: int | None = None  # launches that showed it (None: one launch, not checked)
 
     @property
     def uncertainty(self) -> float:
@@ -45,6 +82,15 @@ class Regime:
     size_range: tuple[int, int]
     fit: HockneyFit
     steps: Steps | None = None
+    flag: str | None = None        # why the fit is not a model (a negative latency, ...)
+
+
+@dataclass(frozen=True)
+class Unconfirmed:
+    """A break of the launch-level points that not every launch showed: not a switch."""
+    switch: Switch
+    not_shown_by: tuple[int, ...]  # the launches (tag "launch") whose own points have no such break
+    checked: int                   # launches that measured enough sizes around it
 
 
 @dataclass(frozen=True)
@@ -56,6 +102,8 @@ class SwitchReport:
     segmentation: Segmentation
     repeat_spread: float | None = None   # median relative spread of repeated sizes
     ci_spread: float | None = None       # median relative CI width of the same points
+    launches: int = 1                    # launches behind the points
+    unconfirmed: tuple[Unconfirmed, ...] = ()  # breaks dropped: not shown by every launch
 
 
 def _break_at(x, y, s, left: tuple[int, int], right: tuple[int, int]) -> Switch:
@@ -141,18 +189,25 @@ def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray 
 
 
 def find_switches(points: Sequence[Measured], clock: Clock | None = None,
-                  penalty: float = 2.0, min_size: int = 3, reps: int = 1000) -> SwitchReport:
+                  penalty: float = 2.0, min_size: int = 3, reps: int = 1000,
+                  max_bandwidth_MiBps: float | None = None) -> SwitchReport:
     """Segment T(n) into linear regimes, name every switch, fit each regime.
 
-    Switch sizes are bracketed by measured sizes: sample densely (or refine)
-    for a precise location."""
-    pts = sorted(points, key=lambda p: p.size)
+    Points of several launches are fitted at the launch level (one `LaunchPoint` per size, see
+    `measured.launch_level`), and a break is a switch only when every launch that measured
+    enough sizes around it shows it in its own points (`_shows`); the others are listed as
+    `unconfirmed`. A regime whose fit is impossible (`hockney.implausible`, with
+    `max_bandwidth_MiBps` as the ceiling) carries a flag. Switch sizes are bracketed by measured
+    sizes: sample densely (or refine) for a precise location."""
+    pts = sorted(launch_level(points), key=lambda p: p.size)
     if len({p.size for p in pts}) < 2 * min_size:
         raise ValueError(f"switch detection needs at least {2 * min_size} different sizes, "
                          f"got {len({p.size for p in pts})}; measure a sweep such as "
                          f"--sizes 0,1:4M")
-    x, y, s = arrays(pts)
-    spikes = isolated_outliers(x, y, s)
+    x, y, s = _segmentation_input(pts)
+    # A size every launch puts between its neighbours is part of a step, never a spike.
+    agreed = _steps_in_every_launch(x, _launches(pts, set()))
+    spikes = isolated_outliers(x, y, s) & ~agreed
     # Giving up points break by break must not erode a real short regime
     # two points at a time: a budget of 5 % of the points (2 at least).
     budget = max(2, len(x) // 20)
@@ -161,15 +216,32 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
         xk, yk, sk = x[keep], y[keep], s[keep]
         seg = segment(xk, yk, sk, min_size=min_size, penalty=penalty)
         few = _few_outliers(xk, yk, sk, seg)
-        if few is None or len(few) > budget:
+        if few is None or len(few) > budget or np.any(agreed[np.flatnonzero(keep)[few]]):
             break
         budget -= len(few)
         spikes[np.flatnonzero(keep)[few]] = True
     bounds = list(seg.bounds)
     raw = [_break_at(xk, yk, sk, bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1)]
     marked, steps = _mark_steps(raw)
+    launches = _launches(pts, {int(v) for v in x[spikes]})
+    level = {int(a): float(b) for a, b in zip(xk, yk)}
+    slopes = [wls_line(xk[i:j], yk[i:j], 1 / sk[i:j] ** 2)[1] for i, j in bounds]
+    unconfirmed, dropped = [], set()
+    if len(launches) > 1:
+        for k, b in enumerate(marked):
+            if b.periodic:
+                continue
+            shown = {n: _shows(b, own, level, *_sides(xk, bounds, k, own, slopes))
+                     for n, own in launches.items()}
+            checked = [n for n, v in shown.items() if v is not None]
+            missing = tuple(n for n in checked if not shown[n])
+            if missing:
+                unconfirmed.append(Unconfirmed(b, missing, len(checked)))
+                dropped.add(k)
+            else:
+                marked[k] = replace(b, confirmed_by=len(checked))
     # Regimes run from switch to switch; the steps of a staircase stay inside one.
-    cuts = [k + 1 for k, b in enumerate(marked) if not b.periodic]
+    cuts = [k + 1 for k, b in enumerate(marked) if not b.periodic and k not in dropped]
     edges = [0, *cuts, len(bounds)]
     regimes = []
     for a, b in zip(edges[:-1], edges[1:]):
@@ -177,25 +249,189 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
         inside = [p for p, k in zip(pts, keep) if k and lo <= p.size <= hi]
         fit = fit_hockney(inside, clock=clock, reps=reps)
         st = next((st for st in steps if lo <= st.start <= hi), None)
-        regimes.append(Regime((int(lo), int(hi)), fit, st))
-    switches = tuple(b for b in marked if not b.periodic)
+        regimes.append(Regime((int(lo), int(hi)), fit, st, implausible(fit, max_bandwidth_MiBps)))
+    switches = tuple(b for k, b in enumerate(marked) if not b.periodic and k not in dropped)
     return SwitchReport(switches, tuple(regimes), tuple(steps),
-                        tuple(int(v) for v in x[spikes]), seg, *_repeat_spread(pts))
+                        tuple(int(v) for v in x[spikes]), seg, *_repeat_spread(pts),
+                        launches=max(len(launches), 1), unconfirmed=tuple(unconfirmed))
+
+
+def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sizes, levels, sigmas) the segmentation reads: `arrays`, except for a point of
+    ROBUST_MIN_LAUNCHES launches or more with a minority of outlying launch medians (more than
+    OUTLYING MAD-based standard deviations and OTHER_MODE_JUMP-fold from their median, log scale:
+    another mode, not the tail of one; DOMINANT of them stay),
+    read as the geometric mean and t-interval of the others (`launches.summarise`, floored by
+    `measured.sigma`). The point's own estimate and interval, all launches, stay what the fits
+    and the reports use."""
+    x, y, s = arrays(pts)
+    for i, p in enumerate(pts):
+        med = np.asarray(getattr(p, "launch_medians", ()), float)
+        med = med[med > 0]
+        if len(med) < ROBUST_MIN_LAUNCHES:
+            continue
+        logs = np.log(med)
+        centre = float(np.median(logs))
+        within = getattr(p, "within_var", float("nan"))
+        within = within if np.isfinite(within) else 0.0
+        spread = max(MAD_SIGMA * float(np.median(np.abs(logs - centre))), math.sqrt(within))
+        keep = np.abs(logs - centre) <= max(OUTLYING * spread, math.log(OTHER_MODE_JUMP))
+        if keep.all() or keep.sum() < max(3, DOMINANT * len(logs)):
+            continue
+        kept = logs[keep]
+        var = float(kept.var(ddof=1))
+        total = var if var > 0 or not within else within
+        half = float(special.stdtrit(len(kept) - 1, 0.975)) * math.sqrt(total / len(kept))
+        y[i] = math.exp(float(kept.mean()))
+        s[i] = max(y[i] * half / Z95, REL_SIGMA_FLOOR * y[i], ABS_SIGMA_FLOOR_US)
+    return x, y, s
+
+
+def _launches(pts: Sequence[Measured], spikes: set[int]) -> dict[int, dict[int, float]]:
+    """Each launch's own medians by size behind launch-level points, the launch-level spikes left
+    out."""
+    out: dict[int, dict[int, float]] = {}
+    for p in pts:
+        for r in getattr(p, "points", ()):
+            if isinstance(r, Point) and r.size not in spikes and r.median:
+                out.setdefault(launch_of(r), {})[r.size] = float(r.median)
+    return out
+
+
+def _steps_in_every_launch(x: np.ndarray, launches: dict[int, dict[int, float]]) -> np.ndarray:
+    """Sizes that every launch which measured them and both neighbouring sizes puts between its
+    two neighbours (at least two launches): part of a step the launches agree on, never a spike
+    (a spike lies beyond both neighbours)."""
+    sizes = np.unique(x).astype(int)
+    agreed = set()
+    for i in range(1, len(sizes) - 1):
+        a, m, b = sizes[i - 1], sizes[i], sizes[i + 1]
+        seen = [(own[a], own[m], own[b]) for own in launches.values() if a in own and m in own and b in own]
+        if len(seen) >= 2 and all(min(u, w) <= v <= max(u, w) for u, v, w in seen):
+            agreed.add(int(m))
+    return np.array([int(v) in agreed for v in x], dtype=bool)
+
+
+def _sides(x: np.ndarray, bounds: list[tuple[int, int]], k: int, own: dict[int, float],
+           slopes: list[float]) -> tuple[tuple[int, int], tuple[int, int], tuple[float, float]]:
+    """The size ranges a launch judges break k on, and the per-byte cost of each: the two regimes
+    either side of it; where the launch measured fewer than CONFIRM_MIN_SIDE sizes in one, that
+    regime and the next one out, with the outer regime's cost (a launch of powers of two beside
+    a short regime of refinement sizes)."""
+    def span(a: int, b: int) -> tuple[int, int]:
+        return int(x[bounds[a][0]]), int(x[bounds[b][1] - 1])
+    (left, sl), (right, sr) = (span(k, k), slopes[k]), (span(k + 1, k + 1), slopes[k + 1])
+    if k > 0 and sum(left[0] <= s <= left[1] for s in own) < CONFIRM_MIN_SIDE:
+        left, sl = span(k - 1, k), slopes[k - 1]
+    if k + 2 < len(bounds) and sum(right[0] <= s <= right[1] for s in own) < CONFIRM_MIN_SIDE:
+        right, sr = span(k + 1, k + 2), slopes[k + 2]
+    return left, right, (sl, sr)
+
+
+def _theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The line of the median pairwise slope and the median intercept: with three points one
+    spike moves it less than least squares, with two it is the line through them."""
+    i, j = np.triu_indices(len(x), 1)
+    b = float(np.median((y[j] - y[i]) / (x[j] - x[i])))
+    return float(np.median(y - b * x)), b
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What points at a few sizes either side of a bracket show: log(T right / T left) at the
+    bracket's upper end, and the per-byte costs left and right."""
+    jump: float
+    slopes: tuple[float, float]
+
+
+def _carried(x: np.ndarray, y: np.ndarray, hi: int, slope: float) -> tuple[float, float]:
+    """One side's T at `hi` and its per-byte cost: the median of its points carried to `hi`
+    along its Theil-Sen slope (one spike among three or four points decides nothing), or, with
+    two points, along the launch-level regime's `slope` (two sizes a few bytes apart have no
+    slope worth the name, and one of two points would decide it)."""
+    b = _theil_sen(x, y)[1]
+    return float(np.median(y + (b if len(x) > 2 else slope) * (hi - x))), b
+
+
+def _local(xl: np.ndarray, yl: np.ndarray, xr: np.ndarray, yr: np.ndarray, hi: int,
+           slopes: tuple[float, float]) -> _Seen | None:
+    """The break a few points either side of it show: log(T right / T left) at `hi` (relative,
+    so an offset of the whole launch cancels) and the two per-byte costs (`_carried`)."""
+    (left, bl), (right, br) = _carried(xl, yl, hi, slopes[0]), _carried(xr, yr, hi, slopes[1])
+    if not (left > 0 and right > 0):
+        return None
+    return _Seen(math.log(right / left), (bl, br))
+
+
+def _clear(seen: _Seen, hi: int, t: float) -> tuple[bool, bool]:
+    """Whether launch-level points show a break clearly by its jump, and by its per-byte cost
+    (a ratio of DIRECTION_RATIO whose difference moves T (`t` at `hi`) by DIRECTION_JUMP over
+    `hi` bytes: the slopes of a flat stretch of tiny messages are noise)."""
+    bl, br = seen.slopes
+    by_jump = abs(seen.jump) >= math.log1p(DIRECTION_JUMP)
+    by_slope = bl > 0 and br > 0 and abs(math.log(br / bl)) >= math.log(DIRECTION_RATIO) \
+        and abs(br - bl) * hi >= DIRECTION_JUMP * t
+    return by_jump, by_slope
+
+
+def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
+           left: tuple[int, int], right: tuple[int, int], slopes: tuple[float, float]) -> bool | None:
+    """Does one launch (its medians by size, `own`) show the launch-level break `sw` between the
+    regimes over `left` and `right` (size ranges; `_sides`)? None when it cannot judge: fewer than
+    CONFIRM_MIN_SIDE of its sizes on a side, or the launch-level points at its sizes show no
+    clear break. Shown: SHOW_SHARE of the launch-level jump, or of the launch-level change of
+    the per-byte cost, the same way."""
+    hi = sw.bracket[1]
+    xl, xr = ([s for s in sorted(own) if s in level and r[0] <= s <= r[1]] for r in (left, right))
+    xl, xr = xl[-CONFIRM_NEAR:], xr[:CONFIRM_NEAR]
+    if len(xl) < CONFIRM_MIN_SIDE or len(xr) < CONFIRM_MIN_SIDE:
+        return None
+    XL, XR = np.array(xl, float), np.array(xr, float)
+    LL, LR = np.array([level[s] for s in xl]), np.array([level[s] for s in xr])
+    ref = _local(XL, LL, XR, LR, hi, slopes)
+    if ref is None:
+        return None
+    by_jump, by_slope = _clear(ref, hi, math.sqrt(LL[-1] * LR[0]))
+    if not (by_jump or by_slope):
+        return None
+    alone = _local(XL, np.array([own[s] for s in xl]), XR, np.array([own[s] for s in xr]), hi, slopes)
+    if by_jump and alone is not None and alone.jump * ref.jump > 0 \
+            and abs(alone.jump) >= SHOW_SHARE * abs(ref.jump):
+        return True
+    if alone is None:
+        return False
+    # A launch in another mode (Open MPI's launches at 0.2 us) shows the same switch another
+    # way: a jump of its own far larger than the launch-level break, whatever its sign.
+    if abs(alone.jump) >= max(OTHER_MODE * abs(ref.jump), math.log(OTHER_MODE_JUMP)):
+        return True
+    # Or it changes mode at the bracket: its own jump of OTHER_MODE_JUMP-fold, either way, and its
+    # offset from the launch-level points OTHER_MODE_JUMP-fold larger on one side than on the
+    # other (a fast launch up to the eager limit and not beyond: 0.57 -> 2.3 us where the
+    # launch-level points go 2.3 -> 2.2 us).
+    off = [float(np.median(np.log([own[s] / level[s] for s in side]))) for side in (xl, xr)]
+    if abs(alone.jump) >= math.log(OTHER_MODE_JUMP) and abs(off[1] - off[0]) >= math.log(OTHER_MODE_JUMP):
+        return True
+    bl, br = alone.slopes
+    r = math.log(ref.slopes[1] / ref.slopes[0]) if by_slope else 0.0
+    return by_slope and bl > 0 and br > 0 and math.log(br / bl) * r > 0 \
+        and abs(math.log(br / bl)) >= SHOW_SHARE * abs(r)
 
 
 def _repeat_spread(pts: Sequence[Measured]) -> tuple[float | None, float | None]:
-    """How far sizes measured more than once (several launches, refinement
-    rounds) disagree, next to what their CIs claim: the honest check of
-    launch-to-launch noise, which no within-launch CI sees."""
+    """How far the launches of one size disagree (a launch-level point's launch medians, or
+    sizes measured more than once before launches were tagged), next to what their own CIs
+    claim: the honest check of launch-to-launch noise, which no within-launch CI sees."""
+    groups: list[list[Measured]] = [list(p.points) for p in pts if len(getattr(p, "points", ())) > 1]
     by: dict[int, list[Measured]] = {}
     for p in pts:
-        by.setdefault(p.size, []).append(p)
+        if len(getattr(p, "points", ())) <= 1:   # one launch's measurement
+            by.setdefault(p.size, []).append(p)
+    groups += [g for g in by.values() if len(g) > 1]
     spread, ci = [], []
-    for group in by.values():
-        if len(group) > 1:
-            m = [p.median for p in group]
-            spread.append(max(m) / min(m) - 1 if min(m) > 0 else math.inf)
-            ci.extend(2 * sigma(p) * 1.96 / p.median for p in group if p.median > 0)
+    for group in groups:
+        m = [p.median for p in group]
+        spread.append(max(m) / min(m) - 1 if min(m) > 0 else math.inf)
+        ci.extend(2 * sigma(p) * 1.96 / p.median for p in group if p.median > 0)
     if not spread:
         return None, None
     return float(np.median(spread)), float(np.median(ci))
@@ -205,13 +441,17 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
                     per_gap: int = 3, remeasure_ends: bool = True) -> list[int]:
     """New sizes inside each switch bracket still wider than `tolerance` of the
     switch size: `per_gap` sizes evenly spaced (geometrically for wide
-    brackets), so each round shrinks the bracket about (per_gap + 1)-fold.
+    brackets), so each round shrinks the bracket about (per_gap + 1)-fold, and
+    one size in the middle of each neighbouring gap: with sparse sizes a size
+    that several launches measured at different levels weighs little, and the
+    launch-level break can sit one gap off the real one.
 
     With `remeasure_ends` the bracket's two ends are measured again in the
     same batch: a new launch can sit at a slightly different level (placement,
     clock), and a batch that straddles the switch on its own keeps such an
     offset from looking like a break of its own."""
     new: set[int] = set()
+    sizes = sorted(measured)
     for sw in report.switches:
         lo, hi = sw.bracket
         if hi - lo <= max(tolerance * hi, 1):
@@ -219,8 +459,10 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
         spaced = np.geomspace if lo > 0 and hi / lo > 4 else np.linspace  # wide brackets: geometrically
         cand = spaced(lo, hi, per_gap + 2)[1:-1]
         inner = {int(round(c)) for c in cand if lo < round(c) < hi} - measured
+        before, after = [v for v in sizes if v < lo], [v for v in sizes if v > hi]
+        beside = {(before[-1] + lo) // 2 if before else lo, (hi + after[0]) // 2 if after else hi} - measured
         if inner:
-            new |= inner | ({lo, hi} if remeasure_ends else set())
+            new |= inner | beside | ({lo, hi} if remeasure_ends else set())
     return sorted(new)
 
 
@@ -248,7 +490,8 @@ def refine(measure: Callable[[list[int]], list[Measured]], initial_points: Seque
 
 
 def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
-    """Switches, staircases, then the exercise table with one column per regime."""
+    """Switches, breaks not every launch showed, staircases, then the exercise table with one
+    column per regime; a regime that is no model (`Regime.flag`) gets a line instead."""
     out = []
     if not report.switches:
         out.append("No protocol switch: one regime.")
@@ -256,9 +499,17 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         jump = f"{sw.jump:+.1%}" if math.isfinite(sw.jump) else "n/a"
         ratio = f"x{sw.slope_ratio:.3g}" if math.isfinite(sw.slope_ratio) \
             and sw.slope_ratio > 0 else "n/a (a side has no positive slope)"
+        seen = "" if sw.confirmed_by is None else \
+            f"; seen in each of the {sw.confirmed_by} launches that measured around it" if sw.confirmed_by \
+            else "; no single launch measured enough sizes around it to check"
         out.append(f"switch {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
                    f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
-                   f"T jumps {jump}, per-byte cost {ratio}")
+                   f"T jumps {jump}, per-byte cost {ratio}{seen}")
+    for u in report.unconfirmed:
+        launches = ", ".join(map(str, u.not_shown_by))
+        out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
+                   f"and {u.switch.bracket[1]}) is not confirmed by launch {launches} "
+                   f"({len(u.not_shown_by)} of {u.checked} checked)")
     for st in report.steps:
         out.append(f"packetisation: {st.count} steps every ~{st.period:.0f} bytes from "
                    f"~{st.start:.0f} bytes, each raising T by ~{st.height:.1%}")
@@ -266,9 +517,17 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         out.append(f"isolated spikes left out: sizes {list(report.outliers)}")
     if report.repeat_spread is not None and report.ci_spread is not None \
             and report.repeat_spread > max(3 * report.ci_spread, 0.05):
-        out.append(f"warning: sizes measured more than once differ by {report.repeat_spread:.0%} "
-                   f"(median) while their CIs span {report.ci_spread:.1%}: launches disagree "
-                   f"(load, placement, frequency); switches found here may be noise")
-    fits = {f"regime {i} ({r.size_range[0]}..{r.size_range[1]} B)": r.fit
-            for i, r in enumerate(report.regimes, start=1)}
-    return "\n".join(out) + "\n\n" + format_hockney_table(fits, with_ci=with_ci)
+        consequence = "intervals are launch-level and every switch was checked in each launch" \
+            if report.launches > 1 else "switches found here may be noise"
+        out.append(f"warning: launches of one size differ by {report.repeat_spread:.0%} "
+                   f"(median) while their own CIs span {report.ci_spread:.1%}: launches disagree "
+                   f"(load, placement, frequency); {consequence}")
+    fits = {}
+    for i, r in enumerate(report.regimes, start=1):
+        name = f"regime {i} ({r.size_range[0]}..{r.size_range[1]} B)"
+        if r.flag:
+            out.append(f"{name}: not a model ({r.flag}): too few sizes or noise "
+                       f"({r.fit.n_points} points)")
+        else:
+            fits[name] = r.fit
+    return "\n".join(out) + ("\n\n" + format_hockney_table(fits, with_ci=with_ci) if fits else "")

@@ -1,18 +1,21 @@
-"""Within-launch against between-launch variation of repeated launches of one configuration.
+"""Within-launch against between-launch variation of repeated launches of one configuration,
+from the launch-level statistics of `analysis.launches` (docs/statistics.md).
 
-Within a launch: each point's 95 % CI of the median (relative half-width).
-Between launches: the spread of the launch medians (coefficient of variation,
-range) and a one-way random-effects ANOVA on each launch's sample mean,
-standard deviation and count, which splits the variance into a between-launch
-and a within-launch share and tests whether launches differ (F test).
+Per configuration and point: the launch-level estimate and its 95 % interval; within a launch,
+each launch's own 95 % CI of the median (relative half-width, median over the launches); between
+launches, the spread of the launch medians (coefficient of variation, range); the split of one
+launch's variance into a within- and a between-launch share (log scale); Cochran's Q test of
+whether launches differ by more than their own sampling error; and the levels (modes) the
+launches fell into.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from mpiscope.errors import UsageError
+
+from .launches import LaunchPoint, aggregate_runs, heterogeneity_p
 
 
 def _config(df: pd.DataFrame) -> pd.Series:
@@ -23,46 +26,40 @@ def _config(df: pd.DataFrame) -> pd.Series:
     return df["run_id"]
 
 
-def anova(means: np.ndarray, sds: np.ndarray, ns: np.ndarray) -> dict:
-    """One-way random-effects ANOVA from group summaries: F, p, and the share of the variance
-    that lies between groups (the launches)."""
-    k, total = len(means), ns.sum()
-    if k < 2 or total - k < 1:
-        return {"F": np.nan, "p": np.nan, "share_between": np.nan}
-    grand = (ns * means).sum() / total
-    msb = (ns * (means - grand) ** 2).sum() / (k - 1)
-    msw = ((ns - 1) * sds ** 2).sum() / (total - k)
-    n0 = (total - (ns ** 2).sum() / total) / (k - 1)  # effective group size for unequal counts
-    var_between = max(0.0, (msb - msw) / n0)
-    f = msb / msw if msw > 0 else np.inf
-    return {"F": f, "p": float(stats.f.sf(f, k - 1, total - k)) if np.isfinite(f) else 0.0,
-            "share_between": var_between / (var_between + msw) if var_between + msw > 0 else 0.0}
+def _modes(lp: LaunchPoint) -> str:
+    return " | ".join(f"{m.median:.3g} us x{m.launches}" for m in lp.modes)
+
+
+def _row(config, lp: LaunchPoint, several_ranks: bool) -> dict:
+    med = np.asarray(lp.launch_medians, float)
+    own = [(p.time_us.ci_high - p.time_us.ci_low) / 2 / p.time_us.median for p in lp.points
+           if p.time_us.ci_low is not None and p.time_us.ci_high is not None]
+    bench = lp.benchmark + (f" {lp.variant}" if lp.variant else "")
+    bench += "".join(f" {k}={v}" for k, v in lp.config)
+    bench += f" ({lp.ranks} ranks)" if several_ranks else ""
+    several = lp.launches > 1
+    return {"config": config, "benchmark": bench, "size": lp.size, "launches": lp.launches,
+            "median_us": lp.median, "ci_low_us": lp.ci_low, "ci_high_us": lp.ci_high,
+            "within_ci_rel": float(np.median(own)) if own else np.nan,
+            "between_cv": float(np.std(med, ddof=1) / np.mean(med)) if several else np.nan,
+            "between_range_rel": float((med.max() - med.min()) / np.median(med)) if several else np.nan,
+            "share_between": lp.share_between, "p": heterogeneity_p(lp),
+            "levels": max(1, len(lp.modes)), "modes": _modes(lp)}
 
 
 def variation(df: pd.DataFrame, benchmark: str | None = None) -> pd.DataFrame:
-    """One row per configuration, benchmark and size with the launches' statistics."""
+    """One row per configuration and point (benchmark, ranks, variant, size) with its launches'
+    statistics. Every launch of every run of a configuration is one launch."""
     if benchmark is not None:
         df = df[df["benchmark"] == benchmark]
-    if df.empty:
+    if df.empty or "point" not in df:
         raise UsageError("no measured points to compare across launches")
     df = df.assign(config=_config(df))
+    several_ranks = "ranks" in df and df["ranks"].nunique() > 1
     rows = []
-    # a point is its benchmark, rank count (--npmin groups) and variant (grid shapes) at a size
-    keys = [k for k in ("config", "benchmark", "ranks", "variant", "size") if k in df]
-    for key, g in df.groupby(keys, sort=False, dropna=False):
-        at = dict(zip(keys, key))
-        config, size = at["config"], at["size"]
-        bench = at["benchmark"] + (f" {at['variant']}" if isinstance(at.get("variant"), str) else "")
-        bench += f" ({int(at['ranks'])} ranks)" if "ranks" in at and df["ranks"].nunique() > 1 else ""
-        med = g["time_median_us"].to_numpy(float)
-        half = (g["time_ci_high_us"] - g["time_ci_low_us"]).to_numpy(float) / 2
-        row = {"config": config, "benchmark": bench, "size": int(size), "launches": len(g),
-               "median_us": float(np.median(med)),
-               "within_ci_rel": float(np.median(half / med)),
-               "between_cv": float(np.std(med, ddof=1) / np.mean(med)) if len(g) > 1 else np.nan,
-               "between_range_rel": float((med.max() - med.min()) / np.median(med)) if len(g) > 1 else np.nan}
-        if {"time_mean_us", "time_stddev_us", "samples"} <= set(g.columns):
-            row.update(anova(g["time_mean_us"].to_numpy(float), g["time_stddev_us"].to_numpy(float),
-                             g["samples"].to_numpy(float)))
-        rows.append(row)
+    for config, g in df.groupby("config", sort=False):
+        runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
+        rows += [_row(config, lp, several_ranks) for lp in aggregate_runs(runs)]
+    if not rows:
+        raise UsageError("no measured points to compare across launches")
     return pd.DataFrame(rows)

@@ -1,4 +1,5 @@
-"""`mpiscope compare BASELINE CANDIDATE [--fail-on 5%]`: what got significantly slower or faster."""
+"""`mpiscope compare BASELINE CANDIDATE [--fail-on 5%]`: what got significantly slower or faster,
+at the launch level when the runs hold several launches (analysis.compare)."""
 from __future__ import annotations
 
 import argparse
@@ -39,13 +40,13 @@ def side(ref: str, runs_dir):
 
 
 def _name(runs) -> str:
-    return runs[0].id if len(runs) == 1 else f"{len(runs)} launches ({runs[0].id}, ...)"
+    return runs[0].id if len(runs) == 1 else f"{len(runs)} runs ({runs[0].id}, ...)"
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from mpiscope.analysis.compare import compare_launches, compare_points, regressions, summary
+    from mpiscope.analysis.compare import compare_runs, launches_line, regressions, summary
     from mpiscope.console import err, out, warn_problems
     from mpiscope.errors import UsageError
 
@@ -60,14 +61,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
         recs = run.records()
         warn_problems(run.id, recs.problems)
         records[run.path] = recs.points
-    if len(b_runs) == 1 and len(c_runs) == 1:
-        changes = compare_points(records[b_runs[0].path], records[c_runs[0].path], a.alpha, min_change)
-    elif len(b_runs) < 2 or len(c_runs) < 2:
-        raise UsageError("comparing launches needs at least two runs on each side (RUN1,RUN2 or a sweep "
-                         "directory with --launches 2 or more); or give one run on each side")
-    else:
-        changes = compare_launches([records[r.path] for r in b_runs], [records[r.path] for r in c_runs],
-                                   a.alpha, min_change)
+    # the launch is the unit: every launch of every run on a side is one observation of a point
+    changes = compare_runs([records[r.path] for r in b_runs], [records[r.path] for r in c_runs],
+                           a.alpha, min_change)
     base = _name(b_runs)
     cand = _name(c_runs)
     if a.benchmark:
@@ -79,7 +75,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     table = Table(title=f"{cand} against baseline {base}", title_justify="left")
     for col in ("benchmark", "size", "ranks", "baseline us", "candidate us", "change", "test", "p (adj.)",
                 "effect", "verdict"):
-        table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right")
+        table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
+                         no_wrap=col == "test")
     style = {"slower": "red", "faster": "green", "same": ""}
     for pc in changes:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
@@ -89,6 +86,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
     out.print(table)
     out.print(summary(changes), highlight=False)
+    if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
+        out.print(launches_line(changes), highlight=False)  # which test, on how many launches
     if fail_on is not None:
         bad = regressions(changes, fail_on)
         if bad:
@@ -102,8 +101,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
     p = sub.add_parser("compare", parents=[runs_dir],
                        help="per point: change of the median, significance, effect size; --fail-on for CI")
-    p.add_argument("baseline", help="a run (id, prefix, 'latest', path); launches of one configuration as "
-                                    "RUN1,RUN2,... or a sweep directory")
+    p.add_argument("baseline", help="a run (id, prefix, 'latest', path); runs of one configuration as "
+                                    "RUN1,RUN2,... or a sweep directory: every launch is one observation")
     p.add_argument("candidate", help="the same for the candidate")
     p.add_argument("--fail-on", metavar="PCT", help="exit 1 when a point is significantly slower by more "
                                                     "than PCT, e.g. 5%%")

@@ -1,4 +1,5 @@
-"""`mpiscope export RUN... --format F [-o FILE]`: the tidy table of runs, one row per point."""
+"""`mpiscope export RUN... --format F [-o FILE] [--per-launch]`: the tidy table of runs, one row
+per point over its launches, or one per point and launch."""
 from __future__ import annotations
 
 import argparse
@@ -11,10 +12,12 @@ def cmd_export(a: argparse.Namespace) -> int:
     from mpiscope.console import records_of
     from mpiscope.records.table import tidy
     from mpiscope.report.export import write
+    from mpiscope.report.levels import launch_frame
     from mpiscope.store import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the table leaves them out
-    write(tidy(runs), a.format, a.output)
+    df = tidy(runs)
+    write(df if a.per_launch else launch_frame(df), a.format, a.output)
     return 0
 
 
@@ -23,4 +26,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     e.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', or a path")
     e.add_argument("--format", choices=FORMATS, default="csv")
     e.add_argument("-o", "--output", default="-", help="file, or - for stdout (default)")
+    e.add_argument("--per-launch", action="store_true",
+                   help="a row per point and launch (a `launch` column) instead of one per point with its "
+                        "launch-level estimate and 95%% interval")
     e.set_defaults(func=cmd_export)

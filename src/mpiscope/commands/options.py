@@ -32,6 +32,19 @@ def split_args(text: str | None, option: str) -> tuple[str, ...]:
         raise UsageError(f"{option} '{text}' cannot be split ({e}): balance the quotes") from e
 
 
+def add_launch_options(p: argparse.ArgumentParser) -> None:
+    """--launches and --launch-target (docs/statistics.md)."""
+    from mpiscope.schedule import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
+    g = p.add_argument_group("launches (the unit of evidence)")
+    g.add_argument("--launches", metavar="N|auto",
+                   help=f"measure every point in N launches, each in its own shuffled order (default auto: "
+                        f"{MIN_LAUNCHES}, then up to {MAX_LAUNCHES} while the interval is wider than "
+                        f"--launch-target and the time budget allows); 1: one launch, whose interval covers "
+                        f"that launch only")
+    g.add_argument("--launch-target", type=float, metavar="F",
+                   help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate ({LAUNCH_TARGET})")
+
+
 def add_placement_options(p: argparse.ArgumentParser) -> None:
     """The launcher and placement options of commands that measure."""
     g = p.add_argument_group("launcher and placement")

@@ -61,12 +61,29 @@ def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
 
 
 def _fits_of(records: list[Record]):
-    """The pingpong regimes of the records, as `mpiscope model` finds them: [(size_range, fit)]."""
+    """The pingpong regimes of the records, as `mpiscope model` finds them:
+    [(size_range, fit, flag)], flag saying why a fit is no model (`hockney.implausible`)."""
     from mpiscope.report.model import summarise
     s = summarise(records)
     if s.report is not None:
-        return [(g.size_range, g.fit) for g in s.report.regimes]
-    return [(s.single.size_range, s.single)] if s.single is not None else []
+        return [(g.size_range, g.fit, g.flag) for g in s.report.regimes]
+    return [(s.single.size_range, s.single, s.single_flag)] if s.single is not None else []
+
+
+def usable_fits(fits, where: str):
+    """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
+    skipped with a warning; none left is a usage error."""
+    from mpiscope.console import warn
+    ok = [(r, f) for r, f, flag in fits if not flag]
+    for (lo, hi), _, flag in fits:
+        if flag:
+            warn(f"{where}: regime {lo}..{hi} B is not a model ({flag}): not used; its sizes are "
+                 f"priced with the regime below it")
+    if not ok:
+        raise UsageError(f"{where} has no pingpong regime that is a model "
+                         f"({'; '.join(flag for *_, flag in fits)}): measure more sizes, or give "
+                         f"--alpha US --beta US_PER_BYTE")
+    return ok
 
 
 def gamma_from_records(records: list[Record]) -> float | None:
@@ -111,6 +128,7 @@ def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None
         where = f"run {a.from_run}" if a.from_run else "the validated runs"
         raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
                          f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
+    fits = usable_fits(fits, f"run {a.from_run}" if a.from_run else "the validated runs")
     desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
                      for (lo, hi), f in fits)
     return regime_params(fits, gamma), \

@@ -6,14 +6,15 @@ import argparse
 import math
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_placement_options, add_submit_options, csv, parse_env,
-                                       placement_from_args, split_args)
+from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, csv,
+                                       parse_env, placement_from_args, split_args)
 from mpiscope.errors import UsageError
 from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 
 
 # What --resume takes from the run itself: given with it, they would be silently ignored.
-MEASURING = ("mpi", "ranks", "bench", "ci_target", "max_time", "reps", "time_budget", "launcher_args",
+MEASURING = ("mpi", "ranks", "bench", "ci_target", "max_time", "reps", "time_budget", "launches", "launch_target",
+             "launcher_args",
              "engine_args", "env", "check", "raw", "order", "launcher", "hosts", "hostfile", "nodes",
              "ranks_per_node", "map_by", "bind_to", "submit", "find_switches", "clock_mhz")
 
@@ -31,8 +32,11 @@ def measurement(a: argparse.Namespace):
     characterisation: pair benchmarks on two ranks, then the main collectives on every core."""
     from mpiscope.launch import local_cores
     from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, Part, default_ranks, make_plan, order_options, spread_budget
+    from mpiscope.schedule import first_round_budget, policy_from, sampling
     from mpiscope.session import Measurement, target
     check_positive(a)
+    policy = policy_from(a.launches, a.launch_target, a.time_budget)
+    ci_target, max_time = sampling(policy, a.ci_target, a.max_time, a.reps, a.time_budget)
     env, extra = parse_env(a.env), split_args(a.launcher_args, "--launcher-args")
     placement = placement_from_args(a)
     t = target(a.mpi)
@@ -47,15 +51,15 @@ def measurement(a: argparse.Namespace):
     for k, (benchmarks, sizes) in enumerate(groups):
         ranks = asked or (default_ranks(benchmarks, t.engine, local_cores()) if k == 0
                           else max(2, local_cores()))
-        planned.append(make_plan(t.engine, benchmarks, ranks, sizes=sizes, ci_target=a.ci_target,
-                                 max_time=a.max_time, reps=a.reps, check=a.check, raw=a.raw,
+        planned.append(make_plan(t.engine, benchmarks, ranks, sizes=sizes, ci_target=ci_target,
+                                 max_time=max_time, reps=a.reps, check=a.check, raw=a.raw,
                                  engine_options=[*order_options(a.order),
                                                  *split_args(a.engine_args, "--engine-args")]))
     if a.find_switches:
         from mpiscope.refine import check_refinable
         check_refinable(*planned[0])
-    plans = spread_budget(planned, a.time_budget)  # one budget for the whole run
-    return Measurement(t, [Part(p, env, extra, placement) for p in plans])
+    plans = spread_budget(planned, first_round_budget(policy))  # one budget for the whole run
+    return Measurement(t, [Part(p, env, extra, placement) for p in plans], policy=policy)
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -128,7 +132,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F x median")
     r.add_argument("--max-time", type=float, help="time cap per point, seconds")
     r.add_argument("--reps", type=int, help="fixed number of samples per point")
-    r.add_argument("--time-budget", type=float, help="whole run, seconds: caps the time per point")
+    r.add_argument("--time-budget", type=float, help="whole run, seconds: caps the time per point (and, with auto "
+                                                    "launches, when to stop adding launches; default 25)")
+    add_launch_options(r)
     r.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     r.add_argument("--engine-args", help="more engine options, one quoted string, e.g. \"--npmin 2 --datatype "
                                          "double\" (docs/engine.md; the engine checks them before the launch)")

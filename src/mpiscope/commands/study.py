@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from mpiscope import paths
-from mpiscope.commands.options import add_placement_options, parse_env, placement_from_args, split_args
+from mpiscope.commands.options import (add_launch_options, add_placement_options, parse_env, placement_from_args,
+                                       split_args)
 from mpiscope.errors import UsageError
 
 
@@ -57,14 +58,15 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
     from mpiscope.launch import local_cores
     from mpiscope.session import Session, conclude, target
+    from mpiscope.schedule import policy_from
     from mpiscope.studies import ring
     cfg = ring_config(a, local_cores())
     t = target(a.mpi)
     m = ring.measurement(cfg, t, parse_env(a.base_env), split_args(a.launcher_args, "--launcher-args"), a.check)
+    m.policy = policy_from(a.launches, a.launch_target, None)
     session = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
-    run = session.start(m)
-    out.print(f"ring case study: {len(m.parts)} series on {cfg.ranks} ranks of {t.lib.name}, run {run.id}")
-    outcome = session.measure(run, t, run.meta().parts, keep_going=True)
+    run, outcome = session.run(m, announce=lambda run: out.print(
+        f"ring case study: {len(m.parts)} series on {cfg.ranks} ranks of {t.lib.name}, run {run.id}"))
     if outcome.error and outcome.status != "interrupted":
         outcome.error = f"some series failed ({outcome.error})"
     return conclude(run, outcome, show=[ring.show_results(cfg)], report=False)
@@ -74,6 +76,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.console import err
     from mpiscope.launch import local_cores
     from mpiscope.session import Session, conclude, target
+    from mpiscope.schedule import policy_from
     from mpiscope.studies import grid
     if a.max_time is not None and not a.max_time > 0:
         raise UsageError(f"--max-time must be a positive number, got {a.max_time}")
@@ -82,6 +85,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
     ranks = placement.ranks(a.ranks) or local_cores()
     m = grid.measurement(t, ranks, a.sizes, a.max_time, parse_env(a.env),
                          split_args(a.launcher_args, "--launcher-args"), placement)
+    m.policy = policy_from(a.launches, a.launch_target, None)
     run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)
     return conclude(run, outcome, show=[grid.show_results], report=False)
 
@@ -99,6 +103,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_launch_options(p)
     add_placement_options(p)
     p.set_defaults(func=cmd_grid)
 
@@ -120,4 +125,5 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--check", action="store_true", help="verify the ring's contents before timing each point")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_launch_options(p)
     p.set_defaults(func=cmd_ring)

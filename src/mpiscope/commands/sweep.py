@@ -9,21 +9,21 @@ from mpiscope import paths
 
 def cmd_sweep(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
-    from mpiscope.errors import UsageError
     from mpiscope.spec import expand, load_spec
     from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
+    from mpiscope.schedule import parse_launches
+    from mpiscope.sweep import launches_label
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
-        if a.launches < 1:
-            raise UsageError(f"--launches must be at least 1, got {a.launches}")
-        spec.launches = a.launches
+        spec.launches = parse_launches(a.launches)
     configs = expand(spec)
     planned = plan_sweep(spec, configs)
+    launches = launches_label(planned[0][1]) if planned else "?"
     if a.dry_run and not a.submit:
-        for line in dry_run_lines(planned, spec.launches):
+        for line in dry_run_lines(planned):
             out.print(line, markup=False, highlight=False, soft_wrap=True)
-        out.print(f"{len(configs)} configuration(s) x {spec.launches} launch(es); nothing was run")
+        out.print(f"{len(configs)} configuration(s), {launches} launch(es) each; nothing was run")
         return 0
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
@@ -33,15 +33,11 @@ def cmd_sweep(a: argparse.Namespace) -> int:
                             sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
     if a.resume:
         sd = open_for_resume(runs_dir, spec, configs)
-        plan = sd.plan()
-        spec.launches = max(spec.launches, plan.launches)  # --launches given at the start counts
-        plan.launches = spec.launches
-        sd.write(plan)
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, Path(a.spec))
-    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) x {spec.launches} launch(es), in {sd.path}")
-    result = run_sweep(planned, sd, runs_dir, spec.launches, err, progress=not a.no_progress)
-    _report(sd, result, spec.launches)
+    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s), {launches} launch(es) each, in {sd.path}")
+    result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress)
+    _report(sd, result)
     if not a.no_report:
         from mpiscope.session import write_report_quietly
         write_report_quietly([run for _, run in sd.runs()], sd.path / "report.html")
@@ -52,17 +48,18 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
-def _report(sd, result, launches: int) -> None:
+def _report(sd, result) -> None:
     from rich.markup import escape
 
     from mpiscope.console import err, out
     from mpiscope.report.table import sweep_status_table
     out.print(sweep_status_table(sd))
     if result.skipped:
-        out.print(f"{result.skipped} configuration launch(es) were already finished and were skipped")
+        out.print(f"{result.skipped} configuration(s) were already finished and were skipped")
     for f in result.failed:
         err.print(f"[yellow]failed:[/] {escape(f)}", highlight=False)
-    if launches > 1 and sd.runs():
+    from mpiscope.schedule import launch_count
+    if any(launch_count(run.records()) > 1 for _, run in sd.runs()):  # several launches: how they varied
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import summary_table
         from mpiscope.report.table import sweep_frame, with_config
@@ -76,7 +73,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--resume", action="store_true", help="continue the latest sweep of this spec, skipping "
                                                          "finished configurations")
     p.add_argument("--dry-run", action="store_true", help="print the launch commands, run nothing")
-    p.add_argument("--launches", type=int, help="launch each configuration N times (overrides the spec)")
+    p.add_argument("--launches", metavar="N|auto", help="launches of each configuration's run, each in its own "
+                                                        "shuffled order (overrides the spec; default: auto, as "
+                                                        "`mpiscope run`)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the sweep directory")
     from mpiscope.commands.options import add_submit_options

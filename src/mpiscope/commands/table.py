@@ -9,6 +9,7 @@ from mpiscope import paths
 
 def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.console import out
+    from mpiscope.report.levels import launch_frame
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
@@ -17,7 +18,8 @@ def cmd_table(a: argparse.Namespace) -> int:
         from mpiscope.report.variation import variation_table
         out.print(variation_table(variation(with_config(df), a.benchmark)))
         return 0
-    tables = side_by_side(df, a.benchmark, a.words, a.latency_upto)
+    tables = side_by_side(df if a.per_launch else launch_frame(df), a.benchmark, a.words, a.latency_upto,
+                          per_launch=a.per_launch)
     if a.format == "csv":
         sys.stdout.write(render_csv(tables))
     elif a.format == "markdown":
@@ -39,6 +41,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--benchmark", help="only this benchmark (default: one table per benchmark)")
     p.add_argument("--latency-upto", type=int, default=LATENCY_UPTO, metavar="BYTES",
                    help=f"show the latency beside MB/s up to this size (default {LATENCY_UPTO})")
+    p.add_argument("--per-launch", action="store_true",
+                   help="a column per configuration and launch (default: one per configuration, its "
+                        "launch-level estimate)")
     p.add_argument("--variation", action="store_true",
                    help="within- and between-launch variation per configuration, benchmark and size")
     p.set_defaults(func=cmd_table)

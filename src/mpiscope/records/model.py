@@ -86,6 +86,9 @@ class RankPlace:
     launch_rank: int | None = None
     pid: int | None = None
     cores_online: int | None = None
+    cpu: int | None = None  # the CPU it was on at the start of the launch
+    cpu_mhz: float | None = None  # that CPU's clock then; None: unknown
+    cpu_mhz_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,8 @@ class Point(AtPoint):
     msg_rate: float | None = None
     window_us: float | None = None
     clock_sync: Mapping[str, Any] | None = None
+    sync_reason: str | None = None  # why the row's default sync gave way
+    rank_cpus: tuple[int | None, ...] = ()  # the CPU each rank was on at the end of the point
     converged: bool = False
     stop_reason: str = ""
     warmup: int = 0

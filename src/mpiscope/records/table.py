@@ -1,6 +1,8 @@
-"""The one tidy table of a set of runs: a row per measured point, every factor of its run and
-launch a column (library, ranks, hosts, options, tuning variables, sweep factors, study tags),
-every figure of the point a column, and the typed point itself in `point` for the analysis."""
+"""The one tidy table of a set of runs: a row per measured point and launch (`launch`, from the
+record's tag; 0 in runs of one launch), every factor of its run and launch a column (library,
+ranks, hosts, options, tuning variables, sweep factors, study tags), every figure of the point a
+column, and the typed point itself in `point` for the analysis. The launch-level frame built on
+it (one row per point over its launches) is `report.levels.launch_frame`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -95,6 +97,8 @@ def point_columns(p: Point) -> dict[str, Any]:
         elif not isinstance(value, list):
             row[key] = value
     row.update({k: v for k, v in p.tag.items() if not isinstance(v, (list, dict))})
+    launch = p.tag.get("launch", 0)
+    row["launch"] = launch if isinstance(launch, int) else 0  # runs of one launch have no tag: launch 0
     row["placement"] = p.placement
     return row
 
@@ -106,7 +110,8 @@ def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None
 
 
 def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
-    """One row per point of every run; each point takes the context of the launch it came from."""
+    """One row per point and launch of every run; each point takes the context of the launch it
+    came from."""
     rows = []
     for run in runs:
         ctx: Context | None = None

@@ -1,5 +1,7 @@
 """`mpiscope report`: one self-contained HTML file (inline CSS, plots as inline SVG images, no
-scripts, system fonts) with the summary, models, plots, tables, provenance and warnings of runs."""
+scripts, system fonts) with the summary, models, plots, tables, provenance and warnings of runs.
+Every figure is launch-level (report.levels): a point's estimate and 95 % interval over its
+launches, each launch a dot in the plots, the levels launches fell into in the tables."""
 from __future__ import annotations
 
 import base64
@@ -18,6 +20,7 @@ from mpiscope.records import Context, RecordFile
 from mpiscope.records.table import tidy
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi
+from mpiscope.report.levels import launch_frame
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
 from mpiscope.units import human_size
@@ -61,6 +64,25 @@ def _what(df: pd.DataFrame, runs: list[Run], contexts: dict[str, Context | None]
             f"host{'s' if len(hosts) != 1 else ''} {escape(', '.join(hosts) or '?')}.</p>")
 
 
+def _launches(df: pd.DataFrame) -> str:
+    """How many launches the figures rest on, and what their intervals therefore say."""
+    if df.empty or "launches" not in df:
+        return ""
+    lo, hi = int(df["launches"].min()), int(df["launches"].max())
+    if hi <= 1:
+        return ('<p class="single-launch">Each point was measured in <b>one launch</b>: its 95&nbsp;% interval '
+                'covers that launch only and says nothing about the next launch, whose median may sit '
+                'elsewhere. Measure with several launches (<code>--launches 3</code>) for intervals that '
+                'hold across launches.</p>')
+    n = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    modes = int((df["modes"].fillna("") != "").sum()) if "modes" in df else 0
+    return (f'<p class="launches">Each point was measured in <b>{n} launches</b>; every figure is the '
+            f'launch-level estimate (the geometric mean of the launch medians) with its 95&nbsp;% interval over '
+            f'launches, and the plots show each launch\'s median as a dot beside it.'
+            + (f' In <b>{modes} point{"s" if modes != 1 else ""}</b> the launches fell into distinct levels '
+               f'(see the tables).' if modes else "") + '</p>')
+
+
 def _cards(df: pd.DataFrame) -> str:
     """Headline figures per configuration: small-message latency and peak bandwidth."""
     p2p = df[(df["family"] == "p2p") & (df["size"] > 0)] if "family" in df else df.iloc[0:0]
@@ -76,11 +98,16 @@ def _cards(df: pd.DataFrame) -> str:
             f'<div class="card"><div class="card-title">{escape(label)}</div>'
             f'<div class="metric"><span class="value">{_num(small.time_median_us)}</span> µs</div>'
             f'<div class="caption">{escape(small.benchmark)} latency at {human_size(int(small["size"]))}'
-            f' (95% CI {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
+            f' ({_interval(small)} {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
             f'<div class="metric"><span class="value">{_num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
             f'<div class="caption">peak bandwidth: {escape(peak.benchmark)} at {human_size(int(peak["size"]))}</div>'
             f'</div>')
     return f'<div class="cards">{"".join(cards)}</div>'
+
+
+def _interval(row) -> str:
+    n = int(getattr(row, "launches", 1) or 1)
+    return f"95% interval over {n} launches" if n > 1 else "95% CI"
 
 
 def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> str:
@@ -143,7 +170,10 @@ def _plots(plots: list[Plot]) -> str:
 def _cell(row) -> tuple[str, str]:
     ci = f'<span class="ci">{_num(row.time_ci_low_us)}–{_num(row.time_ci_high_us)}</span>'
     unconverged = not pd.isna(row.converged) and not bool(row.converged)  # a missing value says nothing
-    flag = (f' <span class="flag" title="did not converge: {escape(str(row.stop_reason))}">†</span>'
+    launches = int(getattr(row, "launches", 1) or 1)
+    stopped = getattr(row, "not_converged", None)
+    where = f" in {int(stopped)} of {launches} launches" if launches > 1 and stopped == stopped and stopped else ""
+    flag = (f' <span class="flag" title="did not converge{where}: {escape(str(row.stop_reason))}">†</span>'
             if unconverged else "")
     return f"{_num(row.time_median_us)}{flag} {ci}", _num(getattr(row, "bw_median_MBps", None), 4)
 
@@ -157,14 +187,28 @@ def _side_by_side(df: pd.DataFrame, heading: str) -> str:
         rows = [[escape(t.size_label(s)), *(escape(t.cell(s, c)) for c in t.columns)] for s in t.sizes]
         parts.append(heading + _table(head, rows, "data") +
                      f'<p class="muted">MB/s per configuration, the time per message in µs in brackets up to '
-                     f'{human_size(t.latency_upto)}; several launches of one configuration: the median of '
-                     f'their medians.</p>')
+                     f'{human_size(t.latency_upto)}; {escape(t.level)}.</p>')
     return "".join(parts)
 
 
+def _pct(x) -> str:
+    return "–" if x is None or x != x else f"{100 * x:.0f}%"
+
+
 def _one_config(rows: pd.DataFrame, heading: str) -> str:
-    head = ["size", "median µs [95% CI]", "MB/s", "samples"]
-    body = [[human_size(int(r.size)), *_cell(r), str(int(r.samples)) if r.samples == r.samples else "–"]
+    """Size down; with several launches the launch-level columns: launches, the share of variance
+    between them, and the levels they fell into."""
+    several = "launches" in rows and (rows["launches"] > 1).any()
+    if not several:
+        head = ["size", "median µs [95% CI]", "MB/s", "samples"]
+        body = [[human_size(int(r.size)), *_cell(r), str(int(r.samples)) if r.samples == r.samples else "–"]
+                for r in rows.sort_values("size").itertuples()]
+        return heading + _table(head, body, "data")
+    head = ["size", "estimate µs [95% interval over launches]", "MB/s", "launches", "between launches",
+            "launch medians µs", "levels"]
+    body = [[human_size(int(r.size)), *_cell(r), str(int(r.launches)), _pct(r.share_between),
+             f'<span class="launch-medians">{" ".join(_num(m) for m in r.point.launch_medians)}</span>',
+             f'<span class="modes">{escape(str(r.modes))}</span>' if isinstance(r.modes, str) and r.modes else ""]
             for r in rows.sort_values("size").itertuples()]
     return heading + _table(head, body, "data")
 
@@ -180,7 +224,10 @@ def _tables(df: pd.DataFrame) -> str:
                    f"rank{'s' if int(ranks) != 1 else ''}</span></h3>")
         several = legend_keys(b, exclude=["benchmark", "ranks"], within=["size"])
         parts.append(_side_by_side(b, heading) if several else _one_config(b, heading))
-    return "".join(parts) + '<p class="muted">† did not converge (stopped by its time or repetition cap).</p>'
+    return "".join(parts) + ('<p class="muted">† did not converge (stopped by its time or repetition cap). '
+                             '“between launches”: the share of one launch\'s variance that lies between '
+                             'launches; “levels”: distinct levels the launch medians fell into, with the '
+                             'share of launches in each.</p>')
 
 
 def _provenance(run: Run, ctx: Context | None, open_: bool) -> str:
@@ -234,7 +281,7 @@ def _cpus(cpus: list[int]) -> str:
 def render(runs: list[Run]) -> str:
     records = {run.id: run.records() for run in runs}
     contexts = {rid: recs.context for rid, recs in records.items()}
-    df = tidy(runs)
+    df = launch_frame(tidy(runs))
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
     plots = all_plots(df, models) if not df.empty else []
     many = len(runs) > 1
@@ -243,7 +290,7 @@ def render(runs: list[Run]) -> str:
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
-        ("summary", "Summary", _what(df, runs, contexts) + _cards(df)),
+        ("summary", "Summary", _what(df, runs, contexts) + _launches(df) + _cards(df)),
         ("warnings", "Warnings", _warnings(runs, records, many)),
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),

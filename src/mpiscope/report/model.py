@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from rich.console import Console
 
 from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
-from mpiscope.analysis.hockney import HockneyFit, fit_hockney, format_hockney_table
+from mpiscope.analysis.hockney import MIB, HockneyFit, fit_hockney, format_hockney_table, implausible
 from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
 from mpiscope.analysis.measured import Measured, select
@@ -19,6 +19,9 @@ from mpiscope.records import Record
 
 # find_switches needs two segments of 3 sizes; below that one line is all there is.
 MIN_SIZES_FOR_SWITCHES = 6
+# A message is copied at least once, by a core: a regime's throughput above this many times the
+# fastest memcpy the run measured (in cache) is an artefact of the fit, not a transfer.
+MEMCPY_CEILING = 10.0
 
 
 @dataclass
@@ -28,6 +31,7 @@ class ModelSummary:
     clock: Clock | None = None
     report: SwitchReport | None = None      # switches and regimes (>= 6 sizes)
     single: HockneyFit | None = None        # one line (2 to 5 sizes)
+    single_flag: str | None = None          # why that line is no model (`hockney.implausible`)
     loggp: LogGP | None = None
     hardware: Hardware | None = None
     notes: list[str] = field(default_factory=list)
@@ -41,21 +45,26 @@ class ModelSummary:
 def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
               clock_mhz: float | None = None) -> ModelSummary:
     """Every model the records allow. Records of several runs may be concatenated
-    (a refinement chain, repeated launches): repeated sizes are all fitted; the
-    clock comes from the first run's context."""
+    (a refinement chain, repeated launches): each point is fitted once over its launches
+    (`select`); the clock comes from the first run's context. A regime whose fit is impossible
+    (a negative latency, a throughput above MEMCPY_CEILING x the run's fastest memcpy) is
+    flagged."""
     recs = list(records)
     ctx = first_context(recs)
     s = ModelSummary(benchmark, clock=detect_clock(clock_mhz, ctx, cpus_of_context(ctx)))
+    s.hardware = hardware_from_records(recs)
+    ceiling = MEMCPY_CEILING * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
+        if s.hardware is not None and s.hardware.memcpy_MBps else None
     pts = select(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None)
     s.sizes = len({p.size for p in pts})
     if s.sizes >= MIN_SIZES_FOR_SWITCHES:
-        s.report = find_switches(pts, clock=s.clock)
+        s.report = find_switches(pts, clock=s.clock, max_bandwidth_MiBps=ceiling)
     elif s.sizes >= 2:
         s.single = fit_hockney(pts, clock=s.clock)
+        s.single_flag = implausible(s.single, ceiling)
         s.notes.append(f"only {s.sizes} sizes: one line fitted, no switch search "
                        f"(needs {MIN_SIZES_FOR_SWITCHES}; e.g. --sizes 1:1M)")
     s.loggp = loggp_from_records(recs)
-    s.hardware = hardware_from_records(recs)
     return s
 
 
@@ -64,6 +73,9 @@ def render(s: ModelSummary) -> str:
     if s.report is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc per regime\n"
                      + format_switches(s.report))
+    elif s.single is not None and s.single_flag:
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model ({s.single_flag}): "
+                     f"too few sizes or noise")
     elif s.single is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc\n"
                      + format_hockney_table({"all sizes": s.single}))
@@ -116,13 +128,18 @@ def to_json(s: ModelSummary) -> dict:
         r = s.report
         out["switches"] = [{"size": sw.size, "bracket": list(sw.bracket),
                             "uncertainty": sw.uncertainty, "jump": _num(sw.jump),
-                            "slope_ratio": _num(sw.slope_ratio)} for sw in r.switches]
-        out["regimes"] = [{**fit_json(g.fit), "steps": None if g.steps is None else vars(g.steps)}
-                          for g in r.regimes]
+                            "slope_ratio": _num(sw.slope_ratio), "confirmed_by": sw.confirmed_by}
+                           for sw in r.switches]
+        out["unconfirmed"] = [{"size": u.switch.size, "bracket": list(u.switch.bracket),
+                               "not_shown_by": list(u.not_shown_by), "checked": u.checked}
+                              for u in r.unconfirmed]
+        out["launches"] = r.launches
+        out["regimes"] = [{**fit_json(g.fit), "flag": g.flag,
+                           "steps": None if g.steps is None else vars(g.steps)} for g in r.regimes]
         out["steps"] = [vars(st) for st in r.steps]
         out["spikes"] = list(r.outliers)
     elif s.single is not None:
-        out["switches"], out["regimes"] = None, [fit_json(s.single)]
+        out["switches"], out["regimes"] = None, [{**fit_json(s.single), "flag": s.single_flag}]
     out["loggp"] = None if s.loggp is None else {k: _num(v) for k, v in vars(s.loggp).items()}
     out["hardware"] = None if s.hardware is None else s.hardware.to_json()
     out["notes"] = s.notes

@@ -1,8 +1,10 @@
-"""Figures from the tidy table: point-to-point latency and bandwidth with CI bands and the fitted
-Hockney model, collectives against size and rank count, the ring case study, pair matrices.
+"""Figures from the tidy table at the launch level (report.levels): point-to-point latency and
+bandwidth with each point's estimate, its 95 % interval as a band and every launch's median as a
+dot beside it, and the fitted Hockney model; collectives against size and rank count, the ring
+case study, pair matrices.
 
-Every function returns its Figure (and saves it when given a path); `all_plots` picks the ones
-that apply to a set of runs."""
+Every function takes the tidy table (or its launch-level frame) and returns its Figure (and saves
+it when given a path); `all_plots` picks the ones that apply to a set of runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,12 +24,15 @@ from mpiscope.records import Point
 from mpiscope.records.table import points_of
 from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
+from mpiscope.report.levels import is_launch_level, launch_dots, launch_frame
 from mpiscope.units import human_size
 
 COLLECTIVE = ("coll", "nbc")
 # Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.
 MODEL_REPS = 200
 MIN_MODEL_SIZES = 6
+# The launch dots of one point spread over at most this many octaves of the x axis.
+DOT_SPREAD = 0.3
 
 
 @dataclass
@@ -85,16 +90,26 @@ def _palette(d: pd.DataFrame, keys: Sequence[str]) -> dict[str, tuple]:
     return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
 
 
-def _draw(ax, x, rows: pd.DataFrame, color, label: str | None, bandwidth: bool = False) -> None:
-    """One configuration's median over the band of its 95 % CI, as time or as bandwidth."""
+def _draw(ax, x, rows: pd.DataFrame, color, label: str | None, bandwidth: bool = False) -> bool:
+    """One configuration's estimates over the band of their 95 % intervals, as time or as
+    bandwidth, and each launch's median as a small dot beside its point (points of several
+    launches; launches in order, left to right: levels show as clusters). True if dots were drawn."""
+    bpo = rows["bytes_per_op"].to_numpy(float)
     if bandwidth:
-        bpo = rows["bytes_per_op"].to_numpy(float)
         lo, hi = bpo / rows["time_ci_high_us"].to_numpy(float), bpo / rows["time_ci_low_us"].to_numpy(float)
         y = rows["bw_median_MBps"].to_numpy(float)
     else:
         lo, hi, y = (rows[c].to_numpy(float) for c in ("time_ci_low_us", "time_ci_high_us", "time_median_us"))
     ax.fill_between(x, lo, hi, color=color, alpha=0.22, linewidth=0, gid="ci-band")
     ax.plot(x, y, marker="o", markersize=2.8, linewidth=1.4, color=color, label=label, gid="series")
+    idx, med, off = launch_dots(rows)
+    if not len(idx):
+        return False
+    most = max(np.bincount(idx).max() - 1, 1)
+    xs = np.asarray(x, float)[idx] * 2.0 ** (off * min(0.06, DOT_SPREAD / most))
+    ax.scatter(xs, bpo[idx] / med if bandwidth else med, s=6, color=color, alpha=0.55, linewidths=0,
+               zorder=3, gid="launch-dots")
+    return True
 
 
 def _figure_legend(fig: Figure, colors: dict[str, tuple]) -> None:
@@ -135,9 +150,14 @@ def _p2p(df: pd.DataFrame) -> pd.DataFrame:
                    "point-to-point measurements (pingpong, bw, ...) with sizes above 0")
 
 
+def _levels(df: pd.DataFrame) -> pd.DataFrame:
+    return df if is_launch_level(df) else launch_frame(df)
+
+
 def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
-    """Regimes, switches and Hockney fits of every point-to-point line of the latency plot."""
-    d = _p2p(df)
+    """Regimes, switches and Hockney fits of every point-to-point line of the latency plot, on
+    the launch-level estimates."""
+    d = _p2p(_levels(df))
     out = []
     for label, rows in series(d, legend_keys(d)):
         bench = str(rows["benchmark"].iloc[0])
@@ -168,16 +188,16 @@ def _overlay(ax, model: SeriesModel | None, color, per_byte: float | None) -> bo
 
 
 def _p2p_plot(df: pd.DataFrame, bandwidth: bool, models: list[SeriesModel] | None, path) -> Figure:
-    d = _p2p(df)
+    d = _p2p(_levels(df))
     by_label = {m.label: m for m in (fit_models(d) if models is None else models)}
     fig, ax = plt.subplots(figsize=(8, 4.8))
     _style(ax)
-    drawn = False
+    drawn = dots = False
     keys = legend_keys(d)
     colors = _palette(d, keys)
     for label, rows in series(d, keys):
         x = rows["size"].to_numpy(float)
-        _draw(ax, x, rows, colors[label], label, bandwidth)
+        dots |= _draw(ax, x, rows, colors[label], label, bandwidth)
         per_byte = float(np.median(rows["bytes_per_op"].to_numpy(float) / x)) if bandwidth else None
         drawn |= _overlay(ax, by_label.get(label), colors[label], per_byte)
     size_axis(ax)
@@ -186,7 +206,10 @@ def _p2p_plot(df: pd.DataFrame, bandwidth: bool, models: list[SeriesModel] | Non
     ax.set_title("Point-to-point " + ("bandwidth" if bandwidth else "latency"), loc="left")
     handles, labels = ax.get_legend_handles_labels()
     handles.append(plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3))
-    labels.append("95% CI of the median")
+    labels.append("95% interval over launches" if (d["launches"] > 1).any() else "95% CI of the median")
+    if dots:
+        handles.append(Line2D([], [], color="grey", marker="o", markersize=2.5, linestyle="", alpha=0.6))
+        labels.append("one launch's median")
     if drawn:
         handles += [Line2D([], [], color="grey", linestyle="--"), Line2D([], [], color="grey", linestyle=":")]
         labels += ["Hockney fit per regime", "protocol switch"]
@@ -210,7 +233,7 @@ def bandwidth_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, pa
 def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against size, one panel per collective, one line per configuration and
     rank count."""
-    d = _family(df, COLLECTIVE, "collective measurements")
+    d = _family(_levels(df), COLLECTIVE, "collective measurements")
     d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no collective measurements with sizes above 0")
@@ -243,7 +266,7 @@ def _sizes_to_show(sizes: Sequence[int], most: int = 3) -> list[int]:
 def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against rank count (--npmin runs), one panel per collective, one line per
     size (and configuration)."""
-    d = _family(df, COLLECTIVE, "collective measurements")
+    d = _family(_levels(df), COLLECTIVE, "collective measurements")
     if d["ranks"].nunique() < 2:
         raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
     benches = list(dict.fromkeys(d["benchmark"]))
@@ -276,7 +299,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
 def _ring(df: pd.DataFrame) -> pd.DataFrame:
     """Ring rows (sizes above 0) with the study's factors as columns (analysis.ring), the
     algorithm as its legend label."""
-    d = ring_points(df)
+    d = ring_points(_levels(df))
     d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no ring case study measurements (ringcs1..5)")
@@ -387,6 +410,7 @@ def pair_map_plots(point: Point, run_id: str = "") -> list[Plot]:
 def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list[Plot]:
     """Every figure the data supports, in reading order: a figure without its data (a
     ValueError) is left out."""
+    df = _levels(df)
     if models is None:
         try:
             models = fit_models(df)
@@ -408,7 +432,8 @@ def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list
             continue
     many = "run_id" in df and df["run_id"].nunique() > 1
     for point, run_id in zip(points_of(df), df["run_id"] if "run_id" in df else [""] * len(df)):
-        plots += pair_map_plots(point, str(run_id) if many else "")
+        launches = getattr(point, "points", None) or (point,)  # a map per point: its last launch's
+        plots += pair_map_plots(launches[-1], str(run_id) if many else "")
     return plots
 
 

@@ -1,45 +1,115 @@
-"""The terminal summary of a run: per benchmark and size, the engine's median, CI, bandwidth, samples."""
+"""The terminal summary of a run: per point, the launch-level estimate and its 95 % interval over
+launches, how many launches, the share of variance between them, MB/s, and what to know about it
+(levels the launches fell into, launches that did not converge, skips and time-outs)."""
 from __future__ import annotations
+
+import math
+from collections import defaultdict
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mpiscope.analysis.launches import LaunchPoint, aggregate, config_of, launch_of
 from mpiscope.console import make_table
 from mpiscope.records import Point, RecordFile, Skip, Timeout
+from mpiscope.report.levels import modes_text
 from mpiscope.store import RunMeta
 from mpiscope.units import human_size
 
+SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and says nothing about the next; "
+                      "measure with several launches (--launches 3) for intervals that hold across launches")
+
 
 def _num(x: float | None, digits: int = 3) -> str:
-    if x is None:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
 
 
-def _label(rec: Point | Skip | Timeout, world: int | None) -> str:
+def _pct(x: float) -> str:
+    return "-" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
+
+
+def _label(rec: Point | Skip | Timeout | LaunchPoint, world: int | None) -> str:
     """The benchmark (and its variant, a grid's shape), and its rank count when it ran on fewer
     ranks than the job (--npmin)."""
     return (rec.benchmark + (f" {rec.variant}" if rec.variant else "")
             + (f" ({rec.ranks} ranks)" if world and rec.ranks != world else ""))
 
 
+def _in(count: int, launches: int) -> str:
+    """' in 2 of 3 launches' when the run has several launches, else ''."""
+    return f" in {count} of {launches} launches" if launches > 1 else ""
+
+
+def mbps(lp: LaunchPoint) -> float | None:
+    """MB/s at the launch-level estimate, for points whose engine reports a bandwidth: a launch's
+    own rate scaled by its time over the estimate."""
+    first = lp.points[0] if lp.points else None
+    if first is None or first.bw_MBps is None or not lp.median or not first.time_us.median:
+        return None
+    return first.bw_MBps.median * first.time_us.median / lp.median
+
+
+def note(lp: LaunchPoint, launches: int) -> str:
+    """What the row's numbers do not say: levels, launches that stopped early, a single launch."""
+    parts = [modes_text(lp.modes)] if lp.modes else []
+    stopped = [p for p in lp.points if not p.converged]
+    if stopped:
+        why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
+        parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")
+    if launches > 1 and lp.single_launch:
+        parts.append("1 launch only: the interval is that launch's own")
+    return "; ".join(p for p in parts if p)
+
+
 def summary_table(recs: RecordFile, title: str) -> Table:
+    """A row per point (and configuration: a study's series) over its launches, by benchmark in
+    the order first measured, then rank count, variant and size (launches shuffle the order); a
+    skip or time-out once per point, saying in how many launches."""
     world = recs.context.world_size if recs.context else None
-    table = make_table(title, ("benchmark", "size", "median µs", "95% CI µs", "MB/s", "samples", "converged"),
-                       left=("benchmark", "converged"))
-    for r in recs:  # in measuring order, skips where they happened
-        if isinstance(r, Point):
-            t = r.time_us
-            conv = "yes" if r.converged else f"no: {r.stop_reason or '?'}"
-            table.add_row(_label(r, world), human_size(r.size), _num(t.median),
-                          f"{_num(t.ci_low)}–{_num(t.ci_high)}", _num(r.bw_MBps.median if r.bw_MBps else None, 4),
-                          str(t.n), conv)
-        elif isinstance(r, Timeout):
-            table.add_row(_label(r, world), human_size(r.size), "hung", "", "", "",
-                          f"time-out after {r.limit_s} s: deadlock?")
-        elif isinstance(r, Skip):
-            table.add_row(_label(r, world), human_size(r.size), "skipped", "", "", "", r.reason)
+    records = [r for r in recs if isinstance(r, (Point, Skip, Timeout))]
+    launches = len({launch_of(r) for r in records}) or 1
+    by_point = {(lp.key, lp.config): lp for lp in aggregate(records)}
+    benches = {b: i for i, b in enumerate(dict.fromkeys(r.benchmark for r in records))}
+    configs: dict = {}
+    rows: dict[tuple, list[str]] = {}
+    missed: dict[tuple, set[int]] = defaultdict(set)  # the launches a point was skipped or hung in
+    for r in records:
+        kind = 0 if isinstance(r, Point) else 1 if isinstance(r, Timeout) else 2
+        config = config_of(r)
+        order = (benches[r.benchmark], r.ranks, r.variant or "", r.size, configs.setdefault(config, len(configs)),
+                 kind)
+        if kind:
+            missed[order].add(launch_of(r))
+        if order in rows:
+            continue
+        if kind == 0:
+            lp = by_point.get((r.key, config))
+            if lp is None:  # no launch measured a valid sample
+                rows[order] = [_label(r, world), human_size(r.size), "-", "", "", "", "",
+                               f"no valid sample: {r.stop_reason or '?'}"]
+                continue
+            rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
+                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}", str(lp.launches), _pct(lp.share_between),
+                           _num(mbps(lp), 4), escape(note(lp, launches))]
+        elif kind == 1:
+            rows[order] = [_label(r, world), human_size(r.size), "hung", "", "", "", "", f"time-out after {r.limit_s} s"]
+        else:
+            rows[order] = [_label(r, world), human_size(r.size), "skipped", "", "", "", "", escape(r.reason)]
+    # one launch: the figure is that launch's median, and called so
+    table = make_table(title, ("benchmark", "size", "estimate µs" if launches > 1 else "median µs", "95% CI µs",
+                               "launches", "between",
+                               "MB/s", "note"), left=("benchmark", "note"))
+    for order in sorted(rows):
+        cells = rows[order]
+        if order[-1] == 1:
+            cells[-1] += f"{_in(len(missed[order]), launches)}: deadlock?"
+        table.add_row(*cells)
+    if launches == 1:
+        table.caption = SINGLE_LAUNCH_NOTE
+        table.caption_justify = "left"
     return table
 
 
@@ -49,9 +119,10 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     warn = warn or console
     mpi, ctx = meta.mpi, recs.context
     ranks = ctx.world_size if ctx else (meta.parts[0].plan.ranks if meta.parts else "?")
+    launches = len({launch_of(r) for r in recs if isinstance(r, (Point, Skip, Timeout))}) or 1
     title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
-             f"run {meta.id} {escape(f'[{meta.status}]')}")
+             f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
     console.print(summary_table(recs, title))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
     for w in [*meta.warnings, *recs.problems]:

@@ -1,6 +1,8 @@
 """Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
-for small messages. Built from the tidy table (records.table); terminal, Markdown, CSV."""
+for small messages. Built from the launch-level frame (report.levels: each cell a point's
+estimate over its launches) or from the tidy table's per-launch rows (records.table, a column
+per launch); terminal, Markdown, CSV."""
 from __future__ import annotations
 
 import io
@@ -90,9 +92,20 @@ class SideBySide:
     us: pd.DataFrame  # sizes x columns, microseconds
     latency_upto: int = LATENCY_UPTO
     oversubscribed: frozenset[str] = frozenset()  # configurations with more ranks than cores
+    launches: tuple[int, int] | None = None  # fewest and most launches per point; None: per launch
 
     def heading(self, col: str, sep: str = "\n") -> str:
         return col.replace("\n", sep) + (" *" if col in self.oversubscribed else "")
+
+    @property
+    def level(self) -> str:
+        """What a cell is: a launch-level estimate over how many launches, or one launch's median."""
+        if self.launches is None:
+            return "one launch's median per column"
+        lo, hi = self.launches
+        if hi <= 1:
+            return "one launch per point: its own median"
+        return f"launch-level estimates over {lo}{f'-{hi}' if hi != lo else ''} launches per point"
 
     @property
     def note(self) -> str:
@@ -124,34 +137,41 @@ def _fmt(x: float) -> str:
 
 
 def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = False,
-                 latency_upto: int = LATENCY_UPTO) -> list[SideBySide]:
-    """One table per benchmark (or just `benchmark`)."""
+                 latency_upto: int = LATENCY_UPTO, per_launch: bool = False) -> list[SideBySide]:
+    """One table per benchmark (or just `benchmark`) of the launch-level frame, or with
+    `per_launch` of the tidy table's rows: a column per configuration and launch."""
     if benchmark is not None:
         if benchmark not in set(df["benchmark"]):
             have = ", ".join(dict.fromkeys(df["benchmark"]))
             raise UsageError(f"no '{benchmark}' points in these runs: use --benchmark with one of {have}")
         df = df[df["benchmark"] == benchmark]
     df = with_config(df)
+    if per_launch and "launch" in df and df["launch"].nunique() > 1:
+        launch = "launch=" + df["launch"].astype(str)
+        df["config"] = launch.where(df["config"] == "all runs", df["config"] + "\n" + launch)
     if "bw_median_MBps" not in df:
         df["bw_median_MBps"] = float("nan")
     order = list(dict.fromkeys(df["config"]))
     out = []
     for bench in dict.fromkeys(df["benchmark"]):
         part = df[df["benchmark"] == bench]
-        # several launches of one configuration: the median of their medians
+        # several runs of one configuration outside a sweep: the median of their estimates
         agg = part.groupby(["size", "config"]).agg(bw=("bw_median_MBps", "median"), us=("time_median_us", "median"))
         cols = [c for c in order if c in set(part["config"])]
         bw = agg["bw"].unstack("config").reindex(columns=cols)
         us = agg["us"].unstack("config").reindex(columns=cols)
         sizes = sorted(int(s) for s in bw.index)
         over = frozenset(part.loc[part["oversubscribed"] == True, "config"]) if "oversubscribed" in part else frozenset()  # noqa: E712
-        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over))
+        launches = ((int(part["launches"].min()), int(part["launches"].max())) if "launches" in part
+                    else None if per_launch else (1, 1))
+        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches))
     return out
 
 
 def render_terminal(t: SideBySide) -> Table:
     table = Table(title=f"{t.benchmark}: MB/s (latency us up to {human_size(t.latency_upto)})",
-                  title_justify="left", caption=t.note or None, caption_justify="left")
+                  title_justify="left", caption="\n".join(filter(None, (t.level, t.note))),
+                  caption_justify="left")
     table.add_column(t.size_heading, justify="right")
     for col in t.columns:
         table.add_column(t.heading(col), justify="right")
@@ -162,7 +182,7 @@ def render_terminal(t: SideBySide) -> Table:
 
 def render_markdown(t: SideBySide) -> str:
     heads = [t.size_heading] + [t.heading(c, ", ") for c in t.columns]
-    lines = [f"**{t.benchmark}**: MB/s (latency in us) per configuration", "",
+    lines = [f"**{t.benchmark}**: MB/s (latency in us) per configuration, {t.level}", "",
              "| " + " | ".join(heads) + " |", "|" + "---:|" * len(heads)]
     for size in t.sizes:
         lines.append("| " + " | ".join([t.size_label(size), *(t.cell(size, c) for c in t.columns)]) + " |")

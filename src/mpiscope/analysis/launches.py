@@ -1,0 +1,348 @@
+"""Launch-level numbers: a point measured in several launches, summarised with an interval that
+holds across launches; its modes; how many launches and samples it needs (docs/statistics.md).
+
+One launch's samples say how precisely that launch measured its point; they say nothing about
+the next launch, whose median may sit elsewhere (placement, page layout, a daemon, the clock).
+The launch is therefore the unit of evidence: each launch contributes one estimate (its median),
+and the point's estimate and 95 % interval come from the launch medians (a random-effects model
+on the log scale: launch medians are log-normal around the point's typical time, each with its
+own sampling error). The variance of one launch's estimate splits into a within-launch part (its
+own sampling error, from its interval) and a between-launch part (the rest).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import special
+
+from mpiscope.records import Point
+
+# Tag keys that tell launches and parts of one configuration apart; every other tag key
+# (a study's series, a sweep's configuration) makes a different point.
+# Refinement rounds (`--find-switches`) are further launches of the same points.
+LAUNCH_TAGS = ("launch", "part", "refinement_round")
+# The engine's interval of a median is a 95 % one: its half-width is this many standard errors.
+Z95 = 1.959964
+# With one launch the between-launch variance is unknown; this many launches estimate it.
+MIN_LAUNCHES = 3
+
+# Modes (docs/statistics.md, checked by simulation in tests/analysis/test_launches.py): a split
+# of the sorted log launch medians into levels is believed only when every level has
+# MODE_MIN_LAUNCHES launches, adjacent levels differ by MODE_MIN_RATIO, the gap between them
+# exceeds MODE_MIN_GAP_SE standard errors of the launches' own sampling, and the split leaves at
+# most MODE_MAX_R2[L] (two levels) or MODE_MAX_R3[L] (three) of the variance within the levels.
+# Those are the 3 % and 1 % quantiles of that share for L launches drawn from one log-normal
+# level (100 000-200 000 simulated sets per L): one level is called several in at most ~4 % of
+# cases whatever its spread (less when the spread is small: the other criteria stop it). Beyond
+# the tables the last entry is used (stricter, as the quantiles grow with L).
+MODE_MIN_LAUNCHES = 2
+MODE_MIN_RATIO = 1.10
+MODE_MIN_GAP_SE = 4.0
+MODE_MAX_LEVELS = 3
+MODE_MAX_R2 = {4: 0.0199, 5: 0.0366, 6: 0.0553, 7: 0.0744, 8: 0.0913, 9: 0.107, 10: 0.1199, 11: 0.1318,
+               12: 0.142, 13: 0.1519, 14: 0.1594, 15: 0.1663, 16: 0.1735, 17: 0.1789, 18: 0.1852, 19: 0.1907,
+               20: 0.1942}
+MODE_MAX_R3 = {6: 0.008, 7: 0.0106, 8: 0.015, 9: 0.0197, 10: 0.0246, 11: 0.0293, 12: 0.0341, 13: 0.0384,
+               14: 0.0432, 15: 0.047, 16: 0.0504, 17: 0.0545, 18: 0.0571, 19: 0.0611, 20: 0.0632}
+
+# Kalibera & Jones planning: the engine's --ci-target is kept within these bounds.
+CI_TARGET_MIN, CI_TARGET_MAX = 0.005, 0.2
+
+
+def launch_of(p: Any) -> int:
+    """The launch a record belongs to: its tag's `launch`; in runs made before launches were
+    tagged, 0, or its refinement round (each round was one more launch)."""
+    tag = getattr(p, "tag", None) or {}
+    value = tag.get("launch", tag.get("refinement_round", 0))
+    return value if isinstance(value, int) else 0
+
+
+def config_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
+    """What, beyond the point's key, makes it a different configuration: a study's series, and
+    the ranks' renumbering (`--order`, which the grid study's two parts differ by)."""
+    tag = getattr(p, "tag", None) or {}
+    out = [(k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)]
+    order = getattr(p, "order", None)
+    if isinstance(order, str) and order not in ("", "launch"):
+        out.append(("rank_order", order))
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One level that launches fell into: its typical time (µs) and the share of launches."""
+    median: float
+    share: float
+    launches: int
+
+
+@dataclass(frozen=True)
+class LaunchPoint:
+    """A point over its launches, read by the analysis as one measurement (`Measured`): `median`
+    is the launch-level estimate, `ci_low`/`ci_high` its 95 % interval, `n` the launches."""
+    benchmark: str
+    size: int
+    ranks: int
+    variant: str | None
+    median: float
+    ci_low: float | None
+    ci_high: float | None
+    launch_medians: tuple[float, ...]
+    within_var: float = float("nan")   # variance of one launch's log estimate from its own sampling
+    between_var: float = float("nan")  # variance of the launch effect, log scale
+    modes: tuple[Mode, ...] = ()
+    config: tuple[tuple[str, Hashable], ...] = ()
+    points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
+    samples: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.launch_medians)
+
+    @property
+    def launches(self) -> int:
+        return len(self.launch_medians)
+
+    @property
+    def single_launch(self) -> bool:
+        """One launch only: the interval is that launch's own and says nothing of the next."""
+        return self.launches == 1
+
+    @property
+    def share_between(self) -> float:
+        """The share of one launch's variance that lies between launches (nan with one launch)."""
+        total = self.within_var + self.between_var
+        return self.between_var / total if total > 0 else float("nan")
+
+    @property
+    def launch_var(self) -> float:
+        """The variance of one launch's log estimate, within + between (nan with one launch):
+        what the interval and the planning use."""
+        if self.launches < 2:
+            return float("nan")
+        var = float(np.var(np.log(self.launch_medians), ddof=1))
+        return max(var, self.within_var) if np.isfinite(self.within_var) else var
+
+    @property
+    def half_width_rel(self) -> float:
+        """The interval's half-width relative to the estimate."""
+        if self.ci_low is None or self.ci_high is None or not self.median:
+            return float("nan")
+        return (self.ci_high - self.ci_low) / 2 / self.median
+
+    @property
+    def key(self) -> tuple[str, int, int, str | None]:
+        return (self.benchmark, self.size, self.ranks, self.variant)
+
+    @property
+    def tag(self) -> Mapping[str, Any]:
+        return dict(self.config)
+
+
+def _log_se(p: Point) -> float:
+    """Standard error of log(median) from the launch's own 95 % interval (nan when it has none)."""
+    s = p.time_us
+    if not s.median or s.ci_low is None or s.ci_high is None or s.ci_low <= 0 or s.ci_high < s.ci_low:
+        return float("nan")
+    return float(np.log(s.ci_high / s.ci_low) / (2 * Z95))
+
+
+def _within(points: Sequence[Point]) -> float:
+    """Mean squared log-SE over the launches that have an interval (nan when none has)."""
+    se = np.array([_log_se(p) for p in points])
+    se = se[np.isfinite(se)]
+    return float(np.mean(se ** 2)) if len(se) else float("nan")
+
+
+def summarise(points: list[Point], level: float = 0.95) -> LaunchPoint:
+    """One point from its launches' records (one record per launch, all of one key). Launches
+    without a positive median are left out; none left is a ValueError.
+
+    Estimate: the geometric mean of the launch medians. Interval: Student's t with L-1 degrees
+    of freedom over the log launch medians (exact when they are normal, whatever the split of
+    their variance into within and between). One launch: its own interval."""
+    points = [p for p in points if p.time_us.median is not None and p.time_us.median > 0]
+    if not points:
+        raise ValueError("no launch has a positive median")
+    first = points[0]
+    med = np.array([p.time_us.median for p in points], float)
+    within = _within(points)
+    if len(points) == 1:
+        s = first.time_us
+        return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
+                           s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
+                           config=config_of(first), points=tuple(points), samples=first.samples_us)
+    logs = np.log(med)
+    k = len(logs)
+    var = float(logs.var(ddof=1))
+    # identical medians (a coarse timer) would give a zero-width interval: their own error instead
+    total = var if var > 0 or not np.isfinite(within) else within
+    half = special.stdtrit(k - 1, 0.5 + level / 2) * np.sqrt(total / k)
+    between = max(0.0, var - within) if np.isfinite(within) else float("nan")
+    centre = logs.mean()
+    return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(np.exp(centre)),
+                       float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),
+                       within_var=within, between_var=between, modes=find_modes(med, within),
+                       config=config_of(first), points=tuple(points))
+
+
+# --- modes -------------------------------------------------------------------------------
+
+def _ss(x: np.ndarray) -> float:
+    return float(((x - x.mean()) ** 2).sum())
+
+
+def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
+    """The split of sorted `x` into `parts` (2 or 3) runs of at least MODE_MIN_LAUNCHES each with
+    the least within-level sum of squares ([] when none is allowed); exhaustive, by prefix sums."""
+    m, L = MODE_MIN_LAUNCHES, len(x)
+    if L < parts * m:
+        return []
+    c = x - x.mean()
+    s1, s2 = np.concatenate([[0.0], np.cumsum(c)]), np.concatenate([[0.0], np.cumsum(c ** 2)])
+
+    def ss(a, b):
+        return s2[b] - s2[a] - (s1[b] - s1[a]) ** 2 / (b - a)
+    if parts == 2:
+        i = np.arange(m, L - m + 1)
+        cut = [int(i[np.argmin(ss(0, i) + ss(i, L))])]
+    else:
+        i, j = np.triu_indices(L + 1, m)
+        keep = (i >= m) & (j <= L - m)
+        i, j = i[keep], j[keep]
+        k = int(np.argmin(ss(0, i) + ss(i, j) + ss(j, L)))
+        cut = [int(i[k]), int(j[k])]
+    return np.split(x, cut)
+
+
+def _levels_hold(x: np.ndarray, levels: list[np.ndarray], within_var: float) -> bool:
+    """Whether `levels` (a split of sorted `x`) are distinct levels by the criteria above."""
+    if not levels:
+        return False
+    table = MODE_MAX_R2 if len(levels) == 2 else MODE_MAX_R3
+    total = _ss(x)
+    if total <= 0 or sum(_ss(lv) for lv in levels) / total > table.get(len(x), table[max(table)]):
+        return False
+    gap_se = np.sqrt(2 * within_var) if np.isfinite(within_var) else 0.0
+    return all(hi.mean() - lo.mean() >= np.log(MODE_MIN_RATIO) and hi[0] - lo[-1] > MODE_MIN_GAP_SE * gap_se
+               for lo, hi in zip(levels, levels[1:]))
+
+
+def find_modes(medians: Sequence[float], within_var: float = 0.0) -> tuple[Mode, ...]:
+    """The levels that launch medians fall into, fastest first, or () when they form one level.
+    Two levels are tried first, and a level that holds two levels by the same criteria is split
+    again; when no two-level split holds, three levels at once (three equal levels defeat any
+    split into two). At most MODE_MAX_LEVELS. `within_var`: the launches' own log-scale sampling
+    variance."""
+    x = np.sort(np.log(np.asarray([m for m in medians if m > 0], float)))
+    levels = _best_split(x, 2)
+    if _levels_hold(x, levels, within_var):
+        for j, lv in enumerate(levels):
+            sub = _best_split(lv, 2)
+            if len(levels) < MODE_MAX_LEVELS and _levels_hold(lv, sub, within_var):
+                levels[j:j + 1] = sub
+                break
+    else:
+        levels = _best_split(x, 3)
+        if not _levels_hold(x, levels, within_var):
+            return ()
+    return tuple(Mode(float(np.exp(lv.mean())), len(lv) / len(x), len(lv)) for lv in levels)
+
+
+# --- heterogeneity and planning ----------------------------------------------------------
+
+def heterogeneity_p(lp: LaunchPoint) -> float:
+    """p-value of Cochran's Q: do the launches differ by more than their own sampling error says?
+    nan with one launch, or when a launch has no interval."""
+    se = np.array([_log_se(p) for p in lp.points])
+    if lp.launches < 2 or len(se) != lp.launches or not (np.isfinite(se).all() and (se > 0).all()):
+        return float("nan")
+    y, w = np.log(lp.launch_medians), 1 / se ** 2
+    q = float((w * (y - (w * y).sum() / w.sum()) ** 2).sum())
+    return float(special.chdtrc(lp.launches - 1, q))
+
+
+def launches_needed(lp: LaunchPoint, target_rel: float, level: float = 0.95, max_launches: int = 1000) -> int:
+    """The launches `lp` needs for its interval's half-width to reach `target_rel` x estimate, at
+    its current variance of one launch (within + between, log scale) and with the t quantile of
+    that many launches; at least `lp.launches`, at most `max_launches`. With one launch the
+    between-launch variance is unknown: at least MIN_LAUNCHES."""
+    if not target_rel > 0:
+        raise ValueError(f"target_rel must be positive, got {target_rel}")
+    var = lp.within_var if lp.single_launch else lp.launch_var
+    least = max(lp.launches, MIN_LAUNCHES) if lp.single_launch else lp.launches
+    if not np.isfinite(var) or var <= 1e-18:
+        return least
+    n = np.arange(max(least, 2), max(max_launches, least) + 1)
+    half = special.stdtrit(n - 1, 0.5 + level / 2) * np.sqrt(var / n)
+    ok = np.nonzero(half <= np.log1p(target_rel))[0]
+    return int(n[ok[0]]) if len(ok) else int(n[-1])
+
+
+def samples_per_launch(lp: LaunchPoint, launch_overhead_s: float, points_per_launch: int = 1) -> float:
+    """Kalibera & Jones' optimal number of samples per launch for `lp`,
+    n1* = sqrt(c2 S1^2 / (c1 S2^2)): c1 the cost of a sample (its median time), c2 the cost of a
+    launch for this point (its warm-up plus its share of the launch overhead), S1^2 the per-sample
+    log variance (within_var x samples), S2^2 the between-launch variance. inf when the launches
+    do not differ beyond their sampling error; nan when it cannot be judged."""
+    samples = np.median([p.time_us.n for p in lp.points]) if lp.points else 0
+    if lp.launches < 2 or not samples or not np.isfinite(lp.within_var) or lp.within_var <= 0:
+        return float("nan")
+    c1 = lp.median
+    warmup_us = np.median([p.warmup for p in lp.points]) * lp.median
+    c2 = warmup_us + max(launch_overhead_s, 0.0) * 1e6 / max(points_per_launch, 1)
+    s1 = lp.within_var * samples
+    if lp.between_var <= 0:
+        return float("inf")
+    return float(np.sqrt(c2 * s1 / (c1 * lp.between_var)))
+
+
+def engine_ci_target(lps: list[LaunchPoint], launch_overhead_s: float) -> float | None:
+    """The engine's per-launch stopping target (--ci-target F, the median's 95 % CI within +-F)
+    that reaches a launch-level target in the least total time: per point, the relative
+    half-width its launch reaches with Kalibera & Jones' n1* samples; the median over the points,
+    within [CI_TARGET_MIN, CI_TARGET_MAX]. None when no point has two launches with intervals."""
+    targets = []
+    for lp in lps:
+        n1 = samples_per_launch(lp, launch_overhead_s, len(lps))
+        if np.isnan(n1):
+            continue
+        samples = np.median([p.time_us.n for p in lp.points])
+        targets.append(float(np.expm1(Z95 * np.sqrt(lp.within_var * samples / max(n1, 1.0)))))
+    if not targets:
+        return None
+    return float(np.clip(np.median(targets), CI_TARGET_MIN, CI_TARGET_MAX))
+
+
+# --- grouping records into launch points --------------------------------------------------
+
+def by_launch(records: Iterable[Any]) -> dict[int, list[Point]]:
+    """The measured points of each launch."""
+    out: dict[int, list[Point]] = defaultdict(list)
+    for r in records:
+        if isinstance(r, Point) and r.time_us.median:
+            out[launch_of(r)].append(r)
+    return dict(sorted(out.items()))
+
+
+def _aggregate(launched: Iterable[tuple[Hashable, Any]]) -> list[LaunchPoint]:
+    groups: dict[tuple, dict[Hashable, Point]] = {}
+    for launch, r in launched:
+        if isinstance(r, Point) and r.time_us.median is not None and r.time_us.median > 0:
+            groups.setdefault((r.key, config_of(r)), {})[launch] = r
+    return [summarise([g[k] for k in sorted(g)]) for g in groups.values()]
+
+
+def aggregate(records: Iterable[Any]) -> list[LaunchPoint]:
+    """Every measured point of `records` over its launches, in the order first measured. Within a
+    launch a point measured twice (a relaunch) counts once: its last record."""
+    return _aggregate((launch_of(r), r) for r in records)
+
+
+def aggregate_runs(runs: Sequence[Iterable[Any]]) -> list[LaunchPoint]:
+    """The same over several runs of one configuration (a sweep's launches, RUN1,RUN2,...): every
+    launch of every run is one launch."""
+    return _aggregate(((i, launch_of(r)), r) for i, recs in enumerate(runs) for r in recs)

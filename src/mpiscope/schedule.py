@@ -1,0 +1,179 @@
+"""Which launches a run makes (docs/statistics.md).
+
+The launch is the unit of evidence: one launch's samples say how precisely it measured, not
+where the next launch's median will fall. So every part of a run is measured in several
+launches, each in its own shuffled order of sizes and benchmarks. With `--launches auto` (the
+default) a first round of MIN_LAUNCHES launches estimates the variance within and between
+launches; then, while the run's time budget allows, one more launch at a time measures only the
+points whose launch-level interval is still wider than the target, with the engine's per-launch
+sampling target chosen from the variance components (Kalibera and Jones: samples within a
+launch only pay while the within-launch error is not swamped by the between-launch one)."""
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from mpiscope.analysis.launches import (LAUNCH_TAGS, LaunchPoint, aggregate, engine_ci_target, launch_of,
+                                        launches_needed)
+from mpiscope.errors import UsageError
+from mpiscope.plan import Part, PlanPoint, engine_plan
+from mpiscope.records import Point
+
+MIN_LAUNCHES = 3
+MAX_LAUNCHES = 10
+LAUNCH_TARGET = 0.05   # the launch-level interval's half-width, relative to the estimate
+AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
+# The first round's sampling per launch, unless the user chose it: enough to estimate the
+# variance components, no more (three launches of 0.2 s cost less than one of 1 s).
+FIRST_ROUND_CI_TARGET = 0.05
+FIRST_ROUND_MAX_TIME_S = 0.2
+
+
+@dataclass(frozen=True)
+class LaunchPolicy:
+    """How many launches: a fixed count, or auto (None): MIN_LAUNCHES, then more while the
+    launch-level interval is wider than `target` and the budget allows, up to MAX_LAUNCHES."""
+    count: int | None = None
+    target: float = LAUNCH_TARGET
+    budget_s: float | None = None
+
+    @property
+    def auto(self) -> bool:
+        return self.count is None
+
+    @property
+    def first_round(self) -> int:
+        return self.count or MIN_LAUNCHES
+
+
+DEFAULT_ENV = "MPISCOPE_LAUNCHES"  # a site's or a user's default for --launches (e.g. 1)
+
+
+def parse_launches(text: str | int | None, option: str = "--launches") -> int | None:
+    """`--launches`: a positive number, or auto (None); not given: $MPISCOPE_LAUNCHES, else auto."""
+    if text is None:
+        text, option = os.environ.get(DEFAULT_ENV) or "auto", DEFAULT_ENV
+    if text == "auto":
+        return None
+    try:
+        n = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{option} takes a number of launches or 'auto', got '{text}'") from None
+    if not 1 <= n <= 1000:
+        raise UsageError(f"{option} must be between 1 and 1000, got {n}")
+    return n
+
+
+def policy_from(launches: str | int | None, target: float | None, budget_s: float | None) -> LaunchPolicy:
+    """The policy from the options --launches, --launch-target and --time-budget."""
+    if target is not None and not (0 < target < 1):
+        raise UsageError(f"--launch-target must be a fraction between 0 and 1 (0.05: +-5 %), got {target}")
+    return LaunchPolicy(parse_launches(launches), target or LAUNCH_TARGET, budget_s)
+
+
+def first_round_budget(policy: LaunchPolicy) -> float | None:
+    """The share of --time-budget the first round's launches may spend per launch: all of it
+    over fixed launches; with auto launches half, the rest is for the launches that follow."""
+    if policy.budget_s is None:
+        return None
+    return policy.budget_s / policy.first_round / (2 if policy.auto else 1)
+
+
+def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | None, reps: int | None,
+             time_budget: float | None) -> tuple[float | None, float | None]:
+    """The engine's --ci-target and --max-time per launch: the user's, or with several launches
+    and nothing chosen, the first round's lighter sampling."""
+    if policy.first_round == 1 or any(v is not None for v in (ci_target, max_time, reps, time_budget)):
+        return ci_target, max_time
+    return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
+
+
+def config(tag: dict) -> tuple:
+    """A part's configuration: its tag without the launch-like keys (as records are grouped)."""
+    return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS))
+
+
+def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...]:
+    """Plan ids in a random order: sizes and benchmarks shuffled within each group of ranks
+    (--npmin), and the groups in a random order (each group is one communicator)."""
+    groups: dict[int, list[int]] = {}
+    for e in entries:
+        groups.setdefault(e.ranks, []).append(e.id)
+    order = list(groups.values())
+    rng.shuffle(order)
+    for ids in order:
+        rng.shuffle(ids)
+    return tuple(i for ids in order for i in ids)
+
+
+def launch_parts(parts: Sequence[Part], engine, launches: int, first: int = 0,
+                 rng: random.Random | None = None) -> list[Part]:
+    """`launches` launches of every part, numbered from `first`, each in its own order; launch by
+    launch (all parts of launch k before launch k+1) so that a part's launches are spread in
+    time. One launch of parts never launched before is the plan as it is, in plan order."""
+    if launches == 1 and first == 0:
+        return list(parts)
+    rng = rng or random.Random()
+    out = []
+    for k in range(first, first + launches):
+        for part in parts:
+            entries = part.entries(engine_plan(engine, part.plan))
+            out.append(replace(part, tag={**part.tag, "launch": k}, points=shuffled(entries, rng)))
+    return out
+
+
+def launch_count(records) -> int:
+    """The launches a run has made so far (the highest launch number + 1)."""
+    return 1 + max((launch_of(r) for r in records if isinstance(r, Point)), default=-1)
+
+
+def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci_target: float | None,
+                rng: random.Random) -> list[Part]:
+    """One more launch of each part of the first round, measuring only the `short` points."""
+    out = []
+    for part in first_round:
+        cfg = config(part.tag)
+        entries = [e for e in part.entries(engine_plan(engine, part.plan)) if (e.key, cfg) in short]
+        if not entries:
+            continue
+        plan = part.plan
+        if ci_target is not None and "--reps" not in plan.options:
+            plan = plan.with_options("--ci-target", f"{ci_target:.3g}")
+        tag = {k: v for k, v in part.tag.items() if k != "part"}
+        out.append(replace(part, plan=plan, tag={**tag, "launch": launch}, points=shuffled(entries, rng)))
+    return out
+
+
+def launch_overhead_s(records, first_round_s: float, launches: int) -> float:
+    """What one launch costs beyond its points' sampling: start-up, set-up, warm-up."""
+    sampled = sum(p.elapsed_s for p in records if isinstance(p, Point))
+    return max(0.0, first_round_s - sampled) / max(1, launches)
+
+
+def _cost_s(lps: Sequence[LaunchPoint], overhead_s: float, parts: int) -> float:
+    """What one more launch of these points should take: each point's mean time per launch so
+    far, and the launch overhead per part."""
+    per_point = [sum(p.elapsed_s for p in lp.points) / max(1, len(lp.points)) for lp in lps]
+    return sum(per_point) + overhead_s * parts
+
+
+def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,
+                overhead_s: float, rng: random.Random) -> tuple[list[Part], str]:
+    """The parts of one more launch (only the points whose launch-level interval is still wider
+    than the target, sampled per launch as the variance components advise), or none and why."""
+    lps = aggregate(records)
+    launched = launch_count(records)
+    short = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
+    if not short:
+        return [], "every point within the target"
+    if launched >= MAX_LAUNCHES:
+        return [], f"{len(short)} point(s) still wider than the target after {MAX_LAUNCHES} launches"
+    ci = engine_ci_target(lps, overhead_s)
+    parts = _next_parts(first_round, engine, {(lp.key, lp.config) for lp in short}, launched, ci, rng)
+    budget = policy.budget_s or AUTO_BUDGET_S
+    if parts and spent_s + _cost_s(short, overhead_s, len(parts)) > budget:
+        return [], f"{len(short)} point(s) still wider than the target when the time budget ({budget:.0f} s) ran out"
+    return parts, ""

@@ -1,0 +1,126 @@
+"""Launches as the unit of evidence (issue 16), for real: a run measures every point in several
+launches, each in its own shuffled order, adds launches where the interval asks for them, keeps
+its launches apart in the records, resumes launch by launch, and does not wait for a deadlock
+twice. The statistics themselves are tested on synthetic data (tests/analysis/test_launches.py)."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+AUTO = {"MPISCOPE_LAUNCHES": ""}  # the default, as a user gets it (the suite measures one launch)
+
+
+def records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+
+
+def by_launch(recs: list[dict], kind: str = "point") -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = defaultdict(list)
+    for r in recs:
+        if r["type"] == kind:
+            out[r.get("tag", {}).get("launch", 0)].append(r)
+    return dict(out)
+
+
+def only_run(runs_dir: Path) -> Path:
+    (run,) = [p for p in runs_dir.iterdir() if (p / "run.json").is_file()]
+    return run
+
+
+def test_three_launches_measure_every_point_each_in_its_own_order(cli, tmp_path):
+    sizes = "1,4,16,64,256,1K,4K,16K"
+    r = cli("run", "-b", "pingpong,bw", "--sizes", sizes, "--launches", "3", "--max-time", "0.02",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    run = only_run(tmp_path)
+    launches = by_launch(records(run))
+    assert sorted(launches) == [0, 1, 2]
+    keys = [sorted((p["benchmark"], p["size"]) for p in pts) for pts in launches.values()]
+    assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 16   # every point, once per launch
+    orders = {tuple((p["benchmark"], p["size"]) for p in pts) for pts in launches.values()}
+    assert len(orders) > 1, "three launches in the same order: not shuffled"   # 16! orders: never by chance
+    contexts = by_launch(records(run), "context")
+    assert sorted(contexts) == [0, 1, 2]                            # each launch describes itself
+    meta = json.loads((run / "run.json").read_text())
+    assert [p["tag"]["launch"] for p in meta["parts"]] == [0, 1, 2]  # written down before the first launch
+    assert all(p["points"] for p in meta["parts"])                   # with the order each measured
+    assert "launches" in r.stdout and "single launch" not in r.stdout.lower()
+
+
+def test_one_launch_keeps_the_plan_order_and_says_what_its_interval_covers(cli, tmp_path):
+    r = cli("run", "-b", "pingpong", "--sizes", "8,64,512", "--launches", "1", "--max-time", "0.02",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    recs = records(only_run(tmp_path))
+    assert [p["size"] for p in recs if p["type"] == "point"] == [8, 64, 512]
+    assert all("launch" not in p.get("tag", {}) for p in recs)
+    assert "launch only" in " ".join(r.stdout.split())
+
+
+def test_the_default_is_auto_launches_within_the_budget(cli, tmp_path):
+    r = cli("run", "-b", "pingpong", "--sizes", "8,1K", "--time-budget", "8", "--no-progress", "--no-report",
+            "--runs-dir", str(tmp_path), env=AUTO)
+    assert r.returncode == 0, r.stderr
+    run = only_run(tmp_path)
+    launches = by_launch(records(run))
+    assert len(launches) >= 3                                        # at least three, however quiet
+    meta = json.loads((run / "run.json").read_text())
+    policy = meta["launch_policy"]
+    assert policy["policy"] == "auto" and policy["launches"] == len(launches) and policy["stopped"]
+    per_point = defaultdict(set)
+    for k, pts in launches.items():
+        for p in pts:
+            per_point[p["size"]].add(k)
+    assert all(set(range(3)) <= ks for ks in per_point.values())    # the first round measures everything
+
+
+def test_bad_launch_options_are_one_line_errors(cli, tmp_path):
+    for args, words in ((["--launches", "0"], "--launches"), (["--launches", "many"], "--launches"),
+                        (["--launch-target", "0"], "--launch-target"), (["--launch-target", "2"], "--launch-target")):
+        r = cli("run", "-b", "pingpong", "--sizes", "8", *args, "--runs-dir", str(tmp_path))
+        assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("run", "-b", "pingpong", "--sizes", "8", "--runs-dir", str(tmp_path), env={"MPISCOPE_LAUNCHES": "x"})
+    assert r.returncode == 2 and "MPISCOPE_LAUNCHES" in r.stderr
+    assert not any(tmp_path.iterdir())                               # nothing half-made
+
+
+def test_resume_measures_the_launches_a_run_still_lacks(cli, tmp_path):
+    r = cli("run", "-b", "pingpong", "--sizes", "8,64,512", "--launches", "3", "--max-time", "0.02",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    run = only_run(tmp_path)
+    lines = (run / "records.jsonl").read_text().splitlines()
+    cut = [line for line in lines if json.loads(line).get("tag", {}).get("launch") != 2]
+    (run / "records.jsonl").write_text("\n".join(cut) + "\n")      # as if cut off before launch 2
+    meta = json.loads((run / "run.json").read_text())
+    meta["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(meta))
+    r = cli("run", "--resume", str(run), "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    launches = by_launch(records(run))
+    assert sorted(launches) == [0, 1, 2] and all(len(pts) == 3 for pts in launches.values())
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+
+
+def test_a_deadlock_found_in_one_launch_is_not_waited_for_in_the_next(cli, openmpi_prefix, tmp_path):
+    r = cli("run", "--mpi", "openmpi", "-n", "2", "-b", "ringcs1,ringcs2", "--sizes", "256:4K",
+            "--env", "OMPI_MCA_btl_sm_eager_limit=1024", "--max-time", "0.05", "--launches", "3",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path), timeout=400)
+    assert r.returncode == 0, r.stderr
+    recs = records(only_run(tmp_path))
+    hung = {k: [t for t in ts if t["benchmark"] == "ringcs1"] for k, ts in by_launch(recs, "timeout").items()}
+    hung = {k: ts for k, ts in hung.items() if ts}  # (a loaded machine may stall a ringcs2 point too)
+    assert set(hung) == {0}, f"time-outs in launches {sorted(hung)}: a deadlock was waited for again"
+    smallest = min(t["size"] for t in hung[0])
+    skips = by_launch(recs, "skip")
+    for k in (1, 2):
+        skipped = {s["size"] for s in skips[k] if s["benchmark"] == "ringcs1"}
+        assert skipped == {s for s in (256, 512, 1024, 2048, 4096) if s >= smallest}
+        assert all("earlier launch" in s["reason"] for s in skips[k])
+    points = by_launch(recs)
+    for k in (0, 1, 2):                                              # below the limit, and the other
+        got = {(p["benchmark"], p["size"]) for p in points[k]}      # benchmark, in every launch
+        assert {("ringcs1", 256), ("ringcs1", 512)} <= got
+        assert sum(b == "ringcs2" for b, _ in got) >= 3
