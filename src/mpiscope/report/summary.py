@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -64,15 +65,16 @@ def note(lp: LaunchPoint, launches: int) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def summary_table(recs: RecordFile, title: str) -> Table:
+def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = ()) -> Table:
     """A row per point (and configuration: a study's series) over its launches, by benchmark in
-    the order first measured, then rank count, variant and size (launches shuffle the order); a
-    skip or time-out once per point, saying in how many launches."""
+    the order `benchmarks` names them (the plan's), else first measured, then rank count, variant
+    and size (launches shuffle the order); a skip or time-out once per point, saying in how many
+    launches."""
     world = recs.context.world_size if recs.context else None
     records = [r for r in recs if isinstance(r, (Point, Skip, Timeout))]
     launches = len({launch_of(r) for r in records}) or 1
     by_point = {(lp.key, lp.config): lp for lp in aggregate(records)}
-    benches = {b: i for i, b in enumerate(dict.fromkeys(r.benchmark for r in records))}
+    benches = {b: i for i, b in enumerate(dict.fromkeys([*benchmarks, *(r.benchmark for r in records)]))}
     configs: dict = {}
     rows: dict[tuple, list[str]] = {}
     missed: dict[tuple, set[int]] = defaultdict(set)  # the launches a point was skipped or hung in
@@ -123,7 +125,7 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
              f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
-    console.print(summary_table(recs, title))
+    console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks]))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
     for w in [*meta.warnings, *recs.problems]:
         warn.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
