@@ -34,3 +34,17 @@ def test_study_refuses_bad_input_in_one_line(cli, tmp_path):
     r = cli("study", "grid", "--runs-dir", str(tmp_path), "--sizes", "64", "--max-time", "-1")
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: --max-time")
     assert "Traceback" not in r.stderr
+
+
+def test_auto_launches_of_a_study_measure_again_the_points_still_too_wide(cli, openmpi_prefix, tmp_path):
+    """A study's records say more than its parts (their rank order): the points still wider
+    than the target must still be found in the parts, so the run goes on launching or ends
+    for a reason it names (before, it stopped after the first round without one)."""
+    runs = tmp_path / "runs"
+    r = cli("study", "grid", "--runs-dir", str(runs), "--mpi", "openmpi", "-n", "4", "--sizes", "64",
+            "--max-time", "0.02", "--launches", "auto", "--launch-target", "0.001",
+            "--no-progress", env={"MPISCOPE_LAUNCHES": "auto"})
+    assert r.returncode == 0, r.stderr
+    policy = resolve("latest", runs).meta().extra["launch_policy"]
+    assert policy["launches"] > 3, policy
+    assert "match no part" not in policy["stopped"] and policy["stopped"], policy

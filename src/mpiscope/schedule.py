@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -135,8 +134,9 @@ def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci
     """One more launch of each part of the first round, measuring only the `short` points."""
     out = []
     for part in first_round:
-        cfg = config(part.tag)
-        entries = [e for e in part.entries(engine_plan(engine, part.plan)) if (e.key, cfg) in short]
+        cfg = set(config(part.tag))  # a record's configuration may say more (its rank order)
+        entries = [e for e in part.entries(engine_plan(engine, part.plan))
+                   if any(key == e.key and cfg <= set(c) for key, c in short)]
         if not entries:
             continue
         plan = part.plan
@@ -174,6 +174,8 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     ci = engine_ci_target(lps, overhead_s)
     parts = _next_parts(first_round, engine, {(lp.key, lp.config) for lp in short}, launched, ci, rng)
     budget = policy.budget_s or AUTO_BUDGET_S
-    if parts and spent_s + _cost_s(short, overhead_s, len(parts)) > budget:
+    if not parts:
+        return [], f"{len(short)} point(s) still wider than the target match no part to launch again"
+    if spent_s + _cost_s(short, overhead_s, len(parts)) > budget:
         return [], f"{len(short)} point(s) still wider than the target when the time budget ({budget:.0f} s) ran out"
     return parts, ""
