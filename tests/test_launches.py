@@ -4,9 +4,17 @@ its launches apart in the records, resumes launch by launch, and does not wait f
 twice. The statistics themselves are tested on synthetic data (tests/analysis/test_launches.py)."""
 from __future__ import annotations
 
+import csv
 import json
+import re
+import subprocess
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
+
+from mpiscope.analysis.launches import aggregate, drifts_kept, with_drift
+from mpiscope.store import Run
 
 AUTO = {"MPISCOPE_LAUNCHES": ""}  # the default, as a user gets it (the suite measures one launch)
 
@@ -124,3 +132,59 @@ def test_a_deadlock_found_in_one_launch_is_not_waited_for_in_the_next(cli, openm
         got = {(p["benchmark"], p["size"]) for p in points[k]}      # benchmark, in every launch
         assert {("ringcs1", 256), ("ringcs1", 512)} <= got
         assert sum(b == "ringcs2" for b, _ in got) >= 3
+
+
+def test_the_third_run_of_a_configuration_includes_its_drift_from_run_to_run(cli, tmp_path):
+    """Launches of one run share the machine's state; from the third run of a configuration in a
+    runs directory, each point's interval includes the drift between runs, learnt from the
+    earlier runs of the same setting (not from a run with other tuning variables or one launch),
+    kept in run.json and used by every reader."""
+    def run(*extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+        r = cli("run", "-b", "pingpong", "--sizes", "8,1K", "--max-time", "0.02", "--no-progress", "--no-report",
+                "--runs-dir", str(tmp_path), *extra, env={"COLUMNS": "250"})
+        assert r.returncode == 0, r.stderr
+        found = re.search(r"saved in (\S+)", r.stdout)
+        return r, json.loads((Path(found.group(1)) / "run.json").read_text())
+
+    first, meta1 = run("--launches", "3")
+    assert "intervals cover this run's launches" in " ".join(first.stdout.split())
+    assert meta1["drift"] == {"runs": [], "points": []}
+    run("--launches", "1")                                            # one launch: no use for drift
+    run("--launches", "3", "--env", "MPIR_CVAR_ENABLE_GPU=0")      # another setting
+    second, meta2 = run("--launches", "3")
+    assert meta2["drift"]["points"] == []                            # two runs of the setting: too few
+    third, meta3 = run("--launches", "3")
+    assert meta3["drift"]["runs"] == [meta2["id"], meta1["id"]]
+    assert sorted((p["size"], p["runs"]) for p in meta3["drift"]["points"]) == [(8, 3), (1024, 3)]
+    assert "include the drift from run to run, learnt from 3 runs" in " ".join(third.stdout.split())
+    # the launch-level frame (tables, exports, report) widens the same intervals
+    out = tmp_path / "levels.csv"
+    r = cli("export", meta3["id"], "--runs-dir", str(tmp_path), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert [int(row["drift_runs"]) for row in rows] == [3, 3]
+    kept = drifts_kept(meta3)
+    for lp in aggregate(Run(Path(tmp_path) / meta3["id"]).records()):
+        row = next(row for row in rows if int(row["size"]) == lp.size)
+        wide = with_drift(lp, kept[(lp.key, lp.config)])
+        assert (float(row["time_ci_low_us"]), float(row["time_ci_high_us"])) == pytest.approx((wide.ci_low, wide.ci_high))
+        assert wide.ci_low <= lp.ci_low + 1e-12 and wide.ci_high >= lp.ci_high - 1e-12
+    # compare of two runs of the setting says the drift was part of the test
+    r = cli("compare", meta2["id"], meta3["id"], "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "with the drift from run to run learnt from 3 runs" in " ".join(r.stdout.split())
+
+
+def test_no_more_launches_where_the_drift_from_run_to_run_dominates():
+    """Launches of one run narrow only the launch part of the interval: a point whose variance
+    over launches is already a third of its drift or less gets no more (Kalibera and Jones: a
+    level's repetitions pay while its variance is not swamped by the level above)."""
+    from mpiscope.analysis.launches import Drift, log_se, summarise
+    from mpiscope.records import Point, Stats
+    from mpiscope.schedule import DRIFT_DOMINATES, drift_dominates
+    lp = summarise([Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01),
+                          tag={"launch": k}) for k, m in enumerate((1.0, 1.1, 0.95))])
+    var = log_se(lp) ** 2
+    assert drift_dominates(lp, Drift(var / DRIFT_DOMINATES * 1.01, 5))
+    assert not drift_dominates(lp, Drift(var / DRIFT_DOMINATES * 0.99, 5))
+    assert not drift_dominates(lp, None) and not drift_dominates(lp, Drift(0.0, 5))

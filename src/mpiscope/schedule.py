@@ -7,16 +7,20 @@ default) a first round of MIN_LAUNCHES launches estimates the variance within an
 launches; then, while the run's time budget allows, one more launch at a time measures only the
 points whose launch-level interval is still wider than the target, with the engine's per-launch
 sampling target chosen from the variance components (Kalibera and Jones: samples within a
-launch only pay while the within-launch error is not swamped by the between-launch one)."""
+launch only pay while the within-launch error is not swamped by the between-launch one; and
+launches only pay while the between-launch error is not swamped by the drift from run to run
+learnt from earlier runs)."""
 from __future__ import annotations
 
 import os
 import random
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from mpiscope.analysis.launches import (LAUNCH_TAGS, LaunchPoint, aggregate, engine_ci_target, launch_of,
-                                        launches_needed)
+import numpy as np
+
+from mpiscope.analysis.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
+                                        launches_needed, log_se)
 from mpiscope.errors import UsageError
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
@@ -29,6 +33,9 @@ AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
 # variance components, no more (three launches of 0.2 s cost less than one of 1 s).
 FIRST_ROUND_CI_TARGET = 0.05
 FIRST_ROUND_MAX_TIME_S = 0.2
+# A point whose variance over launches is at most this share of its drift from run to run gets no
+# more launches: sqrt(1 + 1/3) - 1 < 15 % is all that more launches of the run could still gain.
+DRIFT_DOMINATES = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -160,15 +167,28 @@ def _cost_s(lps: Sequence[LaunchPoint], overhead_s: float, parts: int) -> float:
     return sum(per_point) + overhead_s * parts
 
 
+def drift_dominates(lp: LaunchPoint, drift: Drift | None) -> bool:
+    """Whether more launches of this run would narrow `lp`'s interval by little: its variance
+    over launches is already at most DRIFT_DOMINATES of the drift from run to run, which no
+    launch of this run can reduce (the half-width would shrink by under 15 %)."""
+    se = log_se(lp)
+    return drift is not None and drift.var > 0 and np.isfinite(se) and se ** 2 <= DRIFT_DOMINATES * drift.var
+
+
 def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,
-                overhead_s: float, rng: random.Random) -> tuple[list[Part], str]:
+                overhead_s: float, rng: random.Random, drift: Mapping[tuple, Drift] | None = None
+                ) -> tuple[list[Part], str]:
     """The parts of one more launch (only the points whose launch-level interval is still wider
-    than the target, sampled per launch as the variance components advise), or none and why."""
+    than the target and not dominated by the `drift` from run to run, sampled per launch as the
+    variance components advise), or none and why."""
     lps = aggregate(records)
     launched = launch_count(records)
-    short = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
+    wide = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
+    short = [lp for lp in wide if not drift_dominates(lp, (drift or {}).get((lp.key, lp.config)))]
     if not short:
-        return [], "every point within the target"
+        return [], ("every point within the target" if not wide else
+                    f"every point within the target but {len(wide)} whose drift from run to run more launches "
+                    f"cannot narrow")
     if launched >= MAX_LAUNCHES:
         return [], f"{len(short)} point(s) still wider than the target after {MAX_LAUNCHES} launches"
     ci = engine_ci_target(lps, overhead_s)

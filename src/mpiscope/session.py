@@ -18,6 +18,8 @@ from rich.console import Console
 from mpiscope import __version__
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.execute import Outcome, Target, launch_of, run_part
+from mpiscope.history import learn_drift
+from mpiscope.records.launches import drifts_kept
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan import Part, PlanPoint, engine_plan
@@ -97,6 +99,8 @@ class Session:
         outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
         if m.policy.auto and outcome.status == "ok":
             outcome = self._more_launches(run, m, started, time.monotonic() - started)
+        if outcome.status == "ok" and launch_count(run.records()) > 1:
+            run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
         return run, outcome
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
@@ -107,8 +111,9 @@ class Session:
         rng = random.Random()
         outcome = Outcome(status="ok")
         while True:
+            drift = drifts_kept({"drift": learn_drift(run)})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
-                                     m.target.engine, m.policy, time.monotonic() - started, overhead, rng)
+                                     m.target.engine, m.policy, time.monotonic() - started, overhead, rng, drift)
             if not parts:
                 break
             outcome = self.add_parts(run, m.target, parts)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-from mpiscope.analysis.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, LaunchPoint,
-                                        aggregate, aggregate_runs, engine_ci_target, find_modes,
-                                        heterogeneity_p, launches_needed, samples_per_launch, summarise)
+from mpiscope.analysis.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
+                                        aggregate, aggregate_runs, drift_between_runs, drifts_kept,
+                                        engine_ci_target, find_modes, heterogeneity_p, launches_needed,
+                                        samples_per_launch, summarise, widened, with_drift)
 from mpiscope.analysis.measured import Measured
 from mpiscope.records import Point, Stats
 
@@ -202,3 +203,67 @@ def test_engine_ci_target_follows_kalibera_and_jones():
     assert engine_ci_target(lps, 10.0) < target < engine_ci_target(lps, 0.001)
     assert engine_ci_target([summarise([launch(1.0, 0)])], overhead) is None
     assert engine_ci_target(lps, 1e-9) <= CI_TARGET_MAX
+
+
+# --- runs: drift beyond the launches ------------------------------------------------------------
+
+def runs_of(rng, R: int, drift: float, L: int = 5, between: float = 0.02, within: float = 0.01) -> list[LaunchPoint]:
+    """R runs of one point: each run's launches share a run effect (drift x N) on top of their own
+    launch effects, as back-to-back launches on one machine do."""
+    return [summarise(launches(rng, L, between, within, true=float(np.exp(drift * rng.standard_normal()))))
+            for _ in range(R)]
+
+
+@pytest.mark.parametrize("earlier", [2, 5, 9])
+def test_drift_from_earlier_runs_makes_the_interval_hold_from_run_to_run(earlier):
+    """With a run effect (5 %) larger than the launch effect (2 %), the launch-level interval
+    misses the next run's estimate most of the time; widened by the drift learnt from this run
+    and `earlier` runs before it, it contains it about as often as a correct interval should
+    (~83-88 %) and covers the true value ~95 % of the time."""
+    rng = np.random.default_rng(2016)
+    reps = 1500
+    plain = hits = covered = 0
+    widths = []
+    for _ in range(reps):
+        history = runs_of(rng, earlier + 2, drift=0.05)
+        this, nxt = history[-2], history[-1]
+        lp = with_drift(this, drift_between_runs([this, *history[:-2]]))
+        plain += this.ci_low <= nxt.median <= this.ci_high
+        hits += lp.ci_low <= nxt.median <= lp.ci_high
+        covered += lp.ci_low <= 1.0 <= lp.ci_high
+        widths.append(lp.half_width_rel)
+    assert plain / reps < 0.55
+    assert 0.80 <= hits / reps <= 0.93, hits / reps
+    assert 0.93 <= covered / reps <= 0.985, covered / reps
+    assert np.median(widths) < 0.25  # not wide enough to cover everything
+
+
+def test_drift_is_estimated_without_bias_and_not_from_too_few_runs():
+    rng = np.random.default_rng(7)
+    est = [drift_between_runs(runs_of(rng, 10, drift=0.05)).var for _ in range(400)]
+    assert abs(np.mean(est) - 0.05 ** 2) < 0.15 * 0.05 ** 2
+    assert drift_between_runs(runs_of(rng, 2, drift=0.05)) is None
+    one_launch = [summarise(launches(rng, 1, 0.02)) for _ in range(5)]
+    assert drift_between_runs(one_launch) is None
+    # no drift beyond the launches: estimated near 0, and the interval barely moves
+    est0 = [drift_between_runs(runs_of(rng, 6, drift=0.0)) for _ in range(200)]
+    assert np.median([d.var for d in est0]) < 0.1 * 0.02 ** 2
+
+
+def test_drift_widens_only_points_with_launches_and_reads_back_from_run_json():
+    rng = np.random.default_rng(3)
+    lp = summarise(launches(rng, 4, 0.02))
+    assert with_drift(lp, None) == lp
+    assert with_drift(lp, Drift(0.0, 5)).ci_low == pytest.approx(lp.ci_low)
+    wide = with_drift(lp, Drift(0.01, 5))
+    assert wide.ci_low < lp.ci_low and wide.ci_high > lp.ci_high and wide.median == lp.median
+    assert wide.drift == Drift(0.01, 5)
+    one = summarise(launches(rng, 1, 0.02))
+    assert with_drift(one, Drift(0.01, 5)) == one  # one launch: its own interval, said so
+    kept = {"drift": {"runs": ["a", "b"], "points": [
+        {"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [], "var": 0.01, "runs": 3},
+        {"benchmark": "pingpong", "size": 16, "ranks": 2, "variant": None, "config": [], "var": -1, "runs": 3},
+        {"benchmark": "pingpong", "size": "x"}, "junk"]}}
+    assert drifts_kept(kept) == {(("pingpong", 8, 2, None), ()): Drift(0.01, 3)}
+    assert drifts_kept({"drift": [1, 2]}) == {} and drifts_kept({}) == {}
+    assert widened([lp], drifts_kept(kept))[0].drift == Drift(0.01, 3)

@@ -14,14 +14,14 @@ launch's sampling error only, so `min_change` stands guard against launch-to-lau
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import special, stats
 
 from mpiscope.records import Record
 
-from .launches import LaunchPoint, aggregate_runs
+from .launches import Drift, LaunchPoint, aggregate_runs
 from .measured import Measured, is_measured
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
@@ -47,6 +47,7 @@ class PointChange:
     base_launches: int = 1
     cand_launches: int = 1
     config: tuple = ()  # tag keys beyond the point's key (a study's series)
+    drift_runs: int = 0  # the runs the run-to-run drift in the test was learnt from (0: none)
 
     @property
     def label(self) -> str:
@@ -142,14 +143,19 @@ def summary(changes: list[PointChange]) -> str:
     return "; ".join(parts)
 
 
-def _welch(b: np.ndarray, c: np.ndarray) -> tuple[float, float]:
+def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None) -> tuple[float, float]:
     """Welch's t test on log launch medians (Welch-Satterthwaite degrees of freedom); Hedges' g
-    as effect size. Written out: scipy's ttest_ind costs more than everything else here."""
+    as effect size. With a run-to-run `drift`, each side's mean also carries its run's effect:
+    2 x its variance joins the difference's, with runs - 1 degrees of freedom. Written out:
+    scipy's ttest_ind costs more than everything else here."""
     diff = c.mean() - b.mean()
     vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
-    if vb + vc > 0:
-        df = (vb + vc) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1))
-        p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc)))
+    vr, dr = (2 * drift.var, drift.runs - 1) if drift is not None and drift.runs >= 2 else (0.0, 1)
+    if vb + vc + vr > 0:
+        df = (vb + vc + vr) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + vr ** 2 / dr)
+        if vr > 0:  # each part's own degrees of freedom at most: the drift is estimated from few runs
+            df = min(df, dr, len(b) + len(c) - 2)
+        p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc + vr)))
     else:
         p = 0.0 if diff else 1.0
     pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
@@ -169,11 +175,12 @@ def _one_vs_launches(one: float, many: np.ndarray) -> tuple[float, float]:
     return float(2 * special.stdtr(len(many) - 1, -abs(t))), float(diff / s)
 
 
-def _change(b: LaunchPoint, c: LaunchPoint) -> PointChange:
-    """One point of both sides, by the test its launches allow."""
+def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> PointChange:
+    """One point of both sides, by the test its launches allow; `drift`: the run-to-run drift when
+    each side is one run."""
     if b.launches >= 2 and c.launches >= 2:
         test = WELCH
-        p, effect = _welch(np.log(b.launch_medians), np.log(c.launch_medians))
+        p, effect = _welch(np.log(b.launch_medians), np.log(c.launch_medians), drift)
     elif b.launches >= 2 or c.launches >= 2:
         test = ONE_VS_LAUNCHES
         if c.launches >= 2:
@@ -185,18 +192,22 @@ def _change(b: LaunchPoint, c: LaunchPoint) -> PointChange:
         test, p, effect = _one_launch_each(b, c)
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
-                       config=b.config)
+                       config=b.config, drift_runs=drift.runs if drift is not None and test == WELCH else 0)
 
 
 def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = 0.05,
-                 min_change: float = 0.05) -> list[PointChange]:
+                 min_change: float = 0.05, drift: Mapping[tuple, Drift] | None = None) -> list[PointChange]:
     """The one path of `mpiscope compare`: each side is one or more runs of one configuration
     (their records); every launch of every run (its tag's `launch`) is one launch. Every point
     measured on both sides is compared with the test its launches allow (see the module); with
-    one launch per side this is `compare_points`. Verdicts as in `compare_points`."""
+    one launch per side this is `compare_points`. `drift`: the run-to-run drift of each point
+    (key, configuration), used when each side is one run of several launches (launches of one
+    run share a state that the next run does not). Verdicts as in `compare_points`."""
     b_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(base)}
     c_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(cand)}
-    out = [_change(b_pts[key], c_pts[key]) for key in b_pts if key in c_pts]
+    one_run_each = len(base) == 1 and len(cand) == 1
+    out = [_change(b_pts[key], c_pts[key], (drift or {}).get(key) if one_run_each else None)
+           for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
     return out
 
@@ -219,6 +230,10 @@ def launches_line(changes: list[PointChange]) -> str:
     tests = " and ".join(sorted({"Welch's t test on the log launch medians" if pc.test == WELCH
                                  else "a t test of one launch against the other side's launches"
                                  for pc in level}))
+    drifted = [pc for pc in level if pc.drift_runs]
+    if drifted:
+        tests += (f", with the drift from run to run learnt from {span([pc.drift_runs for pc in drifted])} runs "
+                  f"({len(drifted)} of {len(level)} points)")
     return (f"launch level: {tests}; baseline {span([pc.base_launches for pc in level])} launches, "
             f"candidate {span([pc.cand_launches for pc in level])} per point"
             + (f" ({len(changes) - len(level)} points with one launch per side: samples compared)"

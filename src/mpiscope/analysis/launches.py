@@ -12,18 +12,17 @@ own sampling error, from its interval) and a between-launch part (the rest).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import special
 
 from mpiscope.records import Point
+from mpiscope.records.launches import LAUNCH_TAGS, Drift, config_of, drifts_kept, launch_of
 
-# Tag keys that tell launches and parts of one configuration apart; every other tag key
-# (a study's series, a sweep's configuration) makes a different point.
-# Refinement rounds (`--find-switches`) are further launches of the same points.
-LAUNCH_TAGS = ("launch", "part", "refinement_round")
+__all__ = ["LAUNCH_TAGS", "Drift", "config_of", "drifts_kept", "launch_of"]  # defined with the records
+
 # The engine's interval of a median is a 95 % one: its half-width is this many standard errors.
 Z95 = 1.959964
 # With one launch the between-launch variance is unknown; this many launches estimate it.
@@ -51,24 +50,10 @@ MODE_MAX_R3 = {6: 0.008, 7: 0.0106, 8: 0.015, 9: 0.0197, 10: 0.0246, 11: 0.0293,
 # Kalibera & Jones planning: the engine's --ci-target is kept within these bounds.
 CI_TARGET_MIN, CI_TARGET_MAX = 0.005, 0.2
 
-
-def launch_of(p: Any) -> int:
-    """The launch a record belongs to: its tag's `launch`; in runs made before launches were
-    tagged, 0, or its refinement round (each round was one more launch)."""
-    tag = getattr(p, "tag", None) or {}
-    value = tag.get("launch", tag.get("refinement_round", 0))
-    return value if isinstance(value, int) else 0
-
-
-def config_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
-    """What, beyond the point's key, makes it a different configuration: a study's series, and
-    the ranks' renumbering (`--order`, which the grid study's two parts differ by)."""
-    tag = getattr(p, "tag", None) or {}
-    out = [(k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)]
-    order = getattr(p, "order", None)
-    if isinstance(order, str) and order not in ("", "launch"):
-        out.append(("rank_order", order))
-    return tuple(sorted(out))
+# Run-to-run drift: learnt from this many runs of a configuration at least (this one included),
+# each with at least two launches of the point (a run of one launch cannot tell its launch
+# effect from the run's).
+DRIFT_MIN_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -95,6 +80,7 @@ class LaunchPoint:
     between_var: float = float("nan")  # variance of the launch effect, log scale
     modes: tuple[Mode, ...] = ()
     config: tuple[tuple[str, Hashable], ...] = ()
+    drift: Drift | None = None  # the run-to-run drift the interval includes (`with_drift`)
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
 
@@ -187,6 +173,52 @@ def summarise(points: list[Point], level: float = 0.95) -> LaunchPoint:
                        float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),
                        within_var=within, between_var=between, modes=find_modes(med, within),
                        config=config_of(first), points=tuple(points))
+
+
+# --- runs: drift beyond the launches ---------------------------------------------------------
+
+def log_se(lp: LaunchPoint, level: float = 0.95) -> float:
+    """The standard error of log(estimate) over the launches, read off the launch-level interval
+    (nan with one launch or no interval)."""
+    if lp.launches < 2 or not lp.ci_low or not lp.ci_high or lp.ci_low <= 0:
+        return float("nan")
+    return float(np.log(lp.ci_high / lp.ci_low) / 2 / special.stdtrit(lp.launches - 1, 0.5 + level / 2))
+
+
+def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
+    """The run-to-run drift of one point from its launch-level estimates in several runs of one
+    configuration: the variance of their log estimates less the mean of their own squared
+    standard errors (method of moments, at least 0). None with fewer than DRIFT_MIN_RUNS runs of
+    two or more launches."""
+    lps = [lp for lp in runs if lp.launches >= 2 and np.isfinite(log_se(lp))]
+    if len(lps) < DRIFT_MIN_RUNS:
+        return None
+    y = np.log([lp.median for lp in lps])
+    se2 = np.array([log_se(lp) for lp in lps]) ** 2
+    return Drift(max(0.0, float(y.var(ddof=1) - se2.mean())), len(lps))
+
+
+def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> LaunchPoint:
+    """`lp` with an interval that holds from run to run: the run's estimate, its standard error
+    over launches combined with the run-to-run drift, t quantile at Satterthwaite's degrees of
+    freedom (launches - 1 for the first part, runs - 1 for the drift), and never narrower than
+    the launches' own interval (the two parts' degrees of freedom add up, so a small drift
+    could otherwise narrow it). Unchanged with one launch or no drift."""
+    se = log_se(lp, level)
+    if drift is None or not np.isfinite(se) or drift.runs < 2:
+        return lp
+    a, b = se ** 2, drift.var
+    total = a + b
+    dof = total ** 2 / (a ** 2 / (lp.launches - 1) + b ** 2 / (drift.runs - 1)) if total > 0 else lp.launches - 1
+    centre = np.log(lp.median)
+    half = max(special.stdtrit(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
+               centre - np.log(lp.ci_low))
+    return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift)
+
+
+def widened(lps: Iterable[LaunchPoint], drift: Mapping[tuple, Drift]) -> list[LaunchPoint]:
+    """`lps` with the drift kept for each (unchanged where there is none)."""
+    return [with_drift(lp, drift.get((lp.key, lp.config))) for lp in lps]
 
 
 # --- modes -------------------------------------------------------------------------------

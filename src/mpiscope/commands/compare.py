@@ -49,6 +49,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from mpiscope.analysis.compare import compare_runs, launches_line, regressions, summary
     from mpiscope.console import err, out, warn_problems
     from mpiscope.errors import UsageError
+    from mpiscope.records.launches import drifts_kept
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
     min_change = percent(a.min_change, "--min-change")
@@ -62,8 +63,14 @@ def cmd_compare(a: argparse.Namespace) -> int:
         warn_problems(run.id, recs.problems)
         records[run.path] = recs.points
     # the launch is the unit: every launch of every run on a side is one observation of a point
+    # with one run a side, the drift from run to run that either keeps (the one learnt from more runs)
+    drift = {}
+    for run in (b_runs[0], c_runs[0]):
+        for key, d in drifts_kept(run.meta().extra).items():
+            if key not in drift or d.runs > drift[key].runs:
+                drift[key] = d
     changes = compare_runs([records[r.path] for r in b_runs], [records[r.path] for r in c_runs],
-                           a.alpha, min_change)
+                           a.alpha, min_change, drift)
     base = _name(b_runs)
     cand = _name(c_runs)
     if a.benchmark:

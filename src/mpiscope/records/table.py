@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 import pandas as pd
 
+from mpiscope.records.launches import Drift, config_of, drifts_kept
 from mpiscope.records.model import Context, Point
 from mpiscope.records.reader import RecordFile
 
@@ -27,6 +28,7 @@ class MetaView(Protocol):
     factors: Mapping[str, Any]
     sweep: Any
     mpi: Any
+    extra: Mapping[str, Any]
 
 
 class RunView(Protocol):
@@ -116,13 +118,20 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     for run in runs:
         ctx: Context | None = None
         base = run_columns(run, None)
+        drift = drifts_kept(run.meta().extra)
         for rec in run.records():
             if isinstance(rec, Context):
                 ctx = rec
                 base = run_columns(run, ctx)
             elif isinstance(rec, Point):
-                rows.append({**base, **point_columns(rec), "point": rec})
+                rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, config_of(rec)))),
+                             "point": rec})
     return pd.DataFrame(rows)
+
+
+def _drift_columns(drift: Drift | None) -> dict[str, Any]:
+    """The run-to-run drift run.json keeps for the point (docs/statistics.md), or nothing."""
+    return {} if drift is None else {"drift_var": drift.var, "drift_runs": drift.runs}
 
 
 def points_of(rows: pd.DataFrame) -> list[Point]:

@@ -80,7 +80,20 @@ def _launches(df: pd.DataFrame) -> str:
             f'launch-level estimate (the geometric mean of the launch medians) with its 95&nbsp;% interval over '
             f'launches, and the plots show each launch\'s median as a dot beside it.'
             + (f' In <b>{modes} point{"s" if modes != 1 else ""}</b> the launches fell into distinct levels '
-               f'(see the tables).' if modes else "") + '</p>')
+               f'(see the tables).' if modes else "") + _drift(df) + '</p>')
+
+
+def _drift(df: pd.DataFrame) -> str:
+    """Whether the intervals also include the drift from run to run (docs/statistics.md)."""
+    several = df[df["launches"] > 1]
+    runs = several["drift_runs"].dropna() if "drift_runs" in several else pd.Series(dtype=float)
+    if runs.empty:
+        return (" The launches of a run follow each other within seconds and share the machine's state, so the "
+                "next run may fall outside these intervals; from the third run of a configuration on, they "
+                "include the drift from run to run learnt from the earlier runs.")
+    span = f"{int(runs.min())}" if runs.min() == runs.max() else f"{int(runs.min())} to {int(runs.max())}"
+    return (f' The intervals of <b>{len(runs)} of {len(several)} points</b> also include the drift from run to '
+            f'run, learnt from {span} runs of the same configuration.')
 
 
 def _cards(df: pd.DataFrame) -> str:

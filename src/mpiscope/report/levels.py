@@ -8,13 +8,13 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from mpiscope.analysis.launches import LaunchPoint, Mode, aggregate_runs
+from mpiscope.analysis.launches import Drift, LaunchPoint, Mode, aggregate_runs, with_drift
 
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup")
 # Launch-level columns, in the order they follow the point's figures.
-LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes")
+LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs")
 
 
 def is_launch_level(df: pd.DataFrame) -> bool:
@@ -36,6 +36,15 @@ def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
     if v is None or t is None or pd.isna(v) or pd.isna(t) or not lp.median:
         return v
     return float(v) * float(t) / lp.median
+
+
+def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
+    """A point of one run with the run-to-run drift its run.json keeps (a sweep configuration's
+    runs pooled are several runs already: no drift added)."""
+    var, count = base.get("drift_var"), base.get("drift_runs")
+    if runs != 1 or var is None or count is None or pd.isna(var) or pd.isna(count):
+        return lp
+    return with_drift(lp, Drift(float(var), int(count)))
 
 
 def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
@@ -73,7 +82,8 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     for _, g in df.groupby(group, sort=False):
         base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
         runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
-        rows += [_row(base[id(lp.points[0])], lp) for lp in aggregate_runs(runs)]
+        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
+                 for lp in aggregate_runs(runs)]
     out = pd.DataFrame(rows)
     if "not_converged" in out and not out["not_converged"].any():
         out = out.drop(columns="not_converged")

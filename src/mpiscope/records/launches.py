@@ -1,0 +1,61 @@
+"""What a record's tag and a run.json say about launches and configurations: which launch a record
+belongs to, what configuration it measures beyond its point's key, and the run-to-run drift a
+run keeps for its points (docs/statistics.md). The statistics on them are
+`mpiscope.analysis.launches`."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Hashable, Mapping
+
+# Tag keys that tell launches and parts of one configuration apart; every other tag key
+# (a study's series, a sweep's configuration) makes a different point.
+# Refinement rounds (`--find-switches`) are further launches of the same points.
+LAUNCH_TAGS = ("launch", "part", "refinement_round")
+
+
+def launch_of(p: Any) -> int:
+    """The launch a record belongs to: its tag's `launch`; in runs made before launches were
+    tagged, 0, or its refinement round (each round was one more launch)."""
+    tag = getattr(p, "tag", None) or {}
+    value = tag.get("launch", tag.get("refinement_round", 0))
+    return value if isinstance(value, int) else 0
+
+
+def config_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
+    """What, beyond the point's key, makes it a different configuration: a study's series, and
+    the ranks' renumbering (`--order`, which the grid study's two parts differ by)."""
+    tag = getattr(p, "tag", None) or {}
+    out = [(k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)]
+    order = getattr(p, "order", None)
+    if isinstance(order, str) and order not in ("", "launch"):
+        out.append(("rank_order", order))
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How much a run's launch-level estimate of a point moves from one run to the next beyond
+    what its launches' spread says (launches of one run follow each other within seconds and
+    share a slower state of the machine): the variance of the run effect on the log scale, and
+    how many runs of the configuration it was learnt from (this one included)."""
+    var: float
+    runs: int
+
+
+def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
+    """The drift a run.json keeps (`drift`, written by `mpiscope.history` at the end of a run),
+    by (point key, configuration); {} when there is none or it is damaged."""
+    kept = extra.get("drift") if isinstance(extra, Mapping) else None
+    points = kept.get("points") if isinstance(kept, Mapping) else None
+    out: dict[tuple, Drift] = {}
+    for p in points if isinstance(points, list) else []:
+        try:
+            key = (str(p["benchmark"]), int(p["size"]), int(p["ranks"]), p["variant"])
+            config = tuple((str(k), v) for k, v in p["config"])
+            drift = Drift(float(p["var"]), int(p["runs"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if math.isfinite(drift.var) and drift.var >= 0 and drift.runs >= 2:
+            out[(key, config)] = drift
+    return out
