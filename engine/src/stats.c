@@ -38,6 +38,38 @@ static size_t lower_rank(size_t n)
     return 1;
 }
 
+/* Two samples read the same tick of the clock (equal up to the rounding of its conversion). */
+static int same_tick(double a, double b)
+{
+    return fabs(a - b) <= 1e-5 * fmax(fabs(a), fabs(b));
+}
+
+/* Half the step from x[i] to the next distinct sample on the side `dir` (-1 below, +1 above),
+ * or -1 when every sample on that side reads the same. */
+static double half_step(const double *x, size_t n, size_t i, int dir)
+{
+    for (size_t m = i; dir < 0 ? m > 0 : m + 1 < n; m = dir < 0 ? m - 1 : m + 1) {
+        double next = x[dir < 0 ? m - 1 : m + 1];
+        if (!same_tick(next, x[i])) return 0.5 * fabs(next - x[i]);
+    }
+    return -1.0;
+}
+
+/* Samples quantised by the clock (here: 10 ns steps under barrier sync) tie, and an interval
+ * whose bounds sit on tied samples can be narrower than a clock step, even of zero width, so
+ * that a point "converges" at any target. Such a bound moves out by half the step to the next
+ * distinct sample, never below the smallest sample (the upper bound takes the lower step when
+ * no sample lies above it): the clock cannot say more. */
+static void widen_tied_bounds(const double *x, size_t n, size_t lo, size_t hi, stats_t *s)
+{
+    int tied_lo = (lo > 0 && same_tick(x[lo - 1], x[lo])) || same_tick(x[lo], x[lo + 1]);
+    int tied_hi = (hi + 1 < n && same_tick(x[hi + 1], x[hi])) || same_tick(x[hi], x[hi - 1]);
+    double below = half_step(x, n, lo, -1), above = half_step(x, n, hi, +1);
+    if (above < 0) above = below;
+    if (tied_lo && below > 0) s->ci_low = x[lo] - below;
+    if (tied_hi && above > 0) s->ci_high = x[hi] + above;
+}
+
 void stats_compute(double *x, size_t n, stats_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -63,6 +95,7 @@ void stats_compute(double *x, size_t n, stats_t *s)
     size_t k = n + 1 - j;           /* symmetric upper rank */
     s->ci_low = x[j - 1];
     s->ci_high = x[k - 1];
+    widen_tied_bounds(x, n, j - 1, k - 1, s);
 }
 
 double median_of(const double *x, size_t n)

@@ -29,6 +29,22 @@ def test_converged_points_meet_the_target(engine_mpich, mpich_launch):
             assert p["stop_reason"] in ("max_time", "max_reps")
 
 
+def test_an_interval_is_never_narrower_than_the_clock_can_tell(engine_mpich, mpich_launch):
+    """Barrier-synchronised samples of a tiny broadcast read the clock's steps (10 ns on this
+    VM), so thousands tie: an interval on tied samples once had zero width and "converged" at
+    any target. A bound on tied samples lies half-way to the next distinct sample instead."""
+    run = run_engine(mpich_launch(2), engine_mpich, "--sync", "barrier", "--sizes", "4", "--ci-target", "0.0001",
+                     "--max-time", "0.05", "--raw", "bcast")
+    assert run.returncode == 0, run.stderr
+    (p,) = run.points()
+    t, samples = p["time_us"], sorted(p["samples_us"])
+    stats_ok(t)
+    assert len(set(samples)) > 1 and t["ci_high"] > t["ci_low"]
+    below = [x for x in samples if x < t["ci_low"]]
+    if below and samples.count(samples[len(below)]) > 1:  # the lower bound sits on tied samples
+        assert below[-1] < t["ci_low"] < samples[len(below)]
+
+
 def test_fixed_reps_and_raw_samples(engine_mpich, mpich_launch):
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "1,512", "--reps", "37", "--raw", "pingpong")
     assert run.returncode == 0, run.stderr
