@@ -10,7 +10,7 @@ import pytest
 from mpiscope.analysis.hockney import fit_hockney, implausible
 from mpiscope.analysis.launches import launch_of
 from mpiscope.analysis.measured import Synthetic, select
-from mpiscope.analysis.switches import _launches, _shows, find_switches, format_switches, sizes_to_refine
+from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
 from mpiscope.records import Context, Point, Stats
 from mpiscope.refine import main_launches
 from mpiscope.report.model import render, summarise, to_json
@@ -224,3 +224,104 @@ def test_refinement_uses_as_many_launches_as_the_first_part():
     fake = SimpleNamespace(records=lambda: SimpleNamespace(points=[r for r in recs if isinstance(r, Point)],
                                                            records=recs))
     assert main_launches(fake, 2) == 3
+
+
+# Open MPI with its eager limit at 4096 (measured): 0.15 us up to 256 B, eager to 3968 B, then
+# rendezvous from 4096 B, steep up to ~6 KiB and flatter beyond. Ten launches at powers of two
+# up to 4 MiB, the last of which measured only 1..256 B and 256 KiB..4 MiB (`--launches auto`
+# adds launches for the points still wide); two refinement rounds of ten launches inside the
+# bracket (the first with sizes of another bracket far above).
+OMPI_4K = lambda n: np.where(n <= 256, 0.15, np.where(
+    n < 4096, 0.22 + n / 40000.0,
+    1.9 + n / 11000.0 + 0.45 * (1 - np.exp(-np.maximum(n - 4096, 0) / 1200.0))))
+ALL_4M = [2 ** k for k in range(23)]
+
+
+def refined_4k_run(seed: int) -> list:
+    level = lambda k: 1 + 0.03 * ((k * 7) % 5 - 2)
+    out = []
+    for k in range(10):
+        sizes = ALL_4M if k < 9 else [1, 2, 8, 32, 256, 262144, 524288, 4194304]
+        out += launch(OMPI_4K, sizes, k, level(k), noise=0.04, seed=100 * seed + k)
+    rounds = {1: [1536, 2048, 2560, 3072, 3584, 4096, 6144, 393216, 524288, 655360, 786432],
+              2: [3328, 3584, 3712, 3840, 3968, 4096, 5120]}
+    for r, sizes in rounds.items():
+        out += [p for k in range(10 * r, 10 * r + 10)
+                for p in launch(OMPI_4K, sizes, k, level(k), noise=0.04, seed=100 * seed + k, refinement_round=r)]
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_launch_judges_a_switch_only_from_sizes_near_it(seed):
+    # Before: launch 9 judged 3968..4096 from 2..256 B against 256..512 KiB (its sides widened
+    # regime by regime) and refused the real switch; and with it left out, the main launches
+    # judged the bend at 6144..8192 from 512..4096 B, across the switch itself, and "showed" it.
+    rep = find_switches(select(refined_4k_run(seed)), reps=50)
+    assert [sw.bracket for sw in rep.switches] == [(256, 512), (3968, 4096)]
+    assert rep.switches[1].confirmed_by == 29        # all but launch 9
+    bend = [u for u in rep.unconfirmed if u.switch.bracket == (6144, 8192)]
+    assert len(bend) == 1 and bend[0].checked == 0
+    assert "not confirmed: no launch measured enough sizes near it" in format_switches(rep)
+
+
+def test_a_launch_does_not_judge_a_switch_by_sizes_far_from_it():
+    # Measured (Open MPI, eager limit 4096): a refinement launch of 3328..3968 and 4096 B that
+    # also measured 384 KiB..1.5 MiB for another bracket; 5120 B was a launch-level spike. Its
+    # right side was 4096 B and three sizes a hundred times larger, carried to 4096 B along
+    # their slope to about nothing: it refused the switch, alone of 30 launches. Now it has one
+    # size near the bracket on the right and cannot judge.
+    own = {3328: 0.345, 3584: 0.383, 3712: 0.336, 3840: 0.368, 3968: 0.363, 4096: 2.266,
+           393216: 33.688, 524288: 45.556, 655360: 60.506, 786432: 66.796, 917504: 83.25,
+           1048576: 93.819, 1572864: 144.682}
+    level = {3328: 0.355, 3584: 0.373, 3712: 0.363, 3840: 0.388, 3968: 0.377, 4096: 2.296,
+             393216: 34.575, 524288: 43.838, 655360: 57.111, 786432: 67.866, 917504: 80.234,
+             1048576: 90.657, 1572864: 139.293}
+    sw = Switch(size=4032, bracket=(3968, 4096), jump=5.0, slope_ratio=1.0)
+    sides = (512, 3968), (4096, 2097152), (3e-5, 8.5e-5)
+    assert _shows(sw, own, level, *sides) is None
+    near = {**own, 5120: 2.62, 6144: 2.66}
+    assert _shows(sw, near, {**level, 5120: 2.6, 6144: 2.65}, *sides) is True
+
+
+# Open MPI at eager limit 4096: a few launches keep 4096 B (and here 4352 B) on the eager line
+# and jump only by 5120 B.
+LATE_4K = lambda n: np.where(n <= 4352, OMPI_4K(np.minimum(n, 3968)) + np.maximum(n - 3968, 0) / 40000.0,
+                             OMPI_4K(n))
+
+
+@pytest.mark.parametrize("seed,late", [(3, (13,)), (4, (13, 17))])
+def test_a_launch_that_places_the_switch_one_size_off_agrees_with_it(seed, late):
+    level = lambda k: 1 + 0.03 * ((k * 7) % 5 - 2)
+    recs = [p for k in range(10) for p in launch(OMPI_4K, ALL_4M, k, level(k), noise=0.04, seed=100 * seed + k)]
+    recs += [p for k in range(10, 20)
+             for p in launch(LATE_4K if k in late else OMPI_4K, [3328, 3584, 3712, 3840, 3968, 4096, 4352, 5120],
+                             k, level(k), noise=0.04, seed=100 * seed + k, refinement_round=1)]
+    rep = find_switches(select(recs), reps=50)
+    # before: the late launches have no jump at 3968..4096 and refused the switch
+    near = [sw for sw in rep.switches if sw.bracket[0] <= 4096 <= sw.bracket[1]]
+    assert len(near) == 1 and near[0].confirmed_by == 20 and not rep.unconfirmed
+    sw = near[0]
+    assert sw.bracket == (3968, 5120)              # covers the late launches' 4352..5120
+    assert 3968 <= sw.size <= 4096                 # where most launches place it
+    # a launch without the switch still refuses it, at the bracket and one size to either side
+    flat = lambda n: OMPI_4K(np.minimum(n, 3968)) + np.maximum(n - 3968, 0) / 40000.0
+    recs += launch(flat, [3328, 3584, 3712, 3840, 3968, 4096, 4352, 5120], 20, noise=0.04, seed=7,
+                   refinement_round=1)
+    rep = find_switches(select(recs), reps=50)
+    assert not [s for s in rep.switches if s.bracket[0] <= 4096 <= s.bracket[1]]
+    assert [u.not_shown_by for u in rep.unconfirmed if u.switch.bracket[0] <= 4096 <= u.switch.bracket[1]] == [(20,)]
+
+
+def test_a_launch_in_a_slow_mode_below_the_switch_is_judged_against_its_own_mode():
+    # Measured (Open MPI, eager limit 12000): a main launch in a slow mode below the limit only
+    # (about twice the others' time), at powers of two. Its own jump to the rendezvous is 1.42-fold
+    # where the launch-level points jump 2.9-fold: under a third on the log scale, and it refused
+    # the switch alone of 30 launches.
+    own = {1024: 0.796, 2048: 1.196, 4096: 1.157, 16384: 3.28, 32768: 5.26, 65536: 7.752, 131072: 14.399}
+    level = {1024: 0.421, 2048: 0.521, 4096: 0.599, 16384: 3.264, 32768: 4.622, 65536: 6.922, 131072: 11.571}
+    sw = Switch(size=12032, bracket=(11776, 12288), jump=4.0, slope_ratio=1.0)
+    sides = (260, 11776), (12288, 4194304), (3e-5, 8e-5)
+    assert _shows(sw, own, level, *sides) is True
+    # a launch in the same slow mode with no jump of its own at the bracket still refuses it
+    flat = {**own, 16384: 1.6, 32768: 2.4, 65536: 3.9, 131072: 7.0}
+    assert _shows(sw, flat, level, *sides) is False

@@ -33,6 +33,21 @@ MIN_STEP_BREAKS = 4        # three intervals at least make a period
 # per-byte cost changing DIRECTION_RATIO-fold or more that moves T by DIRECTION_JUMP.
 CONFIRM_NEAR = 4
 CONFIRM_MIN_SIDE = 2
+# A launch judges a break only from sizes near it: its nearest size below the bracket at least
+# 1/JUDGE_REACH of the bracket's lower end, its nearest above at most JUDGE_REACH times the upper
+# (a launch of powers of two that skipped one size still judges; one whose nearest sizes are 256 B
+# and 256 KiB says nothing about a switch at 4 KiB), and none of its sizes JUDGE_SPAN-fold or
+# further from the bracket (carried to the bracket along a slope, such a size decides by the slope:
+# 384 KiB..1 MiB carried to 4096 B along the curved rendezvous regime gave about nothing, while
+# 8 and 10 KiB carried to 512 B along the straight eager line judge well).
+JUDGE_REACH = 4
+JUDGE_SPAN = 32
+# A launch that has no such jump at the bracket but one measured size of its own to either side
+# places the same switch there (Open MPI, eager limit 4096: launches whose T at 4096 B continues
+# the eager line and jumps only by 6144 B): it agrees, when the launch-level jump is PLACED_JUMP-fold
+# or more (a third of it is then far beyond one launch's scatter, so a launch without the switch
+# shows nothing at either neighbour), and the switch's bracket is widened to cover its place.
+PLACED_JUMP = 1.5
 SHOW_SHARE = 1 / 3
 DIRECTION_JUMP = 0.03
 DIRECTION_RATIO = 1.25
@@ -226,20 +241,7 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
     launches = _launches(pts, {int(v) for v in x[spikes]})
     level = {int(a): float(b) for a, b in zip(xk, yk)}
     slopes = [wls_line(xk[i:j], yk[i:j], 1 / sk[i:j] ** 2)[1] for i, j in bounds]
-    unconfirmed, dropped = [], set()
-    if len(launches) > 1:
-        for k, b in enumerate(marked):
-            if b.periodic:
-                continue
-            shown = {n: _shows(b, own, level, *_sides(xk, bounds, k, own, slopes))
-                     for n, own in launches.items()}
-            checked = [n for n, v in shown.items() if v is not None]
-            missing = tuple(n for n in checked if not shown[n])
-            if missing:
-                unconfirmed.append(Unconfirmed(b, missing, len(checked)))
-                dropped.add(k)
-            else:
-                marked[k] = replace(b, confirmed_by=len(checked))
+    unconfirmed, dropped = _confirm(marked, launches, level, xk, bounds, slopes)
     # Regimes run from switch to switch; the steps of a staircase stay inside one.
     cuts = [k + 1 for k, b in enumerate(marked) if not b.periodic and k not in dropped]
     edges = [0, *cuts, len(bounds)]
@@ -251,6 +253,7 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
         st = next((st for st in steps if lo <= st.start <= hi), None)
         regimes.append(Regime((int(lo), int(hi)), fit, st, implausible(fit, max_bandwidth_MiBps)))
     switches = tuple(b for k, b in enumerate(marked) if not b.periodic and k not in dropped)
+    unconfirmed = sorted(unconfirmed, key=lambda u: u.switch.bracket)
     return SwitchReport(switches, tuple(regimes), tuple(steps),
                         tuple(int(v) for v in x[spikes]), seg, *_repeat_spread(pts),
                         launches=max(len(launches), 1), unconfirmed=tuple(unconfirmed))
@@ -312,18 +315,87 @@ def _steps_in_every_launch(x: np.ndarray, launches: dict[int, dict[int, float]])
     return np.array([int(v) in agreed for v in x], dtype=bool)
 
 
+def _confirm(marked: list[Switch], launches: dict[int, dict[int, float]], level: dict[int, float],
+             x: np.ndarray, bounds: list[tuple[int, int]], slopes: list[float]
+             ) -> tuple[list[Unconfirmed], set[int]]:
+    """Judge every break that is no staircase step in every launch (`_shows`, `_placed`): each
+    break kept gets `confirmed_by` (and, if launches place it one size off, a bracket covering
+    them: `_covering`) in `marked`. Returns the breaks refused and their indices.
+
+    A side that holds fewer than CONFIRM_MIN_SIDE of a launch's sizes may be widened into the
+    next regime out only across a break that is not a switch (`_sides`): first no side is
+    widened, and a break that launches can judge this way is kept or refused; then, repeatedly,
+    sides are widened across the breaks refused and the breaks still undecided, until nothing
+    changes. A side reaching across a switch would judge two switches at once (a launch of powers
+    of two judging a bend at 6144..8192 B from 512..4096 B, across the eager-to-rendezvous jump at
+    4096 B). With several launches a break that no launch can judge in the end is no switch:
+    nothing says the launches agree on it."""
+    if len(launches) <= 1:
+        return [], set()
+    candidates = [k for k, b in enumerate(marked) if not b.periodic]
+    steps = {k for k, b in enumerate(marked) if b.periodic}
+    state: dict[int, bool] = {}               # k -> shown by every launch that can judge it
+    verdicts: dict[int, tuple[tuple[int, ...], int, list[tuple[int, int]]]] = {}
+    for round_no in range(2 * len(candidates) + 2):
+        open_ = steps if round_no == 0 else steps | {k for k in candidates if not state.get(k, False)}
+        changed = False
+        for k in candidates:
+            if state.get(k) is False:
+                continue
+            sides = {n: _sides(x, bounds, k, own, slopes, open_) for n, own in launches.items()}
+            shown = {n: _shows(marked[k], own, level, *sides[n]) for n, own in launches.items()}
+            checked = [n for n, v in shown.items() if v is not None]
+            if not checked:
+                continue
+            placed = {n: _placed(marked[k], launches[n], level, *sides[n]) for n in checked if not shown[n]}
+            missing = tuple(n for n in checked if not shown[n] and placed[n] is None)
+            verdicts[k] = (missing, len(checked), [p for p in placed.values() if p is not None])
+            if state.get(k) != (not missing):
+                state[k], changed = not missing, True
+        if round_no > 0 and not changed:
+            break
+    unconfirmed, dropped = [], set()
+    for k in candidates:
+        missing, checked, places = verdicts.get(k, ((), 0, []))
+        if state.get(k):
+            marked[k] = replace(_covering(marked[k], places, checked), confirmed_by=checked)
+        else:
+            unconfirmed.append(Unconfirmed(marked[k], missing, checked))
+            dropped.add(k)
+    return unconfirmed, dropped
+
+
+def _covering(sw: Switch, places: list[tuple[int, int]], judged: int) -> Switch:
+    """`sw` placed where its launches place it: the launches that showed it at its bracket there
+    (at its size), the others one size off (`_placed`, at the middle of their two sizes); the size
+    is the median of those places and the bracket covers them all. A place holding the whole
+    bracket is the bracket's."""
+    # a launch whose own two sizes hold the whole bracket (a main launch of powers of two beside a
+    # refined bracket) places it no elsewhere
+    places = [(a, b) for a, b in places if not (a <= sw.bracket[0] and sw.bracket[1] <= b)]
+    if not places:
+        return sw
+    mids = [sw.size] * (judged - len(places)) + [(a + b) / 2.0 for a, b in places]
+    lo = min(sw.bracket[0], *(a for a, _ in places))
+    hi = max(sw.bracket[1], *(b for _, b in places))
+    return replace(sw, size=float(np.median(mids)), bracket=(lo, hi))
+
+
 def _sides(x: np.ndarray, bounds: list[tuple[int, int]], k: int, own: dict[int, float],
-           slopes: list[float]) -> tuple[tuple[int, int], tuple[int, int], tuple[float, float]]:
+           slopes: list[float], open_: set[int] = frozenset()
+           ) -> tuple[tuple[int, int], tuple[int, int], tuple[float, float]]:
     """The size ranges a launch judges break k on, and the per-byte cost of each: the two regimes
     either side of it; where the launch measured fewer than CONFIRM_MIN_SIDE sizes in one, that
     regime and the next one out, with the outer regime's cost (a launch of powers of two beside
-    a short regime of refinement sizes)."""
+    a short regime of refinement sizes), but only across a break in `open_` (dropped, or a step of
+    a staircase): a side reaching across a switch would judge two switches at once."""
     def span(a: int, b: int) -> tuple[int, int]:
         return int(x[bounds[a][0]]), int(x[bounds[b][1] - 1])
     (left, sl), (right, sr) = (span(k, k), slopes[k]), (span(k + 1, k + 1), slopes[k + 1])
-    if k > 0 and sum(left[0] <= s <= left[1] for s in own) < CONFIRM_MIN_SIDE:
+    if k > 0 and k - 1 in open_ and sum(left[0] <= s <= left[1] for s in own) < CONFIRM_MIN_SIDE:
         left, sl = span(k - 1, k), slopes[k - 1]
-    if k + 2 < len(bounds) and sum(right[0] <= s <= right[1] for s in own) < CONFIRM_MIN_SIDE:
+    if k + 2 < len(bounds) and k + 1 in open_ \
+            and sum(right[0] <= s <= right[1] for s in own) < CONFIRM_MIN_SIDE:
         right, sr = span(k + 1, k + 2), slopes[k + 2]
     return left, right, (sl, sr)
 
@@ -374,6 +446,17 @@ def _clear(seen: _Seen, hi: int, t: float) -> tuple[bool, bool]:
     return by_jump, by_slope
 
 
+def _near(sw: Switch, own: dict[int, float], level: dict[int, float], left: tuple[int, int],
+          right: tuple[int, int]) -> tuple[list[int], list[int]]:
+    """A launch's sizes on each side of `sw` it may judge it from: inside the side's size range
+    (`_sides`), not a launch-level spike, less than JUDGE_SPAN-fold from the bracket; none on a
+    side whose nearest size is further than JUDGE_REACH-fold."""
+    lo, hi = sw.bracket
+    xl = [s for s in sorted(own) if s in level and left[0] <= s <= left[1] and s * JUDGE_SPAN > lo]
+    xr = [s for s in sorted(own) if s in level and right[0] <= s <= right[1] and s < JUDGE_SPAN * hi]
+    return ([] if not xl or xl[-1] * JUDGE_REACH < lo else xl), ([] if not xr or xr[0] > JUDGE_REACH * hi else xr)
+
+
 def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
            left: tuple[int, int], right: tuple[int, int], slopes: tuple[float, float]) -> bool | None:
     """Does one launch (its medians by size, `own`) show the launch-level break `sw` between the
@@ -382,7 +465,7 @@ def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
     clear break. Shown: SHOW_SHARE of the launch-level jump, or of the launch-level change of
     the per-byte cost, the same way."""
     hi = sw.bracket[1]
-    xl, xr = ([s for s in sorted(own) if s in level and r[0] <= s <= r[1]] for r in (left, right))
+    xl, xr = _near(sw, own, level, left, right)
     xl, xr = xl[-CONFIRM_NEAR:], xr[:CONFIRM_NEAR]
     if len(xl) < CONFIRM_MIN_SIDE or len(xr) < CONFIRM_MIN_SIDE:
         return None
@@ -408,13 +491,55 @@ def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
     # offset from the launch-level points OTHER_MODE_JUMP-fold larger on one side than on the
     # other (a fast launch up to the eager limit and not beyond: 0.57 -> 2.3 us where the
     # launch-level points go 2.3 -> 2.2 us).
+    # Judged against its own mode, such a launch needs no more than a clear jump the same way as
+    # the launch-level break (DIRECTION_RATIO-fold): Open MPI at eager limit 12000, a launch in a
+    # slow mode below the limit only (1.16 us at 4096 B where the others take 0.6) jumps 1.42-fold
+    # to the rendezvous, a third of the launch-level 2.9-fold.
     off = [float(np.median(np.log([own[s] / level[s] for s in side]))) for side in (xl, xr)]
-    if abs(alone.jump) >= math.log(OTHER_MODE_JUMP) and abs(off[1] - off[0]) >= math.log(OTHER_MODE_JUMP):
+    if abs(off[1] - off[0]) >= math.log(OTHER_MODE_JUMP) and (
+            abs(alone.jump) >= math.log(OTHER_MODE_JUMP)
+            or (alone.jump * ref.jump > 0 and abs(alone.jump) >= math.log(DIRECTION_RATIO))):
         return True
     bl, br = alone.slopes
     r = math.log(ref.slopes[1] / ref.slopes[0]) if by_slope else 0.0
     return by_slope and bl > 0 and br > 0 and math.log(br / bl) * r > 0 \
         and abs(math.log(br / bl)) >= SHOW_SHARE * abs(r)
+
+
+def _placed(sw: Switch, own: dict[int, float], level: dict[int, float],
+            left: tuple[int, int], right: tuple[int, int], slopes: tuple[float, float]
+            ) -> tuple[int, int] | None:
+    """Where a launch that does not show `sw` at its bracket (`_shows` False) places the same
+    break one of its own measured sizes to either side: its two sizes around the place, or None.
+    Only for a launch-level jump of PLACED_JUMP-fold or more; the launch's jump there must have
+    SHOW_SHARE of it, the same way, judged as in `_shows` (sides of CONFIRM_MIN_SIDE sizes at
+    least, T carried to the place), and the place within JUDGE_REACH of the bracket."""
+    hi = sw.bracket[1]
+    al, ar = _near(sw, own, level, left, right)
+    xl, xr = al[-CONFIRM_NEAR:], ar[:CONFIRM_NEAR]
+    if len(xl) < CONFIRM_MIN_SIDE or len(xr) < CONFIRM_MIN_SIDE:
+        return None
+    ref = _local(np.array(xl, float), np.array([level[s] for s in xl]),
+                 np.array(xr, float), np.array([level[s] for s in xr]), hi, slopes)
+    if ref is None or abs(ref.jump) < math.log(PLACED_JUMP):
+        return None
+    for pl, pr in ((al + ar[:1], ar[1:]), (al[:-1], al[-1:] + ar)):   # one size later, earlier
+        pl, pr = pl[-CONFIRM_NEAR:], pr[:CONFIRM_NEAR]
+        if len(pl) < CONFIRM_MIN_SIDE or len(pr) < CONFIRM_MIN_SIDE:
+            continue
+        seen = _local(np.array(pl, float), np.array([own[s] for s in pl]),
+                      np.array(pr, float), np.array([own[s] for s in pr]), pr[0], slopes)
+        if seen is not None and seen.jump * ref.jump > 0 and abs(seen.jump) >= SHOW_SHARE * abs(ref.jump):
+            # the place: of the launch's sizes around the shifted split, the two consecutive ones
+            # its T jumps most between, the same way (a side of two points carried to the split
+            # shows a jump one size early)
+            near = [pl[-1], *pr[:2]]
+            steps = [math.log(own[b] / own[a]) * math.copysign(1.0, ref.jump) for a, b in zip(near, near[1:])]
+            i = int(np.argmax(steps))
+            # a place as far from the bracket as a launch may judge from at all says nothing
+            if near[i] * JUDGE_REACH >= sw.bracket[0] and near[i + 1] <= JUDGE_REACH * hi:
+                return near[i], near[i + 1]
+    return None
 
 
 def _repeat_spread(pts: Sequence[Measured]) -> tuple[float | None, float | None]:
@@ -507,6 +632,10 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
                    f"T jumps {jump}, per-byte cost {ratio}{seen}")
     for u in report.unconfirmed:
         launches = ", ".join(map(str, u.not_shown_by))
+        if not u.checked:
+            out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
+                       f"and {u.switch.bracket[1]}) is not confirmed: no launch measured enough sizes near it")
+            continue
         out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
                    f"and {u.switch.bracket[1]}) is not confirmed by launch {launches} "
                    f"({len(u.not_shown_by)} of {u.checked} checked)")
