@@ -114,5 +114,6 @@ def learn_drift(run: Run) -> dict[str, Any]:
         if drift is not None:
             _, (benchmark, size, ranks, variant), config = k
             points.append({"benchmark": benchmark, "size": size, "ranks": ranks, "variant": variant,
-                           "config": [list(c) for c in config], "var": drift.var, "runs": drift.runs})
+                           "config": [list(c) for c in config], "var": drift.var, "runs": drift.runs,
+                           "levels": [list(level) for level in drift.levels]})
     return {"runs": used, "points": points}

@@ -267,3 +267,22 @@ def test_drift_widens_only_points_with_launches_and_reads_back_from_run_json():
     assert drifts_kept(kept) == {(("pingpong", 8, 2, None), ()): Drift(0.01, 3)}
     assert drifts_kept({"drift": [1, 2]}) == {} and drifts_kept({}) == {}
     assert widened([lp], drifts_kept(kept))[0].drift == Drift(0.01, 3)
+
+
+def test_runs_that_fall_into_levels_are_reported_as_levels():
+    """A state of the machine lasting seconds puts whole runs in one mode (MPICH here: an 8 B
+    allreduce at 0.25 us in 17 runs of 20, 1.0 us in 3, every launch of a run alike): the drift
+    says so beside its variance, and the summary's note names the levels."""
+    from mpiscope.report.levels import run_levels_text
+    rng = np.random.default_rng(5)
+    runs = [summarise(launches(rng, 3, 0.02, true=t)) for t in [0.25] * 8 + [1.0] * 3]
+    drift = drift_between_runs(runs)
+    assert [n for _, _, n in drift.levels] == [8, 3]
+    assert drift.levels[0][0] == pytest.approx(0.25, rel=0.05) and drift.levels[1][0] == pytest.approx(1.0, rel=0.05)
+    assert run_levels_text(drift.levels) == (f"in 2 levels: {drift.levels[0][0]:.3g} us (8 of 11 runs), "
+                                             f"{drift.levels[1][0]:.3g} us (3)")
+    one = drift_between_runs([summarise(launches(rng, 3, 0.02)) for _ in range(11)])
+    assert one.levels == () and run_levels_text(one.levels) == ""
+    kept = {"drift": {"points": [{"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [],
+                                  "var": drift.var, "runs": 11, "levels": [list(x) for x in drift.levels]}]}}
+    assert drifts_kept(kept)[(("pingpong", 8, 2, None), ())].levels == drift.levels

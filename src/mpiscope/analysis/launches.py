@@ -189,13 +189,16 @@ def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
     """The run-to-run drift of one point from its launch-level estimates in several runs of one
     configuration: the variance of their log estimates less the mean of their own squared
     standard errors (method of moments, at least 0). None with fewer than DRIFT_MIN_RUNS runs of
-    two or more launches."""
+    two or more launches. Its `levels`: the levels the runs fell into, by the criteria of the
+    launches' modes (`find_modes`, runs in place of launches)."""
     lps = [lp for lp in runs if lp.launches >= 2 and np.isfinite(log_se(lp))]
     if len(lps) < DRIFT_MIN_RUNS:
         return None
     y = np.log([lp.median for lp in lps])
     se2 = np.array([log_se(lp) for lp in lps]) ** 2
-    return Drift(max(0.0, float(y.var(ddof=1) - se2.mean())), len(lps))
+    levels = find_modes([lp.median for lp in lps], float(se2.mean()))
+    return Drift(max(0.0, float(y.var(ddof=1) - se2.mean())), len(lps),
+                 tuple((m.median, m.share, m.launches) for m in levels))
 
 
 def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> LaunchPoint:

@@ -38,9 +38,13 @@ class Drift:
     """How much a run's launch-level estimate of a point moves from one run to the next beyond
     what its launches' spread says (launches of one run follow each other within seconds and
     share a slower state of the machine): the variance of the run effect on the log scale, and
-    how many runs of the configuration it was learnt from (this one included)."""
+    how many runs of the configuration it was learnt from (this one included); `levels`: the
+    distinct levels those runs fell into, (typical time in µs, share of the runs, runs), fastest
+    first, or () for one level (a state of the machine that lasts seconds puts whole runs in it).
+    """
     var: float
     runs: int
+    levels: tuple[tuple[float, float, int], ...] = ()
 
 
 def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
@@ -53,7 +57,8 @@ def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
         try:
             key = (str(p["benchmark"]), int(p["size"]), int(p["ranks"]), p["variant"])
             config = tuple((str(k), v) for k, v in p["config"])
-            drift = Drift(float(p["var"]), int(p["runs"]))
+            levels = tuple((float(m), float(share), int(n)) for m, share, n in p.get("levels") or ())
+            drift = Drift(float(p["var"]), int(p["runs"]), levels)
         except (KeyError, TypeError, ValueError):
             continue
         if math.isfinite(drift.var) and drift.var >= 0 and drift.runs >= 2:

@@ -18,7 +18,7 @@ from mpiscope.records.reader import RecordFile
 # pairs, participants, a grid's rows) stay in records.jsonl.
 _RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
 # Columns that hold objects, not figures: exports leave them out.
-OBJECT_COLUMNS = ("point",)
+OBJECT_COLUMNS = ("point", "drift")
 
 
 class MetaView(Protocol):
@@ -131,7 +131,7 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
 
 def _drift_columns(drift: Drift | None) -> dict[str, Any]:
     """The run-to-run drift run.json keeps for the point (docs/statistics.md), or nothing."""
-    return {} if drift is None else {"drift_var": drift.var, "drift_runs": drift.runs}
+    return {} if drift is None else {"drift_var": drift.var, "drift_runs": drift.runs, "drift": drift}
 
 
 def points_of(rows: pd.DataFrame) -> list[Point]:

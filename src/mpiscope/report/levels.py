@@ -14,7 +14,8 @@ from mpiscope.analysis.launches import Drift, LaunchPoint, Mode, aggregate_runs,
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup")
 # Launch-level columns, in the order they follow the point's figures.
-LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs")
+LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
+                 "run_levels")
 
 
 def is_launch_level(df: pd.DataFrame) -> bool:
@@ -29,6 +30,17 @@ def modes_text(modes: Iterable[Mode], unit: str = "us") -> str:
     return f"{len(modes)} levels: " + ", ".join(f"{m.median:.3g} {unit} ({100 * m.share:.0f}%)" for m in modes)
 
 
+def run_levels_text(levels: Iterable[tuple[float, float, int]], unit: str = "us") -> str:
+    """'in 2 levels: 0.25 us (17 of 20 runs), 1.0 us (3)'; '' for one level."""
+    levels = list(levels)
+    if len(levels) < 2:
+        return ""
+    total = sum(n for _, _, n in levels)
+    first, *rest = levels
+    return (f"in {len(levels)} levels: {first[0]:.3g} {unit} ({first[2]} of {total} runs), "
+            + ", ".join(f"{m:.3g} {unit} ({n})" for m, _, n in rest))
+
+
 def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
     """A rate column (bytes per time) at the launch-level estimate: the first launch's rate
     scaled by its time over the estimate, so bw, busbw and the ring's figures all follow."""
@@ -41,10 +53,8 @@ def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
 def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
     """A point of one run with the run-to-run drift its run.json keeps (a sweep configuration's
     runs pooled are several runs already: no drift added)."""
-    var, count = base.get("drift_var"), base.get("drift_runs")
-    if runs != 1 or var is None or count is None or pd.isna(var) or pd.isna(count):
-        return lp
-    return with_drift(lp, Drift(float(var), int(count)))
+    drift = base.get("drift")
+    return with_drift(lp, drift) if runs == 1 and isinstance(drift, Drift) else lp
 
 
 def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
@@ -61,7 +71,7 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                invalid=sum(p.invalid or 0 for p in pts) if "invalid" in base else None,
                launches=lp.launches, launch_medians_us=" ".join(f"{m:.6g}" for m in lp.launch_medians),
                share_between=lp.share_between, half_width_rel=lp.half_width_rel, modes=modes_text(lp.modes),
-               point=lp)
+               run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "", point=lp)
     return row
 
 

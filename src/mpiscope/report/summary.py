@@ -15,7 +15,7 @@ from mpiscope.analysis.launches import (Drift, LaunchPoint, aggregate, config_of
                                        widened)
 from mpiscope.console import make_table
 from mpiscope.records import Point, RecordFile, Skip, Timeout
-from mpiscope.report.levels import modes_text
+from mpiscope.report.levels import modes_text, run_levels_text
 from mpiscope.store import RunMeta
 from mpiscope.units import human_size
 
@@ -57,6 +57,8 @@ def mbps(lp: LaunchPoint) -> float | None:
 def note(lp: LaunchPoint, launches: int) -> str:
     """What the row's numbers do not say: levels, launches that stopped early, a single launch."""
     parts = [modes_text(lp.modes)] if lp.modes else []
+    if lp.drift is not None and lp.drift.levels:
+        parts.append("runs " + run_levels_text(lp.drift.levels))
     stopped = [p for p in lp.points if not p.converged]
     if stopped:
         why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
