@@ -34,19 +34,17 @@ _INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
 PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (setting, point key, configuration)
 
 
-def setting(run: Run, ctx: Context | None) -> str:
+def setting(run: Run, ctx: Context) -> str:
     """A short digest of what makes one launch's points comparable with another's: the hosts and
     placement, the library and engine, the tuning variables, the options that change what is
     measured, and what a sweep or study varied."""
     meta = run.meta()
-    described: dict[str, Any] = {"factors": meta.factors}
-    if ctx is not None:
-        described.update(
-            hosts=sorted(ctx.hosts), library=ctx.mpi_library_version, engine=ctx.engine_version,
-            world=ctx.world_size, by_host=ctx.ranks_by_host, order=ctx.order, oversubscribed=ctx.oversubscribed,
-            binding=[(r.cpus if r.bound else None, r.bound) for r in ctx.ranks],
-            env={k: v for k, v in ctx.env.items() if k not in _INCIDENTAL_ENV},
-            options={k: v for k, v in ctx.options.items() if k not in _SAMPLING_OPTIONS})
+    described: dict[str, Any] = dict(
+        factors=meta.factors, hosts=sorted(ctx.hosts), library=ctx.mpi_library_version, engine=ctx.engine_version,
+        world=ctx.world_size, by_host=ctx.ranks_by_host, order=ctx.order, oversubscribed=ctx.oversubscribed,
+        binding=[(r.cpus if r.bound else None, r.bound) for r in ctx.ranks],
+        env={k: v for k, v in ctx.env.items() if k not in _INCIDENTAL_ENV},
+        options={k: v for k, v in ctx.options.items() if k not in _SAMPLING_OPTIONS})
     text = json.dumps(described, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -55,11 +53,11 @@ def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
     """The run's points over its launches, each under its setting (a launch's points take the
     setting of the context record before them)."""
     groups: dict[str, list[Point]] = {}
-    current = setting(run, None)
+    current = None  # points before any context record: their setting is unknown, they match nothing
     for rec in run.records():
         if isinstance(rec, Context):
             current = setting(run, rec)
-        elif isinstance(rec, Point):
+        elif isinstance(rec, Point) and current is not None:
             groups.setdefault(current, []).append(rec)
     return {(s, lp.key, lp.config): lp for s, recs in groups.items() for lp in aggregate(recs)}
 
@@ -71,18 +69,28 @@ def _started(run: Run) -> datetime | None:
         return None
 
 
+def _same_run_setting(a: Any, b: Any) -> bool:
+    """What run.json says without reading records: host, library and factors (a cheap first sieve;
+    each launch's setting decides)."""
+    def lib(m: Any) -> tuple:
+        return tuple(getattr(m.mpi, k, None) for k in ("vendor", "version", "prefix"))
+    return a.host == b.host and lib(a) == lib(b) and a.factors == b.factors
+
+
 def earlier_runs(run: Run) -> list[Run]:
     """The finished runs beside `run` started before it and at most HISTORY_DAYS earlier, newest
     first."""
     start = _started(run)
     if start is None:
         return []
+    mine = run.meta()
     out = []
     for other in reversed(list_runs(run.path.parent)):
         if other.id == run.id:
             continue
         when = _started(other)
-        if when is None or when >= start or other.meta().status != "ok":
+        meta = other.meta()
+        if when is None or when >= start or meta.status != "ok" or not _same_run_setting(meta, mine):
             continue
         if start - when > timedelta(days=HISTORY_DAYS):
             continue

@@ -34,7 +34,7 @@ AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
 FIRST_ROUND_CI_TARGET = 0.05
 FIRST_ROUND_MAX_TIME_S = 0.2
 # A point whose variance over launches is at most this share of its drift from run to run gets no
-# more launches: sqrt(1 + 1/3) - 1 < 15 % is all that more launches of the run could still gain.
+# more launches: 1 - sqrt(3/4) < 15 % of the half-width is all that more launches could still gain.
 DRIFT_DOMINATES = 1 / 3
 
 

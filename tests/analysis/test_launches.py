@@ -286,3 +286,10 @@ def test_runs_that_fall_into_levels_are_reported_as_levels():
     kept = {"drift": {"points": [{"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [],
                                   "var": drift.var, "runs": 11, "levels": [list(x) for x in drift.levels]}]}}
     assert drifts_kept(kept)[(("pingpong", 8, 2, None), ())].levels == drift.levels
+
+
+def test_a_damaged_drift_in_run_json_is_left_out_not_a_traceback():
+    good = {"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [], "var": 0.01, "runs": 3}
+    for bad in ({**good, "variant": [1]}, {**good, "config": [["a", [1, 2]]]}, {**good, "levels": [[1, 2]]},
+                {**good, "levels": 5}):
+        assert drifts_kept({"drift": {"points": [bad, good]}}) == {(("pingpong", 8, 2, None), ()): Drift(0.01, 3)}

@@ -28,6 +28,9 @@ Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a g
 # The tests, as the output names them; the last two are at the launch level.
 MANN_WHITNEY, CI_Z = "mann-whitney", "ci z-test"
 WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
+# A drift from run to run whose share of the difference's variance is at least this caps the
+# test's degrees of freedom at the drift's own (a smaller one barely moves the test: Welch's stand).
+DRIFT_MATERIAL = 0.05
 
 
 @dataclass
@@ -153,8 +156,8 @@ def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None) -> tuple[fl
     vr, dr = (2 * drift.var, drift.runs - 1) if drift is not None and drift.runs >= 2 else (0.0, 1)
     if vb + vc + vr > 0:
         df = (vb + vc + vr) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + vr ** 2 / dr)
-        if vr > 0:  # each part's own degrees of freedom at most: the drift is estimated from few runs
-            df = min(df, dr, len(b) + len(c) - 2)
+        if vr >= DRIFT_MATERIAL * (vb + vc + vr):  # a drift that matters is estimated from few runs:
+            df = min(df, dr, len(b) + len(c) - 2)  # no more degrees of freedom than its own R - 1
         p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc + vr)))
     else:
         p = 0.0 if diff else 1.0

@@ -59,7 +59,8 @@ def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
             config = tuple((str(k), v) for k, v in p["config"])
             levels = tuple((float(m), float(share), int(n)) for m, share, n in p.get("levels") or ())
             drift = Drift(float(p["var"]), int(p["runs"]), levels)
-        except (KeyError, TypeError, ValueError):
+            hash((key, config))  # a list where a value belongs: damaged
+        except (KeyError, TypeError, ValueError, AttributeError):
             continue
         if math.isfinite(drift.var) and drift.var >= 0 and drift.runs >= 2:
             out[(key, config)] = drift

@@ -71,7 +71,9 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                invalid=sum(p.invalid or 0 for p in pts) if "invalid" in base else None,
                launches=lp.launches, launch_medians_us=" ".join(f"{m:.6g}" for m in lp.launch_medians),
                share_between=lp.share_between, half_width_rel=lp.half_width_rel, modes=modes_text(lp.modes),
-               run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "", point=lp)
+               run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
+               drift_var=lp.drift.var if lp.drift is not None else None,
+               drift_runs=lp.drift.runs if lp.drift is not None else None, drift=lp.drift, point=lp)
     return row
 
 

@@ -143,6 +143,7 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
              f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
     kept = meta.extra.get("drift") if isinstance(meta.extra.get("drift"), dict) else {}
+    kept = kept if isinstance(kept.get("runs"), list) else {}
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
                                 drifts_kept(meta.extra), len(kept.get("runs") or [])))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
