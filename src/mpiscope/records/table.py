@@ -130,8 +130,9 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
 
 
 def _drift_columns(drift: Drift | None) -> dict[str, Any]:
-    """The run-to-run drift run.json keeps for the point (docs/statistics.md), or nothing."""
-    return {} if drift is None else {"drift_var": drift.var, "drift_runs": drift.runs, "drift": drift}
+    """The run-to-run drift run.json keeps for the point (docs/statistics.md), for the launch-level
+    frame to apply (`report.levels`), or nothing."""
+    return {} if drift is None else {"drift": drift}
 
 
 def points_of(rows: pd.DataFrame) -> list[Point]:

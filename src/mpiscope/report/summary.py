@@ -68,22 +68,22 @@ def note(lp: LaunchPoint, launches: int) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def drift_caption(lps: Sequence[LaunchPoint], drift_runs: int) -> str:
+def drift_caption(lps: Sequence[LaunchPoint]) -> str:
     """What the launch-level intervals cover: this run's launches, or also the drift from run to
-    run learnt from earlier runs of the configuration."""
+    run learnt from earlier runs of the configuration (each point's drift says from how many)."""
     widened_ = [lp for lp in lps if lp.drift is not None]
     if widened_:
         runs = sorted({lp.drift.runs for lp in widened_})
         span = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
         return (f"intervals include the drift from run to run, learnt from {span} runs of this configuration "
-                f"({drift_runs} earlier run(s) here) for {len(widened_)} of {len(lps)} points")
+                f"(this one and earlier ones here) for {len(widened_)} of {len(lps)} points")
     return ("intervals cover this run's launches, which share the machine's state for seconds: the next run "
             "may sit outside them; from the third run of a configuration on, they include its drift from run "
             "to run (docs/statistics.md)")
 
 
 def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
-                  drift: Mapping[tuple, Drift] | None = None, drift_runs: int = 0) -> Table:
+                  drift: Mapping[tuple, Drift] | None = None) -> Table:
     """A row per point (and configuration: a study's series) over its launches, by benchmark in
     the order `benchmarks` names them (the plan's), else first measured, then rank count, variant
     and size (launches shuffle the order); a skip or time-out once per point, saying in how many
@@ -127,7 +127,7 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
         if order[-1] == 1:
             cells[-1] += f"{_in(len(missed[order]), launches)}: deadlock?"
         table.add_row(*cells)
-    table.caption = SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values()), drift_runs)
+    table.caption = SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values()))
     table.caption_justify = "left"
     return table
 
@@ -142,10 +142,8 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
              f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
-    kept = meta.extra.get("drift") if isinstance(meta.extra.get("drift"), dict) else {}
-    kept = kept if isinstance(kept.get("runs"), list) else {}
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
-                                drifts_kept(meta.extra), len(kept.get("runs") or [])))
+                                drifts_kept(meta.extra)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
     for w in [*meta.warnings, *recs.problems]:
         warn.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
