@@ -9,7 +9,8 @@ import json
 import pandas as pd
 import pytest
 
-from mpiscope.commands.predict import gamma_from_records, parse_ranks
+from mpiscope.analysis.predict import gamma_from_records
+from mpiscope.commands.predict import parse_ranks
 from mpiscope.errors import UsageError
 from mpiscope.plan import expand_sizes
 from mpiscope.records import Point, Stats

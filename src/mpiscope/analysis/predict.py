@@ -15,11 +15,16 @@ n = bytes, meaning per collective:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import pandas as pd
 
 from .hockney import HockneyFit
+
+if TYPE_CHECKING:
+    from mpiscope.records import Record
+
+    from .measured import Measured
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Params:
 
 
 ParamsFor = Callable[[float], Params]
+REDUCE_LOCAL = "reduce_local"     # the engine's MPI_Reduce_local sweep: gamma's source
 
 
 def resolve(params: "Params | ParamsFor", n: float) -> Params:
@@ -248,3 +254,15 @@ def format_winners(table: pd.DataFrame) -> str:
                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
     title = f"{table['collective'].iloc[0]}: fastest algorithm and its time (us)"
     return "\n".join([title, fmt(head), *[fmt(r) for r in body]])
+
+
+def gamma_from_records(records: "Iterable[Record | Measured]") -> float | None:
+    """gamma (us per byte reduced) = the slope of the engine's reduce_local
+    sweep (MPI_Reduce_local on one core, float sum); None without one."""
+    from .hockney import fit_hockney
+    from .measured import select
+    pts = [p for p in select(records, REDUCE_LOCAL) if p.size > 0]
+    if len({p.size for p in pts}) < 2:
+        return None
+    big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
+    return max(fit_hockney(big).beta_us_per_byte, 0.0)

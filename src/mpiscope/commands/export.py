@@ -9,15 +9,13 @@ from mpiscope.report.export import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:
+    from mpiscope.api import table
     from mpiscope.console import records_of
-    from mpiscope.records.table import tidy
     from mpiscope.report.export import write
-    from mpiscope.report.levels import launch_frame
     from mpiscope.store import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the table leaves them out
-    df = tidy(runs)
-    write(df if a.per_launch else launch_frame(df), a.format, a.output)
+    write(table(runs, per_launch=a.per_launch), a.format, a.output)
     return 0
 
 

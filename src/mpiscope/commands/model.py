@@ -6,7 +6,6 @@ import argparse
 import json
 
 from mpiscope import paths
-from mpiscope.errors import UsageError
 
 
 def positive_mhz(text: str) -> float:
@@ -20,25 +19,16 @@ def positive_mhz(text: str) -> float:
 
 
 def cmd_model(a: argparse.Namespace) -> int:
+    from mpiscope.api import fit
     from mpiscope.console import out, records_of
-    from mpiscope.records import Point
-    from mpiscope.report.model import render, summarise, to_json
     from mpiscope.store import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
-    records = records_of(runs)
-    try:
-        s = summarise(records, a.benchmark, a.clock_mhz)
-    except ValueError as e:
-        raise UsageError(f"cannot fit {a.benchmark} of {', '.join(r.id for r in runs)}: {e}") from e
-    if s.empty:
-        have = sorted({r.benchmark for r in records if isinstance(r, Point)})
-        raise UsageError(f"{', '.join(r.id for r in runs)} has no {a.benchmark} points to model "
-                         f"(it has: {', '.join(have) or 'no points'}); measure a sweep with "
-                         f"`mpiscope run -b {a.benchmark} --sizes 1:1M`")
+    records_of(runs)  # warns about damaged lines before the fit leaves them out
+    m = fit(runs, a.benchmark, a.clock_mhz)
     if a.json:
-        print(json.dumps(to_json(s), indent=1))
+        print(json.dumps(m.to_dict(), indent=1))
     else:
-        out.print(render(s), markup=False, highlight=False, soft_wrap=True)
+        out.print(m.text, markup=False, highlight=False, soft_wrap=True)
     return 0
 
 

@@ -2,27 +2,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from mpiscope import paths
-from mpiscope.errors import UsageError
 from mpiscope.store import runs_of
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
+    from mpiscope.api import write_plots
     from mpiscope.console import out, records_of
-    from mpiscope.records.table import tidy
-    from mpiscope.report.plots import all_plots, write_plots
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines before the table leaves them out
-    df = tidy(runs)
-    if df.empty:
-        raise UsageError("the runs hold no measured points: nothing to plot")
-    plots = all_plots(df)
-    if not plots:
-        raise UsageError("no plot applies to these runs' benchmarks")
-    out_dir = Path(a.output) if a.output else (runs[0].path if len(runs) == 1 else Path("."))
-    for path in write_plots(plots, out_dir, a.format):
+    for path in write_plots(runs, a.output, a.format):
         out.print(str(path), markup=False)
     return 0
 

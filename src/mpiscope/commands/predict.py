@@ -19,7 +19,6 @@ Expand = Callable[[str], list[int]]  # a size expression as the engine expands i
 
 DEFAULT_RANKS = "2,4,...,1024"
 DEFAULT_SIZES = "8,1K,64K,1M"
-REDUCE_LOCAL = "reduce_local"     # the engine's MPI_Reduce_local sweep: gamma's source
 
 
 def default_expand(expr: str) -> list[int]:
@@ -60,44 +59,6 @@ def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
     return sorted(set(ps))
 
 
-def _fits_of(records: list[Record]):
-    """The pingpong regimes of the records, as `mpiscope model` finds them:
-    [(size_range, fit, flag)], flag saying why a fit is no model (`hockney.implausible`)."""
-    from mpiscope.report.model import summarise
-    s = summarise(records)
-    if s.report is not None:
-        return [(g.size_range, g.fit, g.flag) for g in s.report.regimes]
-    return [(s.single.size_range, s.single, s.single_flag)] if s.single is not None else []
-
-
-def usable_fits(fits, where: str):
-    """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
-    skipped with a warning; none left is a usage error."""
-    from mpiscope.console import warn
-    ok = [(r, f) for r, f, flag in fits if not flag]
-    for (lo, hi), _, flag in fits:
-        if flag:
-            warn(f"{where}: regime {lo}..{hi} B is not a model ({flag}): not used; its sizes are "
-                 f"priced with the regime below it")
-    if not ok:
-        raise UsageError(f"{where} has no pingpong regime that is a model "
-                         f"({'; '.join(flag for *_, flag in fits)}): measure more sizes, or give "
-                         f"--alpha US --beta US_PER_BYTE")
-    return ok
-
-
-def gamma_from_records(records: list[Record]) -> float | None:
-    """gamma (us per byte reduced) = the slope of the engine's reduce_local
-    sweep (MPI_Reduce_local on one core, float sum); None without one."""
-    from mpiscope.analysis.hockney import fit_hockney
-    from mpiscope.analysis.measured import select
-    pts = [p for p in select(records, REDUCE_LOCAL) if p.size > 0]
-    if len({p.size for p in pts}) < 2:
-        return None
-    big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
-    return max(fit_hockney(big).beta_us_per_byte, 0.0)
-
-
 def _records(refs: list[str], runs_dir) -> list[Record]:
     from mpiscope.console import records_of
     from mpiscope.store import resolve
@@ -106,33 +67,15 @@ def _records(refs: list[str], runs_dir) -> list[Record]:
 
 def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None):
     """Params, or the per-size regime parameters of a run; and a line saying where they came from."""
-    from mpiscope.analysis.predict import Params, regime_params
+    from mpiscope.api import prediction_parameters
     runs_dir = paths.runs_dir(a.runs_dir)
     if (a.alpha is None) != (a.beta is None):
         raise UsageError("give both --alpha (us) and --beta (us per byte), or --from RUN")
     if a.alpha is not None and a.from_run:
         raise UsageError("give either --from RUN or --alpha/--beta, not both")
     records = _records([a.from_run], runs_dir) if a.from_run else (fallback or [])
-    gamma, gsrc = a.gamma, "--gamma"
-    if gamma is None:
-        gamma = gamma_from_records(records)
-        gsrc = "reduce_local sweep of the run" if gamma is not None else "none measured: 0"
-        gamma = gamma or 0.0
-    if a.alpha is not None:
-        if a.alpha < 0 or a.beta < 0 or gamma < 0:
-            raise UsageError("--alpha, --beta and --gamma must not be negative")
-        return Params(a.alpha, a.beta, gamma), \
-            f"alpha {a.alpha:g} us, beta {a.beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
-    fits = _fits_of(records)
-    if not fits:
-        where = f"run {a.from_run}" if a.from_run else "the validated runs"
-        raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
-                         f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
-    fits = usable_fits(fits, f"run {a.from_run}" if a.from_run else "the validated runs")
-    desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
-                     for (lo, hi), f in fits)
-    return regime_params(fits, gamma), \
-        f"pingpong regimes ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
+    return prediction_parameters(records, a.alpha, a.beta, a.gamma,
+                                 f"run {a.from_run}" if a.from_run else "the validated runs")
 
 
 def cmd_predict(a: argparse.Namespace) -> int:

@@ -2,25 +2,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from mpiscope import paths
-from mpiscope.errors import UsageError
 from mpiscope.store import runs_of
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    from mpiscope.api import write_report
     from mpiscope.console import out
-    from mpiscope.report.html import write_report
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
-    target = Path(a.output) if a.output else (runs[0].path / "report.html" if len(runs) == 1
-                                              else Path("report.html"))
-    if target.is_dir():
-        target = target / "report.html"
-    if not target.parent.is_dir():
-        raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
-    write_report(runs, target)
-    out.print(str(target), markup=False)
+    out.print(str(write_report(runs, a.output)), markup=False)
     return 0
 
 

@@ -7,7 +7,7 @@ import math
 
 from mpiscope import paths
 from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, csv,
-                                       parse_env, placement_from_args, split_args)
+                                       parse_env, split_args)
 from mpiscope.errors import UsageError
 from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 
@@ -28,38 +28,17 @@ def check_positive(a: argparse.Namespace) -> None:
 
 
 def measurement(a: argparse.Namespace):
-    """The parts of `mpiscope run`: the benchmarks asked for on their ranks; with no -b, the
-    characterisation: pair benchmarks on two ranks, then the main collectives on every core."""
-    from mpiscope.launch import local_cores
-    from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, Part, default_ranks, make_plan, order_options, spread_budget
-    from mpiscope.schedule import first_round_budget, policy_from, sampling
-    from mpiscope.session import Measurement, target
+    """The parts of `mpiscope run` (api.plan_run): the benchmarks asked for on their ranks; with no
+    -b, the characterisation: pair benchmarks on two ranks, then the main collectives on every core."""
+    from mpiscope.api import plan_run
     check_positive(a)
-    policy = policy_from(a.launches, a.launch_target, a.time_budget)
-    ci_target, max_time = sampling(policy, a.ci_target, a.max_time, a.reps, a.time_budget)
-    env, extra = parse_env(a.env), split_args(a.launcher_args, "--launcher-args")
-    placement = placement_from_args(a)
-    t = target(a.mpi)
-    asked = placement.ranks(a.ranks)
-    groups = [(a.bench or list(DEFAULT_BENCHMARKS), a.sizes)]
-    if a.bench is None:
-        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if a.sizes == DEFAULT_SIZES else a.sizes))
-    if a.order in ("block", "cyclic") and not placement.mapping and placement.on_hosts:
-        from dataclasses import replace
-        placement = replace(placement, mapping=a.order)  # the launcher places ranks that way too, where it can
-    planned = []
-    for k, (benchmarks, sizes) in enumerate(groups):
-        ranks = asked or (default_ranks(benchmarks, t.engine, local_cores()) if k == 0
-                          else max(2, local_cores()))
-        planned.append(make_plan(t.engine, benchmarks, ranks, sizes=sizes, ci_target=ci_target,
-                                 max_time=max_time, reps=a.reps, check=a.check, raw=a.raw,
-                                 engine_options=[*order_options(a.order),
-                                                 *split_args(a.engine_args, "--engine-args")]))
-    if a.find_switches:
-        from mpiscope.refine import check_refinable
-        check_refinable(*planned[0])
-    plans = spread_budget(planned, first_round_budget(policy))  # one budget for the whole run
-    return Measurement(t, [Part(p, env, extra, placement) for p in plans], policy=policy)
+    return plan_run(a.bench, a.sizes, a.ranks, mpi=a.mpi, launches=a.launches, launch_target=a.launch_target,
+                    ci_target=a.ci_target, max_time=a.max_time, reps=a.reps, time_budget=a.time_budget,
+                    env=parse_env(a.env), launcher_args=split_args(a.launcher_args, "--launcher-args"),
+                    engine_args=split_args(a.engine_args, "--engine-args"), check=a.check, raw=a.raw,
+                    order=a.order, launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
+                    ranks_per_node=a.ranks_per_node, map_by=a.map_by, bind_to=a.bind_to,
+                    find_switches=a.find_switches)
 
 
 def cmd_run(a: argparse.Namespace) -> int:

@@ -41,6 +41,13 @@ class Plot:
     title: str         # caption
     figure: Figure
 
+    def _repr_png_(self) -> bytes:
+        """A notebook shows a plot as its image (the backend is Agg: figures never show themselves)."""
+        import io
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        return buf.getvalue()
+
 
 @dataclass
 class SeriesModel:

@@ -1,0 +1,614 @@
+"""The Python API, for scripts and notebooks: load runs as typed objects with their tidy table,
+measure and get the run back, fit the model, compare, predict, plot and report. The commands of
+`mpiscope` are thin layers over these functions (docs/python.md). Errors raise
+`mpiscope.errors.MpiscopeError` (a `UsageError` for bad input), never exit; nothing here prints
+except the warnings the session and the models give on standard error."""
+from __future__ import annotations
+
+import io
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overload
+
+from mpiscope import paths, store
+from mpiscope.errors import MeasurementError, UsageError
+from mpiscope.plan import DEFAULT_SIZES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mpiscope.analysis.compare import PointChange
+    from mpiscope.analysis.hockney import HockneyFit
+    from mpiscope.analysis.predict import Params, ParamsFor
+    from mpiscope.records import Point, Record
+    from mpiscope.report.model import ModelSummary
+    from mpiscope.report.plots import Plot
+    from mpiscope.session import Measurement
+    from mpiscope.store import RunMeta
+
+__all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "list_runs", "load",
+           "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "table", "write_plots",
+           "write_report"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+# What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
+# of one, 'latest', a run's path, a sweep directory, a directory of runs).
+RunsLike = Union["store.Run", "Runs", PathLike, Sequence[Union["store.Run", PathLike]]]
+
+PREDICT_RANKS = tuple(2 ** k for k in range(1, 11))   # 2, 4, ..., 1024 (as `mpiscope predict`)
+PREDICT_SIZES = (8, 1024, 65536, 1 << 20)             # 8, 1K, 64K, 1M
+
+
+class RecordsWarning(UserWarning):
+    """A run holds lines or files that could not be read; they are left out of its table."""
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+class Run(store.Run):
+    """One stored run: its directory (`path`, `id`), what it is (`meta`), its records and its tidy
+    table. It is a `store.Run`, so every function that takes a run takes it."""
+
+    @property
+    def status(self) -> str:
+        """ok, failed, interrupted, running, or unreadable (run.json could not be read)."""
+        return self.meta().status
+
+    @property
+    def info(self) -> RunMeta:
+        """run.json as its typed object (`store.RunMeta`): the MPI, the parts, the launches."""
+        return self.meta()
+
+    @property
+    def points(self) -> list[Point]:
+        """The measured points (`records.Point`), one per point and launch, in the order measured."""
+        return self.records().points
+
+    @property
+    def problems(self) -> list[str]:
+        """The lines of records.jsonl that could not be read (left out of the table)."""
+        return self.records().problems
+
+    def table(self, per_launch: bool = False) -> pd.DataFrame:
+        """The run's tidy table: a row per point with its launch-level estimate and interval (as
+        `mpiscope export`); `per_launch`: a row per point and launch (`launch` column)."""
+        return table(self, per_launch=per_launch)
+
+    def summary(self) -> str:
+        """The summary `mpiscope show` prints, as text."""
+        from rich.console import Console
+
+        from mpiscope.report.summary import print_run
+        buf = io.StringIO()
+        console = Console(file=buf, width=120, highlight=False, color_system=None, force_jupyter=False)
+        print_run(console, self.meta(), self.records(), console)
+        return buf.getvalue()
+
+    def __repr__(self) -> str:
+        return f"Run({self.id!r}, status={self.status!r}, points={len(self.points)})"
+
+
+class Runs(Sequence[Run]):
+    """Several runs (of a sweep, or named together), in the order given; one tidy table."""
+
+    def __init__(self, runs: Sequence[store.Run], sweep: Path | None = None):
+        self.runs: list[Run] = [r if isinstance(r, Run) else Run(r.path) for r in runs]
+        self.sweep = sweep  # the sweep directory they came from, if any
+
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+    @overload
+    def __getitem__(self, i: slice) -> "Runs": ...
+
+    def __getitem__(self, i: int | slice) -> "Run | Runs":
+        return Runs(self.runs[i]) if isinstance(i, slice) else self.runs[i]
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self.runs)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.runs]
+
+    def table(self, per_launch: bool = False) -> pd.DataFrame:
+        """One tidy table of every run (see `Run.table`); a sweep's launches of one configuration
+        pool into one estimate per point."""
+        return table(self, per_launch=per_launch)
+
+    def __repr__(self) -> str:
+        return f"Runs({self.ids!r})"
+
+
+def _runs_dir(runs_dir: PathLike | None) -> Path:
+    return paths.runs_dir(os.fspath(runs_dir) if runs_dir is not None else None)
+
+
+def _warn(runs: Sequence[store.Run]) -> None:
+    for run in runs:
+        for p in run.records().problems:
+            warnings.warn(f"run {run.id}: {p}", RecordsWarning, stacklevel=3)
+
+
+def list_runs(runs_dir: PathLike | None = None) -> list[Run]:
+    """Every run kept in `runs_dir` (default: $MPISCOPE_RUNS, else ./mpiscope-runs), oldest first."""
+    return [Run(r.path) for r in store.list_runs(_runs_dir(runs_dir))]
+
+
+def load(ref: PathLike = "latest", runs_dir: PathLike | None = None) -> Run:
+    """One run by id, unique prefix of an id, 'latest', or its directory's path. UsageError when
+    there is no such run (or a sweep directory: `load_sweep`)."""
+    if store.is_sweep_dir(Path(ref)):
+        raise UsageError(f"{ref} is a sweep directory: load its runs with load_sweep() or load_runs()")
+    run = Run(store.resolve(os.fspath(ref), _runs_dir(runs_dir)).path)
+    _warn([run])
+    return run
+
+
+def load_runs(*refs: PathLike, runs_dir: PathLike | None = None) -> Runs:
+    """Several runs, as `load` names them; a sweep directory stands for its finished runs, a
+    directory of run directories for all of them (each run once)."""
+    if not refs:
+        raise UsageError("name at least one run: an id, 'latest', a path or a sweep directory")
+    runs = Runs(store.runs_of([os.fspath(r) for r in refs], _runs_dir(runs_dir)))
+    _warn(runs.runs)
+    return runs
+
+
+def load_sweep(path: PathLike) -> Runs:
+    """The finished runs of a sweep directory (`mpiscope sweep`), in the plan's order."""
+    p = Path(path)
+    if not store.is_sweep_dir(p):
+        raise UsageError(f"{p} is not a sweep directory (no {store.SWEEP_FILE} in it)")
+    found = [run for _, run in store.SweepDir(p).runs()]
+    if not found:
+        raise UsageError(f"the sweep in {p} has no finished run yet: run or resume it first")
+    runs = Runs(found, sweep=p)
+    _warn(runs.runs)
+    return runs
+
+
+def as_runs(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
+    """Runs from anything that names them (see RunsLike); UsageError for none."""
+    if isinstance(runs, Runs):
+        out = list(runs)
+    elif isinstance(runs, store.Run):
+        out = [runs if isinstance(runs, Run) else Run(runs.path)]
+    elif isinstance(runs, (str, os.PathLike)):
+        out = list(load_runs(runs, runs_dir=runs_dir))
+    else:
+        out = []
+        for r in runs:
+            out += as_runs(r, runs_dir)
+    if not out:
+        raise UsageError("no runs given")
+    return out
+
+
+def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = None) -> pd.DataFrame:
+    """The tidy table of runs (`records.table.tidy`): every factor of a run and launch a column,
+    every figure of a point a column, the typed point in `point`. By default one row per point with
+    its launch-level estimate (`time_median_us`) and 95 % interval (`time_ci_low_us`,
+    `time_ci_high_us`) over its launches (`report.levels.launch_frame`); `per_launch`: one row per
+    point and launch."""
+    from mpiscope.records.table import tidy
+    from mpiscope.report.levels import launch_frame
+    df = tidy(as_runs(runs, runs_dir))
+    return df if per_launch else launch_frame(df)
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
+             *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
+             ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
+             time_budget: float | None = None, env: Mapping[str, str] | None = None,
+             launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
+             raw: bool = False, order: str | None = None, launcher: str | None = None,
+             hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
+             ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
+             find_switches: bool = False) -> Measurement:
+    """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched: the
+    benchmarks on their ranks, or with none the characterisation (pair benchmarks on two ranks,
+    then the main collectives on every core). Builds the engine for `mpi` on first use."""
+    from dataclasses import replace
+
+    from mpiscope.launch import local_cores
+    from mpiscope.launch.placement import make_placement
+    from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, Part,
+                               default_ranks, make_plan, order_options, spread_budget)
+    from mpiscope.schedule import first_round_budget, policy_from, sampling
+    from mpiscope.session import Measurement, target
+    for name, value in (("ci_target", ci_target), ("max_time", max_time), ("time_budget", time_budget)):
+        if value is not None and not value > 0:  # NaN fails too
+            raise UsageError(f"{name} must be a positive number, got {value}")
+    if isinstance(benchmarks, str):
+        benchmarks = [b.strip() for b in benchmarks.split(",") if b.strip()]
+    env = dict(env or {})
+    for key in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise UsageError(f"env: '{key}' is not a valid variable name")
+    policy = policy_from(launches, launch_target, time_budget)
+    ci_target, max_time = sampling(policy, ci_target, max_time, reps, time_budget)
+    placement = make_placement(launcher=launcher, hosts=list(hosts) if hosts is not None else None,
+                               hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, mapping=map_by,
+                               binding=bind_to)
+    t = target(mpi)
+    asked = placement.ranks(ranks)
+    groups = [(list(benchmarks or DEFAULT_BENCHMARKS), sizes)]
+    if benchmarks is None:
+        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if sizes == DEFAULT_SIZES else sizes))
+    if order in ("block", "cyclic") and not placement.mapping and placement.on_hosts:
+        placement = replace(placement, mapping=order)  # the launcher places ranks that way too, where it can
+    planned = []
+    for k, (bench, sz) in enumerate(groups):
+        n = asked or (default_ranks(bench, t.engine, local_cores()) if k == 0 else max(2, local_cores()))
+        planned.append(make_plan(t.engine, bench, n, sizes=sz, ci_target=ci_target, max_time=max_time, reps=reps,
+                                 check=check, raw=raw, engine_options=[*order_options(order), *engine_args]))
+    if find_switches:
+        from mpiscope.refine import check_refinable
+        check_refinable(*planned[0])
+    plans = spread_budget(planned, first_round_budget(policy))  # one budget for the whole run
+    return Measurement(t, [Part(p, env, tuple(launcher_args), placement) for p in plans], policy=policy)
+
+
+def measure(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
+            *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
+            ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
+            time_budget: float | None = None, env: Mapping[str, str] | None = None,
+            launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
+            raw: bool = False, order: str | None = None, launcher: str | None = None,
+            hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
+            ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
+            find_switches: bool = False, runs_dir: PathLike | None = None, progress: bool = False,
+            report: bool = False) -> Run:
+    """Measure now, through the one measurement session `mpiscope run` uses, and return the run.
+    The options are `mpiscope run`'s (see `plan_run`); `launches` None is the CLI's default
+    ($MPISCOPE_LAUNCHES, else auto). `progress`: a progress bar on standard error; `report`: write
+    report.html into the run's directory. A launch that fails raises MeasurementError (the run is
+    kept, its path in `.run_path`); Ctrl-C raises KeyboardInterrupt."""
+    from mpiscope.console import err
+    from mpiscope.session import Session
+    m = plan_run(benchmarks, sizes, ranks, mpi=mpi, launches=launches, launch_target=launch_target,
+                 ci_target=ci_target, max_time=max_time, reps=reps, time_budget=time_budget, env=env,
+                 launcher_args=launcher_args, engine_args=engine_args, check=check, raw=raw, order=order,
+                 launcher=launcher, hosts=hosts, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node,
+                 map_by=map_by, bind_to=bind_to, find_switches=find_switches)
+    session = Session(_runs_dir(runs_dir), err, progress=progress)
+    run, outcome = session.run(m)
+    if outcome.status == "ok" and find_switches:
+        from mpiscope.refine import refine_run
+        outcome = refine_run(session, m.target, run)
+    if report:
+        from mpiscope.session import write_report_quietly
+        write_report_quietly([run], run.path / "report.html")
+    if outcome.status == "interrupted":
+        raise KeyboardInterrupt(f"interrupted; the points measured so far are kept in {run.path}")
+    if outcome.error:
+        raise MeasurementError(f"{outcome.error} (run kept in {run.path})", run.path)
+    return Run(run.path)
+
+
+# --- models ---------------------------------------------------------------------------------
+
+@dataclass
+class Model:
+    """The fitted models of runs (`report.model.ModelSummary` in `summary`): the Hockney regimes
+    T(n) = Ts + n Tc and the protocol switches between them, LogGP, the hardware ceiling."""
+    summary: ModelSummary
+    runs: list[str] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str:
+        return self.summary.benchmark
+
+    @property
+    def text(self) -> str:
+        """As `mpiscope model` prints it."""
+        from mpiscope.report.model import render
+        return render(self.summary)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `mpiscope model --json` writes it."""
+        from mpiscope.report.model import to_json
+        return to_json(self.summary)
+
+    def fits(self) -> list[tuple[tuple[int, int], HockneyFit, str | None]]:
+        """Each regime's size range, its fit, and why it is no model (None: it is one)."""
+        s = self.summary
+        if s.report is not None:
+            return [(g.size_range, g.fit, g.flag) for g in s.report.regimes]
+        return [(s.single.size_range, s.single, s.single_flag)] if s.single is not None else []
+
+    @property
+    def switches(self) -> list[int]:
+        """The sizes (bytes) where the protocol switches (a regime ends)."""
+        return [sw.size for sw in self.summary.report.switches] if self.summary.report is not None else []
+
+    @property
+    def regimes(self) -> pd.DataFrame:
+        """A row per regime: sizes, latency Ts (alpha_us), Tc (beta_us_per_byte), bandwidth, n_1/2."""
+        import pandas as pd
+        return pd.DataFrame([{"size_from": lo, "size_to": hi, "alpha_us": f.alpha_us,
+                              "beta_us_per_byte": f.beta_us_per_byte, "bandwidth_MiBps": f.bandwidth_MiBps,
+                              "n_half_bytes": f.n_half, "points": f.n_points, "flag": flag}
+                             for (lo, hi), f, flag in self.fits()])
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = None,
+        runs_dir: PathLike | None = None) -> Model:
+    """Every model the runs allow for `benchmark` (several runs are fitted together: repeats,
+    refinement launches). UsageError when the runs have no such points or they cannot be fitted."""
+    from mpiscope.records import Point
+    from mpiscope.report.model import summarise
+    rs = as_runs(runs, runs_dir)
+    if clock_mhz is not None and not clock_mhz > 0:
+        raise UsageError(f"clock_mhz must be a positive clock in MHz, got {clock_mhz}")
+    records = [rec for r in rs for rec in r.records()]
+    names = ", ".join(r.id for r in rs)
+    try:
+        s = summarise(records, benchmark, clock_mhz)
+    except ValueError as e:
+        raise UsageError(f"cannot fit {benchmark} of {names}: {e}") from e
+    if s.empty:
+        have = sorted({r.benchmark for r in records if isinstance(r, Point)})
+        raise UsageError(f"{names} has no {benchmark} points to model (it has: {', '.join(have) or 'no points'}); "
+                         f"measure a sweep with `mpiscope run -b {benchmark} --sizes 1:1M`")
+    return Model(s, [r.id for r in rs])
+
+
+# --- comparing ------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """Two sides compared point by point (`analysis.compare.PointChange` in `changes`)."""
+    baseline: list[Run]
+    candidate: list[Run]
+    changes: list[PointChange]
+
+    @property
+    def baseline_name(self) -> str:
+        return _name(self.baseline)
+
+    @property
+    def candidate_name(self) -> str:
+        return _name(self.candidate)
+
+    @property
+    def summary(self) -> str:
+        """How many points got slower, faster, stayed the same."""
+        from mpiscope.analysis.compare import summary
+        return summary(self.changes)
+
+    @property
+    def launches(self) -> str:
+        """Which test judged the points, on how many launches."""
+        from mpiscope.analysis.compare import launches_line
+        return launches_line(self.changes)
+
+    def regressions(self, fail_on: float) -> list[PointChange]:
+        """The points significantly slower by more than `fail_on` (0.05: 5 %)."""
+        from mpiscope.analysis.compare import regressions
+        return regressions(self.changes, fail_on)
+
+    def table(self) -> pd.DataFrame:
+        """A row per point: medians (us), the change (0.1: 10 % slower), the test, adjusted p,
+        effect size and verdict (slower, faster, same)."""
+        import pandas as pd
+        return pd.DataFrame([{"benchmark": pc.label, "size": pc.size, "ranks": pc.ranks, "baseline_us": pc.base_us,
+                              "candidate_us": pc.cand_us, "change": pc.change, "test": pc.test, "p_adj": pc.p_adj,
+                              "effect": pc.effect, "verdict": pc.verdict, "baseline_launches": pc.base_launches,
+                              "candidate_launches": pc.cand_launches} for pc in self.changes])
+
+    def __str__(self) -> str:
+        return f"{self.candidate_name} against baseline {self.baseline_name}: {self.summary}"
+
+
+def _name(runs: Sequence[store.Run]) -> str:
+    return runs[0].id if len(runs) == 1 else f"{len(runs)} runs ({runs[0].id}, ...)"
+
+
+def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
+    """One side of a comparison: a run, runs of one configuration (a list, or one string
+    RUN1,RUN2,...), or a sweep directory of one configuration; every launch is one observation."""
+    if not isinstance(ref, (str, os.PathLike)):
+        return as_runs(ref, runs_dir)
+    p = Path(ref)
+    if store.is_sweep_dir(p):
+        sd = store.SweepDir(p)
+        if len(sd.plan().configurations) != 1:
+            raise UsageError(f"{ref} is a sweep of {len(sd.plan().configurations)} configurations: compare "
+                             f"single runs, or runs of one configuration as RUN1,RUN2,...")
+        runs = [Run(run.path) for _, run in sd.runs()]
+        if not runs:
+            raise UsageError(f"the sweep in {ref} has no finished run: run or resume it first")
+        return runs
+    return [Run(store.resolve(r, _runs_dir(runs_dir)).path) for r in os.fspath(ref).split(",") if r]
+
+
+def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_change: float = 0.05,
+            benchmark: str | None = None, runs_dir: PathLike | None = None) -> Comparison:
+    """What got significantly slower or faster from `baseline` to `candidate` (each a side as
+    `compare_side` reads it), at the launch level when the sides hold several launches; p-values
+    adjusted together (Benjamini-Hochberg) at `alpha`; changes below `min_change` (0.05: 5 %)
+    count as the same. UsageError when the sides have no point in common."""
+    from mpiscope.analysis.compare import compare_runs
+    from mpiscope.records.launches import drifts_kept
+    if not 0 < alpha < 1:
+        raise UsageError(f"alpha must be between 0 and 1, got {alpha}")
+    if not min_change >= 0:
+        raise UsageError(f"min_change must be a fraction of 0 or more (0.05: 5 %), got {min_change}")
+    b_runs, c_runs = compare_side(baseline, runs_dir), compare_side(candidate, runs_dir)
+    # the launch is the unit: every launch of every run on a side is one observation of a point
+    # with one run a side, the drift from run to run that either keeps (the one learnt from more runs)
+    drift = {}
+    for run in (b_runs[0], c_runs[0]):
+        for key, d in drifts_kept(run.meta().extra).items():
+            if key not in drift or d.runs > drift[key].runs:
+                drift[key] = d
+    changes = compare_runs([r.records().points for r in b_runs], [r.records().points for r in c_runs],
+                           alpha, min_change, drift)
+    if benchmark:
+        changes = [pc for pc in changes if pc.benchmark == benchmark]
+    if not changes:
+        raise UsageError(f"{_name(b_runs)} and {_name(c_runs)} have no benchmark and size in common"
+                         + (f" for '{benchmark}'" if benchmark else "")
+                         + ": compare runs of the same benchmarks and sizes")
+    return Comparison(b_runs, c_runs, changes)
+
+
+# --- predicting -----------------------------------------------------------------------------
+
+def prediction_parameters(records: Sequence[Record], alpha: float | None = None, beta: float | None = None,
+                          gamma: float | None = None, where: str = "the runs") -> tuple[Params | ParamsFor, str]:
+    """alpha, beta (given, or each size's pingpong regime fitted from `records`) and gamma (given,
+    or the slope of the records' reduce_local sweep, else 0); and a line saying where they came
+    from. Regimes that are no model are skipped with a warning."""
+    from mpiscope.analysis.predict import Params, gamma_from_records, regime_params
+    from mpiscope.report.model import summarise
+    gsrc = "--gamma"
+    if gamma is None:
+        gamma = gamma_from_records(records)
+        gsrc = "reduce_local sweep of the run" if gamma is not None else "none measured: 0"
+        gamma = gamma or 0.0
+    if alpha is not None and beta is not None:
+        if alpha < 0 or beta < 0 or gamma < 0:
+            raise UsageError("--alpha, --beta and --gamma must not be negative")
+        return Params(alpha, beta, gamma), \
+            f"alpha {alpha:g} us, beta {beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
+    fits = Model(summarise(records)).fits()
+    if not fits:
+        raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
+                         f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
+    usable = usable_fits(fits, where)
+    desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
+                     for (lo, hi), f in usable)
+    return regime_params(usable, gamma), \
+        f"pingpong regimes ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
+
+
+def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
+                where: str) -> list[tuple[tuple[int, int], HockneyFit]]:
+    """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
+    skipped with a warning; none left is a usage error."""
+    from mpiscope.console import warn
+    ok = [(r, f) for r, f, flag in fits if not flag]
+    for (lo, hi), _, flag in fits:
+        if flag:
+            warn(f"{where}: regime {lo}..{hi} B is not a model ({flag}): not used; its sizes are "
+                 f"priced with the regime below it")
+    if not ok:
+        raise UsageError(f"{where} has no pingpong regime that is a model "
+                         f"({'; '.join(flag for *_, flag in fits)}): measure more sizes, or give "
+                         f"--alpha US --beta US_PER_BYTE")
+    return ok
+
+
+@dataclass
+class Prediction:
+    """Predicted collective times (us) per algorithm, rank count p and size n (bytes)."""
+    tables: dict[str, pd.DataFrame]   # collective -> a row per (p, n): every algorithm, `best`, `mpich_default`
+    parameters: str                   # where alpha, beta and gamma came from
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Every collective's rows in one table."""
+        import pandas as pd
+        return pd.concat(list(self.tables.values()), ignore_index=True)
+
+    def winners(self, collective: str) -> str:
+        """A grid of the fastest algorithm per n (rows) and p (columns), as `mpiscope predict` prints it."""
+        from mpiscope.analysis.predict import format_winners
+        if collective not in self.tables:
+            raise UsageError(f"no prediction for '{collective}': have {', '.join(self.tables)}")
+        return format_winners(self.tables[collective])
+
+
+def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = None,
+            ranks: Sequence[int] = PREDICT_RANKS, sizes: Sequence[int] | str = PREDICT_SIZES, *,
+            alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
+            runs_dir: PathLike | None = None) -> Prediction:
+    """Collective algorithm times (Thakur, Rabenseifner & Gropp) at any rank count and size, from
+    alpha and beta given, or fitted from `source`'s pingpong regimes (gamma from its reduce_local
+    sweep); `sizes` in bytes, or a size expression the engine expands."""
+    from mpiscope.analysis.predict import ALGORITHMS, prediction_table
+    colls = list(collectives) if collectives is not None else [c for c in ALGORITHMS if c != "barrier"]
+    for c in colls:
+        if c not in ALGORITHMS:
+            raise UsageError(f"unknown collective '{c}': known are {', '.join(ALGORITHMS)}")
+    if (alpha is None) != (beta is None):
+        raise UsageError("give both alpha (us) and beta (us per byte), or a source run")
+    if alpha is not None and source is not None:
+        raise UsageError("give either a source run or alpha and beta, not both")
+    if alpha is None and source is None:
+        raise UsageError("predict needs alpha and beta: a source run (a pingpong sweep) or alpha= and beta=")
+    ps = sorted({int(p) for p in ranks})
+    if not ps or ps[0] < 1:
+        raise UsageError("rank counts must be at least 1")
+    if isinstance(sizes, str):
+        from mpiscope.plan import expand_sizes
+        from mpiscope.session import target
+        ns = expand_sizes(target(None).engine, sizes)
+    else:
+        ns = [int(n) for n in sizes]
+    rs = as_runs(source, runs_dir) if source is not None else []
+    records = [rec for r in rs for rec in r.records()]
+    params, desc = prediction_parameters(records, alpha, beta, gamma,
+                                         f"run {', '.join(r.id for r in rs)}" if rs else "the runs")
+    return Prediction({c: prediction_table(c, ps, ns, params) for c in colls}, desc)
+
+
+# --- plots and reports ----------------------------------------------------------------------
+
+def plots(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Plot]:
+    """Every figure that applies to the runs (`report.plots.Plot`: `name`, `title`, a matplotlib
+    `figure`; a notebook shows a Plot as its image). UsageError when there is nothing to draw."""
+    from mpiscope.records.table import tidy
+    from mpiscope.report.plots import all_plots
+    df = tidy(as_runs(runs, runs_dir))
+    if df.empty:
+        raise UsageError("the runs hold no measured points: nothing to plot")
+    found = all_plots(df)
+    if not found:
+        raise UsageError("no plot applies to these runs' benchmarks")
+    return found
+
+
+def write_plots(runs: RunsLike, output: PathLike | None = None, fmt: str = "png",
+                runs_dir: PathLike | None = None) -> list[Path]:
+    """Write every figure that applies (`plots`) as FMT files (png or svg) into `output` (default:
+    the run's directory for one run, else the current directory); returns the files."""
+    from mpiscope.report import plots as figures
+    if fmt not in ("png", "svg"):
+        raise UsageError(f"fmt must be png or svg, got '{fmt}'")
+    rs = as_runs(runs, runs_dir)
+    found = plots(rs)
+    out_dir = Path(output) if output is not None else (rs[0].path if len(rs) == 1 else Path("."))
+    return figures.write_plots(found, out_dir, fmt)
+
+
+def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathLike | None = None) -> Path:
+    """One self-contained HTML report of the runs, written to `output` (a file, or a directory for
+    its report.html; default: report.html in the run's directory for one run, else ./report.html)."""
+    from mpiscope.report import html
+    rs = as_runs(runs, runs_dir)
+    target = Path(output) if output is not None else (rs[0].path / "report.html" if len(rs) == 1
+                                                      else Path("report.html"))
+    if target.is_dir():
+        target = target / "report.html"
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
+    html.write_report(rs, target)
+    return target
+
+# --- importing other tools' output ------------------------------------------------------------
+# `mpiscope import` (OSU, IMB: mpiscope.importers.import_files) is wired in here by the coordinator;
+# see docs/import.md.
