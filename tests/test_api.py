@@ -218,3 +218,13 @@ def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir):
         with pytest.raises(MpiscopeError, match=match):
             api.measure(runs_dir=runs_dir, **args)
     assert sorted(p.name for p in runs_dir.iterdir()) == before  # nothing half-written
+
+
+@pytest.mark.slow
+def test_side_by_side_tables(two_runs):
+    [t] = api.side_by_side(two_runs)
+    assert t.benchmark == "pingpong" and t.columns == [r.id for r in two_runs] and t.sizes == EXPECTED
+    assert list(t.us.columns) == t.columns and (t.us > 0).all().all()
+    assert t.us.loc[1, two_runs[0].id] == two_runs[0].table().set_index("size").loc[1, "time_median_us"]
+    with pytest.raises(UsageError, match="no 'bcast' points"):
+        api.side_by_side(two_runs, "bcast")

@@ -26,12 +26,13 @@ if TYPE_CHECKING:
     from mpiscope.records import Point, Record
     from mpiscope.report.model import ModelSummary
     from mpiscope.report.plots import Plot
+    from mpiscope.report.table import SideBySide
     from mpiscope.session import Measurement
     from mpiscope.store import RunMeta
 
 __all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "list_runs", "load",
-           "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "table", "write_plots",
-           "write_report"]
+           "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table",
+           "write_plots", "write_report"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
@@ -200,6 +201,18 @@ def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = 
     from mpiscope.report.levels import launch_frame
     df = tidy(as_runs(runs, runs_dir))
     return df if per_launch else launch_frame(df)
+
+
+def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = False, per_launch: bool = False,
+                 runs_dir: PathLike | None = None) -> list[SideBySide]:
+    """The tables of `mpiscope table`, one per benchmark: sizes x configurations (labelled by the
+    factors that differ between the runs) in `.us` (microseconds) and `.bw` (MB/s) DataFrames;
+    each cell a point's launch-level estimate, or with `per_launch` a column per launch."""
+    from mpiscope.report.table import side_by_side as tables
+    df = table(runs, per_launch=True, runs_dir=runs_dir)
+    if df.empty or "benchmark" not in df:
+        raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
+    return tables(df if per_launch else table(runs, runs_dir=runs_dir), benchmark, words, per_launch=per_launch)
 
 
 # --- measuring ------------------------------------------------------------------------------
