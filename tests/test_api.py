@@ -228,3 +228,16 @@ def test_side_by_side_tables(two_runs):
     assert t.us.loc[1, two_runs[0].id] == two_runs[0].table().set_index("size").loc[1, "time_median_us"]
     with pytest.raises(UsageError, match="no 'bcast' points"):
         api.side_by_side(two_runs, "bcast")
+
+
+@pytest.mark.slow
+def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
+    """mpiexec rejects an argument: the run is kept (failed) and the error carries its path and the
+    launcher's own words."""
+    from mpiscope.errors import MeasurementError
+    with pytest.raises(MeasurementError, match="launcher stderr") as caught:
+        api.measure("pingpong", sizes="1:8", ranks=2, launches=1, launcher_args=["--no-such-launcher-flag"],
+                    runs_dir=tmp_path)
+    run = api.load(caught.value.run_path)
+    assert run.status == "failed" and run.points == []
+    assert "no-such-launcher-flag" in str(caught.value)

@@ -286,7 +286,7 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_
     report.html into the run's directory. A launch that fails raises MeasurementError (the run is
     kept, its path in `.run_path`); Ctrl-C raises KeyboardInterrupt."""
     from mpiscope.console import err
-    from mpiscope.session import Session
+    from mpiscope.session import Session, stderr_tail
     m = plan_run(benchmarks, sizes, ranks, mpi=mpi, launches=launches, launch_target=launch_target,
                  ci_target=ci_target, max_time=max_time, reps=reps, time_budget=time_budget, env=env,
                  launcher_args=launcher_args, engine_args=engine_args, check=check, raw=raw, order=order,
@@ -303,7 +303,10 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_
     if outcome.status == "interrupted":
         raise KeyboardInterrupt(f"interrupted; the points measured so far are kept in {run.path}")
     if outcome.error:
-        raise MeasurementError(f"{outcome.error} (run kept in {run.path})", run.path)
+        tail = stderr_tail(run)
+        raise MeasurementError(f"{outcome.error} (run kept in {run.path})"
+                               + ("\nlauncher stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""),
+                               run.path)
     return Run(run.path)
 
 

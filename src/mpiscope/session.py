@@ -242,12 +242,17 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
         err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}")
         return 130
     if outcome.error:
-        tail = (run.path / STDERR).read_text(errors="replace").strip().splitlines()[-15:] \
-            if (run.path / STDERR).is_file() else []
+        tail = stderr_tail(run)
         if tail:
             err.print("launcher stderr (last lines):\n  " + "\n  ".join(tail), markup=False)
         raise MpiscopeError(f"{outcome.error} (run kept in {run.path})")
     return 0
+
+
+def stderr_tail(run: Run, lines: int = 15) -> list[str]:
+    """The launcher's last words in the run's stderr.txt."""
+    path = run.path / STDERR
+    return path.read_text(errors="replace").strip().splitlines()[-lines:] if path.is_file() else []
 
 
 Presenter = Callable[[Run], None]
