@@ -43,6 +43,14 @@ def _name(runs) -> str:
     return runs[0].id if len(runs) == 1 else f"{len(runs)} runs ({runs[0].id}, ...)"
 
 
+def _figure(runs, records) -> str:
+    """What a side's figures are when they are not mpiscope's medians: ' (OSU 7.4 mean)'."""
+    pts = [p for run in runs for p in records[run.path]]
+    tools = sorted({f"{p.imported.tool.upper()} {p.imported.tool_version} {p.estimate}" for p in pts
+                    if p.imported is not None})
+    return f" ({', '.join(tools)})" if tools else ""
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -79,17 +87,18 @@ def cmd_compare(a: argparse.Namespace) -> int:
         raise UsageError(f"{base} and {cand} have no benchmark and size in common"
                          + (f" for '{a.benchmark}'" if a.benchmark else "")
                          + ": compare runs of the same benchmarks and sizes")
+    figure = {"baseline": _figure(b_runs, records), "candidate": _figure(c_runs, records)}
     table = Table(title=f"{cand} against baseline {base}", title_justify="left")
-    for col in ("benchmark", "size", "ranks", "baseline us", "candidate us", "change", "test", "p (adj.)",
-                "effect", "verdict"):
+    for col in ("benchmark", "size", "ranks", f"baseline us{figure['baseline']}",
+                f"candidate us{figure['candidate']}", "change", "test", "p (adj.)", "effect", "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
                          no_wrap=col == "test")
-    style = {"slower": "red", "faster": "green", "same": ""}
+    style = {"slower": "red", "faster": "green", "same": "", "untested": "yellow"}
     for pc in changes:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
-            pc.test, f"g={pc.effect:+.1f}")
+            pc.test, f"g={pc.effect:+.1f}") if pc.verdict != "untested" else "-"
         table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
-                      f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}", effect,
+                      f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
     out.print(table)
     out.print(summary(changes), highlight=False)

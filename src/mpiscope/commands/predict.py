@@ -131,8 +131,11 @@ def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None
     fits = usable_fits(fits, f"run {a.from_run}" if a.from_run else "the validated runs")
     desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
                      for (lo, hi), f in fits)
+    tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.estimate}s" for r in records
+                    if getattr(r, "imported", None) is not None and getattr(r, "benchmark", "") == "pingpong"})
+    imported = f" fitted to imported {', '.join(tools)}" if tools else ""  # mpiscope import
     return regime_params(fits, gamma), \
-        f"pingpong regimes ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
+        f"pingpong regimes{imported} ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
 
 
 def cmd_predict(a: argparse.Namespace) -> int:
