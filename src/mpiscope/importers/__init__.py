@@ -51,21 +51,29 @@ def parse_file(path: Path | str, fmt: str | None = None, ranks: int | None = Non
     """The points of one file of `fmt` (detected when None), each with its `imported` source."""
     path = Path(path)
     text = _read(path)
-    found = detect(path, text) if fmt is None or text.strip() else fmt
-    if fmt is not None and fmt != found:
-        raise ImportFailed(path, 1, f"--format {fmt}, but this is {TOOL_NAMES[found]} output")
+    if not text.strip():
+        raise ImportFailed(path, 1, "the file is empty")
+    if not text.endswith("\n"):  # the tools end every line: a file cut while it was written
+        last = text.count("\n") + 1
+        raise ImportFailed(path, last, "the last line has no newline: the file was cut short (add the newline "
+                                       "if the line is complete)")
     if fmt is not None and fmt not in _PARSERS:
         raise ImportFailed(path, 0, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
+    lines = [x for x in text.splitlines() if x.strip()]
+    other = [f for f, parser in _PARSERS.items() if f != fmt and parser.looks_like(lines)]
+    if fmt is not None and other:
+        raise ImportFailed(path, 1, f"--format {fmt}, but this is {TOOL_NAMES[other[0]]} output")
+    found = fmt or detect(path, text)  # with --format, its parser names the first line it cannot read
     if ranks is not None and ranks < 1:
         raise ImportFailed(path, 0, f"--ranks {ranks}: at least 1")
     return _PARSERS[found].parse(path, text, ranks)
 
 
-def _context(points: list[Point], mpi_label: str | None, fmt: str) -> Context:
+def _context(points: list[Point], mpi_label: str | None, fmt: str, ranks: int | None) -> Context:
     """A file's context record: the job's size, the MPI as the user labels it, the tool."""
     src = points[0].imported
     tool = f"{TOOL_NAMES[fmt]} {src.tool_version}" if src else TOOL_NAMES[fmt]
-    return Context(world_size=max(p.ranks for p in points), mpi_library_version=mpi_label or "",
+    return Context(world_size=max([p.ranks for p in points] + [ranks or 1]), mpi_library_version=mpi_label or "",
                    options={"tool": tool}, argv=(src.file,) if src else ())
 
 
@@ -81,12 +89,12 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     files: list[tuple[Path, str, list[Point]]] = []
     for p in paths:
         path = Path(p)
-        found = fmt or detect(path)
-        files.append((path, found, parse_file(path, found, ranks)))
+        points = parse_file(path, fmt, ranks)
+        files.append((path, points[0].imported.tool if points[0].imported else str(fmt), points))
     records: list[Record] = []
     seen: set[tuple] = set()
     for path, found, points in files:
-        records.append(_context(points, mpi_label, found))
+        records.append(_context(points, mpi_label, found, ranks))
         for p in points:
             if p.key in seen:  # an earlier file holds this point too: a configuration of its own
                 p = replace(p, tag={**p.tag, "file": path.name})

@@ -59,7 +59,7 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
     tables: list[Table] = []
     current: Table | None = None
     pending: dict[str, object] = {}
-    in_rows = False
+    in_rows = finished = False
     for n, raw in enumerate(lines, 1):
         s = raw.strip()
         if version is None:
@@ -94,6 +94,9 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
             tables.append(current)
             in_rows = True
             continue
+        if s.startswith("#") and "entering MPI_Finalize" in s:
+            finished = True
+            continue
         if s.startswith("#"):
             key, sep, value = body.partition(":")
             if sep and key.strip() in ("Date", "MPI Version", "MPI_Datatype", "MPI_Datatype for reductions", "MPI_Op"):
@@ -102,14 +105,15 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
                 raise ImportFailed(path, n, f"a comment inside {current.tool_benchmark}'s table: '{s[:60]}'")
             continue
         if current is None or not in_rows:
-            if "Finalize" in s:
-                continue
             raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{s[:60]}'")
         current.rows.append(_row(path, n, s, current.columns))
     if version is None:
         raise ImportFailed(path, 1, "not Intel MPI Benchmarks output: no '# Intel(R) MPI Benchmarks' header")
     if not tables:
         raise ImportFailed(path, len(lines), f"IMB {part}: no benchmark table (a run cut short?)")
+    if not finished:  # IMB writes it last: without it the last table may have lost lines
+        raise ImportFailed(path, len(lines), "no '# All processes entering MPI_Finalize' at the end: the run "
+                                             "was cut short, its last table may be incomplete")
     points: list[Point] = []
     for t in tables:
         if not t.rows:
@@ -133,7 +137,7 @@ def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks:
     procs = pending.get("ranks")
     if procs is None:
         raise ImportFailed(path, n, f"{name}: no '#processes = N' line before its table")
-    if ranks is not None and ranks != procs:
+    if ranks is not None and ranks < procs:  # fewer processes than the job: IMB's -npmin groups
         raise ImportFailed(path, n, f"--ranks {ranks}, but IMB says {name} ran on {procs} processes")
     columns = heading.split()
     unknown = [c for c in columns if c not in COLUMNS and c != "#bytes"]
@@ -152,7 +156,7 @@ def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks:
 def _row(path: Path, n: int, s: str, columns: list[str]) -> Row:
     cells = s.split()
     if len(cells) != len(columns):
-        raise ImportFailed(path, n, f"{len(cells)} figure(s) where the heading names {len(columns)} "
+        raise ImportFailed(path, n, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
                                     f"({', '.join(columns)}): the line is cut or damaged")
     figures: dict[str, float] = {}
     size = 0

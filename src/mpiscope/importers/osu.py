@@ -138,7 +138,7 @@ def _with_facts(p: Point, t: Table) -> Point:
 def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:
     cells = s.split()
     if len(cells) != len(columns):
-        raise ImportFailed(path, line, f"{len(cells)} figure(s) where the heading names {len(columns)} "
+        raise ImportFailed(path, line, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
                                        f"({', '.join(columns)}): the line is cut or damaged")
     figures: dict[str, float] = {}
     size = 0
