@@ -236,7 +236,8 @@ def test_files_that_are_no_tool_output(tmp_path, cli):
     (tmp_path / "empty.txt").write_text("")
     cut = tmp_path / "cut.txt"
     cut.write_text((DATA / "osu-7.4_latency_mpich.txt").read_text()[:-1])  # the last newline lost
-    for path, says in ((tmp_path / "notes.txt", "line 1: neither OSU"), (tmp_path / "empty.txt", "line 1: the file is empty"),
+    for path, says in ((tmp_path / "notes.txt", "line 1: neither OSU"),
+                       (tmp_path / "empty.txt", "line 1: the file is empty"),
                        (cut, "line 21: the last line has no newline"),
                        (DATA / "README.md", "line 1: neither OSU")):
         r = cli("import", str(path), "--runs-dir", str(tmp_path / "runs"))
@@ -315,3 +316,25 @@ def test_the_stored_run_reads_back_as_the_parsed_points(tmp_path):
     run = Run(import_files([path], runs_dir=tmp_path))
     assert [p for p in read_records(run.path / "records.jsonl").points] == parse_file(path)
     assert not any(p.name.startswith(".import-") for p in tmp_path.iterdir())
+
+
+def test_a_record_names_only_a_statistic_it_has():
+    """`estimate` is checked when a line is read: a damaged one is a problem of that line."""
+    from mpiscope.records import RecordError, parse_record
+    point = {"type": "point", "benchmark": "pingpong", "size": 8, "ranks": 2, "time_us": {"mean": 1.0}}
+    assert parse_record({**point, "estimate": "mean"}).median == 1.0
+    assert parse_record({**point, "time_us": {"median": 0.9, "mean": 1.0}}).median == 0.9  # the engine's
+    with pytest.raises(RecordError, match="'estimate' must be one of median, mean"):
+        parse_record({**point, "estimate": "p99"})
+
+
+def test_sizeless_and_one_sided_osu_tables(tmp_path):
+    """Barrier tables have no Size column; one-sided names follow OSU's programs (osu_acc_latency)."""
+    bar = tmp_path / "barrier.txt"
+    bar.write_text("\n# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n        0.95\n")
+    p, = parse_file(bar, ranks=4)
+    assert (p.benchmark, p.size, p.ranks, p.time_us.mean, p.details["osu_avg_us"]) == ("barrier", 0, 4, 0.95, 0.95)
+    acc = tmp_path / "acc.txt"
+    acc.write_text("# OSU MPI_Accumulate latency Test v7.4\n# Size          Latency (us)\n1      0.15\n")
+    p, = parse_file(acc)
+    assert (p.benchmark, p.imported.tool_benchmark, p.family) == ("osu_acc_latency", "osu_acc_latency", "rma")

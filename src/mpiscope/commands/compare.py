@@ -98,7 +98,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
             pc.test, f"g={pc.effect:+.1f}") if pc.verdict != "untested" else "-"
         table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
-                      f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
+                      f"{100 * pc.change:+.1f}%", pc.test,
+                      f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
     out.print(table)
     out.print(summary(changes), highlight=False)

@@ -39,8 +39,8 @@ def cmd_model(a: argparse.Namespace) -> int:
         print(json.dumps(to_json(s), indent=1))
     else:
         out.print(render(s), markup=False, highlight=False, soft_wrap=True)
-        tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.imported.tool_benchmark} ({r.estimate})"
-                        for r in records if isinstance(r, Point) and r.imported is not None
+        tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.imported.tool_benchmark} "
+                        f"({r.estimate})" for r in records if isinstance(r, Point) and r.imported is not None
                         and r.benchmark == a.benchmark})
         if tools:  # mpiscope import: the tool's figures, not mpiscope's medians
             out.print(f"fitted to figures imported from {', '.join(tools)}: no interval per point, so every "

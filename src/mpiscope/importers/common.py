@@ -110,8 +110,8 @@ class Figure:
 def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figure],
                time_from_rate: str | None = None, time_from_msgs: str | None = None) -> Point:
     """The point of one row: the tool's figures in the fields that hold the same figure (`mapping`,
-    by column), the estimate the tool's mean (its median when it gives one), the bandwidth derived from it where the tool gave
-    none. `time_from_rate`/`time_from_msgs`: the column (MB/s, messages/s) a time per operation
+    by column), the estimate the tool's mean (its median when it gives one), the bandwidth derived
+    from it where the tool gave none. `time_from_rate`/`time_from_msgs`: the column (MB/s, messages/s) a time per operation
     is derived from when the tool reports only a rate."""
     size, ranks = row.size, t.ranks
     per_op = bytes_per_op(t.benchmark, size, ranks)

@@ -42,6 +42,8 @@ COLUMNS = {
     "Compute(us)": Figure("overlap.cpu_us"),
     "Overlap(%)": Figure("overlap.overlap_pct"),
 }
+# one-sided operations as OSU's program names spell them (osu_acc_latency, osu_fop_latency)
+_RMA_OPS = {"accumulate": "acc", "get_accumulate": "get_acc", "fetch_and_op": "fop", "compare_and_swap": "cas"}
 COLL_AVG = Figure("time_us.mean", "details.osu_avg_us")
 
 
@@ -56,7 +58,8 @@ def _names(what: str, path: Path, line: int) -> tuple[str, str, str]:
     m = ONE_SIDED.fullmatch(what)
     if m:
         kind = {"latency": "latency", "bandwidth": "bw", "bi-directional bandwidth": "bibw"}[m["kind"].lower()]
-        name = f"osu_{m['op'].lower()}_{kind}"
+        op = m["op"].lower()
+        name = f"osu_{_RMA_OPS.get(op, op)}_{kind}"
         return name, name, "rma"
     m = COLLECTIVE.fullmatch(what)
     if m:
@@ -101,8 +104,10 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
             key, sep, value = body.partition(":")
             if sep and not table.columns and key.strip() in ("Datatype", "Window creation", "Synchronization"):
                 facts[key.strip().lower().replace(" ", "_")] = value.strip().rstrip(".")
-            if not table.columns and re.match(r"(Size|Avg Latency|Latency)\b", body):
-                table.columns = split_heading(body)
+            cols = split_heading(body)
+            known = all(c in COLUMNS or c in ("Size", "Validation") for c in cols)
+            if not table.columns and cols and (cols[0] == "Size" or known):  # sizeless: barrier
+                table.columns = cols
                 unknown = [c for c in table.columns if c != "Size" and c not in COLUMNS and c != "Validation"]
                 if unknown:
                     raise ImportFailed(path, number_, f"unknown OSU column(s) {', '.join(map(repr, unknown))}")

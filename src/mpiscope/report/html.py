@@ -86,7 +86,8 @@ def _launches(df: pd.DataFrame) -> str:
         return _imported(df)
     lo, hi = int(df["launches"].min()), int(df["launches"].max())
     if hi <= 1:
-        return _imported(df) + ('<p class="single-launch">Each point was measured in <b>one launch</b>: its 95&nbsp;% interval '
+        return _imported(df) + (
+                '<p class="single-launch">Each point was measured in <b>one launch</b>: its 95&nbsp;% interval '
                 'covers that launch only and says nothing about the next launch, whose median may sit '
                 'elsewhere. Measure with several launches (<code>--launches 3</code>) for intervals that '
                 'hold across launches.</p>')

@@ -134,7 +134,8 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                                f"no valid sample: {r.stop_reason or '?'}"]
                 continue
             rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
-                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-", str(lp.launches), _pct(lp.share_between),
+                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
+                           str(lp.launches), _pct(lp.share_between),
                            _num(mbps(lp), 4), escape(note(lp, launches))]
         elif kind == 1:
             rows[order] = [_label(r, world), human_size(r.size), "hung", "", "", "", "", f"time-out after {r.limit_s} s"]

@@ -175,6 +175,12 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
         df["config"] = launch.where(df["config"] == "all runs", df["config"] + "\n" + launch)
     if "bw_median_MBps" not in df:
         df["bw_median_MBps"] = float("nan")
+    if "estimate" in df:  # per launch, an imported point's figure is its tool's (e.g. its mean)
+        for est in set(df["estimate"].dropna()) - {"median"}:
+            rows = df["estimate"] == est
+            for pre, unit in (("time", "us"), ("bw", "MBps")):
+                if f"{pre}_{est}_{unit}" in df:
+                    df.loc[rows, f"{pre}_median_{unit}"] = df.loc[rows, f"{pre}_{est}_{unit}"]
     order = list(dict.fromkeys(df["config"]))
     out = []
     for bench in dict.fromkeys(df["benchmark"]):
