@@ -314,7 +314,9 @@ def test_table_model_predict_plot_and_report_on_imported_runs(runs, cli, tmp_pat
 def test_the_stored_run_reads_back_as_the_parsed_points(tmp_path):
     path = DATA / "osu-7.4_latency-z_mpich.txt"
     run = Run(import_files([path], runs_dir=tmp_path))
-    assert [p for p in read_records(run.path / "records.jsonl").points] == parse_file(path)
+    from dataclasses import replace
+    parsed = [replace(p, imported=replace(p.imported, file=str(path.resolve()))) for p in parse_file(path)]
+    assert read_records(run.path / "records.jsonl").points == parsed
     assert not any(p.name.startswith(".import-") for p in tmp_path.iterdir())
 
 
@@ -334,6 +336,10 @@ def test_sizeless_and_one_sided_osu_tables(tmp_path):
     bar.write_text("\n# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n        0.95\n")
     p, = parse_file(bar, ranks=4)
     assert (p.benchmark, p.size, p.ranks, p.time_us.mean, p.details["osu_avg_us"]) == ("barrier", 0, 4, 0.95, 0.95)
+    checked = tmp_path / "checked.txt"  # -c: a Validation column of words
+    checked.write_text("# OSU MPI Latency Test v7.4\n# Size       Avg Latency(us)        Validation\n"
+                       "1                       3.92              Pass\n2                       2.33              Fail\n")
+    assert [p.details["validation"] for p in parse_file(checked)] == ["Pass", "Fail"]
     acc = tmp_path / "acc.txt"
     acc.write_text("# OSU MPI_Accumulate latency Test v7.4\n# Size          Latency (us)\n1      0.15\n")
     p, = parse_file(acc)

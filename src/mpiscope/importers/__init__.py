@@ -96,6 +96,8 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     for path, found, points in files:
         records.append(_context(points, mpi_label, found, ranks))
         for p in points:
+            if p.imported is not None:  # the stored run names the file wherever it is read from
+                p = replace(p, imported=replace(p.imported, file=str(path.resolve())))
             if p.key in seen:  # an earlier file holds this point too: a configuration of its own
                 p = replace(p, tag={**p.tag, "file": path.name})
             records.append(p)

@@ -80,6 +80,7 @@ class Row:
     line: int
     size: int
     figures: dict[str, float]
+    text: dict[str, str] = field(default_factory=dict)  # columns that are words (OSU -c: Validation)
 
 
 @dataclass
@@ -160,6 +161,7 @@ def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figur
             del fields[k]
     if overlap:
         details["overlap"] = overlap
+    details.update({k.lower(): v for k, v in row.text.items()})  # validation: Pass | Fail
     imported = Imported(tool=t.tool, tool_benchmark=t.tool_benchmark, file=str(path), line=row.line,
                         tool_version=t.tool_version, figures=dict(row.figures), fields=fields)
     return Point(benchmark=t.benchmark, size=size, ranks=ranks, time_us=Stats(**stats), family=family_of(t.benchmark),

@@ -146,6 +146,7 @@ def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:
         raise ImportFailed(path, line, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
                                        f"({', '.join(columns)}): the line is cut or damaged")
     figures: dict[str, float] = {}
+    text: dict[str, str] = {}
     size = 0
     for col, cell in zip(columns, cells):
         if col == "Size":
@@ -153,11 +154,12 @@ def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:
         elif col == "Validation":
             if cell not in ("Pass", "Fail"):
                 raise ImportFailed(path, line, f"validation '{cell}' is neither Pass nor Fail")
+            text[col] = cell
         else:
             figures[col] = number(cell, path, line, col)
             if figures[col] < 0:
                 raise ImportFailed(path, line, f"negative figure {cell} in column '{col}'")
-    return Row(line, size, figures)
+    return Row(line, size, figures, text)
 
 
 def _ranks(t: Table, path: Path, given: int | None) -> int:
