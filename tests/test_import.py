@@ -199,6 +199,8 @@ def test_a_run_of_every_sample(tmp_path, cli):
     r = cli("show", run.id, "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "estimate µs" in r.stdout and "imported from" in r.stdout and "its mean; no interval" in r.stdout
+    r = cli("runs", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0 and "imported:" in r.stdout and "MPICH 5.0.2" in " ".join(r.stdout.split())
 
 
 def damaged(tmp_path: Path, name: str, line: int, text: str | None) -> Path:

@@ -113,6 +113,9 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     meta = RunMeta(id=run_id, status="ok", started=now, finished=now, mpiscope_version=__version__,
                    points=sum(len(pts) for _, _, pts in files), exit_code=0,
                    extra={"imported": {"tools": tools, "mpi_label": mpi_label,
+                                       "benchmarks": list(dict.fromkeys(p.benchmark for _, _, pts in files
+                                                                        for p in pts)),
+                                       "ranks": sorted({p.ranks for _, _, pts in files for p in pts}),
                                        "files": [{"path": str(path.resolve()), "format": f, "points": len(pts)}
                                                  for path, f, pts in files]}})
     try:
