@@ -241,7 +241,8 @@ def test_files_that_are_no_tool_output(tmp_path, cli):
     for path, says in ((tmp_path / "notes.txt", "line 1: neither OSU"),
                        (tmp_path / "empty.txt", "line 1: the file is empty"),
                        (cut, "line 21: the last line has no newline"),
-                       (DATA / "README.md", "line 1: neither OSU")):
+                       (DATA / "README.md", "line 1: neither OSU"),
+                       (tmp_path / "missing.txt", "missing.txt: cannot read it (No such file or directory)")):
         r = cli("import", str(path), "--runs-dir", str(tmp_path / "runs"))
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = cli("import", str(DATA / "osu-7.4_allreduce_mpich.txt"), "--runs-dir", str(tmp_path / "runs"))

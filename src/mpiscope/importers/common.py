@@ -35,7 +35,7 @@ class ImportFailed(UsageError):
     """A file that is not the tool's output, or is damaged: the message names the file and line."""
 
     def __init__(self, path: Path | str, line: int, what: str):
-        super().__init__(f"{path} line {line}: {what}")
+        super().__init__(f"{path} line {line}: {what}" if line > 0 else f"{path}: {what}")  # 0: the whole file
         self.path, self.line = str(path), line
 
 
