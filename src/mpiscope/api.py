@@ -319,6 +319,15 @@ class Model:
     T(n) = Ts + n Tc and the protocol switches between them, LogGP, the hardware ceiling."""
     summary: ModelSummary
     runs: list[str] = field(default_factory=list)
+    imported_from: list[str] = field(default_factory=list)  # the tools whose figures were fitted
+
+    @property
+    def imported_note(self) -> str:
+        """A line saying the fit used another tool's figures (mpiscope import), else ''."""
+        if not self.imported_from:
+            return ""
+        return (f"fitted to figures imported from {', '.join(self.imported_from)}: no interval per point, "
+                f"so every size weighs by its time alone (docs/import.md)")
 
     @property
     def benchmark(self) -> str:
@@ -379,7 +388,9 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
         have = sorted({r.benchmark for r in records if isinstance(r, Point)})
         raise UsageError(f"{names} has no {benchmark} points to model (it has: {', '.join(have) or 'no points'}); "
                          f"measure a sweep with `mpiscope run -b {benchmark} --sizes 1:1M`")
-    return Model(s, [r.id for r in rs])
+    tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.imported.tool_benchmark} ({r.estimate})"
+                    for r in records if isinstance(r, Point) and r.imported is not None and r.benchmark == benchmark})
+    return Model(s, [r.id for r in rs], tools)
 
 
 # --- comparing ------------------------------------------------------------------------------
@@ -398,6 +409,15 @@ class Comparison:
     @property
     def candidate_name(self) -> str:
         return _name(self.candidate)
+
+    @property
+    def baseline_figure(self) -> str:
+        """What the baseline's figures are when they are not mpiscope's medians: ' (OSU 7.4 mean)'."""
+        return _figure(self.baseline)
+
+    @property
+    def candidate_figure(self) -> str:
+        return _figure(self.candidate)
 
     @property
     def summary(self) -> str:
@@ -431,6 +451,12 @@ class Comparison:
 
 def _name(runs: Sequence[store.Run]) -> str:
     return runs[0].id if len(runs) == 1 else f"{len(runs)} runs ({runs[0].id}, ...)"
+
+
+def _figure(runs: Sequence[store.Run]) -> str:
+    tools = sorted({f"{p.imported.tool.upper()} {p.imported.tool_version} {p.estimate}"
+                    for run in runs for p in run.records().points if p.imported is not None})
+    return f" ({', '.join(tools)})" if tools else ""
 
 
 def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
@@ -508,8 +534,11 @@ def prediction_parameters(records: Sequence[Record], alpha: float | None = None,
     usable = usable_fits(fits, where)
     desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
                      for (lo, hi), f in usable)
+    tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.estimate}s" for r in records
+                    if getattr(r, "imported", None) is not None and getattr(r, "benchmark", "") == "pingpong"})
+    imported = f" fitted to imported {', '.join(tools)}" if tools else ""  # mpiscope import
     return regime_params(usable, gamma), \
-        f"pingpong regimes ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
+        f"pingpong regimes{imported} ({desc}); gamma {gamma:.3g} us/byte ({gsrc}); each n uses its regime"
 
 
 def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],

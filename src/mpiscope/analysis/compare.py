@@ -28,6 +28,9 @@ Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a g
 # The tests, as the output names them; the last two are at the launch level.
 MANN_WHITNEY, CI_Z = "mann-whitney", "ci z-test"
 WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
+# A side imported from another tool (mpiscope import): its figure is the tool's (often a mean, not
+# a median) with no interval and no samples, so no test applies; the change is shown, untested.
+NO_TEST = "none (imported)"
 # A drift from run to run whose share of the difference's variance is at least this caps the
 # test's degrees of freedom at the drift's own (a smaller one barely moves the test: Welch's stand).
 DRIFT_MATERIAL = 0.05
@@ -88,8 +91,16 @@ def _ci_z(b: Measured, c: Measured) -> tuple[float, float]:
     return float(2 * stats.norm.sf(abs(z))), float(z)
 
 
+def _imported(m: object) -> bool:
+    """A point (or a point over launches) read from another tool's output."""
+    return getattr(m, "imported", None) is not None or any(
+        getattr(p, "imported", None) is not None for p in getattr(m, "points", ()))
+
+
 def _one_launch_each(b: Measured, c: Measured) -> tuple[str, float, float]:
     """One launch a side: its samples (Mann-Whitney U), else its medians' CIs (a z test)."""
+    if _imported(b) or _imported(c):
+        return NO_TEST, float("nan"), float("nan")
     if b.samples and c.samples:
         return (MANN_WHITNEY, *_mann_whitney(np.asarray(b.samples, float), np.asarray(c.samples, float)))
     return (CI_Z, *_ci_z(b, c))
@@ -120,7 +131,9 @@ def _judge(out: list[PointChange], alpha: float, min_change: float) -> None:
         for pc, pa in zip(out, adj):
             pc.p_adj = float(pa)
     for pc in out:
-        if np.isfinite(pc.p_adj) and pc.p_adj < alpha and abs(pc.change) >= min_change:
+        if pc.test == NO_TEST:
+            pc.verdict = "untested"
+        elif np.isfinite(pc.p_adj) and pc.p_adj < alpha and abs(pc.change) >= min_change:
             pc.verdict = "slower" if pc.change > 0 else "faster"
 
 
@@ -132,8 +145,13 @@ def regressions(changes: list[PointChange], fail_on: float) -> list[PointChange]
 def summary(changes: list[PointChange]) -> str:
     slower = [pc for pc in changes if pc.verdict == "slower"]
     faster = [pc for pc in changes if pc.verdict == "faster"]
+    untested = [pc for pc in changes if pc.verdict == "untested"]
     parts = [f"{len(changes)} points compared: {len(slower)} significantly slower, "
-             f"{len(faster)} significantly faster, {len(changes) - len(slower) - len(faster)} unchanged"]
+             f"{len(faster)} significantly faster, "
+             f"{len(changes) - len(slower) - len(faster) - len(untested)} unchanged"]
+    if untested:
+        parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
+                     f"tool's, with no interval or samples to test)")
     if slower:
         w = max(slower, key=lambda pc: pc.change)
         parts.append(f"worst: {w.label} {w.size} B {100 * w.change:+.1f}%")
@@ -181,7 +199,9 @@ def _one_vs_launches(one: float, many: np.ndarray) -> tuple[float, float]:
 def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> PointChange:
     """One point of both sides, by the test its launches allow; `drift`: the run-to-run drift when
     each side is one run."""
-    if b.launches >= 2 and c.launches >= 2:
+    if _imported(b) or _imported(c):
+        test, p, effect = NO_TEST, float("nan"), float("nan")
+    elif b.launches >= 2 and c.launches >= 2:
         test = WELCH
         p, effect = _welch(np.log(b.launch_medians), np.log(c.launch_medians), drift)
     elif b.launches >= 2 or c.launches >= 2:

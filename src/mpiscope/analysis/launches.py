@@ -150,11 +150,12 @@ def summarise(points: list[Point], level: float = 0.95) -> LaunchPoint:
     Estimate: the geometric mean of the launch medians. Interval: Student's t with L-1 degrees
     of freedom over the log launch medians (exact when they are normal, whatever the split of
     their variance into within and between). One launch: its own interval."""
-    points = [p for p in points if p.time_us.median is not None and p.time_us.median > 0]
+    # a point's estimate: its median, or an imported point's own figure (Point.estimate)
+    points = [p for p in points if p.median is not None and p.median > 0]
     if not points:
         raise ValueError("no launch has a positive median")
     first = points[0]
-    med = np.array([p.time_us.median for p in points], float)
+    med = np.array([p.median for p in points], float)
     within = _within(points)
     if len(points) == 1:
         s = first.time_us
@@ -358,7 +359,7 @@ def by_launch(records: Iterable[Any]) -> dict[int, list[Point]]:
     """The measured points of each launch."""
     out: dict[int, list[Point]] = defaultdict(list)
     for r in records:
-        if isinstance(r, Point) and r.time_us.median:
+        if isinstance(r, Point) and r.median:
             out[launch_of(r)].append(r)
     return dict(sorted(out.items()))
 
@@ -366,7 +367,7 @@ def by_launch(records: Iterable[Any]) -> dict[int, list[Point]]:
 def _aggregate(launched: Iterable[tuple[Hashable, Any]]) -> list[LaunchPoint]:
     groups: dict[tuple, dict[Hashable, Point]] = {}
     for launch, r in launched:
-        if isinstance(r, Point) and r.time_us.median is not None and r.time_us.median > 0:
+        if isinstance(r, Point) and r.median is not None and r.median > 0:  # the estimate (Point.estimate)
             groups.setdefault((r.key, config_of(r)), {})[launch] = r
     return [summarise([g[k] for k in sorted(g)]) for g in groups.values()]
 

@@ -37,17 +37,19 @@ def cmd_compare(a: argparse.Namespace) -> int:
         warn_problems(run.id, run.records().problems)
     c = compare(b_runs, c_runs, a.alpha, min_change, a.benchmark)
     changes, base, cand = c.changes, c.baseline_name, c.candidate_name
+    figure = {"baseline": c.baseline_figure, "candidate": c.candidate_figure}
     table = Table(title=f"{cand} against baseline {base}", title_justify="left")
-    for col in ("benchmark", "size", "ranks", "baseline us", "candidate us", "change", "test", "p (adj.)",
-                "effect", "verdict"):
+    for col in ("benchmark", "size", "ranks", f"baseline us{figure['baseline']}",
+                f"candidate us{figure['candidate']}", "change", "test", "p (adj.)", "effect", "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
                          no_wrap=col == "test")
-    style = {"slower": "red", "faster": "green", "same": ""}
+    style = {"slower": "red", "faster": "green", "same": "", "untested": "yellow"}
     for pc in changes:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
-            pc.test, f"g={pc.effect:+.1f}")
+            pc.test, f"g={pc.effect:+.1f}") if pc.verdict != "untested" else "-"
         table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
-                      f"{100 * pc.change:+.1f}%", pc.test, f"{pc.p_adj:.2g}", effect,
+                      f"{100 * pc.change:+.1f}%", pc.test,
+                      f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
                       f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
     out.print(table)
     out.print(c.summary, highlight=False)

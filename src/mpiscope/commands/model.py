@@ -29,6 +29,8 @@ def cmd_model(a: argparse.Namespace) -> int:
         print(json.dumps(m.to_dict(), indent=1))
     else:
         out.print(m.text, markup=False, highlight=False, soft_wrap=True)
+        if m.imported_note:  # mpiscope import: the tool's figures, not mpiscope's medians
+            out.print(m.imported_note, markup=False, highlight=False, soft_wrap=True)
     return 0
 
 

@@ -15,7 +15,12 @@ def cmd_runs(a: argparse.Namespace) -> int:
         m = run.meta()
         ranks = sorted({p.plan.ranks for p in m.parts})
         benchmarks = list(dict.fromkeys(b for p in m.parts for b in p.plan.benchmarks))
-        table.add_row(run.id, m.started, m.status, m.mpi.name if m.mpi else "?",
+        mpi = m.mpi.name if m.mpi else "?"
+        imported = m.extra.get("imported")
+        if isinstance(imported, dict):  # mpiscope import: the tool and the MPI as labelled
+            mpi = f"imported: {', '.join(map(str, imported.get('tools') or []))} ({imported.get('mpi_label') or '?'})"
+            ranks, benchmarks = list(imported.get("ranks") or []), list(imported.get("benchmarks") or [])
+        table.add_row(run.id, m.started, m.status, mpi,
                       ",".join(map(str, ranks)) or "?", ",".join(benchmarks), str(m.points))
     out.print(table)
     return 0

@@ -14,7 +14,12 @@ def cmd_show(a: argparse.Namespace) -> int:
     run = resolve(a.run, paths.runs_dir(a.runs_dir))
     meta = run.meta()
     print_run(out, meta, run.records(), err)
-    out.print(f"launcher: {shlex.join(meta.launcher_command)}", markup=False)
+    files = meta.extra.get("imported", {}).get("files") if isinstance(meta.extra.get("imported"), dict) else None
+    if files:
+        out.print("imported from " + ", ".join(str(f.get("path")) for f in files if isinstance(f, dict)),
+                  markup=False)
+    else:
+        out.print(f"launcher: {shlex.join(meta.launcher_command)}", markup=False)
     out.print(f"saved in {run.path}")
     return 0
 

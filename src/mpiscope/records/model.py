@@ -57,9 +57,11 @@ class Stats:
 
 @dataclass(frozen=True)
 class Rate:
-    """A bandwidth: from the median time and from the fastest sample, MB/s (10^6 bytes/s)."""
+    """A bandwidth: from the median time and from the fastest sample, MB/s (10^6 bytes/s); `mean`
+    only in imported points: the other tool's average rate."""
     median: float | None = None
     max: float | None = None
+    mean: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,27 @@ class RankPlace:
     cpu: int | None = None  # the CPU it was on at the start of the launch
     cpu_mhz: float | None = None  # that CPU's clock then; None: unknown
     cpu_mhz_source: str | None = None
+
+
+# What a point's `estimate` may name: the figure of `time_us` (and of its rates) that is the
+# point's estimate. mpiscope measures medians; another tool's output may give only its mean.
+ESTIMATES = ("median", "mean")
+
+
+@dataclass(frozen=True)
+class Imported:
+    """Where a point read from another tool's output came from (`mpiscope import`, docs/import.md):
+    the tool (`osu`, `imb`) and its version, the tool's own name of the benchmark, the file and
+    line, every figure of that line under the tool's own column heading, and which of the tool's
+    columns each field of the record holds (`{"time_us.mean": "Avg Latency(us)"}`; a field
+    computed from them says `derived: ...`)."""
+    tool: str
+    tool_benchmark: str
+    file: str
+    line: int = 0
+    tool_version: str = ""
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,14 +169,28 @@ class Point(AtPoint):
     elapsed_s: float = 0.0
     check: Check | None = None
     samples_us: tuple[float, ...] = field(default=(), repr=False)
+    estimate: str = "median"  # which figure of time_us (and of the rates) is the point's estimate
+    imported: Imported | None = None  # read from another tool's output, not measured by the engine
     details: Mapping[str, Any] = field(default_factory=dict)  # the family's own fields
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 
-    # What the analysis reads of any measurement (analysis.measured.Measured).
+    def __post_init__(self) -> None:
+        if self.estimate not in ESTIMATES:
+            raise RecordError(f"point record: 'estimate' must be one of {', '.join(ESTIMATES)}, "
+                              f"got {self.estimate!r}")
+
+    @property
+    def estimate_us(self) -> float | None:
+        """The point's estimate in µs: the median of the samples (mpiscope's), or for an imported
+        point the figure of the tool that `estimate` names (OSU's and IMB's averages are means)."""
+        return getattr(self.time_us, self.estimate)
+
+    # What the analysis reads of any measurement (analysis.measured.Measured): its estimate,
+    # which is a median unless `estimate` says otherwise (imported points; tables label it).
     @property
     def median(self) -> float | None:
-        return self.time_us.median
+        return self.estimate_us
 
     @property
     def ci_low(self) -> float | None:
@@ -269,6 +306,11 @@ def to_json(rec: Record) -> dict[str, Any]:
     out = {"type": _NAMES[type(rec)], **dump(rec)}
     out.pop("line", None)
     details = out.pop("details", {})
+    if isinstance(rec, Point):  # engine points carry neither: the stored line stays the engine's
+        if out.get("imported") is None:
+            out.pop("imported", None)
+        if out.get("estimate") == "median":
+            out.pop("estimate", None)
     if not out.get("tag"):
         out.pop("tag", None)
     return {**out, **details}

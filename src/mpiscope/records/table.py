@@ -86,11 +86,18 @@ def point_columns(p: Point) -> dict[str, Any]:
         if rate is not None:
             row[_RENAME[key].format("median")] = rate.median
             row[_RENAME[key].format("max")] = rate.max
+            if rate.mean is not None:  # an imported tool's average rate
+                row[_RENAME[key].format("mean")] = rate.mean
     for key in ("busbw_factor", "msg_rate", "window_us"):
         if getattr(p, key) is not None:
             row[key] = getattr(p, key)
     _nested(row, "clock_sync", p.clock_sync or {})
     row.update(converged=p.converged, stop_reason=p.stop_reason, warmup=p.warmup, elapsed_s=p.elapsed_s)
+    row["estimate"] = p.estimate  # which figure is the point's estimate: the median, or a tool's mean
+    if p.imported is not None:  # read from another tool's output (mpiscope import)
+        row.update(tool=p.imported.tool, tool_version=p.imported.tool_version,
+                   tool_benchmark=p.imported.tool_benchmark, source_file=p.imported.file,
+                   source_line=p.imported.line)
     if p.check is not None:
         row.update(check_errors=p.check.errors, check_verified_bytes=p.check.verified_bytes)
     for key, value in p.details.items():

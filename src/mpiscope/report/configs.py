@@ -20,6 +20,12 @@ def with_mpi(df: pd.DataFrame) -> pd.DataFrame:
     named = base + " (" + df["mpi_name"].fillna("?").astype(str) + ")"
     ambiguous = df.groupby(base)["mpi_name"].transform("nunique") > 1
     df["mpi"] = named.where(ambiguous, base).str.strip()
+    if "tool" in df and df["tool"].notna().any():  # imported (mpiscope import): the label given, the tool
+        imp = df["tool"].notna()
+        label = df["mpi_library_version"].fillna("").astype(str) if "mpi_library_version" in df else ""
+        tool = (df["tool"].fillna("").astype(str).str.upper() + " " + df.get("tool_version", "").fillna("").astype(str)
+                + " " + df.get("estimate", "mean").fillna("mean").astype(str))
+        df.loc[imp, "mpi"] = (label.where(label != "", "MPI ?") + " (" + tool + ")")[imp]
     return df
 
 

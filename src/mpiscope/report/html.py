@@ -64,13 +64,30 @@ def _what(df: pd.DataFrame, runs: list[Run], contexts: dict[str, Context | None]
             f"host{'s' if len(hosts) != 1 else ''} {escape(', '.join(hosts) or '?')}.</p>")
 
 
+def _imported(df: pd.DataFrame) -> str:
+    """What the figures of imported runs are (mpiscope import, docs/import.md)."""
+    if df.empty or "tool" not in df or df["tool"].isna().all():
+        return ""
+    rows = df[df["tool"].notna()]
+    tools = sorted({f"{str(t).upper()} {v} {b}" for t, v, b in zip(rows["tool"], rows.get("tool_version", ""),
+                                                                     rows.get("tool_benchmark", ""))})
+    means = (rows.get("estimate", pd.Series(dtype=object)) == "mean").any()
+    return (f'<p class="imported">{len(rows)} point{"s" if len(rows) != 1 else ""} were <b>imported</b> from '
+            f'another tool\'s output ({escape(", ".join(tools))}): '
+            + ("their figures are the tool\'s averages (means), not medians; " if means else "")
+            + 'the tool gives no interval, so they have none and no test is made on them.</p>')
+
+
 def _launches(df: pd.DataFrame) -> str:
     """How many launches the figures rest on, and what their intervals therefore say."""
     if df.empty or "launches" not in df:
         return ""
+    if "tool" in df and df["tool"].notna().all():
+        return _imported(df)
     lo, hi = int(df["launches"].min()), int(df["launches"].max())
     if hi <= 1:
-        return ('<p class="single-launch">Each point was measured in <b>one launch</b>: its 95&nbsp;% interval '
+        return _imported(df) + (
+                '<p class="single-launch">Each point was measured in <b>one launch</b>: its 95&nbsp;% interval '
                 'covers that launch only and says nothing about the next launch, whose median may sit '
                 'elsewhere. Measure with several launches (<code>--launches 3</code>) for intervals that '
                 'hold across launches.</p>')
@@ -111,8 +128,9 @@ def _cards(df: pd.DataFrame) -> str:
             f'<div class="card"><div class="card-title">{escape(label)}</div>'
             f'<div class="metric"><span class="value">{_num(small.time_median_us)}</span> µs</div>'
             f'<div class="caption">{escape(small.benchmark)} latency at {human_size(int(small["size"]))}'
-            f' ({_interval(small)} {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
-            f'<div class="metric"><span class="value">{_num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
+            + (f' ({_interval(small)} {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
+               if small.get("stop_reason") != "imported" else " (imported: the tool's figure, no interval)</div>")
+            + f'<div class="metric"><span class="value">{_num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
             f'<div class="caption">peak bandwidth: {escape(peak.benchmark)} at {human_size(int(peak["size"]))}</div>'
             f'</div>')
     return f'<div class="cards">{"".join(cards)}</div>'
@@ -183,6 +201,8 @@ def _plots(plots: list[Plot]) -> str:
 def _cell(row) -> tuple[str, str]:
     ci = f'<span class="ci">{_num(row.time_ci_low_us)}–{_num(row.time_ci_high_us)}</span>'
     unconverged = not pd.isna(row.converged) and not bool(row.converged)  # a missing value says nothing
+    if getattr(row, "stop_reason", None) == "imported":  # another tool's figure: no interval, no stopping rule
+        unconverged, ci = False, '<span class="ci">no interval</span>'
     launches = int(getattr(row, "launches", 1) or 1)
     stopped = getattr(row, "not_converged", None)
     where = f" in {int(stopped)} of {launches} launches" if launches > 1 and stopped == stopped and stopped else ""
@@ -213,7 +233,9 @@ def _one_config(rows: pd.DataFrame, heading: str) -> str:
     between them, and the levels they fell into."""
     several = "launches" in rows and (rows["launches"] > 1).any()
     if not several:
-        head = ["size", "median µs [95% CI]", "MB/s", "samples"]
+        est = rows["estimate"].dropna().unique() if "estimate" in rows else ["median"]
+        head = ["size", "median µs [95% CI]" if list(est) in ([], ["median"]) else
+                f"{'/'.join(map(str, est))} µs (the tool's; no interval)", "MB/s", "samples"]
         body = [[human_size(int(r.size)), *_cell(r), str(int(r.samples)) if r.samples == r.samples else "–"]
                 for r in rows.sort_values("size").itertuples()]
         return heading + _table(head, body, "data")

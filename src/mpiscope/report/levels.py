@@ -58,6 +58,10 @@ def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
 
 
 def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
+    est = base.get("estimate")
+    if isinstance(est, str) and est != "median":  # an imported tool's mean: its own figures follow
+        base = {**base, **{f"{pre}_median_{unit}": base.get(f"{pre}_{est}_{unit}")
+                           for pre, unit in (("time", "us"), ("bw", "MBps"), ("busbw", "MBps"))}}
     row = {k: v for k, v in base.items() if k not in _PER_LAUNCH}
     for col in [c for c in row if c.endswith("_MBps") or c == "msg_rate"]:
         row[col] = _rate(base, col, lp)

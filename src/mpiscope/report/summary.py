@@ -49,9 +49,30 @@ def mbps(lp: LaunchPoint) -> float | None:
     """MB/s at the launch-level estimate, for points whose engine reports a bandwidth: a launch's
     own rate scaled by its time over the estimate."""
     first = lp.points[0] if lp.points else None
-    if first is None or first.bw_MBps is None or not lp.median or not first.time_us.median:
+    if first is None or first.bw_MBps is None or not lp.median or not first.median:
         return None
-    return first.bw_MBps.median * first.time_us.median / lp.median
+    rate = getattr(first.bw_MBps, first.estimate)  # an imported point's rate is the tool's own figure
+    return None if rate is None else rate * first.median / lp.median
+
+
+def imported_note(p: Point) -> str:
+    """Where an imported point came from and what its figure is: 'OSU osu_latency, its mean; no interval'."""
+    src = p.imported
+    if src is None:
+        return ""
+    what = "its median (P50)" if p.estimate == "median" else "its mean"
+    return f"{src.tool.upper()} {src.tool_benchmark}, {what}; no interval (line {src.line})"
+
+
+def imported_caption(points: Sequence[Point]) -> str:
+    """The caption of a table whose points came from another tool (mpiscope import)."""
+    tools = sorted({f"{p.imported.tool.upper()} {p.imported.tool_version}" for p in points if p.imported})
+    if not tools:
+        return ""
+    means = any(p.estimate == "mean" for p in points if p.imported)
+    return (f"imported from {', '.join(tools)}: "
+            + ("figures are the tool's averages (means), not medians; " if means else "")
+            + "the tool gives no confidence interval, so none is shown and no test can use one (docs/import.md)")
 
 
 def note(lp: LaunchPoint, launches: int) -> str:
@@ -59,7 +80,8 @@ def note(lp: LaunchPoint, launches: int) -> str:
     parts = [modes_text(lp.modes)] if lp.modes else []
     if lp.drift is not None and lp.drift.levels:
         parts.append("runs " + run_levels_text(lp.drift.levels))
-    stopped = [p for p in lp.points if not p.converged]
+    parts += [imported_note(p) for p in lp.points[:1] if p.imported is not None]
+    stopped = [p for p in lp.points if not p.converged and p.imported is None]
     if stopped:
         why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
         parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")
@@ -112,14 +134,17 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                                f"no valid sample: {r.stop_reason or '?'}"]
                 continue
             rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
-                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}", str(lp.launches), _pct(lp.share_between),
+                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
+                           str(lp.launches), _pct(lp.share_between),
                            _num(mbps(lp), 4), escape(note(lp, launches))]
         elif kind == 1:
             rows[order] = [_label(r, world), human_size(r.size), "hung", "", "", "", "", f"time-out after {r.limit_s} s"]
         else:
             rows[order] = [_label(r, world), human_size(r.size), "skipped", "", "", "", "", escape(r.reason)]
-    # one launch: the figure is that launch's median, and called so
-    table = make_table(title, ("benchmark", "size", "estimate µs" if launches > 1 else "median µs", "95% CI µs",
+    # one launch: the figure is that launch's median, and called so (an imported mean is no median)
+    means = any(isinstance(r, Point) and r.estimate != "median" for r in records)
+    table = make_table(title, ("benchmark", "size", "estimate µs" if launches > 1 or means else "median µs",
+                               "95% CI µs",
                                "launches", "between",
                                "MB/s", "note"), left=("benchmark", "note"))
     for order in sorted(rows):
@@ -127,7 +152,8 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
         if order[-1] == 1:
             cells[-1] += f"{_in(len(missed[order]), launches)}: deadlock?"
         table.add_row(*cells)
-    table.caption = SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values()))
+    imported = imported_caption([r for r in records if isinstance(r, Point)])
+    table.caption = imported or (SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values())))
     table.caption_justify = "left"
     return table
 
@@ -142,6 +168,11 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
              f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
+    imported = meta.extra.get("imported") if isinstance(meta.extra.get("imported"), dict) else None
+    if imported:  # another tool's output (mpiscope import): no MPI, hosts or launches of mpiscope's
+        title = (f"imported from {', '.join(map(str, imported.get('tools') or ['?']))} "
+                 f"({imported.get('mpi_label') or 'MPI not given'}), {ranks} ranks, run {meta.id} "
+                 f"{escape(f'[{meta.status}]')}")
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
                                 drifts_kept(meta.extra)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)

@@ -46,6 +46,8 @@ def label_columns(df: pd.DataFrame) -> list[str]:
     def differs(col: str) -> bool:
         per_run = df.groupby("run_id", sort=False)[col].first().map(repr)
         return per_run.nunique() > 1
+    if "source" in df and differs("source"):  # imported runs beside measured ones (mpiscope import)
+        return ["source"] + [c for c in ("world_size",) if c in df and differs(c)]
     factors = [c for c in df.columns if c.startswith("factor_")]
     if factors and df[factors].notna().any(axis=1).all():
         return [c for c in factors if differs(c)]  # launches of one configuration share a label
@@ -57,8 +59,10 @@ def label_columns(df: pd.DataFrame) -> list[str]:
 def with_config(df: pd.DataFrame) -> pd.DataFrame:
     """`df` with a `config` column: the differing factors as `name=value` lines (launches of one
     configuration share it)."""
-    labels = label_columns(df)
     df = df.copy()
+    if "tool" in df and df["tool"].notna().any():
+        df["source"] = df.apply(_source, axis=1)
+    labels = label_columns(df)
     if labels:
         df["config"] = df[labels].apply(lambda r: "\n".join(f"{_short(c)}={_value(r[c])}" for c in labels), axis=1)
     elif "sweep_config" in df and df["sweep_config"].notna().all():
@@ -66,6 +70,18 @@ def with_config(df: pd.DataFrame) -> pd.DataFrame:
     else:
         df["config"] = df["run_id"] if df["run_id"].nunique() > 1 else "all runs"
     return df
+
+
+def _source(r: pd.Series) -> str:
+    """Who made a row's figure: 'OSU 7.4, MPICH 5.0.2, mean' for an imported one (the tool, the
+    MPI as labelled, the statistic), 'mpiscope, embedded 5.0.2, median' for a measured one."""
+    est = r.get("estimate") if isinstance(r.get("estimate"), str) else "median"
+    if isinstance(r.get("tool"), str):
+        mpi = r.get("mpi_library_version")
+        return ", ".join(filter(None, (f"{r['tool'].upper()} {r.get('tool_version') or ''}".strip(),
+                                       mpi if isinstance(mpi, str) else "", est)))
+    mpi = " ".join(str(r[c]) for c in ("mpi_name", "mpi_version") if isinstance(r.get(c), str) and r.get(c))
+    return ", ".join(filter(None, ("mpiscope", mpi, est)))
 
 
 def _short(col: str) -> str:
@@ -93,6 +109,7 @@ class SideBySide:
     latency_upto: int = LATENCY_UPTO
     oversubscribed: frozenset[str] = frozenset()  # configurations with more ranks than cores
     launches: tuple[int, int] | None = None  # fewest and most launches per point; None: per launch
+    imported: tuple[str, ...] = ()  # columns of another tool's figures (mpiscope import)
 
     def heading(self, col: str, sep: str = "\n") -> str:
         return col.replace("\n", sep) + (" *" if col in self.oversubscribed else "")
@@ -100,12 +117,19 @@ class SideBySide:
     @property
     def level(self) -> str:
         """What a cell is: a launch-level estimate over how many launches, or one launch's median."""
+        tool = ("the tool's own figure (its mean unless the column says median), with no interval"
+                if self.imported else "")
+        if self.imported and len(self.imported) == len(self.columns):
+            return f"imported: {tool}"
         if self.launches is None:
-            return "one launch's median per column"
-        lo, hi = self.launches
-        if hi <= 1:
-            return "one launch per point: its own median"
-        return f"launch-level estimates over {lo}{f'-{hi}' if hi != lo else ''} launches per point"
+            text = "one launch's median per column"
+        elif self.launches[1] <= 1:
+            text = "one launch per point: its own median"
+        else:
+            lo, hi = self.launches
+            text = f"launch-level estimates over {lo}{f'-{hi}' if hi != lo else ''} launches per point"
+        return f"{text}; imported columns ({', '.join(c.replace(chr(10), ' ') for c in self.imported)}): {tool}" \
+            if self.imported else text
 
     @property
     def note(self) -> str:
@@ -151,6 +175,12 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
         df["config"] = launch.where(df["config"] == "all runs", df["config"] + "\n" + launch)
     if "bw_median_MBps" not in df:
         df["bw_median_MBps"] = float("nan")
+    if "estimate" in df:  # per launch, an imported point's figure is its tool's (e.g. its mean)
+        for est in set(df["estimate"].dropna()) - {"median"}:
+            rows = df["estimate"] == est
+            for pre, unit in (("time", "us"), ("bw", "MBps")):
+                if f"{pre}_{est}_{unit}" in df:
+                    df.loc[rows, f"{pre}_median_{unit}"] = df.loc[rows, f"{pre}_{est}_{unit}"]
     order = list(dict.fromkeys(df["config"]))
     out = []
     for bench in dict.fromkeys(df["benchmark"]):
@@ -164,7 +194,9 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
         over = frozenset(part.loc[part["oversubscribed"] == True, "config"]) if "oversubscribed" in part else frozenset()  # noqa: E712
         launches = ((int(part["launches"].min()), int(part["launches"].max())) if "launches" in part
                     else None if per_launch else (1, 1))
-        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches))
+        imported = tuple(c for c in cols if c in set(part.loc[part["tool"].notna(), "config"])) \
+            if "tool" in part else ()
+        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches, imported))
     return out
 
 

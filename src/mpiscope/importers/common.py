@@ -1,0 +1,171 @@
+"""What the importers share: the error that names a file and line, a parsed table of one of the
+tool's benchmarks, the names and byte conventions of mpiscope's benchmarks the tools' names map
+to, and the one function that turns a tool's row into a typed `Point` (docs/import.md)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from mpiscope.errors import UsageError
+from mpiscope.records import Imported, Point, Rate, Stats
+
+COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",
+               "gather", "gatherv", "scatter", "scatterv", "reduce_scatter", "reduce_scatter_block", "scan",
+               "exscan")
+NONBLOCKING = ("ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall", "ireduce_scatter")
+
+# bytes one operation moves, as the engine's registry defines it (docs/engine.md, Benchmarks and
+# Collectives): a function of the size and the ranks.
+_BYTES: dict[str, Callable[[int, int], float]] = {
+    "pingpong": lambda x, n: x, "pingping": lambda x, n: x, "bw": lambda x, n: x, "bibw": lambda x, n: 2 * x,
+    "msgrate": lambda x, n: n // 2 * x, "sendrecv": lambda x, n: 2 * x, "exchange": lambda x, n: 4 * x,
+    "barrier": lambda x, n: 0, "bcast": lambda x, n: x, "reduce": lambda x, n: x, "allreduce": lambda x, n: x,
+    "reduce_scatter": lambda x, n: x, "reduce_scatter_block": lambda x, n: x, "scan": lambda x, n: x,
+    "exscan": lambda x, n: x,
+}
+for _name in ("allgather", "allgatherv", "alltoall", "alltoallv", "gather", "gatherv", "scatter", "scatterv"):
+    _BYTES[_name] = lambda x, n: n * x
+for _name in NONBLOCKING:
+    _BYTES[_name] = _BYTES[_name[1:]]
+
+
+class ImportFailed(UsageError):
+    """A file that is not the tool's output, or is damaged: the message names the file and line."""
+
+    def __init__(self, path: Path | str, line: int, what: str):
+        super().__init__(f"{path} line {line}: {what}" if line > 0 else f"{path}: {what}")  # 0: the whole file
+        self.path, self.line = str(path), line
+
+
+def family_of(benchmark: str) -> str:
+    """The engine family of a mapped benchmark; `rma` or the tool's own for the rest."""
+    if benchmark in COLLECTIVES:
+        return "coll"
+    if benchmark in NONBLOCKING:
+        return "nbc"
+    if benchmark in _BYTES:
+        return "p2p"
+    return "rma" if re.search(r"put|get|acc|fop|cas|rma", benchmark) else "imported"
+
+
+def bytes_per_op(benchmark: str, size: int, ranks: int) -> float:
+    """The engine's bytes per operation for a mapped benchmark; the size for the tool's own."""
+    return float(_BYTES.get(benchmark, lambda x, n: x)(size, ranks))
+
+
+def number(text: str, path: Path | str, line: int, column: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ImportFailed(path, line, f"'{text}' in column '{column}' is not a number") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ImportFailed(path, line, f"'{text}' in column '{column}' is not a finite number")
+    return v
+
+
+def size_of(text: str, path: Path | str, line: int) -> int:
+    if not re.fullmatch(r"\d+", text):
+        raise ImportFailed(path, line, f"message size '{text}' is not a whole number of bytes")
+    size = int(text)
+    if size > 2**31 - 1:
+        raise ImportFailed(path, line, f"message size {size} is beyond an MPI count")
+    return size
+
+
+@dataclass
+class Row:
+    """One data line of a tool's table: its line number and its figures by column heading."""
+    line: int
+    size: int
+    figures: dict[str, float]
+    text: dict[str, str] = field(default_factory=dict)  # columns that are words (OSU -c: Validation)
+
+
+@dataclass
+class Table:
+    """One benchmark's table in a tool's output."""
+    tool: str                       # osu | imb
+    tool_version: str
+    tool_benchmark: str             # the tool's own name: osu_latency, PingPong
+    benchmark: str                  # mpiscope's name where the measurement is the same, else the tool's
+    ranks: int
+    columns: list[str]
+    rows: list[Row] = field(default_factory=list)
+    variant: str | None = None      # IMB-RMA's mode (aggregate, non-aggregate)
+    line: int = 0                   # where the table's heading is
+    facts: dict[str, Any] = field(default_factory=dict)  # what the file says besides (date, datatype)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """How one of the tool's columns lands in a point: the record fields it fills ('time_us.mean',
+    'bw_MBps.mean', 'msg_rate', 'details.t_min_us', 'overlap.cpu_us', 'time_us.n')."""
+    targets: tuple[str, ...]
+
+    def __init__(self, *targets: str):
+        object.__setattr__(self, "targets", targets)
+
+
+def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figure],
+               time_from_rate: str | None = None, time_from_msgs: str | None = None) -> Point:
+    """The point of one row: the tool's figures in the fields that hold the same figure (`mapping`,
+    by column), the estimate the tool's mean (its median when it gives one), the bandwidth derived
+    from it where the tool gave none. `time_from_rate`/`time_from_msgs`: the column (MB/s, messages/s) a time per operation
+    is derived from when the tool reports only a rate."""
+    size, ranks = row.size, t.ranks
+    per_op = bytes_per_op(t.benchmark, size, ranks)
+    stats: dict[str, float | int] = {}
+    rate: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    overlap: dict[str, float] = {}
+    fields: dict[str, str] = {}
+    msg_rate = None
+    for col, fig in mapping.items():
+        if col not in row.figures:
+            continue
+        v = row.figures[col]
+        for target in fig.targets:
+            where, _, name = target.partition(".")
+            if where == "time_us":
+                stats[name] = int(v) if name == "n" else v
+            elif where == "bw_MBps":
+                rate[name] = v
+            elif where == "details":
+                details[name] = v
+            elif where == "overlap":
+                overlap[name] = v
+            elif target == "msg_rate":
+                msg_rate = v
+            fields[target] = col
+    if "mean" not in stats and time_from_msgs and row.figures.get(time_from_msgs, 0) > 0:
+        # messages/s over all pairs: one operation (a message of each pair) takes pairs / rate
+        pairs = max(1, ranks // 2) if t.benchmark == "msgrate" else 1
+        stats["mean"] = pairs * 1e6 / row.figures[time_from_msgs]
+        fields["time_us.mean"] = f"derived: 10^6 x pairs / {time_from_msgs}"
+    if "mean" not in stats and time_from_rate and row.figures.get(time_from_rate, 0) > 0 and per_op > 0:
+        stats["mean"] = per_op / row.figures[time_from_rate]  # MB/s is bytes per µs
+        fields["time_us.mean"] = f"derived: bytes_per_op / {time_from_rate}"
+    if "mean" not in stats:
+        raise ImportFailed(path, row.line, f"no time and no rate for size {size}: the line holds "
+                                           + ", ".join(f"{k}={v:g}" for k, v in row.figures.items()))
+    # OSU's -z P50 is the median of its per-iteration times: then the estimate is a median
+    estimate = "median" if stats.get("median") is not None else "mean"
+    if estimate not in rate and size > 0 and per_op > 0 and stats[estimate] > 0:
+        rate[estimate] = per_op / stats[estimate]
+        fields[f"bw_MBps.{estimate}"] = f"derived: bytes_per_op / time_us.{estimate}"
+    if size == 0:  # no bandwidth of nothing (the engine writes none either)
+        rate.clear()
+        for k in [k for k in fields if k.startswith("bw_MBps.")]:
+            del fields[k]
+    if overlap:
+        details["overlap"] = overlap
+    details.update({k.lower(): v for k, v in row.text.items()})  # validation: Pass | Fail
+    imported = Imported(tool=t.tool, tool_benchmark=t.tool_benchmark, file=str(path), line=row.line,
+                        tool_version=t.tool_version, figures=dict(row.figures), fields=fields)
+    return Point(benchmark=t.benchmark, size=size, ranks=ranks, time_us=Stats(**stats), family=family_of(t.benchmark),
+                 variant=t.variant, participants=tuple(range(ranks)), sample_from="imported",
+                 ops_per_event=1.0, bytes_per_op=per_op, bw_MBps=Rate(**rate) if rate else None,
+                 msg_rate=msg_rate, converged=False, stop_reason="imported", estimate=estimate, imported=imported,
+                 details=details)

@@ -1,0 +1,170 @@
+"""Intel MPI Benchmarks 2021 text output (IMB-MPI1, IMB-NBC, IMB-RMA): a header naming the part
+and version, then per benchmark and process count a `# Benchmarking NAME` block, `#processes =
+N`, an optional `MODE:` (IMB-RMA), a column heading and data lines up to a blank line."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Row, Table, make_point,
+                                       number, size_of)
+from mpiscope.records import Point
+
+HEADER = re.compile(r"#\s*Intel\(R\) MPI Benchmarks\s+(?P<version>[\d.]+)(?:\s*,\s*(?P<part>.+?)\s*)?$")
+BENCH = re.compile(r"#\s*Benchmarking\s+(?P<name>\S+)\s*$")
+PROCS = re.compile(r"#\s*#processes\s*=\s*(?P<n>\d+)")
+MODE = re.compile(r"#\s*MODE:\s*(?P<mode>[\w-]+)")
+# IMB-MPI1 point-to-point names whose measurement is mpiscope's (docs/import.md)
+P2P = {"PingPong": "pingpong", "PingPing": "pingping", "Sendrecv": "sendrecv", "Exchange": "exchange",
+       "Uniband": "msgrate", "Biband": "bibw"}
+
+# t[usec] is the mean time per call (PingPong: half the round trip); t_min/t_max/t_avg are
+# over ranks of each rank's mean, the engine's t_min_us / t_max_us / t_avg_us.
+COLUMNS = {
+    "#repetitions": Figure("time_us.n"),
+    "t[usec]": Figure("time_us.mean"),
+    "t_avg[usec]": Figure("time_us.mean", "details.t_avg_us"),
+    "t_min[usec]": Figure("details.t_min_us"),
+    "t_max[usec]": Figure("details.t_max_us"),
+    "Mbytes/sec": Figure("bw_MBps.mean"),
+    "Msg/sec": Figure("msg_rate"),
+    "t_pure[usec]": Figure("time_us.mean", "overlap.pure_us"),
+    "t_ovrl[usec]": Figure("overlap.ovrl_us"),
+    "t_CPU[usec]": Figure("overlap.cpu_us"),
+    "overlap[%]": Figure("overlap.overlap_pct"),
+    "defects": Figure("details.defects"),
+}
+
+
+def looks_like(lines: list[str]) -> bool:
+    return any(HEADER.match(x.strip()) for x in lines[:5])
+
+
+def mpiscope_name(imb: str, ranks: int) -> str:
+    """mpiscope's benchmark where IMB's measures the same, else imb_<name>."""
+    if imb in P2P and not (imb == "Biband" and ranks != 2):  # Biband on N ranks is N/2 pairs
+        return P2P[imb]
+    low = imb.lower()
+    if low in COLLECTIVES or low in NONBLOCKING:
+        return low
+    return f"imb_{low}"
+
+
+def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
+    """Every point of one IMB output file; ImportFailed naming the line when it is not one."""
+    lines = text.splitlines()
+    version = part = None
+    facts: dict[str, str] = {}
+    tables: list[Table] = []
+    current: Table | None = None
+    pending: dict[str, object] = {}
+    in_rows = finished = False
+    for n, raw in enumerate(lines, 1):
+        s = raw.strip()
+        if version is None:
+            if not s:
+                continue
+            m = HEADER.match(s)
+            if m:
+                version, part = m["version"], m["part"] or ""
+            elif not s.startswith("#"):
+                raise ImportFailed(path, n, "not Intel MPI Benchmarks output: expected its header "
+                                            "('#    Intel(R) MPI Benchmarks 2021.x, MPI-1 part') first")
+            continue
+        if not s:
+            in_rows = False
+            continue
+        m = BENCH.match(s)
+        if m:
+            pending = {"name": m["name"], "line": n}
+            current, in_rows = None, False
+            continue
+        m = PROCS.match(s)
+        if m and "name" in pending:
+            pending["ranks"] = int(m["n"])
+            continue
+        m = MODE.match(s)
+        if m and "name" in pending:
+            pending["mode"] = m["mode"].lower()
+            continue
+        body = s.lstrip("#").strip()
+        if s.startswith("#") and current is None and "name" in pending and ("#bytes" in s or "#repetitions" in s):
+            current = _table(path, n, s, pending, version, ranks)
+            tables.append(current)
+            in_rows = True
+            continue
+        if s.startswith("#") and "entering MPI_Finalize" in s:
+            finished = True
+            continue
+        if s.startswith("#"):
+            key, sep, value = body.partition(":")
+            if sep and key.strip() in ("Date", "MPI Version", "MPI_Datatype", "MPI_Datatype for reductions", "MPI_Op"):
+                facts[key.strip()] = value.strip()
+            if current is not None and in_rows:
+                raise ImportFailed(path, n, f"a comment inside {current.tool_benchmark}'s table: '{s[:60]}'")
+            continue
+        if current is None or not in_rows:
+            raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{s[:60]}'")
+        current.rows.append(_row(path, n, s, current.columns))
+    if version is None:
+        raise ImportFailed(path, 1, "not Intel MPI Benchmarks output: no '# Intel(R) MPI Benchmarks' header")
+    if not tables:
+        raise ImportFailed(path, len(lines), f"IMB {part}: no benchmark table (a run cut short?)")
+    if not finished:  # IMB writes it last: without it the last table may have lost lines
+        raise ImportFailed(path, len(lines), "no '# All processes entering MPI_Finalize' at the end: the run "
+                                             "was cut short, its last table may be incomplete")
+    points: list[Point] = []
+    for t in tables:
+        if not t.rows:
+            raise ImportFailed(path, t.line, f"{t.tool_benchmark}: a heading without data lines (a run cut short?)")
+        t.facts.update(facts, part=part or "")
+        for row in t.rows:
+            p = make_point(t, row, path, COLUMNS, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec")
+            if t.benchmark in COLLECTIVES or t.benchmark in NONBLOCKING:
+                dtype = facts.get("MPI_Datatype for reductions" if "reduce" in t.benchmark or "scan" in t.benchmark
+                                  else "MPI_Datatype")
+                if dtype:
+                    p = replace(p, details={**p.details, "datatype": dtype})
+            if "mode" in t.facts:
+                p = replace(p, details={**p.details, "mode": t.facts["mode"]})
+            points.append(p)
+    return points
+
+
+def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks: int | None) -> Table:
+    name = str(pending["name"])
+    procs = pending.get("ranks")
+    if procs is None:
+        raise ImportFailed(path, n, f"{name}: no '#processes = N' line before its table")
+    if ranks is not None and ranks < procs:  # fewer processes than the job: IMB's -npmin groups
+        raise ImportFailed(path, n, f"--ranks {ranks}, but IMB says {name} ran on {procs} processes")
+    columns = heading.split()
+    unknown = [c for c in columns if c not in COLUMNS and c != "#bytes"]
+    if unknown:
+        raise ImportFailed(path, n, f"unknown IMB column(s) {', '.join(map(repr, unknown))}")
+    mode = pending.get("mode")
+    bench = mpiscope_name(name, int(procs))
+    if mode == "aggregate":  # IMB-RMA's two modes are two measurements: the second a name of its own
+        bench += "_aggregate"
+    t = Table("imb", version, name, bench, int(procs), columns, line=int(pending["line"]))
+    if mode:
+        t.facts["mode"] = str(mode)
+    return t
+
+
+def _row(path: Path, n: int, s: str, columns: list[str]) -> Row:
+    cells = s.split()
+    if len(cells) != len(columns):
+        raise ImportFailed(path, n, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
+                                    f"({', '.join(columns)}): the line is cut or damaged")
+    figures: dict[str, float] = {}
+    size = 0
+    for col, cell in zip(columns, cells):
+        if col == "#bytes":
+            size = size_of(cell, path, n)
+        else:
+            figures[col] = number(cell, path, n, col)
+            if figures[col] < 0:
+                raise ImportFailed(path, n, f"negative figure {cell} in column '{col}'")
+    return Row(n, size, figures)

@@ -1,0 +1,349 @@
+"""`mpiscope import`: every real OSU 7.4 and IMB 2021 output in tests/data/imports (copied from
+../shared/samples, made here against the MPICH 5 wheel; see their README) becomes a run whose
+points hold the files' own figures, sizes and names, checked against the files as this test reads
+them itself; a damaged copy is refused with its line and nothing is written; the imported runs go
+through show, table, model, predict, compare (beside a small real mpiscope run), plot and report."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from mpiscope.importers import ImportFailed, import_files, parse_file
+from mpiscope.records import read_records
+from mpiscope.store import Run, list_runs
+
+DATA = Path(__file__).resolve().parent / "data" / "imports"
+OSU = sorted(DATA.glob("osu-*.txt"))
+IMB = sorted(DATA.glob("imb-*.txt"))
+
+# file -> (the tool's name, mpiscope's name): the mapping docs/import.md promises
+OSU_NAMES = {
+    "osu-7.4_latency_mpich.txt": ("osu_latency", "pingpong"),
+    "osu-7.4_latency-z_mpich.txt": ("osu_latency", "pingpong"),
+    "osu-7.4_bw_mpich.txt": ("osu_bw", "bw"),
+    "osu-7.4_bibw_mpich.txt": ("osu_bibw", "bibw"),
+    "osu-7.4_mbw_mr_mpich.txt": ("osu_mbw_mr", "msgrate"),
+    "osu-7.4_allreduce_mpich.txt": ("osu_allreduce", "allreduce"),
+    "osu-7.4_allreduce-f_mpich.txt": ("osu_allreduce", "allreduce"),
+    "osu-7.4_iallreduce_mpich.txt": ("osu_iallreduce", "iallreduce"),
+    "osu-7.4_put_latency_mpich.txt": ("osu_put_latency", "osu_put_latency"),
+}
+IMB_NAMES = {"PingPong": "pingpong", "PingPing": "pingping", "Sendrecv": "sendrecv", "Exchange": "exchange",
+             "Uniband": "msgrate", "Biband": "bibw", "Allreduce": "allreduce", "Bcast": "bcast",
+             "Alltoall": "alltoall", "Barrier": "barrier", "Iallreduce": "iallreduce",
+             "Unidir_put": "imb_unidir_put"}
+
+
+def osu_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The file's column heading and its data lines (line number, cells), read here from scratch."""
+    lines = path.read_text().splitlines()
+    rows = [(i, x.split()) for i, x in enumerate(lines, 1) if re.match(r"\d+\s", x)]
+    heading = [x for x in lines[:rows[0][0]] if x.startswith("# Size")][-1]
+    return re.split(r"\s{2,}", heading[1:].strip()), rows
+
+
+def imb_blocks(path: Path) -> list[tuple[str, str | None, int, list[str], list[tuple[int, list[str]]]]]:
+    """(benchmark, mode, processes, heading, data lines) per `# Benchmarking` block."""
+    out = []
+    lines = path.read_text().splitlines()
+    for i, x in enumerate(lines):
+        m = re.match(r"# Benchmarking (\S+)", x)
+        if not m:
+            continue
+        j, mode, procs = i + 1, None, 0
+        while not re.match(r"\s+#(bytes|repetitions)", lines[j]):
+            procs = int(re.search(r"#processes = (\d+)", lines[j])[1]) if "#processes" in lines[j] else procs
+            mode = lines[j].split("MODE:")[1].strip().lower() if "MODE:" in lines[j] else mode
+            j += 1
+        heading, rows = lines[j].split(), []
+        j += 1
+        while j < len(lines) and lines[j].strip():
+            rows.append((j + 1, lines[j].split()))
+            j += 1
+        out.append((m[1], mode, procs, heading, rows))
+    return out
+
+
+def test_the_samples_are_all_here():
+    assert len(OSU) == 9 and len(IMB) == 4
+    assert {p.name for p in OSU} == set(OSU_NAMES)
+
+
+@pytest.mark.parametrize("path", OSU, ids=lambda p: p.name)
+def test_osu_files_become_points_with_their_own_figures(path):
+    heading, rows = osu_rows(path)
+    points = parse_file(path, ranks=2)
+    tool_name, name = OSU_NAMES[path.name]
+    assert len(points) == len(rows) > 10
+    for p, (line, cells) in zip(points, rows):
+        fig = dict(zip(heading[1:], map(float, cells[1:])))
+        assert p.size == int(cells[0]) and p.ranks == 2
+        assert (p.benchmark, p.imported.tool_benchmark, p.imported.tool) == (name, tool_name, "osu")
+        assert p.imported.tool_version == "7.4" and p.imported.line == line
+        assert p.imported.file == str(path) and dict(p.imported.figures) == fig
+        assert p.time_us.ci_low is None and p.time_us.ci_high is None and p.samples_us == ()
+        if "P50 Tail Lat(us)" in fig:  # -z: OSU's P50 is a median, and the estimate says so
+            assert p.estimate == "median" and p.median == p.time_us.median == fig["P50 Tail Lat(us)"]
+            assert (p.time_us.p90, p.time_us.p99) == (fig["P90 Tail Lat(us)"], fig["P99 Tail Lat(us)"])
+            assert p.time_us.mean == fig["Avg Latency(us)"]
+        else:  # an OSU average is a mean: no median is claimed
+            assert p.estimate == "mean" and p.time_us.median is None and p.median == p.time_us.mean
+        for col in ("Avg Latency(us)", "Latency (us)", "Pure Comm.(us)"):
+            if col in fig:
+                assert p.time_us.mean == fig[col] and p.imported.fields["time_us.mean"] == col
+        if "Min Latency(us)" in fig:  # -f: over ranks, the engine's t_min_us / t_max_us, not Stats.min
+            assert (p.details["t_min_us"], p.details["t_max_us"]) == (fig["Min Latency(us)"], fig["Max Latency(us)"])
+            assert p.time_us.n == fig["Iterations"] and p.time_us.min is None
+        for col in ("Bandwidth (MB/s)", "MB/s"):
+            if col in fig:  # the tool's rate, and the time per operation it implies
+                assert p.bw_MBps.mean == fig[col]
+        if "Messages/s" in fig:
+            assert p.msg_rate == fig["Messages/s"]
+            assert p.time_us.mean == pytest.approx(1e6 / fig["Messages/s"])
+        if "Overall(us)" in fig:
+            ov = p.details["overlap"]
+            assert (ov["ovrl_us"], ov["cpu_us"], ov["pure_us"], ov["overlap_pct"]) == (
+                fig["Overall(us)"], fig["Compute(us)"], fig["Pure Comm.(us)"], fig["Overlap(%)"])
+
+
+def test_literal_lines_of_the_osu_files():
+    """A few lines of the files, as a person reads them."""
+    lat = {p.size: p for p in parse_file(DATA / "osu-7.4_latency_mpich.txt")}
+    assert lat[8192].time_us.mean == 7.27 and lat[8192].imported.line == 18  # "8192   7.27"
+    bw = {p.size: p for p in parse_file(DATA / "osu-7.4_bw_mpich.txt")}
+    assert bw[1048576].bw_MBps.mean == 6249.34  # "1048576   6249.34"
+    assert bw[1048576].time_us.mean == pytest.approx(1048576 / 6249.34)
+    assert bw[1048576].imported.fields["time_us.mean"].startswith("derived:")
+    bibw = {p.size: p for p in parse_file(DATA / "osu-7.4_bibw_mpich.txt")}
+    assert bibw[4096].bytes_per_op == 8192 and bibw[4096].time_us.mean == pytest.approx(8192 / 4507.40)
+    f = {p.size: p for p in parse_file(DATA / "osu-7.4_allreduce-f_mpich.txt", ranks=2)}
+    assert (f[256].time_us.mean, f[256].details["t_min_us"], f[256].details["t_max_us"], f[256].time_us.n) == \
+        (4.10, 0.51, 7.69, 1000)  # "256   4.10   0.51   7.69   1000"
+    z = {p.size: p for p in parse_file(DATA / "osu-7.4_latency-z_mpich.txt")}
+    assert (z[2].time_us.mean, z[2].time_us.median, z[2].time_us.p90, z[2].time_us.p99) == (4.10, 5.15, 5.27, 5.83)
+    mr = parse_file(DATA / "osu-7.4_mbw_mr_mpich.txt")
+    assert mr[0].ranks == 2 and mr[0].msg_rate == 464919.26  # "[ pairs: 1 ]": 2 ranks
+    put = parse_file(DATA / "osu-7.4_put_latency_mpich.txt")
+    assert put[0].family == "rma" and put[0].details["window_creation"] == "MPI_Win_allocate"
+
+
+@pytest.mark.parametrize("path", IMB, ids=lambda p: p.name)
+def test_imb_files_become_points_with_their_own_figures(path):
+    points = parse_file(path)
+    blocks = imb_blocks(path)
+    assert len(points) == sum(len(rows) for *_, rows in blocks) > 10
+    it = iter(points)
+    for name, mode, procs, heading, rows in blocks:
+        for line, cells in rows:
+            p = next(it)
+            fig = {c: float(v) for c, v in zip(heading, cells) if c != "#bytes"}
+            expect = IMB_NAMES[name] + ("_aggregate" if mode == "aggregate" else "")
+            assert (p.benchmark, p.imported.tool_benchmark, p.imported.tool, p.ranks) == (expect, name, "imb", procs)
+            assert p.size == (int(cells[0]) if heading[0] == "#bytes" else 0)
+            assert p.imported.line == line and dict(p.imported.figures) == fig
+            assert p.imported.tool_version == "2021.11" and p.estimate == "mean" and p.time_us.median is None
+            assert p.time_us.n == fig["#repetitions"]
+            if "t[usec]" in fig:
+                assert p.time_us.mean == fig["t[usec]"]
+            if "t_avg[usec]" in fig:  # over ranks: the engine's t_min_us, t_max_us, t_avg_us
+                assert p.time_us.mean == p.details["t_avg_us"] == fig["t_avg[usec]"]
+                assert (p.details["t_min_us"], p.details["t_max_us"]) == (fig["t_min[usec]"], fig["t_max[usec]"])
+            if "Mbytes/sec" in fig and p.size > 0:
+                assert p.bw_MBps.mean == fig["Mbytes/sec"]
+            if "Msg/sec" in fig:
+                assert p.msg_rate == fig["Msg/sec"]
+            if "t_pure[usec]" in fig:
+                assert p.time_us.mean == p.details["overlap"]["pure_us"] == fig["t_pure[usec]"]
+                assert p.details["overlap"]["overlap_pct"] == fig["overlap[%]"]
+            if mode:
+                assert p.details["mode"] == mode
+
+
+def test_literal_lines_of_the_imb_files():
+    p2p = parse_file(DATA / "imb-2021_p2p_mpich.txt")
+    pp = {p.size: p for p in p2p if p.imported.tool_benchmark == "PingPong"}
+    assert pp[65536].time_us.mean == 9.34 and pp[65536].bw_MBps.mean == 7015.59  # "65536  200  9.34  7015.59"
+    assert pp[0].bw_MBps is None  # no bandwidth of 0 bytes, as the engine writes none
+    ex = {p.size: p for p in p2p if p.benchmark == "exchange"}
+    assert ex[1024].bytes_per_op == 4096 and ex[1024].time_us.mean == 2.18
+    coll = parse_file(DATA / "imb-2021_coll_mpich.txt")
+    barrier = [p for p in coll if p.benchmark == "barrier"]
+    assert len(barrier) == 1 and barrier[0].size == 0 and barrier[0].time_us.mean == 0.26
+    assert {p.details.get("datatype") for p in coll if p.benchmark == "allreduce"} == {"MPI_FLOAT"}
+
+
+def test_a_run_of_every_sample(tmp_path, cli):
+    """Every sample as one run through the command; the run says where each point came from."""
+    r = cli("import", *map(str, OSU + IMB), "--ranks", "2", "--mpi-label", "MPICH 5.0.2", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    run, = list_runs(tmp_path)
+    recs = run.records()
+    assert not recs.problems
+    expected = sum(len(osu_rows(p)[1]) for p in OSU) + sum(len(b[-1]) for p in IMB for b in imb_blocks(p))
+    assert len(recs.points) == expected and len(recs.contexts) == len(OSU) + len(IMB)
+    assert {c.mpi_library_version for c in recs.contexts} == {"MPICH 5.0.2"}
+    meta = json.loads((run.path / "run.json").read_text())
+    assert meta["status"] == "ok" and len(meta["imported"]["files"]) == len(OSU) + len(IMB)
+    # the same point from two files (latency and latency -z): the second is a configuration of its own
+    lat = [p for p in recs.points if p.benchmark == "pingpong" and p.size == 1 and p.imported.tool == "osu"]
+    later = [p.name for p in OSU if p.name.startswith("osu-7.4_latency")][-1]
+    assert len(lat) == 2 and sorted(p.tag.get("file", "") for p in lat) == ["", later]
+    # the stored line names the tool's statistic: an average is no median
+    line = next(x for x in (run.path / "records.jsonl").read_text().splitlines() if '"osu_bw"' in x)
+    stored = json.loads(line)
+    assert stored["estimate"] == "mean" and "median" not in stored["time_us"]
+    assert stored["imported"]["fields"]["bw_MBps.mean"] == "Bandwidth (MB/s)"
+    r = cli("show", run.id, "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "estimate µs" in r.stdout and "imported from" in r.stdout and "its mean; no interval" in r.stdout
+    r = cli("runs", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0 and "imported:" in r.stdout and "MPICH 5.0.2" in " ".join(r.stdout.split())
+
+
+def damaged(tmp_path: Path, name: str, line: int, text: str | None) -> Path:
+    """A copy of a sample with line `line` replaced (None: the file cut after line - 1)."""
+    lines = (DATA / name).read_text().splitlines(keepends=True)
+    out = lines[:line - 1] + ([] if text is None else [text + "\n"] + lines[line:])
+    p = tmp_path / f"damaged-{name}"
+    p.write_text("".join(out))
+    return p
+
+
+@pytest.mark.parametrize("name, line, text, says", [
+    ("osu-7.4_latency_mpich.txt", 10, "512      2.1x7", "'2.1x7' in column 'Avg Latency(us)' is not a number"),
+    ("osu-7.4_latency-z_mpich.txt", 9, "16   3.92   3.90", "3 value(s) where the heading names 5 columns"),
+    ("imb-2021_p2p_mpich.txt", 43, "            4          200", "2 value(s) where the heading names 4 columns"),
+    ("imb-2021_coll_mpich.txt", 60, "# stray comment", "a comment inside Bcast's table"),
+    ("imb-2021_nbc_mpich.txt", 45, None, "no '# All processes entering MPI_Finalize'"),
+    ("osu-7.4_bw_mpich.txt", 2, "# OSU MPI Frobnicate Test v7.4", "OSU benchmark 'Frobnicate' is not one"),
+])
+def test_a_damaged_copy_is_refused_with_its_line_and_nothing_is_written(tmp_path, cli, name, line, text, says):
+    bad = damaged(tmp_path, name, line, text)
+    runs = tmp_path / "runs"
+    # a good file first: it must not be stored either
+    r = cli("import", str(DATA / "osu-7.4_latency_mpich.txt"), str(bad), "--runs-dir", str(runs))
+    assert r.returncode == 2
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    expect_line = line if text is not None else len(bad.read_text().splitlines())
+    assert f"{bad} line {expect_line}: " in err and says in err, err
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_files_that_are_no_tool_output(tmp_path, cli):
+    (tmp_path / "notes.txt").write_text("latency was fine\n")
+    (tmp_path / "empty.txt").write_text("")
+    cut = tmp_path / "cut.txt"
+    cut.write_text((DATA / "osu-7.4_latency_mpich.txt").read_text()[:-1])  # the last newline lost
+    for path, says in ((tmp_path / "notes.txt", "line 1: neither OSU"),
+                       (tmp_path / "empty.txt", "line 1: the file is empty"),
+                       (cut, "line 21: the last line has no newline"),
+                       (DATA / "README.md", "line 1: neither OSU"),
+                       (tmp_path / "missing.txt", "missing.txt: cannot read it (No such file or directory)")):
+        r = cli("import", str(path), "--runs-dir", str(tmp_path / "runs"))
+        assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = cli("import", str(DATA / "osu-7.4_allreduce_mpich.txt"), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 2 and "give --ranks N" in r.stderr
+    r = cli("import", str(DATA / "osu-7.4_latency_mpich.txt"), "--format", "imb", "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 2 and "--format imb, but this is OSU Micro-Benchmarks output" in r.stderr
+    assert not (tmp_path / "runs").exists() or not list_runs(tmp_path / "runs")
+    with pytest.raises(ImportFailed, match="line 37: --ranks 1, but IMB says"):
+        import_files([DATA / "imb-2021_coll_mpich.txt"], ranks=1, runs_dir=tmp_path / "api")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, mpiscope_home):
+    """Imported OSU and IMB runs beside a small real mpiscope run of pingpong and allreduce."""
+    from conftest import run_cli
+    d = tmp_path_factory.mktemp("import-runs")
+    r = run_cli("run", "-n", "2", "-b", "pingpong,allreduce", "--sizes", "4:64K", "--reps", "30",
+                "--launches", "1", "--runs-dir", str(d), "--no-progress", "--no-report")
+    assert r.returncode == 0, r.stderr
+    measured = list_runs(d)[0].id
+    osu = import_files([DATA / "osu-7.4_latency_mpich.txt", DATA / "osu-7.4_allreduce-f_mpich.txt"],
+                       mpi_label="MPICH 5.0.2", ranks=2, runs_dir=d).name
+    imb = import_files([DATA / "imb-2021_p2p_mpich.txt", DATA / "imb-2021_coll_mpich.txt"], runs_dir=d).name
+    return d, measured, osu, imb
+
+
+def test_compare_sets_an_imported_osu_run_beside_a_measured_one(runs, cli):
+    d, measured, osu, _ = runs
+    r = cli("compare", measured, osu, "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "candidate us (OSU 7.4 mean)" in " ".join(r.stdout.split()) or "(OSU 7.4 mean)" in r.stdout
+    rows = [x for x in r.stdout.splitlines() if re.match(r"│ (pingpong|allreduce) ", x)]
+    sizes = {int(x.split("│")[2]) for x in rows if "pingpong" in x}
+    assert sizes == {4 * 2 ** k for k in range(15)}  # every size both hold: 4 .. 64K
+    assert rows and all("none (imported)" in x and "untested" in x for x in rows)
+    assert "untested (a side imported from another tool" in " ".join(r.stdout.split())
+    # the measured side alone keeps its tests
+    r = cli("compare", measured, measured, "--runs-dir", str(d))
+    assert r.returncode == 0 and "untested" not in r.stdout and "none (imported)" not in r.stdout
+
+
+def test_table_model_predict_plot_and_report_on_imported_runs(runs, cli, tmp_path):
+    d, measured, osu, imb = runs
+    r = cli("table", measured, osu, "--benchmark", "pingpong", "--format", "markdown", "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "source=mpiscope" in r.stdout and "source=OSU 7.4, MPICH 5.0.2, mean" in r.stdout
+    assert "imported columns" in r.stdout and "with no interval" in r.stdout
+    row = next(x for x in r.stdout.splitlines() if x.startswith("| 8192 |"))
+    assert row.split("|")[3].strip() == f"{8192 / 7.27:.0f}"  # OSU's 7.27 us at 8 KiB, as MB/s
+    r = cli("table", imb, "--benchmark", "sendrecv", "--format", "csv", "--runs-dir", str(d))
+    assert r.returncode == 0 and "65536" in r.stdout
+    for run, tool in ((osu, "OSU 7.4 osu_latency (mean)"), (imb, "IMB 2021.11 PingPong (mean)")):
+        r = cli("model", run, "--runs-dir", str(d))
+        assert r.returncode == 0, r.stderr
+        assert "Latency Ts" in r.stdout and f"fitted to figures imported from {tool}" in " ".join(r.stdout.split())
+    r = cli("model", osu, "--json", "--runs-dir", str(d))
+    assert r.returncode == 0 and json.loads(r.stdout)
+    r = cli("predict", "--from", osu, "-n", "2,4", "--sizes", "8,1K", "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "pingpong regimes fitted to imported OSU 7.4 means" in " ".join(r.stdout.split())
+    r = cli("plot", osu, imb, "-o", str(tmp_path / "plots"), "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert {Path(x).name for x in r.stdout.split()} >= {"latency.png", "bandwidth.png"}
+    report = tmp_path / "report.html"
+    r = cli("report", measured, osu, imb, "-o", str(report), "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    html = report.read_text()
+    assert "imported</b> from another tool" in html and "averages (means), not medians" in html
+    assert "OSU 7.4 osu_latency" in html and "IMB 2021.11 PingPong" in html
+
+
+def test_the_stored_run_reads_back_as_the_parsed_points(tmp_path):
+    path = DATA / "osu-7.4_latency-z_mpich.txt"
+    run = Run(import_files([path], runs_dir=tmp_path))
+    from dataclasses import replace
+    parsed = [replace(p, imported=replace(p.imported, file=str(path.resolve()))) for p in parse_file(path)]
+    assert read_records(run.path / "records.jsonl").points == parsed
+    assert not any(p.name.startswith(".import-") for p in tmp_path.iterdir())
+
+
+def test_a_record_names_only_a_statistic_it_has():
+    """`estimate` is checked when a line is read: a damaged one is a problem of that line."""
+    from mpiscope.records import RecordError, parse_record
+    point = {"type": "point", "benchmark": "pingpong", "size": 8, "ranks": 2, "time_us": {"mean": 1.0}}
+    assert parse_record({**point, "estimate": "mean"}).median == 1.0
+    assert parse_record({**point, "time_us": {"median": 0.9, "mean": 1.0}}).median == 0.9  # the engine's
+    with pytest.raises(RecordError, match="'estimate' must be one of median, mean"):
+        parse_record({**point, "estimate": "p99"})
+
+
+def test_sizeless_and_one_sided_osu_tables(tmp_path):
+    """Barrier tables have no Size column; one-sided names follow OSU's programs (osu_acc_latency)."""
+    bar = tmp_path / "barrier.txt"
+    bar.write_text("\n# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n        0.95\n")
+    p, = parse_file(bar, ranks=4)
+    assert (p.benchmark, p.size, p.ranks, p.time_us.mean, p.details["osu_avg_us"]) == ("barrier", 0, 4, 0.95, 0.95)
+    checked = tmp_path / "checked.txt"  # -c: a Validation column of words
+    checked.write_text("# OSU MPI Latency Test v7.4\n# Size       Avg Latency(us)        Validation\n"
+                       "1                       3.92              Pass\n2                       2.33              Fail\n")
+    assert [p.details["validation"] for p in parse_file(checked)] == ["Pass", "Fail"]
+    acc = tmp_path / "acc.txt"
+    acc.write_text("# OSU MPI_Accumulate latency Test v7.4\n# Size          Latency (us)\n1      0.15\n")
+    p, = parse_file(acc)
+    assert (p.benchmark, p.imported.tool_benchmark, p.family) == ("osu_acc_latency", "osu_acc_latency", "rma")
