@@ -9,11 +9,12 @@ import sys
 from mpiscope import __version__
 from mpiscope.commands import (batch_run, bench, compare, export, model, mpi, pairs, plot, predict, report, run,
                                runs, show, study, sweep, table)
+from mpiscope.commands import doctor
 from mpiscope.errors import MpiscopeError
 
 # In the order `mpiscope --help` lists them.
 COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compare, pairs, sweep, study, mpi,
-            bench, batch_run)
+            bench, batch_run, doctor)
 
 
 def parser() -> argparse.ArgumentParser:

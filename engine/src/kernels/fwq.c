@@ -1,0 +1,30 @@
+/* fwq: every rank does the same fixed quantum of pure computation (no memory
+ * traffic beyond registers, no MPI) after a barrier. A quiet core always takes
+ * the same time; anything the OS runs on the core (interrupts, daemons, other
+ * jobs) lengthens some quanta. The sample is the slowest rank's quantum, which
+ * is what a barrier-synchronised collective of this job waits for. */
+#include "kernels/fwq.h"
+
+enum { FWQ_ITERATIONS = 1 << 15 };
+
+double fwq_one(const bench_ctx_t *c)
+{
+    (void)c;
+    return 1.0;
+}
+
+double fwq_zero(const bench_ctx_t *c)
+{
+    (void)c;
+    return 0.0;
+}
+
+void fwq_event(bench_ctx_t *c)
+{
+    /* a dependent chain the compiler cannot fold: each step needs the last */
+    volatile unsigned long sink;
+    unsigned long x = (unsigned long)c->iter | 1u;
+    for (int i = 0; i < FWQ_ITERATIONS; i++) x = x * 6364136223846793005ul + 1442695040888963407ul;
+    sink = x;
+    (void)sink;
+}
