@@ -63,7 +63,8 @@ class Facts:
     governors: dict[str, list[int]] = field(default_factory=dict)  # on this machine's CPUs the job used
     doctor_env: dict[str, str] = field(default_factory=dict)  # variables doctor added (verbosity)
     reach: LaunchFacts | None = None  # a plain command on every host (no MPI)
-    job: LaunchFacts | None = None    # the engine over every rank: hello and the pair map
+    job: LaunchFacts | None = None    # the hello: the engine over every rank (its context record)
+    pairs: LaunchFacts | None = None  # the pair map over the same ranks, the library reporting transports
     noise: LaunchFacts | None = None  # the engine's fwq row on the same ranks
     bisection: list[LaunchFacts] = field(default_factory=list)  # launches made to find a culprit
 
@@ -73,7 +74,7 @@ class Facts:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Facts":
         d = dict(d)
-        for k in ("reach", "job", "noise"):
+        for k in ("reach", "job", "pairs", "noise"):
             if d.get(k) is not None:
                 d[k] = LaunchFacts(**d[k])
         d["bisection"] = [LaunchFacts(**b) for b in d.get("bisection", [])]

@@ -101,7 +101,7 @@ def slow_hosts(times: dict[tuple[str, str], float], ratio: float = SLOW_RATIO) -
 
 def slow(f: Facts) -> Check:
     name = "no slow host link"
-    job = f.job
+    job = f.pairs
     ctxs = job.contexts if job else []
     points = job.points("pairs") if job else []
     if len(ctxs) != 1 or not points or len(ctxs[0].hosts) < 2:

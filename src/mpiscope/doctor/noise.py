@@ -33,7 +33,8 @@ def expected_max(xs: list[float], k: int) -> float:
 def predicted(xs: list[float], scales: tuple[int, ...] = SCALES) -> dict[int, float]:
     """Scale -> the expected slowdown of one synchronised step (fraction of the quiet quantum)."""
     quiet = min(xs)
-    return {k: (expected_max(xs, k) - quiet) / quiet for k in scales}
+    excess = [x - quiet for x in xs]
+    return {k: max(0.0, expected_max(excess, k)) / quiet for k in scales}
 
 
 def checks(f: Facts) -> list[Check]:

@@ -185,17 +185,21 @@ def gather(s: Setup) -> Facts:
             job_hosts = answered  # the others are named already; the job measures the rest
             ranks = len(answered) if s.ranks is None else ranks
             f.ranks = ranks
-    f.doctor_env = verbosity(lib.vendor, s.env)
-    f.job = pr.launch(pr.engine("--sizes", "8,64K", "--max-time", "0.1", "--min-reps", "8", "--warmup", "2",
-                                "pairs"), ranks, job_hosts or None, f.doctor_env,
-                      per_node=None if s.ranks else (1 if job_hosts else None))
+    per_node = None if s.ranks else (1 if job_hosts else None)
+    where = job_hosts or None
+    f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, where, per_node=per_node)
     f.singleton_fix = pr.singleton_fix or SINGLETON_FIX
     if f.launcher == "srun":
         f.pmi = next((a.split("=", 1)[1] for a in pr.argv if a.startswith("--mpi=")), None)
     ctxs = f.job.contexts
-    if f.job.ok and len(ctxs) == 1:
-        f.noise = pr.launch(pr.engine("--reps", "2000", "--warmup", "20", "--raw", "fwq"), ranks, job_hosts or None,
-                            per_node=None if s.ranks else (1 if job_hosts else None))
+    one_job = f.job.ok and len(ctxs) == 1 and ctxs[0].world_size == ranks
+    if one_job and ranks > 1:
+        f.doctor_env = verbosity(lib.vendor, s.env)
+        f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "--max-time", "0.1", "--min-reps", "8", "--warmup", "2",
+                                      "pairs"), ranks, where, f.doctor_env, per_node=per_node)
+    if one_job:
+        f.noise = pr.launch(pr.engine("--reps", "2000", "--warmup", "20", "--raw", "fwq"), ranks, where,
+                            per_node=per_node)
     elif not f.job.ok and len(job_hosts) > 1:
         f.bisection = bisect(job_hosts, pr.hello)
     if ctxs:

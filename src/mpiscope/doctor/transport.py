@@ -94,14 +94,14 @@ def cross_ranks(ctx: Context) -> set[int]:
 
 def checks(f: Facts) -> list[Check]:
     name_same, name_cross = "transport, same host", "transport, different hosts"
-    job = f.job
+    job = f.pairs
     ctxs = job.contexts if job else []
     if not ctxs or (job and len(ctxs) > 1):
         return [Check(n, "skip", "no one job to read", group=GROUP) for n in (name_same, name_cross)]
     ctx = ctxs[0]
     small = min(job.points("pairs"), key=lambda p: p.size, default=None) if job else None
     lat = latencies(ctx, small)
-    rep = parse(job.stderr if job else [])
+    rep = parse((job.stdout + job.stderr) if job else [])  # UCX logs to stdout, Open MPI to stderr
     multi_host = any(len(h) > 1 for h in ctx.ranks_by_host)
     out = [_same(rep, lat, multi_host, name_same, f), _cross(rep, lat, ctx, name_cross, f)]
     return [Check(**{**c.__dict__, "group": GROUP}) for c in out]
