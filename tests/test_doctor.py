@@ -123,7 +123,7 @@ def two_host_facts(lines: list[str]) -> Facts:
            "ranks_by_host": [[0], [1]], "cores_online": 2}
     stderr = [ln.format(h=h, pid=pid) for ln in lines for h, pid in (("a", 11), ("b", 22))]
     job = LaunchFacts(argv=["mpiexec"], status="ok", exit_code=0, stdout=[json.dumps(ctx)], stderr=stderr)
-    return Facts(mpi_name="embedded", vendor="MPICH", version="5.0.2", ranks=2, hosts=["a", "b"], job=job)
+    return Facts(mpi_name="embedded", vendor="MPICH", version="5.0.2", ranks=2, hosts=["a", "b"], job=job, pairs=job)
 
 
 def test_ucx_shared_memory_between_hosts_is_a_fail_naming_ucx_tls():

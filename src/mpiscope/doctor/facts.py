@@ -63,6 +63,7 @@ class Facts:
     governors: dict[str, list[int]] = field(default_factory=dict)  # on this machine's CPUs the job used
     doctor_env: dict[str, str] = field(default_factory=dict)  # variables doctor added (verbosity)
     reach: LaunchFacts | None = None  # a plain command on every host (no MPI)
+    reach_bisection: list[LaunchFacts] = field(default_factory=list)  # when no host answered it
     job: LaunchFacts | None = None    # the hello: the engine over every rank (its context record)
     pairs: LaunchFacts | None = None  # the pair map over the same ranks, the library reporting transports
     noise: LaunchFacts | None = None  # the engine's fwq row on the same ranks
@@ -77,7 +78,8 @@ class Facts:
         for k in ("reach", "job", "pairs", "noise"):
             if d.get(k) is not None:
                 d[k] = LaunchFacts(**d[k])
-        d["bisection"] = [LaunchFacts(**b) for b in d.get("bisection", [])]
+        for k in ("bisection", "reach_bisection"):
+            d[k] = [LaunchFacts(**b) for b in d.get(k, [])]
         return cls(**d)
 
     def save(self, path: Path) -> None:

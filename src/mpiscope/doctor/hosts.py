@@ -40,18 +40,37 @@ def culprits(tests: list[LaunchFacts]) -> tuple[list[str], list[str]]:
     return sorted(named), sorted(suspects - named)
 
 
+def unanswered(f: Facts) -> tuple[list[str], list[str]]:
+    """(named, suspects): hosts that did not answer the plain command. When some answered, the
+    others are named by that one launch; when none did, by the bisection over the command."""
+    r = f.reach
+    if r is None:
+        return [], []
+    seen = set(answers(r.stdout))
+    missing = [h for h in r.hosts if h not in seen]
+    if not missing:
+        return [], []
+    if seen:
+        return missing, []
+    return culprits([r, *f.reach_bisection])
+
+
 def reach(f: Facts) -> Check:
     name = "every host answers"
     r = f.reach
     if r is None:
         return skip(name, "one host (this machine)" if not f.hosts else "not tried")
-    seen = set(answers(r.stdout))
-    missing = [h for h in r.hosts if h not in seen]
-    if missing:
-        how = f"no answer within {r.limit_s:g} s" if r.status == "timeout" else f"launch {r.status}, exit {r.exit_code}"
-        return fail(name, f"{', '.join(missing)} did not answer ({how}); {len(seen)} of {len(r.hosts)} did",
-                    REACH_FIX.format(hosts=", ".join(missing)))
-    return ok(name, f"{len(seen)} host(s) answered in {r.elapsed_s:.1f} s")
+    named, suspects = unanswered(f)
+    how = f"no answer within {r.limit_s:g} s" if r.status == "timeout" else f"launch {r.status}, exit {r.exit_code}"
+    if named:
+        more = f", found in {len(f.reach_bisection)} more launch(es)" if f.reach_bisection else ""
+        return fail(name, f"{', '.join(named)} did not answer ({how}{more}); "
+                          f"{len(r.hosts) - len(named) - len(suspects)} of {len(r.hosts)} did",
+                    REACH_FIX.format(hosts=", ".join(named)))
+    if suspects:
+        return fail(name, f"no host answered ({how}); suspects: {', '.join(suspects)}",
+                    REACH_FIX.format(hosts=", ".join(suspects)))
+    return ok(name, f"{len(r.hosts)} host(s) answered in {r.elapsed_s:.1f} s")
 
 
 def hello(f: Facts) -> Check:

@@ -36,7 +36,7 @@ def same_library(f: Facts) -> Check:
     if f.reach is None:
         ctxs = f.job.contexts if f.job else []
         if ctxs:
-            return ok(name, f"one host: {ctxs[0].mpi_library_version.splitlines()[0]}")
+            return ok(name, f"one host: {first_line({'mpi_library_version': ctxs[0].mpi_library_version})}")
         return skip(name, "no host answered")
     seen = answers(f.reach.stdout)
     if not seen:

@@ -16,7 +16,7 @@ from typing import Callable
 
 from mpiscope.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
-from mpiscope.doctor.library import MARK
+from mpiscope.doctor.library import MARK, answers
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
 from mpiscope.execute import SINGLETON_FIX, Target, _stop
 from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
@@ -133,6 +133,13 @@ class Prober:
         script = f'echo {MARK} "$(hostname)" "$({info} | tr -d "\\n")"'
         return self.launch(["sh", "-c", script], len(hosts), hosts, per_node=1)
 
+    def reach_test(self, hosts: list[str]) -> LaunchFacts:
+        """The plain command, passed only when every host of `hosts` answered."""
+        r = self.reach(hosts)
+        if r.ok and set(answers(r.stdout)) != set(hosts):
+            r.status = "failed"
+        return r
+
     def hello(self, hosts: list[str]) -> LaunchFacts:
         """A small MPI job: one rank per host (two on a host alone), every pair exchanges once."""
         ranks = len(hosts) if len(hosts) > 1 else 2
@@ -178,9 +185,12 @@ def gather(s: Setup) -> Facts:
     pr = Prober(s)
     job_hosts = hosts
     if len(hosts) > 1:
+        from mpiscope.doctor.hosts import unanswered
         f.reach = pr.reach(hosts)
-        from mpiscope.doctor.library import answers
-        answered = [h for h in hosts if h in answers(f.reach.stdout)]
+        if not f.reach.ok and not answers(f.reach.stdout):
+            f.reach_bisection = bisect(hosts, pr.reach_test)
+        named, suspects = unanswered(f)
+        answered = [h for h in hosts if h not in named and h not in suspects]
         if answered and len(answered) < len(hosts):
             job_hosts = answered  # the others are named already; the job measures the rest
             ranks = len(answered) if s.ranks is None else ranks
