@@ -68,6 +68,7 @@ class Facts:
     pairs: LaunchFacts | None = None  # the pair map over the same ranks, the library reporting transports
     noise: LaunchFacts | None = None  # the engine's fwq row on the same ranks
     bisection: list[LaunchFacts] = field(default_factory=list)  # launches made to find a culprit
+    pair_tests: list[LaunchFacts] = field(default_factory=list)  # a suspected slow host against a good pair
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,7 +79,7 @@ class Facts:
         for k in ("reach", "job", "pairs", "noise"):
             if d.get(k) is not None:
                 d[k] = LaunchFacts(**d[k])
-        for k in ("bisection", "reach_bisection"):
+        for k in ("bisection", "reach_bisection", "pair_tests"):
             d[k] = [LaunchFacts(**b) for b in d.get(k, [])]
         return cls(**d)
 

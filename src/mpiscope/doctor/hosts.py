@@ -118,6 +118,33 @@ def slow_hosts(times: dict[tuple[str, str], float], ratio: float = SLOW_RATIO) -
     return out
 
 
+def pair_time(t: LaunchFacts) -> float | None:
+    """The one-pair time of a two-rank pair test at its largest size."""
+    pts = t.points("pairs")
+    if not t.ok or not pts:
+        return None
+    rows = (max(pts, key=lambda p: p.size).details.get("pair_map") or {}).get("one_pair", {}).get("matrix_us") or []
+    return float(rows[0][1]) if len(rows) > 1 and rows[0][1] is not None else None
+
+
+def confirm(found: list[tuple[str, float]], tests: list[LaunchFacts]) -> tuple[list[tuple[str, float]], str]:
+    """Suspects whose own pair test is SLOW_RATIO times the pair test without them. The tests
+    are two-host launches: the first without any suspect (the reference), then one per suspect."""
+    if not tests:
+        return found, "none made"
+    ref = pair_time(tests[0])
+    out = []
+    shown = [f"{' - '.join(tests[0].hosts)} {ref:.3g} us" if ref else f"{' - '.join(tests[0].hosts)} failed"]
+    for h, _ in found:
+        mine = next((t for t in tests[1:] if h in t.hosts), None)
+        tm = pair_time(mine) if mine else None
+        if mine is not None:
+            shown.append(f"{' - '.join(mine.hosts)} {tm:.3g} us" if tm else f"{' - '.join(mine.hosts)} failed")
+        if ref and (tm is None or tm > SLOW_RATIO * ref):
+            out.append((h, (tm or float("inf")) / ref))
+    return out, "; ".join(shown)
+
+
 def slow(f: Facts) -> Check:
     name = "no slow host link"
     job = f.pairs
@@ -135,9 +162,15 @@ def slow(f: Facts) -> Check:
     fig = (f"{len(per_pair)} host pairs at {big.size} B: median {statistics.median(per_pair.values()):.3g} us, "
            f"slowest {max(per_pair.values()):.3g} us")
     if found:
-        hosts = ", ".join(f"{h} ({r:.1f}x)" for h, r in found)
-        return fail(name, f"every pair through {hosts} is slower than the pairs without it; {fig}",
-                    SLOW_FIX.format(host=", ".join(h for h, _ in found)))
+        confirmed, tested = confirm(found, f.pair_tests)
+        if confirmed:
+            hosts = ", ".join(f"{h} ({r:.1f}x)" for h, r in confirmed)
+            return fail(name, f"every pair through {hosts} is slower than the pairs without it; {fig}; "
+                              f"confirmed by {len(f.pair_tests)} pair test(s): {tested}",
+                        SLOW_FIX.format(host=", ".join(h for h, _ in confirmed)))
+        return warn(name, f"pairs through {', '.join(h for h, _ in found)} were slow in the map but not in the "
+                          f"pair tests ({tested}): a busy machine, not the link; {fig}",
+                    "run doctor again on quiet hosts to tell")
     worst = max(per_pair.items(), key=lambda kv: kv[1])
     med = statistics.median(per_pair.values())
     if worst[1] > SLOW_RATIO * med:

@@ -8,6 +8,9 @@ from mpiscope.doctor import Check, fail, ok, skip
 from mpiscope.doctor.facts import Facts
 
 GROUP = "library"
+# Variables the launchers set for their own ranks, not tuning chosen by anyone.
+LAUNCHER_SET = {"HYDRA_USER_PROVIDED_BINDING", "OMPI_MCA_PREFIXES", "OMPI_MCA_num_procs", "OMPI_MCA_cpu_type",
+                "OMPI_MCA_initial_wdir", "PMIX_MCA_psec", "OMPI_MCA_orte_precondition_transports"}
 MARK = "MPISCOPE-DOCTOR"  # the reach command's lines: MARK host {engine --mpi-info JSON}
 SAME_FIX = ("install the same MPI build on every host (same prefix, same version), or point every host at one "
             "shared installation; mixed libraries fail in MPI_Init or give wrong figures")
@@ -38,7 +41,7 @@ def same_library(f: Facts) -> Check:
         if ctxs:
             return ok(name, f"one host: {first_line({'mpi_library_version': ctxs[0].mpi_library_version})}")
         return skip(name, "no host answered")
-    seen = answers(f.reach.stdout)
+    seen = answers([ln for r in (f.reach, *f.reach_bisection) for ln in r.stdout])
     if not seen:
         return skip(name, "no host answered")
     groups: dict[str, list[str]] = {}
@@ -56,7 +59,7 @@ def tuning(f: Facts) -> Check:
     ctxs = f.job.contexts if f.job else []
     if not ctxs:
         return skip(name, "no rank reported")
-    env = {k: v for k, v in ctxs[0].env.items() if k not in f.doctor_env}
+    env = {k: v for k, v in ctxs[0].env.items() if k not in f.doctor_env and k not in LAUNCHER_SET}
     eager = {k: v for k, v in env.items() if "EAGER" in k.upper()}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "none: the library's defaults"
     limit = (", ".join(f"{k}={v}" for k, v in sorted(eager.items())) if eager

@@ -43,7 +43,7 @@ def checks(f: Facts) -> list[Check]:
     points = job.points("fwq") if job else []
     samples = [s for p in points for s in p.samples_us]
     if len(samples) < 20:
-        why = "not measured" if job is None else f"the probe gave {len(samples)} samples (launch {job.status})"
+        why = "not measured" if job is None else f"the probe gave {len(samples)} samples (launch {job.status}, exit {job.exit_code})"
         return [Check(name, "skip", why, group=GROUP)]
     n = points[0].ranks
     quiet = min(samples)

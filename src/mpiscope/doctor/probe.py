@@ -130,7 +130,7 @@ class Prober:
     def reach(self, hosts: list[str]) -> LaunchFacts:
         unset = " ".join(f"-u {v}" for v in RANK_VARS)
         info = f"env {unset} {shlex.quote(str(self.s.target.engine))} --mpi-info"
-        script = f'echo {MARK} "$(hostname)" "$({info} | tr -d "\\n")"'
+        script = f'printf "%s %s %s\\n" {MARK} "$(hostname)" "$({info} | tr -d "\\n")"'
         return self.launch(["sh", "-c", script], len(hosts), hosts, per_node=1)
 
     def reach_test(self, hosts: list[str]) -> LaunchFacts:
@@ -176,6 +176,25 @@ def bisect(hosts: list[str], test: Callable[[list[str]], LaunchFacts]) -> list[L
     return made
 
 
+def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
+    """Two-host launches for the hosts the pair map suspects: first two hosts without any
+    suspect (the reference), then each suspect with one of them."""
+    from mpiscope.doctor.hosts import pair_times, slow_hosts
+    import statistics
+    ctxs, points = f.pairs.contexts if f.pairs else [], f.pairs.points("pairs") if f.pairs else []
+    if len(ctxs) != 1 or not points:
+        return []
+    big = max(points, key=lambda p: p.size)
+    found = [h for h, _ in slow_hosts({k: statistics.median(v) for k, v in pair_times(ctxs[0], big).items()})]
+    good = [h for h in ctxs[0].hosts if h not in found]
+    if not found or len(good) < 2:
+        return []
+    args = pr.engine("--sizes", str(big.size), "--max-time", "0.2", "--min-reps", "8", "--warmup", "2", "pairs")
+    tests = [pr.launch(args, 2, good[:2], per_node=1)]
+    tests += [pr.launch(args, 2, [good[0], h], per_node=1) for h in found]
+    return tests
+
+
 def gather(s: Setup) -> Facts:
     lib = s.target.lib
     hosts = hosts_of(s.placement)
@@ -195,7 +214,7 @@ def gather(s: Setup) -> Facts:
             job_hosts = answered  # the others are named already; the job measures the rest
             ranks = len(answered) if s.ranks is None else ranks
             f.ranks = ranks
-    per_node = None if s.ranks else (1 if job_hosts else None)
+    per_node = None if s.ranks or s.placement.ranks_per_node else (1 if job_hosts else None)
     where = job_hosts or None
     f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, where, per_node=per_node)
     f.singleton_fix = pr.singleton_fix or SINGLETON_FIX
@@ -207,6 +226,8 @@ def gather(s: Setup) -> Facts:
         f.doctor_env = verbosity(lib.vendor, s.env)
         f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "--max-time", "0.1", "--min-reps", "8", "--warmup", "2",
                                       "pairs"), ranks, where, f.doctor_env, per_node=per_node)
+    if f.pairs is not None and len(job_hosts) > 2:
+        f.pair_tests = pair_tests(f, pr)
     if one_job:
         f.noise = pr.launch(pr.engine("--reps", "2000", "--warmup", "20", "--raw", "fwq"), ranks, where,
                             per_node=per_node)
