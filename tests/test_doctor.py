@@ -46,7 +46,7 @@ def test_clean_setup_reports_no_fail(cli, tmp_path):
 
 
 def test_two_ranks_bound_to_one_core_fail_with_the_fix(cli):
-    rc, checks, _ = doctor(cli, "--launcher-args", "-bind-to user:0,0")
+    rc, checks, _ = doctor(cli, "--launcher-args=-bind-to user:0,0")
     assert rc == 1
     shared = checks["no two ranks share a core"]
     assert shared["status"] == "fail"
@@ -56,7 +56,7 @@ def test_two_ranks_bound_to_one_core_fail_with_the_fix(cli):
 
 def test_singletons_fail_with_the_fix(cli):
     # Hydra starts both processes, but without its PMI variables each is an MPI job of its own
-    rc, checks, _ = doctor(cli, "--launcher-args", "env -u PMI_FD -u PMI_RANK -u PMI_SIZE")
+    rc, checks, _ = doctor(cli, "--launcher-args=env -u PMI_FD -u PMI_RANK -u PMI_SIZE")
     assert rc == 1
     one = checks["one job of N ranks"]
     assert one["status"] == "fail"
@@ -133,3 +133,15 @@ def test_ucx_shared_memory_between_hosts_is_a_fail_naming_ucx_tls():
     ok = {c.name: c for c in transport.checks(two_host_facts(UCX_TCP))}["transport, different hosts"]
     assert ok.status == "ok" and "tcp" in ok.figure
     assert exit_status(judge(two_host_facts(UCX_SHM))) == 1
+
+
+def test_the_report_of_a_run_has_the_setup_checks(cli, tmp_path):
+    runs = tmp_path / "runs"
+    r = cli("run", "--runs-dir", str(runs), "-n", "2", "-b", "pingpong", "--sizes", "8", "--max-time", "0.05",
+            "--no-progress", "--launcher-args=-bind-to user:0,0", timeout=300)
+    assert r.returncode == 0, r.stderr
+    (html,) = runs.glob("*/report.html")
+    page = html.read_text()
+    assert 'id="setup"' in page and "Setup checks" in page
+    assert '<li class="check-fail"><b>fail</b> no two ranks share a core: ranks 0 and 1' in page
+    assert "--bind-to core" in page
