@@ -61,6 +61,7 @@ class Facts:
     clocksource: str | None = None
     clocksources: list[str] = field(default_factory=list)
     governors: dict[str, list[int]] = field(default_factory=dict)  # on this machine's CPUs the job used
+    library_params: dict[str, str] = field(default_factory=dict)  # eager limits as the library reports them
     doctor_env: dict[str, str] = field(default_factory=dict)  # variables doctor added (verbosity)
     reach: LaunchFacts | None = None  # a plain command on every host (no MPI)
     reach_bisection: list[LaunchFacts] = field(default_factory=list)  # when no host answered it

@@ -3,6 +3,7 @@ the library the engine loads there), and the tuning variables in force for the j
 from __future__ import annotations
 
 import json
+import re
 
 from mpiscope.doctor import Check, fail, ok, skip
 from mpiscope.doctor.facts import Facts
@@ -34,6 +35,26 @@ def first_line(info: dict) -> str:
     return str(info.get("mpi_library_version", "?")).split("\n")[0].strip()
 
 
+OMPI_EAGER = re.compile(r"^mca:btl:(\w+):param:(btl_\w+_eager_limit):value:(.*)$")
+MPICH_EAGER = re.compile(r"^\s*(MPIR_CVAR_\w*EAGER\w*)\s*=([^\t]*)\t")
+
+
+def eager_params(vendor: str, text: str) -> dict[str, str]:
+    """Eager limits from `ompi_info --param btl all --level 9 --parsable` (Open MPI) or from
+    `mpivars` (MPICH, the MPI_T control variables)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if vendor == "Open MPI":
+            m = OMPI_EAGER.match(line)
+            if m and m.group(1) not in ("self", "vader"):
+                out[m.group(2)] = m.group(3)
+        else:
+            m = MPICH_EAGER.match(line)
+            if m and m.group(2).strip() and "CTXID" not in m.group(1):
+                out[m.group(1)] = m.group(2).strip()
+    return out
+
+
 def same_library(f: Facts) -> Check:
     name = "same MPI library on every host"
     if f.reach is None:
@@ -62,8 +83,12 @@ def tuning(f: Facts) -> Check:
     env = {k: v for k, v in ctxs[0].env.items() if k not in f.doctor_env and k not in LAUNCHER_SET}
     eager = {k: v for k, v in env.items() if "EAGER" in k.upper()}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "none: the library's defaults"
-    limit = (", ".join(f"{k}={v}" for k, v in sorted(eager.items())) if eager
-             else "the library's default (no *EAGER* variable set)")
+    if f.library_params:
+        limit = ", ".join(f"{k}={v}" for k, v in sorted(f.library_params.items())) + " (as the library reports them)"
+    elif eager:
+        limit = ", ".join(f"{k}={v}" for k, v in sorted(eager.items()))
+    else:
+        limit = "the library's default (no *EAGER* variable set; the library was not asked)"
     return ok(name, f"{shown}; eager limit: {limit}")
 
 

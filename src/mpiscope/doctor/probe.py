@@ -16,7 +16,7 @@ from typing import Callable
 
 from mpiscope.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
-from mpiscope.doctor.library import MARK, answers
+from mpiscope.doctor.library import MARK, answers, eager_params
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
 from mpiscope.execute import SINGLETON_FIX, Target, _stop
 from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
@@ -124,7 +124,7 @@ class Prober:
         return run_bounded(launch.argv, launch.env, limit or self.s.timeout_s, hosts or [])
 
     def engine(self, *args: str) -> list[str]:
-        watchdog = max(1.0, min(20.0, self.s.timeout_s / 3))
+        watchdog = max(1.0, 0.8 * self.s.timeout_s)  # a point that hangs; the launch's own limit stays
         return [str(self.s.target.engine), "--timeout", f"{watchdog:g}", *args]
 
     def reach(self, hosts: list[str]) -> LaunchFacts:
@@ -150,11 +150,16 @@ class Prober:
 def bisect(hosts: list[str], test: Callable[[list[str]], LaunchFacts]) -> list[LaunchFacts]:
     """The launches that find the host(s) at fault once the job over `hosts` has failed: the
     first host alone, then halves of the rest, each with the first host (a known-good anchor),
-    descending into a half that fails. One faulty host among H costs about log2(H) launches."""
+    descending into a half that fails. One faulty host among H costs about 2 log2(H) launches
+    (a failing launch is made twice)."""
     made: list[LaunchFacts] = []
 
     def passes(group: list[str]) -> bool:
+        """A launch that fails is made once more: a host is blamed only for failing twice (a
+        busy machine can make one launch time out)."""
         made.append(test(group))
+        if not made[-1].ok:
+            made.append(test(group))
         return made[-1].ok
 
     anchor, rest = hosts[0], hosts[1:]
@@ -193,6 +198,23 @@ def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
     tests = [pr.launch(args, 2, good[:2], per_node=1)]
     tests += [pr.launch(args, 2, [good[0], h], per_node=1) for h in found]
     return tests
+
+
+def library_params(s: Setup) -> dict[str, str]:
+    """The eager limits as the library's own tool reports them on this machine, with the
+    user's --env applied (ompi_info reads OMPI_MCA_*, mpivars the MPI_T control variables)."""
+    lib = s.target.lib
+    tool = ["ompi_info", "--param", "btl", "all", "--level", "9", "--parsable"] if lib.vendor == "Open MPI" \
+        else ["mpivars"]
+    path = lib.launcher.parent / tool[0]
+    if not path.exists():
+        return {}
+    try:
+        done = subprocess.run([str(path), *tool[1:]], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, **s.env}, stdin=subprocess.DEVNULL, start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return eager_params(lib.vendor, done.stdout)
 
 
 def gather(s: Setup) -> Facts:
@@ -236,6 +258,7 @@ def gather(s: Setup) -> Facts:
     if ctxs:
         cpus = sorted({c for r in ctxs[0].ranks if r.host == f.local_host for c in r.cpus})
         f.governors = governors(cpus)
+    f.library_params = library_params(s)
     try:
         f.clocksource = (CLOCKSOURCE / "current_clocksource").read_text().strip()
         f.clocksources = (CLOCKSOURCE / "available_clocksource").read_text().split()

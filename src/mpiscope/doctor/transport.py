@@ -3,7 +3,7 @@ library's own reporting, confirmed by the latency the pair map measured.
 
 What is read (doctor turns the reporting on for its launch):
 - UCX (the MPICH wheel's default netmod; Open MPI's pml ucx): `UCX_LOG_LEVEL=info` makes every
-  process print one line per endpoint configuration, `[host:pid:thread] ... ucp_context_0
+  process print one line per endpoint configuration (UCX pads the pid: `[h0:1745 :0]`), `[host:pid:thread] ... ucp_context_0
   intra-node cfg#1 tag(sysv/memory cma/memory) ...`: UCX's own class of the peer (self,
   intra-node, inter-node) and the transports it uses for tagged messages.
 - Open MPI: `OMPI_MCA_pml_base_verbose` / `OMPI_MCA_btl_base_verbose` print the pml selected
@@ -20,9 +20,9 @@ from mpiscope.doctor.facts import Facts
 from mpiscope.records import Context, Point
 
 GROUP = "transport"
-UCX_EP = re.compile(r"\[([^:\]\s]+):(\d+):\d+\].*ucp_context_\d+ (self|intra-node|inter-node) cfg#\d+ tag\(([^)]*)\)")
-OMPI_PML = re.compile(r"\[([^:\]\s]+):(\d+)\] select: component (\w+) selected")
-OMPI_BTL = re.compile(r"\[([^:\]\s]+):(\d+)\] select: init of component (\w+) returned success")
+UCX_EP = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*:\d+\].*ucp_context_\d+ (self|intra-node|inter-node) cfg#\d+ tag\(([^)]*)\)")
+OMPI_PML = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*\] select: component (\w+) selected")
+OMPI_BTL = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*\] select: init of component (\w+) returned success")
 SHM_TLS = {"posix", "sysv", "cma", "knem", "xpmem", "self"}
 RDMA_TLS = ("rc", "ud", "dc", "mlx", "verbs", "gga", "cuda_ipc", "rocm_ipc")
 SAME_CLASS_RATIO = 2.0  # a cross-host pair within this factor of same-host latency looks like shared memory
