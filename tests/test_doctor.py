@@ -4,6 +4,7 @@ the library's transport report."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,51 @@ def test_the_report_of_a_run_has_the_setup_checks(cli, tmp_path):
     assert 'id="setup"' in page and "Setup checks" in page
     assert '<li class="check-fail"><b>fail</b> no two ranks share a core: ranks 0 and 1' in page
     assert "--bind-to core" in page
+
+
+# -- real facts captured on namespace hosts (tests/cluster/test_doctor_cluster.py makes them live) ----
+
+FACTS = Path(__file__).with_name("doctor_facts")
+
+
+def judged(name: str) -> tuple[Facts, dict[str, "object"]]:
+    f = Facts.load(FACTS / name)
+    return f, {c.name: c for c in judge(f)}
+
+
+def test_captured_ucx_shared_memory_between_hosts():
+    f, c = judged("mpich-ucx-shm-between-hosts.json")
+    cross = c["transport, different hosts"]
+    assert cross.status == FAIL and "intra-node" in cross.figure and "UCX_TLS=self,tcp" in cross.fix
+    assert exit_status(list(c.values())) == 1
+
+
+def test_captured_ucx_tcp_between_hosts():
+    f, c = judged("mpich-ucx-tcp.json")
+    assert c["transport, different hosts"].status == "ok" and "UCX tcp" in c["transport, different hosts"].figure
+    assert not [x for x in c.values() if x.status == FAIL]
+    assert "UCX_TLS=self,tcp" in c["tuning variables in force"].figure
+
+
+def test_captured_openmpi_two_hosts_two_ranks_each():
+    f, c = judged("openmpi-2x2.json")
+    assert c["transport, same host"].status == "ok" and "sm" in c["transport, same host"].figure
+    assert c["transport, different hosts"].status == "ok" and "btl tcp" in c["transport, different hosts"].figure
+    assert "btl_sm_eager_limit" in c["tuning variables in force"].figure  # as ompi_info reported it
+    assert c["one job of N ranks"].status == "ok" and "4 ranks" in c["one job of N ranks"].figure
+
+
+def test_captured_slow_host_is_named():
+    f, c = judged("mpich-slow-host.json")
+    slow = c["no slow host link"]
+    assert slow.status == FAIL and f.hosts[2] in slow.fix
+    assert f.hosts[0] not in slow.fix and f.hosts[1] not in slow.fix
+    assert len(f.pair_tests) == 2
+
+
+def test_captured_link_down_host_is_named():
+    f, c = judged("mpich-link-down.json")
+    failed = [x for x in c.values() if x.status == FAIL]
+    assert failed and all(f.hosts[3] in x.fix for x in failed)
+    assert not any(h in x.fix for x in failed for h in f.hosts[:3])
+    assert c["every host answers"].status == FAIL
