@@ -312,7 +312,7 @@ static const bench_t fwq_row = {
     .summary = "fixed work quantum on every rank after a barrier: OS noise as a synchronised job sees it",
     .flags = BENCH_SYNC_BARRIER | BENCH_NO_SIZE,
     .ops_per_event = fwq_one, .bytes_per_op = fwq_zero,
-    .event = fwq_event,
+    .event = fwq_event, .verify = fwq_verify,
 };
 
 const bench_t *const registry[] = {

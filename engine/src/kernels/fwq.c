@@ -19,12 +19,22 @@ double fwq_zero(const bench_ctx_t *c)
     return 0.0;
 }
 
-void fwq_event(bench_ctx_t *c)
+/* The quantum's result, kept so that the work cannot be optimised away and --check can
+ * compare it with the chain computed again. */
+static volatile unsigned long last;
+
+/* a dependent chain the compiler cannot fold: each step needs the last */
+static unsigned long quantum(long seed)
 {
-    /* a dependent chain the compiler cannot fold: each step needs the last */
-    volatile unsigned long sink;
-    unsigned long x = (unsigned long)c->iter | 1u;
+    unsigned long x = (unsigned long)seed | 1u;
     for (int i = 0; i < FWQ_ITERATIONS; i++) x = x * 6364136223846793005ul + 1442695040888963407ul;
-    sink = x;
-    (void)sink;
+    return x;
+}
+
+void fwq_event(bench_ctx_t *c) { last = quantum(c->iter); }
+
+long fwq_verify(const bench_ctx_t *c, long *verified)
+{
+    *verified += (long)sizeof(unsigned long);
+    return last != quantum(c->iter);
 }

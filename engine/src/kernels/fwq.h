@@ -6,5 +6,6 @@
 double fwq_one(const bench_ctx_t *c);
 double fwq_zero(const bench_ctx_t *c);
 void fwq_event(bench_ctx_t *c);
+long fwq_verify(const bench_ctx_t *c, long *verified);
 
 #endif
