@@ -194,3 +194,11 @@ def test_captured_link_down_host_is_named():
     assert failed and all(f.hosts[3] in x.fix for x in failed)
     assert not any(h in x.fix for x in failed for h in f.hosts[:3])
     assert c["every host answers"].status == FAIL
+
+
+def test_captured_mpich_ofi_names_the_libfabric_provider():
+    f, c = judged("mpich-ofi-tcp.json")
+    cross = c["transport, different hosts"]
+    assert cross.status == "ok" and "libfabric provider tcp" in cross.figure
+    assert "FI_PROVIDER=tcp" in c["tuning variables in force"].figure
+    assert "MPIR_CVAR_DEBUG_SUMMARY" not in c["tuning variables in force"].figure  # doctor's own

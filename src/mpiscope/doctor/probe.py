@@ -98,8 +98,8 @@ def verbosity(vendor: str, env: dict[str, str]) -> dict[str, str]:
     """What makes the library report its transports (unless the user set it)."""
     if vendor == "Open MPI":
         want = {"OMPI_MCA_pml_base_verbose": "10", "OMPI_MCA_btl_base_verbose": "10", "UCX_LOG_LEVEL": "info"}
-    else:
-        want = {"UCX_LOG_LEVEL": "info"}
+    else:  # UCX's endpoint lines; with the OFI netmod, MPICH's summary names the provider
+        want = {"UCX_LOG_LEVEL": "info", "MPIR_CVAR_DEBUG_SUMMARY": "1"}
     return {k: v for k, v in want.items() if k not in env and k not in os.environ}
 
 

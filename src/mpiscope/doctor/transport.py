@@ -23,6 +23,9 @@ GROUP = "transport"
 UCX_EP = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*:\d+\].*ucp_context_\d+ (self|intra-node|inter-node) cfg#\d+ tag\(([^)]*)\)")
 OMPI_PML = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*\] select: component (\w+) selected")
 OMPI_BTL = re.compile(r"\[([^:\]\s]+):\s*(\d+)\s*\] select: init of component (\w+) returned success")
+OFI_PROVIDER = re.compile(r"^libfabric provider: (\S+)")
+OFI_CANDIDATE = re.compile(r"^provider: (\S+?),? score")
+OFI_SLOW = {"tcp", "sockets", "udp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sm2"}
 SHM_TLS = {"posix", "sysv", "cma", "knem", "xpmem", "self"}
 RDMA_TLS = ("rc", "ud", "dc", "mlx", "verbs", "gga", "cuda_ipc", "rocm_ipc")
 SAME_CLASS_RATIO = 2.0  # a cross-host pair within this factor of same-host latency looks like shared memory
@@ -39,16 +42,26 @@ class Report:
     """What the library said, per process (host, pid)."""
     ucx: dict[tuple[str, int], dict[str, set[str]]] = field(default_factory=dict)  # class -> transports
     pml: dict[tuple[str, int], str] = field(default_factory=dict)
+    ofi: str | None = None  # MPICH's OFI netmod: the provider chosen (MPIR_CVAR_DEBUG_SUMMARY, rank 0)
+    ofi_offered: set[str] = field(default_factory=set)
     btl: dict[tuple[str, int], set[str]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not (self.ucx or self.pml or self.btl)
+        return not (self.ucx or self.pml or self.btl or self.ofi)
 
 
 def parse(lines: list[str]) -> Report:
     rep = Report()
     for line in lines:
+        m = OFI_PROVIDER.match(line)
+        if m:
+            rep.ofi = m.group(1)
+            continue
+        m = OFI_CANDIDATE.match(line)
+        if m:
+            rep.ofi_offered.add(m.group(1))
+            continue
         m = UCX_EP.search(line)
         if m:
             tls = {t.split("/")[0] for t in m.group(4).split()}
@@ -156,6 +169,16 @@ def _cross(rep: Report, lat: dict[str, list[float]], ctx: Context, name: str, f:
             verdict = ok(name, f"UCX {', '.join(sorted(inter))} between hosts; {fig}")
             return _confirm(verdict, looks_shm, fig)
         return skip(name, f"UCX reported no inter-node endpoint; {fig}")
+    if rep.ofi:
+        fast = sorted(p for p in rep.ofi_offered if p not in OFI_SLOW and not p.startswith(("tcp", "udp", "shm")))
+        if rep.ofi in ("shm", "sm2"):
+            return fail(name, f"libfabric provider {rep.ofi} (shared memory) between hosts; {fig}",
+                        "name a network provider: FI_PROVIDER=tcp (or your fabric's: verbs, psm3, cxi, efa) (--env)")
+        if rep.ofi in OFI_SLOW and fast:
+            return fail(name, f"libfabric provider {rep.ofi} though {', '.join(fast)} was offered; {fig}",
+                        f"FI_PROVIDER={fast[0]} (--env), and check that provider's drivers")
+        return _confirm(ok(name, f"libfabric provider {rep.ofi} (MPICH OFI netmod) between hosts; {fig}"),
+                        looks_shm, fig)
     if rep.pml:
         pmls = sorted(set(rep.pml.values()))
         btls = sorted(set.union(*rep.btl.values())) if rep.btl else []
