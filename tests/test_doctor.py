@@ -202,3 +202,10 @@ def test_captured_mpich_ofi_names_the_libfabric_provider():
     assert cross.status == "ok" and "libfabric provider tcp" in cross.figure
     assert "FI_PROVIDER=tcp" in c["tuning variables in force"].figure
     assert "MPIR_CVAR_DEBUG_SUMMARY" not in c["tuning variables in force"].figure  # doctor's own
+
+
+def test_tcp_between_hosts_when_ucx_offers_rdma_is_a_fail():
+    rdma = UCX_TCP + ["[1795471111.66] [{h}:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 self cfg#0 "
+                      "tag(self/memory rc_mlx5/mlx5_0:1)  am(self/memory)"]
+    cross = {c.name: c for c in transport.checks(two_host_facts(rdma))}["transport, different hosts"]
+    assert cross.status == FAIL and "UCX_TLS=self,sm,rc_mlx5" in cross.fix
