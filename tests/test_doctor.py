@@ -66,7 +66,8 @@ def test_singletons_fail_with_the_fix(cli):
 
 
 @pytest.mark.parametrize("args", [["--timeout", "0"], ["--hosts", "a", "--hostfile", "/nonexistent"],
-                                  ["--facts", "/nonexistent/facts.json"], ["-n", "0"]])
+                                  ["--facts", "/nonexistent/facts.json"], ["-n", "0"],
+                                  ["--save-facts", "/nonexistent/dir/facts.json"]])
 def test_bad_input_is_one_line_and_exit_2(cli, args):
     r = cli("doctor", *args)
     assert r.returncode == 2, r.stderr

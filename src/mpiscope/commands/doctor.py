@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 
 
 def cmd_doctor(a: argparse.Namespace) -> int:
@@ -19,9 +20,11 @@ def cmd_doctor(a: argparse.Namespace) -> int:
 
     if not (a.timeout > 0 and math.isfinite(a.timeout)):
         raise UsageError(f"--timeout must be a positive number of seconds, got {a.timeout}")
+    if a.save_facts and not Path(a.save_facts).resolve().parent.is_dir():
+        raise UsageError(f"--save-facts {a.save_facts}: no such directory; give a file in an existing directory")
     if a.facts:
         try:
-            facts = Facts.load(__import__("pathlib").Path(a.facts))
+            facts = Facts.load(Path(a.facts))
         except (OSError, ValueError, TypeError) as e:
             raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({e})") from e
     else:
@@ -37,7 +40,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
                       f"{setup.target.lib.version}), at most {a.timeout:g} s per launch ...", highlight=False)
         facts = gather(setup)
         if a.save_facts:
-            facts.save(__import__("pathlib").Path(a.save_facts))
+            facts.save(Path(a.save_facts))
     checks = judge(facts)
     if a.json:
         print(json.dumps(to_json(facts, checks), indent=1))

@@ -85,7 +85,10 @@ class Facts:
         return cls(**d)
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=1))
+        """Whole or not at all: a temporary file renamed into place."""
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=1))
+        tmp.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> "Facts":

@@ -155,9 +155,9 @@ def slow(f: Facts) -> Check:
     big = max(points, key=lambda p: p.size)
     per_pair = {k: statistics.median(v) for k, v in pair_times(ctxs[0], big).items()}
     if len(ctxs[0].hosts) == 2:
-        (pair, t), = per_pair.items() if len(per_pair) == 1 else ((("?", "?"), 0.0),)
-        return ok(name, f"one host pair ({' - '.join(pair)}): {t:.3g} us at {big.size} B; three or more hosts "
-                        f"are needed to tell which end of a slow link is at fault")
+        shown = "; ".join(f"{a} - {b}: {t:.3g} us" for (a, b), t in per_pair.items()) or "no pair measured"
+        return ok(name, f"one host pair ({shown} at {big.size} B); three or more hosts are needed to tell which "
+                        f"end of a slow link is at fault")
     found = slow_hosts(per_pair)
     fig = (f"{len(per_pair)} host pairs at {big.size} B: median {statistics.median(per_pair.values()):.3g} us, "
            f"slowest {max(per_pair.values()):.3g} us")
