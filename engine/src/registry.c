@@ -10,6 +10,7 @@
 #include "kernels/pairs.h"
 #include "kernels/persistent.h"
 #include "kernels/ringcs.h"
+#include "kernels/fwq.h"
 #include <string.h>
 
 static const bench_t pingpong = {
@@ -303,6 +304,17 @@ static const bench_t bw_persistent = {
     .verify = bw_verify,
 };
 
+/* ---- fwq (mpiscope doctor's OS-noise probe, kernels/fwq.c) ----
+ * Sizeless: every rank computes one fixed work quantum after a barrier; the
+ * sample is the slowest rank's quantum. */
+static const bench_t fwq_row = {
+    .name = "fwq", .family = "hw", .min_ranks = 1,
+    .summary = "fixed work quantum on every rank after a barrier: OS noise as a synchronised job sees it",
+    .flags = BENCH_SYNC_BARRIER | BENCH_NO_SIZE,
+    .ops_per_event = fwq_one, .bytes_per_op = fwq_zero,
+    .event = fwq_event, .verify = fwq_verify,
+};
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
@@ -314,6 +326,7 @@ const bench_t *const registry[] = {
     &ireduce_scatter_row,
     &grid, &pairs,
     &pingpong_persistent, &bw_persistent,
+    &fwq_row,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

@@ -7,15 +7,13 @@ import argparse
 import sys
 
 from mpiscope import __version__
-from mpiscope.commands import (batch_run, bench, compare, export, model, mpi, pairs, plot, predict, report, run,
-                               runs, show, study, sweep, table)
-from mpiscope.commands import import_
+from mpiscope.commands import (batch_run, bench, compare, doctor, export, import_, model, mpi, pairs, plot, predict,
+                               report, run, runs, show, study, sweep, table)
 from mpiscope.errors import MpiscopeError
 
 # In the order `mpiscope --help` lists them.
 COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compare, pairs, sweep, study, mpi,
-            bench, batch_run)
-COMMANDS += (import_,)
+            bench, batch_run, import_, doctor)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from mpiscope.checks import misconfigurations
+from mpiscope.checks import misconfigurations, split_job
 from mpiscope.errors import MpiscopeError
 from mpiscope.launch import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
@@ -366,7 +366,7 @@ def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "") -> Non
         out.warnings += misconfigurations(ctx)
     if out.status in ("interrupted", "failed"):  # already judged while it ran
         return
-    if len(out.contexts) > 1 or (ctx is not None and ctx.world_size != ranks):
+    if split_job([c.world_size for c in out.contexts], ranks):
         sizes = sorted({c.world_size for c in out.contexts})
         out.status = "failed"
         out.error = (f"asked for {ranks} ranks but the engine ran as {len(out.contexts)} job(s) of "

@@ -23,6 +23,7 @@ from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.levels import launch_frame
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
+from mpiscope.report.doctor import section as doctor_section
 from mpiscope.units import human_size
 from mpiscope.store import Run
 
@@ -321,12 +322,13 @@ def render(runs: list[Run]) -> str:
     plots = all_plots(df, models) if not df.empty else []
     many = len(runs) > 1
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
-                  ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
+                  ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
         ("summary", "Summary", _what(df, runs, contexts) + _launches(df) + _cards(df)),
         ("warnings", "Warnings", _warnings(runs, records, many)),
+        ("setup", "Setup checks", doctor_section(contexts)),
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),
         ("tables", "Tables", _tables(df)),

@@ -1,0 +1,11 @@
+/* Fixed work quantum (FWQ): OS noise as seen by the ranks' cores. */
+#ifndef MPISCOPE_KERNELS_FWQ_H
+#define MPISCOPE_KERNELS_FWQ_H
+#include "bench.h"
+
+double fwq_one(const bench_ctx_t *c);
+double fwq_zero(const bench_ctx_t *c);
+void fwq_event(bench_ctx_t *c);
+long fwq_verify(const bench_ctx_t *c, long *verified);
+
+#endif

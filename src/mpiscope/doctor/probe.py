@@ -1,0 +1,268 @@
+"""Doctor's launches, each under a time limit: a plain command on every host, the engine over
+every rank (hello and the pair map), the fwq noise probe, and, when the job over all hosts
+fails or hangs, the bisection that finds the host at fault. Only this module runs anything;
+it returns Facts for the checks to judge."""
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from mpiscope.checks import governors
+from mpiscope.doctor.facts import Facts, LaunchFacts
+from mpiscope.doctor.library import MARK, answers, eager_params
+from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
+from mpiscope.execute import SINGLETON_FIX, Target, _stop
+from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
+from mpiscope.launch.placement import Placement
+
+STDERR_TAIL = 40
+CLOCKSOURCE = Path("/sys/devices/system/clocksource/clocksource0")
+# The launcher's rank variables, unset so that every host's engine prints its --mpi-info.
+RANK_VARS = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
+
+
+@dataclass
+class Setup:
+    target: Target
+    placement: Placement
+    ranks: int | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    launcher_args: list[str] = field(default_factory=list)
+    timeout_s: float = 60.0
+
+
+def hosts_of(p: Placement) -> list[str]:
+    """The hosts named (--hosts, --hostfile) or, inside a Slurm allocation, its nodes."""
+    if p.hosts:
+        return [h.split(":")[0] for h in p.hosts]
+    if p.hostfile:
+        lines = Path(p.hostfile).read_text().splitlines()
+        return list(dict.fromkeys(ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.startswith("#")))
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    if nodelist and (p.launcher or default_launcher()) == "srun":
+        try:
+            done = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
+                                  timeout=20)
+            names = done.stdout.split()
+            return names if len(names) > 1 else []
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+    return []
+
+
+def run_bounded(argv: list[str], env: dict[str, str], limit: float, hosts: list[str]) -> LaunchFacts:
+    """Run a launcher, keep its output, end it (and every rank it started) after `limit` s."""
+    t0 = time.monotonic()
+    facts = LaunchFacts(argv=argv, limit_s=limit, hosts=hosts)
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **env}, start_new_session=True)
+    except OSError as e:
+        facts.status, facts.stderr = "not-started", [str(e)]
+        return facts
+    out: list[str] = []
+    err: list[str] = []
+
+    def read(stream, into: list[str]) -> None:
+        for raw in iter(stream.readline, b""):
+            into.append(raw.decode(errors="replace").rstrip("\n"))
+
+    readers = [threading.Thread(target=read, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=read, args=(proc.stderr, err), daemon=True)]
+    for r in readers:
+        r.start()
+    try:
+        proc.wait(timeout=limit)
+        facts.status = "ok" if proc.returncode == 0 else "failed"
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        facts.status = "timeout"
+    for r in readers:
+        r.join(timeout=5)
+    facts.exit_code = proc.poll()
+    facts.elapsed_s = round(time.monotonic() - t0, 3)
+    facts.stdout = list(out)
+    kept = [ln for ln in err if UCX_EP.search(ln) or OMPI_PML.search(ln) or OMPI_BTL.search(ln)]
+    facts.stderr = kept + [ln for ln in err[-STDERR_TAIL:] if ln not in kept]
+    return facts
+
+
+def verbosity(vendor: str, env: dict[str, str]) -> dict[str, str]:
+    """What makes the library report its transports (unless the user set it)."""
+    if vendor == "Open MPI":
+        want = {"OMPI_MCA_pml_base_verbose": "10", "OMPI_MCA_btl_base_verbose": "10", "UCX_LOG_LEVEL": "info"}
+    else:  # UCX's endpoint lines; with the OFI netmod, MPICH's summary names the provider
+        want = {"UCX_LOG_LEVEL": "info", "MPIR_CVAR_DEBUG_SUMMARY": "1"}
+    return {k: v for k, v in want.items() if k not in env and k not in os.environ}
+
+
+class Prober:
+    def __init__(self, s: Setup):
+        self.s = s
+        self.cores = local_cores()
+        self.kind = s.placement.launcher or default_launcher()
+
+    def launch(self, program: list[str], ranks: int, hosts: list[str] | None, env: dict[str, str] | None = None,
+               per_node: int | None = None, limit: float | None = None) -> LaunchFacts:
+        p = self.s.placement
+        fields = p.job_fields()
+        if hosts is not None:
+            fields.update(hosts=hosts, hostfile=None, nodes=None)
+            if per_node is not None:
+                fields["ranks_per_node"] = per_node
+        job = Job(program, ranks, {**self.s.env, **(env or {})}, list(self.s.launcher_args), **fields)
+        launch = launcher_for(self.s.target.lib, job.launcher).command(job, self.cores)
+        self.singleton_fix = launch.singleton_fix
+        self.argv = launch.argv
+        return run_bounded(launch.argv, launch.env, limit or self.s.timeout_s, hosts or [])
+
+    def engine(self, *args: str) -> list[str]:
+        watchdog = max(1.0, 0.8 * self.s.timeout_s)  # a point that hangs; the launch's own limit stays
+        return [str(self.s.target.engine), "--timeout", f"{watchdog:g}", *args]
+
+    def reach(self, hosts: list[str]) -> LaunchFacts:
+        unset = " ".join(f"-u {v}" for v in RANK_VARS)
+        info = f"env {unset} {shlex.quote(str(self.s.target.engine))} --mpi-info"
+        script = f'printf "%s %s %s\\n" {MARK} "$(hostname)" "$({info} | tr -d "\\n")"'
+        return self.launch(["sh", "-c", script], len(hosts), hosts, per_node=1)
+
+    def reach_test(self, hosts: list[str]) -> LaunchFacts:
+        """The plain command, passed only when every host of `hosts` answered."""
+        r = self.reach(hosts)
+        if r.ok and set(answers(r.stdout)) != set(hosts):
+            r.status = "failed"
+        return r
+
+    def hello(self, hosts: list[str]) -> LaunchFacts:
+        """A small MPI job: one rank per host (two on a host alone), every pair exchanges once."""
+        ranks = len(hosts) if len(hosts) > 1 else 2
+        return self.launch(self.engine("--sizes", "8", "--reps", "3", "--warmup", "1", "pairs"), ranks, hosts,
+                           per_node=1 if len(hosts) > 1 else 2)
+
+
+def bisect(hosts: list[str], test: Callable[[list[str]], LaunchFacts]) -> list[LaunchFacts]:
+    """The launches that find the host(s) at fault once the job over `hosts` has failed: the
+    first host alone, then halves of the rest, each with the first host (a known-good anchor),
+    descending into a half that fails. One faulty host among H costs about 2 log2(H) launches
+    (a failing launch is made twice)."""
+    made: list[LaunchFacts] = []
+
+    def passes(group: list[str]) -> bool:
+        """A launch that fails is made once more: a host is blamed only for failing twice (a
+        busy machine can make one launch time out)."""
+        made.append(test(group))
+        if not made[-1].ok:
+            made.append(test(group))
+        return made[-1].ok
+
+    anchor, rest = hosts[0], hosts[1:]
+    if not passes([anchor]):
+        return made
+
+    def search(group: list[str]) -> None:  # the anchor with `group` is known to fail
+        if len(group) <= 1:
+            return
+        a, b = group[:len(group) // 2], group[len(group) // 2:]
+        if passes([anchor, *a]):
+            search(b)
+            return
+        search(a)
+        if not passes([anchor, *b]):
+            search(b)
+
+    search(rest)
+    return made
+
+
+def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
+    """Two-host launches for the hosts the pair map suspects: first two hosts without any
+    suspect (the reference), then each suspect with one of them."""
+    from mpiscope.doctor.hosts import pair_times, slow_hosts
+    import statistics
+    ctxs, points = f.pairs.contexts if f.pairs else [], f.pairs.points("pairs") if f.pairs else []
+    if len(ctxs) != 1 or not points:
+        return []
+    big = max(points, key=lambda p: p.size)
+    found = [h for h, _ in slow_hosts({k: statistics.median(v) for k, v in pair_times(ctxs[0], big).items()})]
+    good = [h for h in ctxs[0].hosts if h not in found]
+    if not found or len(good) < 2:
+        return []
+    args = pr.engine("--sizes", str(big.size), "--max-time", "0.2", "--min-reps", "8", "--warmup", "2", "pairs")
+    tests = [pr.launch(args, 2, good[:2], per_node=1)]
+    tests += [pr.launch(args, 2, [good[0], h], per_node=1) for h in found]
+    return tests
+
+
+def library_params(s: Setup) -> dict[str, str]:
+    """The eager limits as the library's own tool reports them on this machine, with the
+    user's --env applied (ompi_info reads OMPI_MCA_*, mpivars the MPI_T control variables)."""
+    lib = s.target.lib
+    tool = ["ompi_info", "--param", "btl", "all", "--level", "9", "--parsable"] if lib.vendor == "Open MPI" \
+        else ["mpivars"]
+    path = lib.launcher.parent / tool[0]
+    if not path.exists():
+        return {}
+    try:
+        done = subprocess.run([str(path), *tool[1:]], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, **s.env}, stdin=subprocess.DEVNULL, start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return eager_params(lib.vendor, done.stdout)
+
+
+def gather(s: Setup) -> Facts:
+    lib = s.target.lib
+    hosts = hosts_of(s.placement)
+    ranks = s.placement.ranks(s.ranks) or (len(hosts) if hosts else 2)
+    f = Facts(mpi_name=lib.name, vendor=lib.vendor, version=lib.version, launcher=Prober(s).kind, ranks=ranks,
+              hosts=hosts, local_host=socket.gethostname(), local_cores=local_cores())
+    pr = Prober(s)
+    job_hosts = hosts
+    if len(hosts) > 1:
+        from mpiscope.doctor.hosts import unanswered
+        f.reach = pr.reach(hosts)
+        if not f.reach.ok and not answers(f.reach.stdout):
+            f.reach_bisection = bisect(hosts, pr.reach_test)
+        named, suspects = unanswered(f)
+        answered = [h for h in hosts if h not in named and h not in suspects]
+        if answered and len(answered) < len(hosts):
+            job_hosts = answered  # the others are named already; the job measures the rest
+            ranks = len(answered) if s.ranks is None else ranks
+            f.ranks = ranks
+    per_node = None if s.ranks or s.placement.ranks_per_node else (1 if job_hosts else None)
+    where = job_hosts or None
+    f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, where, per_node=per_node)
+    f.singleton_fix = pr.singleton_fix or SINGLETON_FIX
+    if f.launcher == "srun":
+        f.pmi = next((a.split("=", 1)[1] for a in pr.argv if a.startswith("--mpi=")), None)
+    ctxs = f.job.contexts
+    one_job = f.job.ok and len(ctxs) == 1 and ctxs[0].world_size == ranks
+    if one_job and ranks > 1:
+        f.doctor_env = verbosity(lib.vendor, s.env)
+        f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "--max-time", "0.1", "--min-reps", "8", "--warmup", "2",
+                                      "pairs"), ranks, where, f.doctor_env, per_node=per_node)
+    if f.pairs is not None and len(job_hosts) > 2:
+        f.pair_tests = pair_tests(f, pr)
+    if one_job:
+        f.noise = pr.launch(pr.engine("--reps", "2000", "--warmup", "20", "--raw", "fwq"), ranks, where,
+                            per_node=per_node)
+    elif not f.job.ok and len(job_hosts) > 1:
+        f.bisection = bisect(job_hosts, pr.hello)
+    if ctxs:
+        cpus = sorted({c for r in ctxs[0].ranks if r.host == f.local_host for c in r.cpus})
+        f.governors = governors(cpus)
+    f.library_params = library_params(s)
+    try:
+        f.clocksource = (CLOCKSOURCE / "current_clocksource").read_text().strip()
+        f.clocksources = (CLOCKSOURCE / "available_clocksource").read_text().split()
+    except OSError:
+        pass
+    return f
+

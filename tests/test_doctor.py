@@ -1,0 +1,212 @@
+"""`mpiscope doctor` on this machine (real launches of the real engine), and its decisions as
+pure functions of facts: the culprit rule, the bisection's launch count, the noise model and
+the library's transport report."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpiscope.doctor import FAIL, exit_status
+from mpiscope.doctor.facts import Facts, LaunchFacts
+from mpiscope.doctor.hosts import culprits, slow_hosts
+from mpiscope.doctor.judge import judge
+from mpiscope.doctor.noise import expected_max, predicted
+from mpiscope.doctor.probe import bisect
+from mpiscope.doctor import transport
+
+QUICK = ["--timeout", "40"]
+
+
+def doctor(cli, *args: str):
+    r = cli("doctor", "--json", *QUICK, *args, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    report = json.loads(r.stdout)
+    return r.returncode, {c["name"]: c for c in report["checks"]}, report
+
+
+def test_clean_setup_reports_no_fail(cli, tmp_path):
+    facts_file = tmp_path / "facts.json"
+    rc, checks, report = doctor(cli, "--save-facts", str(facts_file))
+    assert rc == 0 and report["status"] == "ok", [c for c in checks.values() if c["status"] == "fail"]
+    assert checks["one job of N ranks"]["status"] == "ok"
+    assert "one job of 2 ranks" in checks["one job of N ranks"]["figure"]
+    assert checks["no two ranks share a core"]["status"] == "ok"
+    assert checks["MPI hello on every host"]["status"] == "ok"
+    assert checks["transport, same host"]["status"] == "ok"
+    assert checks["OS noise (fixed work quantum)"]["status"] in ("ok", "warn")
+    assert "at 20 ranks" in checks["OS noise (fixed work quantum)"]["figure"]
+    for c in checks.values():
+        assert c["status"] in ("ok", "warn", "skip")
+        assert c["status"] == "ok" or c["status"] == "skip" or c["fix"]
+    # the saved facts judge the same way again without launching anything
+    again = cli("doctor", "--json", "--facts", str(facts_file))
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["checks"] == report["checks"]
+
+
+def test_two_ranks_bound_to_one_core_fail_with_the_fix(cli):
+    rc, checks, _ = doctor(cli, "--launcher-args=-bind-to user:0,0")
+    assert rc == 1
+    shared = checks["no two ranks share a core"]
+    assert shared["status"] == "fail"
+    assert "ranks 0 and 1" in shared["figure"] and "CPU(s) 0" in shared["figure"]
+    assert "--bind-to core" in shared["fix"]
+
+
+def test_singletons_fail_with_the_fix(cli):
+    # Hydra starts both processes, but without its PMI variables each is an MPI job of its own
+    rc, checks, _ = doctor(cli, "--launcher-args=env -u PMI_FD -u PMI_RANK -u PMI_SIZE")
+    assert rc == 1
+    one = checks["one job of N ranks"]
+    assert one["status"] == "fail"
+    assert "2 job(s) of 1 rank(s)" in one["figure"]
+    assert "--mpi" in one["fix"]
+
+
+@pytest.mark.parametrize("args", [["--timeout", "0"], ["--hosts", "a", "--hostfile", "/nonexistent"],
+                                  ["--facts", "/nonexistent/facts.json"], ["-n", "0"],
+                                  ["--save-facts", "/nonexistent/dir/facts.json"]])
+def test_bad_input_is_one_line_and_exit_2(cli, args):
+    r = cli("doctor", *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().startswith("mpiscope: error:") and len(r.stderr.strip().splitlines()) == 1
+
+
+# -- pure decisions ---------------------------------------------------------------------------
+
+def launch(hosts: list[str], ok: bool) -> LaunchFacts:
+    return LaunchFacts(argv=["x"], status="ok" if ok else "timeout", exit_code=0 if ok else None, hosts=hosts)
+
+
+def test_culprit_rule_names_the_host_left_after_passing_launches():
+    tests = [launch(["a", "b", "c", "d"], False), launch(["a"], True), launch(["a", "b"], True),
+             launch(["a", "c"], True)]
+    assert culprits(tests) == (["d"], [])
+    assert culprits([launch(["a", "b", "c"], False)]) == ([], ["a", "b", "c"])
+
+
+@pytest.mark.parametrize("bad", [{"h5"}, {"h0"}, {"h9"}, {"h3", "h12"}])
+def test_bisection_finds_bad_hosts_in_fewer_launches_than_pairs(bad):
+    hosts = [f"h{i}" for i in range(16)]
+    made = bisect(hosts, lambda group: launch(group, not (bad & set(group))))
+    named, _ = culprits([launch(hosts, False), *made])
+    assert set(named) == bad
+    assert len(made) < len(hosts) * (len(hosts) - 1) // 2 / 4  # 120 pairs; here at most ~12 launches
+
+
+def test_slow_host_is_the_one_every_slow_pair_goes_through():
+    times = {("a", "b"): 50.0, ("a", "c"): 5000.0, ("b", "c"): 5200.0, ("a", "d"): 55.0, ("b", "d"): 52.0,
+             ("c", "d"): 4900.0}
+    assert [h for h, _ in slow_hosts(times)] == ["c"]
+    assert slow_hosts({k: 50.0 for k in times}) == []
+
+
+def test_noise_model():
+    xs = [10.0] * 99 + [110.0]
+    assert expected_max(xs, 1) == pytest.approx(sum(xs) / len(xs))
+    p = predicted(xs)
+    assert p[1] == pytest.approx(0.1) and p[1] < p[10] < p[100] < 10.0
+    assert predicted([5.0] * 50) == {1: 0.0, 10: 0.0, 100: 0.0}
+
+
+# UCX's own lines (UCX 1.20 in the MPICH wheel, UCX_LOG_LEVEL=info), as captured on this machine
+UCX_SHM = ["[1795471111.66] [{h}:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 intra-node cfg#1 "
+           "tag(sysv/memory cma/memory)  rma(sysv/memory posix/memory)  am(sysv/memory cma/memory)"]
+UCX_TCP = ["[1795471111.66] [{h}:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 inter-node cfg#1 "
+           "tag(tcp/eth0)  rma(tcp/eth0)  am(tcp/eth0)"]
+
+
+def two_host_facts(lines: list[str]) -> Facts:
+    ctx = {"type": "context", "schema_version": 1, "world_size": 2, "hosts": ["a", "b"],
+           "ranks": [{"rank": 0, "host": "a", "pid": 11, "cpus": [0, 1], "bound": False, "cores_online": 2},
+                     {"rank": 1, "host": "b", "pid": 22, "cpus": [0, 1], "bound": False, "cores_online": 2}],
+           "ranks_by_host": [[0], [1]], "cores_online": 2}
+    stderr = [ln.format(h=h, pid=pid) for ln in lines for h, pid in (("a", 11), ("b", 22))]
+    job = LaunchFacts(argv=["mpiexec"], status="ok", exit_code=0, stdout=[json.dumps(ctx)], stderr=stderr)
+    return Facts(mpi_name="embedded", vendor="MPICH", version="5.0.2", ranks=2, hosts=["a", "b"], job=job, pairs=job)
+
+
+def test_ucx_shared_memory_between_hosts_is_a_fail_naming_ucx_tls():
+    checks = {c.name: c for c in transport.checks(two_host_facts(UCX_SHM))}
+    cross = checks["transport, different hosts"]
+    assert cross.status == FAIL and "UCX_TLS=self,tcp" in cross.fix
+    ok = {c.name: c for c in transport.checks(two_host_facts(UCX_TCP))}["transport, different hosts"]
+    assert ok.status == "ok" and "tcp" in ok.figure
+    assert exit_status(judge(two_host_facts(UCX_SHM))) == 1
+
+
+def test_the_report_of_a_run_has_the_setup_checks(cli, tmp_path):
+    runs = tmp_path / "runs"
+    r = cli("run", "--runs-dir", str(runs), "-n", "2", "-b", "pingpong", "--sizes", "8", "--max-time", "0.05",
+            "--no-progress", "--launcher-args=-bind-to user:0,0", timeout=300)
+    assert r.returncode == 0, r.stderr
+    (html,) = runs.glob("*/report.html")
+    page = html.read_text()
+    assert 'id="setup"' in page and "Setup checks" in page
+    assert '<li class="check-fail"><b>fail</b> no two ranks share a core: ranks 0 and 1' in page
+    assert "--bind-to core" in page
+
+
+# -- real facts captured on namespace hosts (tests/cluster/test_doctor_cluster.py makes them live) ----
+
+FACTS = Path(__file__).with_name("doctor_facts")
+
+
+def judged(name: str) -> tuple[Facts, dict[str, "object"]]:
+    f = Facts.load(FACTS / name)
+    return f, {c.name: c for c in judge(f)}
+
+
+def test_captured_ucx_shared_memory_between_hosts():
+    f, c = judged("mpich-ucx-shm-between-hosts.json")
+    cross = c["transport, different hosts"]
+    assert cross.status == FAIL and "intra-node" in cross.figure and "UCX_TLS=self,tcp" in cross.fix
+    assert exit_status(list(c.values())) == 1
+
+
+def test_captured_ucx_tcp_between_hosts():
+    f, c = judged("mpich-ucx-tcp.json")
+    assert c["transport, different hosts"].status == "ok" and "UCX tcp" in c["transport, different hosts"].figure
+    assert not [x for x in c.values() if x.status == FAIL]
+    assert "UCX_TLS=self,tcp" in c["tuning variables in force"].figure
+
+
+def test_captured_openmpi_two_hosts_two_ranks_each():
+    f, c = judged("openmpi-2x2.json")
+    assert c["transport, same host"].status == "ok" and "sm" in c["transport, same host"].figure
+    assert c["transport, different hosts"].status == "ok" and "btl tcp" in c["transport, different hosts"].figure
+    assert "btl_sm_eager_limit" in c["tuning variables in force"].figure  # as ompi_info reported it
+    assert c["one job of N ranks"].status == "ok" and "4 ranks" in c["one job of N ranks"].figure
+
+
+def test_captured_slow_host_is_named():
+    f, c = judged("mpich-slow-host.json")
+    slow = c["no slow host link"]
+    assert slow.status == FAIL and f.hosts[2] in slow.fix
+    assert f.hosts[0] not in slow.fix and f.hosts[1] not in slow.fix
+    assert len(f.pair_tests) == 2
+
+
+def test_captured_link_down_host_is_named():
+    f, c = judged("mpich-link-down.json")
+    failed = [x for x in c.values() if x.status == FAIL]
+    assert failed and all(f.hosts[3] in x.fix for x in failed)
+    assert not any(h in x.fix for x in failed for h in f.hosts[:3])
+    assert c["every host answers"].status == FAIL
+
+
+def test_captured_mpich_ofi_names_the_libfabric_provider():
+    f, c = judged("mpich-ofi-tcp.json")
+    cross = c["transport, different hosts"]
+    assert cross.status == "ok" and "libfabric provider tcp" in cross.figure
+    assert "FI_PROVIDER=tcp" in c["tuning variables in force"].figure
+    assert "MPIR_CVAR_DEBUG_SUMMARY" not in c["tuning variables in force"].figure  # doctor's own
+
+
+def test_tcp_between_hosts_when_ucx_offers_rdma_is_a_fail():
+    rdma = UCX_TCP + ["[1795471111.66] [{h}:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 self cfg#0 "
+                      "tag(self/memory rc_mlx5/mlx5_0:1)  am(self/memory)"]
+    cross = {c.name: c for c in transport.checks(two_host_facts(rdma))}["transport, different hosts"]
+    assert cross.status == FAIL and "UCX_TLS=self,sm,rc_mlx5" in cross.fix
