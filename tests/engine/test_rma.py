@@ -157,3 +157,16 @@ def test_bad_options_are_one_line_errors(engine_mpich, bad, message):
     done = subprocess.run([str(engine_mpich), "--plan", "--ranks", "2", *bad, "put_bw"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_batched_latency_is_per_operation(engine_mpich, mpich_launch):
+    # --rma-batch times several epochs per sample; the figure stays per operation
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", "--check", "--rma-batch", "10",
+                     "--rma-sync", "flush,lock", *QUICK, "put_latency", "get_latency", "put_bw")
+    assert run.returncode == 0, run.stderr
+    for p in run.points():
+        assert p["check"]["errors"] == 0 and p["check"]["verified_bytes"] == 3 * 8
+        batched = p["benchmark"] != "put_bw"
+        assert p["ops_per_event"] == (10 if batched else 64)
+        assert p["rma"]["epochs_per_sample"] == (10 if batched else 1)
+    assert run.context["options"]["rma_batch"] == 10

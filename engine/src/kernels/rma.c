@@ -46,8 +46,8 @@ static const char *const op_names[] = {"put", "get", "accumulate", "get_accumula
 static struct {
     int modes[MAX_MODES], nmodes;  /* 0 modes: flush only */
     int wkind;
-    long ops;
-} opt = {{0}, 0, W_ALLOCATE, 64};
+    long ops, batch;
+} opt = {{0}, 0, W_ALLOCATE, 64, 1};
 
 static int parse_sync(const opt_spec_t *s, const char *text, char *err, size_t errlen)
 {
@@ -96,6 +96,9 @@ static const opt_spec_t specs[] = {
      NULL},
     {"rma-ops", OPT_LONG, &opt.ops, 1, 100000, NULL, "N",
      "RMA operations per epoch in the bandwidth rows (64)", "rma_ops", 0, NULL, NULL},
+    {"rma-batch", OPT_LONG, &opt.batch, 1, 100000, NULL, "N",
+     "epochs (operation and completion) per timed sample in the latency rows; the figure stays per operation (1)",
+     "rma_batch", 0, NULL, NULL},
     {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
 };
 
@@ -227,7 +230,10 @@ typedef struct rma_state {
     char *mem;            /* this rank's window memory: n slots of slot bytes */
     size_t slot, mem_bytes;
     MPI_Aint *base;       /* dynamic windows: every rank's attached address */
-    int ntargets, *tlist;   /* this rank's targets in order (exchange on 2 ranks: the peer twice) */
+    int ntargets, *tlist;
+    MPI_Aint *dmine, *dfirst; /* per target: where this rank's slot is, where slot 0 is */
+    int single;               /* one distinct target: MPI_Win_flush(_local) of it, else of all */
+    int tight;                /* one put or get, then a flush or flush_local, to one target: a loop of its own */   /* this rank's targets in order (exchange on 2 ranks: the peer twice) */
     int norigins;
     char *from;            /* from[o]: rank o is an origin of this rank */
     int copied;            /* --check: the target's slots were copied to its receive buffer */
@@ -239,6 +245,7 @@ typedef struct rma_state {
 } rma_state_t;
 
 static rma_state_t *st(const bench_ctx_t *c) { return c->state; }
+static MPI_Aint disp(const rma_state_t *s, int target, size_t offset);
 static size_t elem_bytes(const rma_state_t *s, long size) { return atomic(s->row->op) ? sizeof(uint64_t) : (size_t)size; }
 
 static void make_group(rma_state_t *s, const int *ranks, int k, MPI_Group *out)
@@ -308,6 +315,16 @@ void rma_setup(bench_ctx_t *c)
         }
     }
     memset(s->mem, 0, bytes);
+    s->dmine = malloc((size_t)(s->ntargets > 0 ? s->ntargets : 1) * sizeof *s->dmine);
+    s->dfirst = malloc((size_t)(s->ntargets > 0 ? s->ntargets : 1) * sizeof *s->dfirst);
+    if (!s->dmine || !s->dfirst) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int k = 0; k < s->ntargets; k++) {
+        s->dmine[k] = disp(s, s->tlist[k], (size_t)s->me * s->slot);
+        s->dfirst[k] = disp(s, s->tlist[k], 0);
+    }
+    s->single = s->ntargets == 1 || (s->ntargets == 2 && s->tlist[0] == s->tlist[1]);
+    s->tight = s->ntargets == 1 && s->ops == 1 && !s->row->passive && (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) &&
+               (s->row->op == OP_PUT || s->row->op == OP_GET);
     int *model, flag = 0;
     MPI_CHECK(MPI_Win_get_attr(s->win, MPI_WIN_MODEL, &model, &flag));
     s->model = flag ? *model : MPI_WIN_SEPARATE;
@@ -338,13 +355,22 @@ void rma_teardown(bench_ctx_t *c)
     free(s->base);
     free(s->tlist);
     free(s->from);
+    free(s->dmine);
+    free(s->dfirst);
     free(s);
     c->state = NULL;
 }
 
 /* ---- figures ---- */
 
-double rma_ops(const bench_ctx_t *c) { return row_of(c->bench)->streaming ? (double)opt.ops : 1.0; }
+/* Epochs one sample times: --rma-batch for the latency rows (truly_passive_put: 1). */
+static int batch_of(const row_t *r) { return r->streaming || r->passive ? 1 : (int)opt.batch; }
+
+double rma_ops(const bench_ctx_t *c)
+{
+    const row_t *r = row_of(c->bench);
+    return r->streaming ? (double)opt.ops : (double)batch_of(r);
+}
 
 double rma_bytes(const bench_ctx_t *c)
 {
@@ -359,7 +385,7 @@ double rma_bytes(const bench_ctx_t *c)
 double rma_msgs(const bench_ctx_t *c)
 {
     const row_t *r = row_of(c->bench);
-    return rma_ops(c) * (r->pattern == P_BIDIR ? 2.0 : 1.0);
+    return (double)opt.ops * (r->pattern == P_BIDIR ? 2.0 : 1.0);
 }
 
 /* ---- the event ---- */
@@ -374,37 +400,48 @@ static char *result_slot(const bench_ctx_t *c, const rma_state_t *s, int k)
     return c->rbuf + (size_t)(k % c->rslots) * elem_bytes(s, c->size);
 }
 
+/* The row's operations to every target, --rma-ops rounds; the operation is
+ * chosen once, outside the loops (a put of 8 bytes takes tens of ns). */
 static void issue(const bench_ctx_t *c, const rma_state_t *s)
 {
-    int n = (int)c->size;
-    for (int w = 0; w < s->ops; w++)
-        for (int k = 0; k < s->ntargets; k++) {
-            int t = s->tlist[k];
-            MPI_Aint mine = disp(s, t, (size_t)s->me * s->slot), first = disp(s, t, 0);
-            switch (s->row->op) {
-            case OP_PUT:
-                MPI_CHECK(MPI_Put(c->sbuf, n, MPI_BYTE, t, mine, n, MPI_BYTE, s->win));
-                break;
-            case OP_GET:
-                MPI_CHECK(MPI_Get(result_slot(c, s, k), n, MPI_BYTE, t, first, n, MPI_BYTE, s->win));
-                break;
-            case OP_ACC:
-                MPI_CHECK(MPI_Accumulate(c->sbuf, n, MPI_UNSIGNED_CHAR, t, mine, n, MPI_UNSIGNED_CHAR, MPI_SUM,
-                                         s->win));
-                break;
-            case OP_GET_ACC:
+    const int n = (int)c->size, rounds = s->ops, nt = s->ntargets;
+    const int *tl = s->tlist;
+    const MPI_Aint *mine = s->dmine, *first = s->dfirst;
+    MPI_Win win = s->win;
+    switch (s->row->op) {
+    case OP_PUT:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++) MPI_CHECK(MPI_Put(c->sbuf, n, MPI_BYTE, tl[k], mine[k], n, MPI_BYTE, win));
+        break;
+    case OP_GET:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++)
+                MPI_CHECK(MPI_Get(result_slot(c, s, k), n, MPI_BYTE, tl[k], first[k], n, MPI_BYTE, win));
+        break;
+    case OP_ACC:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++)
+                MPI_CHECK(MPI_Accumulate(c->sbuf, n, MPI_UNSIGNED_CHAR, tl[k], mine[k], n, MPI_UNSIGNED_CHAR, MPI_SUM,
+                                         win));
+        break;
+    case OP_GET_ACC:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++)
                 MPI_CHECK(MPI_Get_accumulate(c->sbuf, n, MPI_UNSIGNED_CHAR, result_slot(c, s, k), n,
-                                             MPI_UNSIGNED_CHAR, t, mine, n, MPI_UNSIGNED_CHAR, MPI_SUM, s->win));
-                break;
-            case OP_FOP:
-                MPI_CHECK(MPI_Fetch_and_op(c->sbuf, result_slot(c, s, k), MPI_UINT64_T, t, mine, MPI_SUM, s->win));
-                break;
-            case OP_CAS:
-                MPI_CHECK(MPI_Compare_and_swap(c->sbuf, &s->compare, result_slot(c, s, k), MPI_UINT64_T, t, mine,
-                                               s->win));
-                break;
-            }
-        }
+                                             MPI_UNSIGNED_CHAR, tl[k], mine[k], n, MPI_UNSIGNED_CHAR, MPI_SUM, win));
+        break;
+    case OP_FOP:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++)
+                MPI_CHECK(MPI_Fetch_and_op(c->sbuf, result_slot(c, s, k), MPI_UINT64_T, tl[k], mine[k], MPI_SUM, win));
+        break;
+    case OP_CAS:
+        for (int w = 0; w < rounds; w++)
+            for (int k = 0; k < nt; k++)
+                MPI_CHECK(MPI_Compare_and_swap(c->sbuf, &s->compare, result_slot(c, s, k), MPI_UINT64_T, tl[k],
+                                               mine[k], win));
+        break;
+    }
 }
 
 static volatile double sink = 1.0;
@@ -442,11 +479,9 @@ static void settle(bench_ctx_t *c, rma_state_t *s)
         if (s->from[o]) memcpy(c->rbuf + (size_t)k++ * one, s->mem + (size_t)o * s->slot, one);
 }
 
-void rma_event(bench_ctx_t *c)
+static void epoch(bench_ctx_t *c, rma_state_t *s)
 {
-    rma_state_t *s = st(c);
-    if (s->wcomm == MPI_COMM_NULL) return;
-    int one = s->ntargets == 1 || (s->ntargets == 2 && s->tlist[0] == s->tlist[1]);
+    int one = s->single;
     switch (s->mode) {
     case S_FENCE:
         if (c->checking) MPI_CHECK(MPI_Win_fence(0, s->win));
@@ -491,6 +526,33 @@ void rma_event(bench_ctx_t *c)
         }
         break;
     }
+}
+
+void rma_event(bench_ctx_t *c)
+{
+    rma_state_t *s = st(c);
+    if (s->wcomm == MPI_COMM_NULL) return;
+    int epochs = c->checking ? 1 : batch_of(s->row);
+    if (s->tight && !c->checking) {
+        /* one put or get and its flush to one target, the tightest loop there is */
+        const int n = (int)c->size, t = s->tlist[0];
+        const MPI_Aint at = s->row->op == OP_PUT ? s->dmine[0] : s->dfirst[0];
+        MPI_Win win = s->win;
+        char *buf = s->row->op == OP_PUT ? c->sbuf : c->rbuf;
+        int (*flush)(int, MPI_Win) = s->mode == S_FLUSH ? MPI_Win_flush : MPI_Win_flush_local;
+        if (s->row->op == OP_PUT)
+            for (int e = 0; e < epochs; e++) {
+                MPI_CHECK(MPI_Put(buf, n, MPI_BYTE, t, at, n, MPI_BYTE, win));
+                MPI_CHECK(flush(t, win));
+            }
+        else
+            for (int e = 0; e < epochs; e++) {
+                MPI_CHECK(MPI_Get(buf, n, MPI_BYTE, t, at, n, MPI_BYTE, win));
+                MPI_CHECK(flush(t, win));
+            }
+        return;
+    }
+    for (int e = 0; e < epochs; e++) epoch(c, s);
     /* truly_passive_put, phase 1: the target computes without calling MPI */
     if (c->phase == 1 && s->row->passive && s->norigins && !c->checking) spin(s->compute_iters);
     if (c->checking) settle(c, s);
@@ -600,6 +662,7 @@ void rma_describe(const bench_ctx_t *c, const struct point *p, const struct worl
     json_str(j, "window", wkind_names[opt.wkind]);
     json_str(j, "memory_model", s->model == MPI_WIN_UNIFIED ? "unified" : "separate");
     json_int(j, "ops_per_epoch", s->ops);
+    json_int(j, "epochs_per_sample", batch_of(s->row));
     json_int(j, "targets", s->ntargets);
     if (atomic(s->row->op)) json_str(j, "datatype", "uint64");
     else if (s->row->op == OP_ACC || s->row->op == OP_GET_ACC) json_str(j, "datatype", "unsigned_char");
