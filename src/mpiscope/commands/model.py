@@ -27,7 +27,7 @@ def cmd_model(a: argparse.Namespace) -> int:
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records = records_of(runs)
     try:
-        s = summarise(records, a.benchmark, a.clock_mhz)
+        s = summarise(records, a.benchmark, a.clock_mhz, a.variant)
     except ValueError as e:
         raise UsageError(f"cannot fit {a.benchmark} of {', '.join(r.id for r in runs)}: {e}") from e
     if s.empty:
@@ -48,6 +48,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     m.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', or a path; several "
                    "runs are fitted together (repeats, refinement launches)")
     m.add_argument("--benchmark", default="pingpong", help="benchmark to fit (default pingpong)")
+    m.add_argument("--variant", help="the benchmark's variant to fit when it has several, e.g. an RMA "
+                   "synchronisation mode (put_latency: --variant flush)")
     m.add_argument("--clock-mhz", type=positive_mhz, help="core clock for the cycle figures "
                    "(default: detected)")
     m.add_argument("--json", action="store_true", help="the models as JSON on stdout")
