@@ -251,8 +251,7 @@ static size_t elem_bytes(const rma_state_t *s, long size) { return atomic(s->row
 static void make_group(rma_state_t *s, const int *ranks, int k, MPI_Group *out)
 {
     MPI_Group all;
-    int m = 0;
-    int *u = malloc((size_t)(k > 0 ? k : 1) * sizeof *u);
+    int m = 0, *u = malloc((size_t)(k > 0 ? k : 1) * sizeof *u);
     if (!u) MPI_Abort(MPI_COMM_WORLD, 3);
     for (int i = 0; i < k; i++) {
         int dup = 0;
@@ -372,14 +371,12 @@ double rma_ops(const bench_ctx_t *c)
     return r->streaming ? (double)opt.ops : (double)batch_of(r);
 }
 
+/* Per operation: what the origin moves to all its targets (bibw: both directions). */
 double rma_bytes(const bench_ctx_t *c)
 {
     const row_t *r = row_of(c->bench);
     double one = atomic(r->op) ? (double)sizeof(uint64_t) : (double)c->size;
-    /* per event: the origin's operations to all its targets (bibw: both directions) */
-    int n = c->nranks, targets = r->pattern == P_BIDIR ? 2 : r->pattern == P_ONE_ALL || r->pattern == P_ALL_ALL
-                                                              ? (n > 1 ? n - 1 : 1) : r->pattern == P_EXCHANGE ? 2 : 1;
-    return one * targets;
+    return one * (r->pattern == P_BIDIR ? 2 : most_targets(r->pattern, c->nranks));
 }
 
 double rma_msgs(const bench_ctx_t *c)
