@@ -57,6 +57,10 @@ def assert_rma_points(run, benches, modes, sizes, ranks, window="allocate", ops=
                 assert rma["memory_model"] in ("unified", "separate")
                 assert rma["ops_per_epoch"] == (ops if bench in STREAMING else 1)
                 assert p["ops_per_event"] == rma["ops_per_epoch"]
+                # bytes per operation: to every target of the origin (bibw: both directions)
+                fan = {"put_bibw": 2, "get_bibw": 2, "exchange_put": 2, "exchange_get": 2}.get(
+                    bench, ranks - 1 if bench in ALL_RANKS else 1)
+                assert p["bytes_per_op"] == (8 if bench in ATOMIC else size) * fan
                 if size > 0:
                     assert p["bw_MBps"]["median"] == pytest.approx(p["bytes_per_op"] / p["time_us"]["median"])
                 if bench in STREAMING:
