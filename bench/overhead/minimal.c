@@ -1,7 +1,12 @@
 /* The yardstick for bench/overhead: the simplest honest MPI loops, with no
  * framework around them. `minimal pingpong SIZE BATCHES` prints the median
  * over batches of the mean half round trip in a batch of 1000 (us);
- * `minimal bw SIZE BATCHES` the median bandwidth of windows of 64 (MB/s). */
+ * `minimal bw SIZE BATCHES` the median bandwidth of windows of 64 (MB/s);
+ * `minimal put SIZE BATCHES` the median over batches of the mean time of
+ * MPI_Put + MPI_Win_flush 0 -> 1 in a batch of 1000 (us), `minimal putbw SIZE
+ * BATCHES` the median over single epochs of 64 puts then one flush (MB/s; one
+ * epoch of 1 MiB puts lasts about a millisecond, so it is timed alone): a window
+ * from MPI_Win_allocate under one MPI_Win_lock_all, as the engine's default. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +24,41 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (argc != 4) {
-        if (rank == 0) fprintf(stderr, "usage: minimal pingpong|bw SIZE BATCHES\n");
+        if (rank == 0) fprintf(stderr, "usage: minimal pingpong|bw|put|putbw SIZE BATCHES\n");
         MPI_Finalize();
         return 2;
     }
-    int bw = strcmp(argv[1], "bw") == 0;
+    int bw = strcmp(argv[1], "bw") == 0, put = strcmp(argv[1], "put") == 0, putbw = strcmp(argv[1], "putbw") == 0;
     int size = atoi(argv[2]), batches = atoi(argv[3]);
-    int inner = bw ? 10 : 1000, window = 64;
+    int inner = bw ? 10 : putbw ? 1 : 1000, window = 64;
+    if (put || putbw) {
+        /* one-sided: rank 0 puts into rank 1's window, rank 1 waits in the barrier */
+        char *mem, *src = malloc((size_t)size + 1);
+        memset(src, 0x5a, (size_t)size + 1);
+        MPI_Win win;
+        MPI_Win_allocate(size > 8 ? size : 8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        memset(mem, 0xa5, (size_t)size);
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        double *tp = malloc(sizeof(double) * (size_t)batches);
+        for (int b = -5; b < batches; b++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < inner && rank == 0; i++) {
+                for (int w = 0; w < (putbw ? window : 1); w++) MPI_Put(src, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+                MPI_Win_flush(1, win);
+            }
+            double dt = MPI_Wtime() - t0;
+            if (b >= 0) tp[b] = putbw ? (double)size * window * inner / dt / 1e6 : dt / inner * 1e6;
+        }
+        MPI_Win_unlock_all(win);
+        if (rank == 0) {
+            qsort(tp, (size_t)batches, sizeof *tp, cmp);
+            printf("%.6f\n", tp[batches / 2]);
+        }
+        MPI_Win_free(&win);
+        MPI_Finalize();
+        return 0;
+    }
     char *s = malloc((size_t)size + 1), *r = malloc((size_t)size * window + 1);
     /* Touch every page with data, as the engine does: untouched calloc memory reads as the
      * kernel's one shared zero page, always in cache, which would flatter this loop. */

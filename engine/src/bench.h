@@ -90,6 +90,8 @@ typedef struct bench {
     /* A reason this row cannot measure size on nranks ranks, known before
      * MPI_Init (NULL or returning NULL: none); why is the buffer to write it in. */
     const char *(*plan_skip)(const struct bench *b, long size, int nranks, char *why, size_t len);
+    /* The same for one variant of a row with variants (NULL or NULL returned: none). */
+    const char *(*variant_skip)(const struct bench *b, int variant, long size, int nranks, char *why, size_t len);
     /* Adds the row's own fields to its point record (rank 0, after the point,
      * before teardown: the kernel's state is still there). */
     void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);

@@ -101,6 +101,7 @@ static int plan_benchmark(plan_t *p, const bench_t *b, int ranks, const options_
             e.size = e.sizeless ? 0 : o->sizes.v[si];
             char why[256];
             e.skip = b->plan_skip ? b->plan_skip(b, e.size, ranks, why, sizeof why) : NULL;
+            if (!e.skip && b->variant_skip) e.skip = b->variant_skip(b, v, e.size, ranks, why, sizeof why);
             if (e.skip && !(e.skip = keep_string(p, e.skip))) return full(p, err, errlen);
             if (!add(p, &e)) return full(p, err, errlen);
         }

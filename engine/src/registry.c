@@ -11,6 +11,7 @@
 #include "kernels/persistent.h"
 #include "kernels/ringcs.h"
 #include "kernels/fwq.h"
+#include "kernels/rma.h"
 #include <string.h>
 
 static const bench_t pingpong = {
@@ -257,6 +258,55 @@ NBC_ROW(ialltoall, alltoall, 0, "MPI_Ialltoall with overlapped compute", coll_ra
 NBC_ROW(ireduce_scatter, reduce_scatter, BENCH_REDUCTION, "MPI_Ireduce_scatter with overlapped compute",
         coll_size, coll_busbw_spread);
 
+/* One-sided (RMA), kernels/rma.c: one labelled point per --rma-sync mode; the
+ * pair rows run on ranks 0 and 1, the others on every rank. */
+#define RMA_ROW(nm, flg, active, summ, ...)                                                                   \
+    static const bench_t nm##_row = {                                                                       \
+        .name = #nm, .family = "rma", .min_ranks = 2, .summary = summ, .flags = (flg),                      \
+        .options = &rma_options, .recv_slots = rma_recv_slots, .buffer_bytes = rma_buffers,                 \
+        .ops_per_event = rma_ops, .bytes_per_op = rma_bytes, .is_active = active, .pairs = rma_pairs,       \
+        .setup = rma_setup, .event = rma_event, .teardown = rma_teardown, .check_fill = rma_fill,           \
+        .verify = rma_verify, .variants = rma_variants, .variant_label = rma_variant_label,                 \
+        .variant_skip = rma_variant_skip, .describe = rma_describe, __VA_ARGS__                             \
+    }
+
+RMA_ROW(put_latency, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "MPI_Put 0 -> 1 and its completion (OSU put_latency; IMB Unidir_put, Put_local with flush_local)", );
+RMA_ROW(get_latency, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "MPI_Get 0 <- 1 and its completion (OSU get_latency; IMB Unidir_get)", );
+RMA_ROW(put_bw, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "--rma-ops MPI_Puts 0 -> 1 per epoch (OSU put_bw; IMB Unidir_put aggregate)", .msgs_per_event = rma_msgs);
+RMA_ROW(get_bw, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "--rma-ops MPI_Gets 0 <- 1 per epoch (OSU get_bw; IMB Unidir_get aggregate)", .msgs_per_event = rma_msgs);
+RMA_ROW(put_bibw, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "--rma-ops MPI_Puts each way between 0 and 1 per epoch (OSU put_bibw; IMB Bidir_put)",
+        .msgs_per_event = rma_msgs);
+RMA_ROW(get_bibw, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "--rma-ops MPI_Gets each way between 0 and 1 per epoch (IMB Bidir_get)", .msgs_per_event = rma_msgs);
+RMA_ROW(acc_latency, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "MPI_Accumulate (sum of bytes) 0 -> 1 and its completion (OSU acc_latency; IMB Accumulate)", );
+RMA_ROW(get_acc_latency, BENCH_SAMPLE_ROOT, rma_pair_active,
+        "MPI_Get_accumulate (sum of bytes) 0 -> 1 (OSU get_acc_latency; IMB Get_accumulate)", );
+RMA_ROW(fop_latency, BENCH_SAMPLE_ROOT | BENCH_NO_SIZE, rma_pair_active,
+        "MPI_Fetch_and_op (sum, one uint64) 0 -> 1 (OSU fop_latency; IMB Fetch_and_op)", );
+RMA_ROW(cas_latency, BENCH_SAMPLE_ROOT | BENCH_NO_SIZE, rma_pair_active,
+        "MPI_Compare_and_swap (one uint64) 0 -> 1 (OSU cas_latency; IMB Compare_and_swap)", );
+RMA_ROW(one_put_all, BENCH_SAMPLE_ROOT | BENCH_SYNC_BARRIER, NULL,
+        "rank 0 puts size bytes to every other rank in one epoch (IMB One_put_all)", );
+RMA_ROW(one_get_all, BENCH_SAMPLE_ROOT | BENCH_SYNC_BARRIER, NULL,
+        "rank 0 gets size bytes from every other rank in one epoch (IMB One_get_all)", );
+RMA_ROW(all_put_all, BENCH_SYNC_BARRIER, NULL,
+        "every rank puts size bytes to every other rank in one epoch (IMB All_put_all)", );
+RMA_ROW(all_get_all, BENCH_SYNC_BARRIER, NULL,
+        "every rank gets size bytes from every other rank in one epoch (IMB All_get_all)", );
+RMA_ROW(exchange_put, BENCH_SYNC_BARRIER, NULL,
+        "every rank puts size bytes to both ring neighbours in one epoch (IMB Exchange_put)", );
+RMA_ROW(exchange_get, BENCH_SYNC_BARRIER, NULL,
+        "every rank gets size bytes from both ring neighbours in one epoch (IMB Exchange_get)", );
+RMA_ROW(truly_passive_put, BENCH_SAMPLE_ROOT | BENCH_SYNC_BARRIER, rma_pair_active,
+        "MPI_Put 0 -> 1 with the target idle in MPI, then computing outside MPI (IMB Truly_passive_put)",
+        .phases = 2, .calibrate = rma_calibrate);
+
 /* HPL's process grid: one point per grid shape and size, phases step / row / column. */
 static const bench_t grid = {
     .name = "grid", .family = "grid", .min_ranks = 1,
@@ -324,6 +374,10 @@ const bench_t *const registry[] = {
     &reduce_scatter_row, &reduce_scatter_block_row, &scan_row, &exscan_row,
     &ibarrier_row, &ibcast_row, &ireduce_row, &iallreduce_row, &iallgather_row, &ialltoall_row,
     &ireduce_scatter_row,
+    &put_latency_row, &get_latency_row, &put_bw_row, &get_bw_row, &put_bibw_row, &get_bibw_row,
+    &acc_latency_row, &get_acc_latency_row, &fop_latency_row, &cas_latency_row, &one_put_all_row,
+    &one_get_all_row, &all_put_all_row, &all_get_all_row, &exchange_put_row, &exchange_get_row,
+    &truly_passive_put_row,
     &grid, &pairs,
     &pingpong_persistent, &bw_persistent,
     &fwq_row,

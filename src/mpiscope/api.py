@@ -370,9 +370,10 @@ class Model:
 
 
 def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = None,
-        runs_dir: PathLike | None = None) -> Model:
+        runs_dir: PathLike | None = None, variant: str | None = None) -> Model:
     """Every model the runs allow for `benchmark` (several runs are fitted together: repeats,
-    refinement launches). UsageError when the runs have no such points or they cannot be fitted."""
+    refinement launches); `variant` picks one labelled variant (an RMA sync mode: "flush") where the
+    benchmark has several. UsageError when the runs have no such points or they cannot be fitted."""
     from mpiscope.records import Point
     from mpiscope.report.model import summarise
     rs = as_runs(runs, runs_dir)
@@ -381,7 +382,7 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
     records = [rec for r in rs for rec in r.records()]
     names = ", ".join(r.id for r in rs)
     try:
-        s = summarise(records, benchmark, clock_mhz)
+        s = summarise(records, benchmark, clock_mhz, variant)
     except ValueError as e:
         raise UsageError(f"cannot fit {benchmark} of {names}: {e}") from e
     if s.empty:

@@ -90,8 +90,8 @@ def test_every_benchmark_on_two_ranks_records_its_plan(engine_mpich, mpich_launc
         if "skip" in p:
             record = next(r for r in run.records if r["type"] == "skip" and key(r) == key(p))
             assert record["reason"] == p["skip"]
-    for r in run.points():  # a variant only on rows that have them
-        assert ("variant" in r) == (r["benchmark"] == "grid")
+    for r in run.points():  # a variant only on rows that have them (grid shapes, RMA sync modes)
+        assert ("variant" in r) == (r["benchmark"] == "grid" or r["family"] == "rma")
 
 
 def test_every_benchmark_on_fewer_ranks_is_a_skip_or_an_error(engine_mpich):

@@ -70,14 +70,16 @@ def is_measured(r: object) -> bool:
 
 
 def select(records: Iterable[Record | Measured], benchmark: str | None = "pingpong",
-           ranks: int | None = None) -> list[Measured]:
-    """The measurements of one benchmark (and rank count) among typed records, sorted by size;
-    other records (contexts, time-outs, skips) and points without a valid sample are left out.
+           ranks: int | None = None, variant: str | None = None) -> list[Measured]:
+    """The measurements of one benchmark (and rank count, and variant such as an RMA
+    synchronisation mode) among typed records, sorted by size; other records (contexts,
+    time-outs, skips) and points without a valid sample are left out.
 
     One observation per point and configuration: the records of a point's launches become one
     `LaunchPoint` (`launch_level`), so a fit weighs it by its launch-level interval."""
     pts = [r for r in records if is_measured(r) and r.median is not None
-           and (benchmark is None or r.benchmark == benchmark) and (ranks is None or r.ranks == ranks)]
+           and (benchmark is None or r.benchmark == benchmark) and (ranks is None or r.ranks == ranks)
+           and (variant is None or getattr(r, "variant", None) == variant)]
     return sorted(launch_level(pts), key=lambda p: p.size)
 
 

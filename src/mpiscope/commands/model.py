@@ -24,7 +24,7 @@ def cmd_model(a: argparse.Namespace) -> int:
     from mpiscope.store import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the fit leaves them out
-    m = fit(runs, a.benchmark, a.clock_mhz)
+    m = fit(runs, a.benchmark, a.clock_mhz, variant=a.variant)
     if a.json:
         print(json.dumps(m.to_dict(), indent=1))
     else:
@@ -40,6 +40,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     m.add_argument("run", nargs="+", help="run id, unique prefix, 'latest', or a path; several "
                    "runs are fitted together (repeats, refinement launches)")
     m.add_argument("--benchmark", default="pingpong", help="benchmark to fit (default pingpong)")
+    m.add_argument("--variant", help="the benchmark's variant to fit when it has several, e.g. an RMA "
+                   "synchronisation mode (put_latency: --variant flush)")
     m.add_argument("--clock-mhz", type=positive_mhz, help="core clock for the cycle figures "
                    "(default: detected)")
     m.add_argument("--json", action="store_true", help="the models as JSON on stdout")

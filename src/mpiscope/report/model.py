@@ -12,7 +12,7 @@ from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
 from mpiscope.analysis.hockney import MIB, HockneyFit, fit_hockney, format_hockney_table, implausible
 from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
-from mpiscope.analysis.measured import Measured, select
+from mpiscope.analysis.measured import Measured, is_measured, select
 from mpiscope.analysis.model import first_context
 from mpiscope.analysis.switches import SwitchReport, find_switches, format_switches
 from mpiscope.records import Record
@@ -42,8 +42,14 @@ class ModelSummary:
             and self.hardware is None
 
 
+def variants_of(records: Iterable[Record | Measured], benchmark: str) -> list[str]:
+    """The variants (RMA synchronisation modes, grid shapes) the benchmark's points carry."""
+    return sorted({v for r in records if is_measured(r) and r.benchmark == benchmark
+                   and (v := getattr(r, "variant", None)) is not None})
+
+
 def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
-              clock_mhz: float | None = None) -> ModelSummary:
+              clock_mhz: float | None = None, variant: str | None = None) -> ModelSummary:
     """Every model the records allow. Records of several runs may be concatenated
     (a refinement chain, repeated launches): each point is fitted once over its launches
     (`select`); the clock comes from the first run's context. A regime whose fit is impossible
@@ -55,7 +61,17 @@ def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
     s.hardware = hardware_from_records(recs)
     ceiling = MEMCPY_CEILING * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
         if s.hardware is not None and s.hardware.memcpy_MBps else None
-    pts = select(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None)
+    have = variants_of(recs, benchmark)
+    if variant is None and len(have) > 1:
+        # one line through several synchronisation modes would be no model of any
+        raise ValueError(f"its {benchmark} points come in {len(have)} variants ({', '.join(have)}): "
+                         f"fit one with --variant, e.g. --variant {have[0]}")
+    if variant is not None and variant not in have:
+        raise ValueError(f"it has no {benchmark} points of variant {variant!r} "
+                         f"(it has: {', '.join(have) or 'none'})")
+    if variant is not None:
+        s.benchmark = f"{benchmark} {variant}"
+    pts = select(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None, variant=variant)
     s.sizes = len({p.size for p in pts})
     if s.sizes >= MIN_SIZES_FOR_SWITCHES:
         s.report = find_switches(pts, clock=s.clock, max_bandwidth_MiBps=ceiling)

@@ -173,6 +173,11 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
     if per_launch and "launch" in df and df["launch"].nunique() > 1:
         launch = "launch=" + df["launch"].astype(str)
         df["config"] = launch.where(df["config"] == "all runs", df["config"] + "\n" + launch)
+    if "variant" in df:
+        # a row's variants (RMA synchronisation modes, grid shapes) are columns side by side
+        variant = df["variant"].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
+        labelled = variant.where(df["config"] == "all runs", df["config"] + "\n" + variant)
+        df["config"] = labelled.where(variant != "", df["config"])
     if "bw_median_MBps" not in df:
         df["bw_median_MBps"] = float("nan")
     if "estimate" in df:  # per launch, an imported point's figure is its tool's (e.g. its mean)
