@@ -162,6 +162,22 @@ def families(engine: Path) -> dict[str, tuple[Benchmark, ...]]:
     return {f: tuple(rows) for f, rows in out.items()}
 
 
+@dataclass(frozen=True)
+class FamilyAvailability:
+    """What an engine build can run of one family: its rows, how many its MPI allows, and why not."""
+    family: str
+    benchmarks: int
+    available: int
+    reasons: tuple[str, ...]
+
+
+def availability(engine: Path) -> list[FamilyAvailability]:
+    """Per family of the engine, in registry order, what this build of it can run."""
+    return [FamilyAvailability(f, len(rows), sum(b.available for b in rows),
+                               tuple(sorted({b.unavailable for b in rows if b.unavailable})))
+            for f, rows in families(engine).items()]
+
+
 def expand_benchmarks(engine: Path, names: Iterable[str]) -> tuple[str, ...]:
     """Benchmark and family names as benchmark names, each once, in the order given: a family
     (that is no benchmark's name) stands for its rows in the engine's registry order, as the

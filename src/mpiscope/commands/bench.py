@@ -7,18 +7,16 @@ import argparse
 
 def cmd_list(a: argparse.Namespace) -> int:
     from mpiscope.console import make_table, out
-    from mpiscope.plan import families
+    from mpiscope.plan import availability, families
     from mpiscope.session import target
     t = target(a.mpi)
-    groups = families(t.engine)
     version = f", MPI {t.lib.mpi_version}" if t.lib.mpi_version else ""
     ftable = make_table(f"families ({t.lib.name}{version})", ("family", "benchmarks", "available", "why not"))
-    for family, rows in groups.items():
-        ok = sum(b.available for b in rows)
-        reasons = sorted({b.unavailable for b in rows if b.unavailable})
-        ftable.add_row(family, str(len(rows)), "yes" if ok == len(rows) else f"{ok} of {len(rows)}" if ok else "no",
-                       "; ".join(reasons))
+    for f in availability(t.engine):
+        ok = "yes" if f.available == f.benchmarks else f"{f.available} of {f.benchmarks}" if f.available else "no"
+        ftable.add_row(f.family, str(f.benchmarks), ok, "; ".join(f.reasons))
     out.print(ftable)
+    groups = families(t.engine)
     table = make_table("benchmarks", ("name", "family", "min ranks", "available", "what it measures"))
     for rows in groups.values():
         for b in rows:
