@@ -324,8 +324,8 @@ NBC_ROW(iscan, scan, BENCH_REDUCTION, "MPI_Iscan with overlapped compute", coll_
 NBC_ROW(iexscan, exscan, BENCH_REDUCTION, "MPI_Iexscan with overlapped compute", coll_size, NULL);
 
 /* Persistent collectives: the blocking twin's buffers and checks; the request
- * is made once (MPI_Bcast_init ...) and started per event. Unavailable with an
- * MPI that lacks them (coll.h says which have them). */
+ * is made once (MPI_Bcast_init ...) and started per event, in the nbc rows'
+ * three phases. Unavailable with an MPI that lacks them (coll.h says which). */
 #define PCOLL_ROW(nm, flg, summ, bytes, busbw)                                                          \
     static const bench_t nm##_persistent_row = {                                                        \
         .name = #nm "_persistent", .family = "persistent", .min_ranks = 1, .summary = summ,             \
@@ -334,6 +334,7 @@ NBC_ROW(iexscan, exscan, BENCH_REDUCTION, "MPI_Iexscan with overlapped compute",
         .check_fill = nm##_fill, .setup = nm##_setup, .teardown = coll_teardown,                        \
         .event = nm##_persistent_event, .verify = nm##_verify, .plan_skip = coll_plan_skip,             \
         .describe = coll_persistent_describe, .unavailable = COLL_PERSISTENT_UNAVAILABLE,               \
+        .phases = 3, .calibrate = nbc_calibrate,                                                        \
     }
 
 PCOLL_ROW(barrier, BENCH_NO_SIZE, "MPI_Barrier_init, then MPI_Start and MPI_Wait per call", coll_zero, NULL);

@@ -14,7 +14,9 @@ from conftest import run_engine
 CALLS = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
          "neighbor_alltoallw"]
 ROWS = CALLS + [f"i{c}" for c in CALLS]
-QUICK = ["--reps", "3", "--warmup", "2", "--warmup-bytes", "8", "--timeout", "60"]
+# barrier sync: window sync's clock synchronisation costs seconds per point on a loaded machine,
+# and these tests check records and data, not how samples start
+QUICK = ["--reps", "3", "--warmup", "2", "--warmup-bytes", "8", "--timeout", "60", "--sync", "barrier"]
 
 
 def check_points(run, ranks: int, in_edges: int, out_degree: int, sizes: list[int]) -> None:

@@ -6,6 +6,7 @@
  * The v-variants move the same amounts as the plain ones while timed; their
  * --check pass uses uneven counts and gaps between blocks. */
 #include "kernels/coll.h"
+#include "kernels/nbc.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timing.h"
@@ -522,10 +523,19 @@ static MPI_Request *persistent_request(bench_ctx_t *c, void (*call)(bench_ctx_t 
     return req;
 }
 
+/* The nbc rows' three phases (IMB-MPI4's *_persist): 0 starts and waits (the
+ * pure time, *_persist_pure and OSU's figure), 1 computes alone, 2 starts,
+ * computes with --nbc-test MPI_Test calls, and waits. */
 static void persistent_event(bench_ctx_t *c, void (*call)(bench_ctx_t *, coll_mode_t, MPI_Request *))
 {
+    const coll_args_t *a = args(c);
+    if (c->phase == 1) {
+        nbc_compute(a->compute_iters, 0, NULL);
+        return;
+    }
     MPI_Request *req = persistent_request(c, call);
     MPI_CHECK(MPI_Start(req));
+    if (c->phase == 2) nbc_compute(a->compute_iters, a->nbc_tests, req);
     MPI_CHECK(MPI_Wait(req, MPI_STATUS_IGNORE));
 }
 
@@ -617,4 +627,5 @@ void coll_persistent_describe(const bench_ctx_t *c, const struct point *p, const
     json_str(j, "persistent_call", call);
     json_str(j, "persistent_from", COLL_PERSISTENT_FROM);
 #endif
+    nbc_overlap_record(p, args(c)->nbc_tests, args(c)->compute_iters, j);
 }
