@@ -92,6 +92,9 @@ typedef struct bench {
     const char *(*plan_skip)(const struct bench *b, long size, int nranks, char *why, size_t len);
     /* The same for one variant of a row with variants (NULL or NULL returned: none). */
     const char *(*variant_skip)(const struct bench *b, int variant, long size, int nranks, char *why, size_t len);
+    /* Why this build cannot run the row at all (NULL: it can), known at compile
+     * time: a call newer than the MPI it was built with. Its points are skips. */
+    const char *unavailable;
     /* Adds the row's own fields to its point record (rank 0, after the point,
      * before teardown: the kernel's state is still there). */
     void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
@@ -100,6 +103,8 @@ typedef struct bench {
 extern const bench_t *const registry[];
 extern const int registry_size;
 const bench_t *bench_find(const char *name);
+/* Whether name is a family of some row (and not the name of a row). */
+int bench_is_family(const char *name);
 /* Timed phases of row b's points on nranks ranks (at least 1). */
 int bench_phases(const bench_t *b, int nranks);
 

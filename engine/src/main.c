@@ -43,10 +43,11 @@ static int active_of_four(const bench_t *b)
 static void list_registry(int json)
 {
     if (!json) {
-        printf("%-20s %-8s %-9s %s\n", "name", "family", "min ranks", "what it measures");
+        printf("%-32s %-10s %-9s %s\n", "name", "family", "min ranks", "what it measures");
         for (int i = 0; i < registry_size; i++)
-            printf("%-20s %-8s %-9d %s\n", registry[i]->name, registry[i]->family, registry[i]->min_ranks,
-                   registry[i]->summary);
+            printf("%-32s %-10s %-9d %s%s%s%s\n", registry[i]->name, registry[i]->family, registry[i]->min_ranks,
+                   registry[i]->summary, registry[i]->unavailable ? " [unavailable: " : "",
+                   registry[i]->unavailable ? registry[i]->unavailable : "", registry[i]->unavailable ? "]" : "");
         return;
     }
     json_t j = {0};
@@ -68,6 +69,8 @@ static void list_registry(int json)
         json_bool(&j, "overlap", b->calibrate != NULL);
         json_bool(&j, "message_rate", b->msgs_per_event != NULL);
         json_bool(&j, "pair_only", b->min_ranks >= 2 && active_of_four(b) <= 2);
+        json_bool(&j, "available", b->unavailable == NULL);
+        if (b->unavailable) json_str(&j, "unavailable", b->unavailable); else json_null(&j, "unavailable");
         json_end(&j);
         printf("%s%s", i ? ",\n " : "", j.buf);
     }
@@ -115,7 +118,7 @@ static int before_mpi(int argc, char **argv, options_t *o)
     for (int i = 0; i < o->nbenchmarks; i++)
         if (!bench_find(o->benchmarks[i])) {
             if (talk)
-                fprintf(stderr, "mpiscope-engine: error: unknown benchmark '%s' (--list shows them)\n",
+                fprintf(stderr, "mpiscope-engine: error: unknown benchmark '%s' (--list shows benchmarks and families)\n",
                         o->benchmarks[i]);
             return 2;
         }

@@ -248,6 +248,34 @@ static int check_together(options_t *o, char *err, size_t errlen)
     return sizes_parse(o->sizes_expr, o->unit, &o->sizes, err, errlen);
 }
 
+/* A family's name (that is no row's name) stands for its rows in registry
+ * order, each once; names given one by one are kept as given. */
+static int expand_families(options_t *o)
+{
+    int families = 0;
+    for (int i = 0; i < o->nbenchmarks; i++) families += bench_is_family(o->benchmarks[i]);
+    if (!families) return 0;
+    char **out = malloc((size_t)(o->nbenchmarks + registry_size) * sizeof *out);
+    if (!out) return -1;
+    int n = 0;
+    for (int i = 0; i < o->nbenchmarks; i++) {
+        if (!bench_is_family(o->benchmarks[i])) {
+            out[n++] = o->benchmarks[i];
+            continue;
+        }
+        for (int r = 0; r < registry_size; r++) {
+            if (strcmp(registry[r]->family, o->benchmarks[i]) != 0) continue;
+            int seen = 0;
+            for (int k = 0; k < n && !seen; k++) seen = strcmp(out[k], registry[r]->name) == 0;
+            if (!seen) out[n++] = (char *)registry[r]->name;
+        }
+    }
+    o->expanded = out;
+    o->benchmarks = out;
+    o->nbenchmarks = n;
+    return 0;
+}
+
 int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
 {
     defaults(o);
@@ -300,11 +328,17 @@ int options_parse(int argc, char **argv, options_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "no benchmark given: name one or more, e.g. 'pingpong bw' (--list shows them)");
         return OPT_ERROR;
     }
+    if (expand_families(o)) {
+        snprintf(err, errlen, "out of memory while expanding the benchmark families");
+        return OPT_ERROR;
+    }
     return OPT_OK;
 }
 
 void options_free(options_t *o)
 {
+    free(o->expanded);
+    o->expanded = NULL;
     sizes_free(&o->sizes);
     free(o->order_list);
     o->order_list = NULL;

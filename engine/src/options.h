@@ -39,8 +39,9 @@ typedef struct options {
     int plan;                    /* --plan: print the points, measure nothing */
     long ranks;                  /* --ranks: the plan's number of ranks */
     point_set_t points;          /* --points: the entries to measure */
-    char **benchmarks;           /* names, in order */
+    char **benchmarks;           /* names, in order (a family name given is replaced by its rows) */
     int nbenchmarks;
+    char **expanded;             /* the names when a family was expanded (owned), else NULL */
 } options_t;
 
 /* Returns OPT_OK, OPT_EXIT (help/list/version: nothing to measure) or

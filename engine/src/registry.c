@@ -6,6 +6,7 @@
 #include "kernels/loggp.h"
 #include "kernels/grid.h"
 #include "kernels/nbc.h"
+#include "kernels/neighbor.h"
 #include "kernels/p2p.h"
 #include "kernels/pairs.h"
 #include "kernels/persistent.h"
@@ -364,6 +365,90 @@ static const bench_t fwq_row = {
     .ops_per_event = fwq_one, .bytes_per_op = fwq_zero,
     .event = fwq_event, .verify = fwq_verify,
 };
+/* ---- issue 17: alltoallw, the rest of the nonblocking collectives, persistent
+ * collectives (MPI 4.0) and neighbourhood collectives ---- */
+
+COLL_ROW(alltoallw, 0, "MPI_Alltoallw: size bytes to every rank, a type and byte displacement per peer",
+         coll_ranks_size, coll_busbw_spread);
+
+NBC_ROW(igather, gather, 0, "MPI_Igather with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(igatherv, gatherv, 0, "MPI_Igatherv with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(iscatter, scatter, 0, "MPI_Iscatter with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(iscatterv, scatterv, 0, "MPI_Iscatterv with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(iallgatherv, allgatherv, 0, "MPI_Iallgatherv with overlapped compute", coll_ranks_size,
+        coll_busbw_spread);
+NBC_ROW(ialltoallv, alltoallv, 0, "MPI_Ialltoallv with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(ialltoallw, alltoallw, 0, "MPI_Ialltoallw with overlapped compute", coll_ranks_size, coll_busbw_spread);
+NBC_ROW(ireduce_scatter_block, reduce_scatter_block, BENCH_REDUCTION,
+        "MPI_Ireduce_scatter_block with overlapped compute", coll_size, coll_busbw_spread);
+NBC_ROW(iscan, scan, BENCH_REDUCTION, "MPI_Iscan with overlapped compute", coll_size, NULL);
+NBC_ROW(iexscan, exscan, BENCH_REDUCTION, "MPI_Iexscan with overlapped compute", coll_size, NULL);
+
+/* Persistent collectives: the blocking twin's buffers and checks; the request
+ * is made once (MPI_Bcast_init ...) and started per event, in the nbc rows'
+ * three phases. Unavailable with an MPI that lacks them (coll.h says which). */
+#define PCOLL_ROW(nm, flg, summ, bytes, busbw)                                                          \
+    static const bench_t nm##_persistent_row = {                                                        \
+        .name = #nm "_persistent", .family = "persistent", .min_ranks = 1, .summary = summ,             \
+        .flags = BENCH_COLLECTIVE | (flg), .options = &coll_options, .ops_per_event = coll_one,         \
+        .bytes_per_op = bytes, .busbw_factor = busbw, .buffer_bytes = nm##_buffers,                     \
+        .check_fill = nm##_fill, .setup = nm##_setup, .teardown = coll_teardown,                        \
+        .event = nm##_persistent_event, .verify = nm##_verify, .plan_skip = coll_plan_skip,             \
+        .describe = coll_persistent_describe, .unavailable = COLL_PERSISTENT_UNAVAILABLE,               \
+        .phases = 3, .calibrate = nbc_calibrate,                                                        \
+    }
+
+PCOLL_ROW(barrier, BENCH_NO_SIZE, "MPI_Barrier_init, then MPI_Start and MPI_Wait per call", coll_zero, NULL);
+PCOLL_ROW(bcast, 0, "MPI_Bcast_init: persistent broadcast of size bytes", coll_size, coll_busbw_one);
+PCOLL_ROW(reduce, BENCH_REDUCTION, "MPI_Reduce_init: persistent reduce of size bytes", coll_size, coll_busbw_one);
+PCOLL_ROW(allreduce, BENCH_REDUCTION, "MPI_Allreduce_init: persistent allreduce of size bytes", coll_size,
+          coll_busbw_allreduce);
+PCOLL_ROW(allgather, 0, "MPI_Allgather_init: each rank contributes size bytes", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(allgatherv, 0, "MPI_Allgatherv_init: each rank contributes size bytes", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(alltoall, 0, "MPI_Alltoall_init: size bytes to every rank", coll_ranks_size, coll_busbw_spread);
+PCOLL_ROW(alltoallv, 0, "MPI_Alltoallv_init: size bytes to every rank", coll_ranks_size, coll_busbw_spread);
+PCOLL_ROW(alltoallw, 0, "MPI_Alltoallw_init: size bytes to every rank", coll_ranks_size, coll_busbw_spread);
+PCOLL_ROW(gather, 0, "MPI_Gather_init: each rank sends size bytes to the root", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(gatherv, 0, "MPI_Gatherv_init: each rank sends size bytes to the root", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(scatter, 0, "MPI_Scatter_init: the root sends size bytes to each rank", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(scatterv, 0, "MPI_Scatterv_init: the root sends size bytes to each rank", coll_ranks_size,
+          coll_busbw_spread);
+PCOLL_ROW(reduce_scatter, BENCH_REDUCTION, "MPI_Reduce_scatter_init of a size-byte vector", coll_size,
+          coll_busbw_spread);
+PCOLL_ROW(reduce_scatter_block, BENCH_REDUCTION, "MPI_Reduce_scatter_block_init of a size-byte vector",
+          coll_size, coll_busbw_spread);
+PCOLL_ROW(scan, BENCH_REDUCTION, "MPI_Scan_init of size bytes per rank", coll_size, NULL);
+PCOLL_ROW(exscan, BENCH_REDUCTION, "MPI_Exscan_init of size bytes per rank", coll_size, NULL);
+
+/* Neighbourhood collectives on --topology: size bytes per neighbour; the
+ * nonblocking rows have the nbc rows' three phases. */
+#define NEIGHBOR_ROW(nm, summ)                                                                           \
+    static const bench_t nm##_row = {                                                                    \
+        .name = #nm, .family = "neighbor", .min_ranks = 1, .summary = summ,                              \
+        .flags = BENCH_COLLECTIVE, .options = &neighbor_options, .ops_per_event = coll_one,              \
+        .bytes_per_op = neighbor_bytes, .buffer_bytes = nm##_buffers, .check_fill = nm##_fill,           \
+        .setup = neighbor_setup, .teardown = neighbor_teardown, .event = nm##_event,                     \
+        .verify = nm##_verify, .plan_skip = neighbor_plan_skip, .describe = neighbor_describe,           \
+    };                                                                                                   \
+    static const bench_t i##nm##_row = {                                                                 \
+        .name = "i" #nm, .family = "neighbor", .min_ranks = 1, .summary = "nonblocking " summ,           \
+        .flags = BENCH_COLLECTIVE, .options = &neighbor_options, .ops_per_event = coll_one,              \
+        .bytes_per_op = neighbor_bytes, .buffer_bytes = nm##_buffers, .check_fill = nm##_fill,           \
+        .setup = neighbor_setup, .teardown = neighbor_teardown, .event = i##nm##_event,                  \
+        .verify = nm##_verify, .phases = 3, .calibrate = neighbor_calibrate,                             \
+        .plan_skip = neighbor_plan_skip, .describe = neighbor_describe,                                  \
+    }
+
+NEIGHBOR_ROW(neighbor_allgather, "MPI_Neighbor_allgather: size bytes to every neighbour");
+NEIGHBOR_ROW(neighbor_allgatherv, "MPI_Neighbor_allgatherv: size bytes to every neighbour (uneven under --check)");
+NEIGHBOR_ROW(neighbor_alltoall, "MPI_Neighbor_alltoall: a size-byte block per neighbour");
+NEIGHBOR_ROW(neighbor_alltoallv, "MPI_Neighbor_alltoallv: a size-byte block per neighbour (uneven under --check)");
+NEIGHBOR_ROW(neighbor_alltoallw, "MPI_Neighbor_alltoallw: a size-byte block per neighbour, byte displacements");
 
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
@@ -381,6 +466,18 @@ const bench_t *const registry[] = {
     &grid, &pairs,
     &pingpong_persistent, &bw_persistent,
     &fwq_row,
+    /* issue 17: coll, nbc, persistent and neighbor rows */
+    &alltoallw_row,
+    &igather_row, &igatherv_row, &iscatter_row, &iscatterv_row, &iallgatherv_row, &ialltoallv_row,
+    &ialltoallw_row, &ireduce_scatter_block_row, &iscan_row, &iexscan_row,
+    &barrier_persistent_row, &bcast_persistent_row, &reduce_persistent_row, &allreduce_persistent_row,
+    &allgather_persistent_row, &allgatherv_persistent_row, &alltoall_persistent_row, &alltoallv_persistent_row,
+    &alltoallw_persistent_row, &gather_persistent_row, &gatherv_persistent_row, &scatter_persistent_row,
+    &scatterv_persistent_row, &reduce_scatter_persistent_row, &reduce_scatter_block_persistent_row,
+    &scan_persistent_row, &exscan_persistent_row,
+    &neighbor_allgather_row, &neighbor_allgatherv_row, &neighbor_alltoall_row, &neighbor_alltoallv_row,
+    &neighbor_alltoallw_row, &ineighbor_allgather_row, &ineighbor_allgatherv_row, &ineighbor_alltoall_row,
+    &ineighbor_alltoallv_row, &ineighbor_alltoallw_row,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 
@@ -395,4 +492,12 @@ const bench_t *bench_find(const char *name)
     for (int i = 0; i < registry_size; i++)
         if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
+}
+
+int bench_is_family(const char *name)
+{
+    if (bench_find(name)) return 0;
+    for (int i = 0; i < registry_size; i++)
+        if (strcmp(registry[i]->family, name) == 0) return 1;
+    return 0;
 }

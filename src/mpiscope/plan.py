@@ -43,6 +43,8 @@ class Benchmark:
     even_ranks: bool = False
     sizeless: bool = False
     pair_only: bool = False  # only ranks 0 and 1 talk: extra ranks only steal cores
+    available: bool = True   # False: this build's MPI lacks a call the row needs
+    unavailable: str | None = None  # why, as the engine says (its points are skips)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,49 @@ def registry(engine: Path) -> tuple[Benchmark, ...]:
         raise MpiscopeError(f"{engine} --list --json: {e}: rebuild the engine") from e
 
 
+def families(engine: Path) -> dict[str, tuple[Benchmark, ...]]:
+    """The engine's families, each with its rows, in registry order."""
+    out: dict[str, list[Benchmark]] = {}
+    for b in registry(engine):
+        out.setdefault(b.family, []).append(b)
+    return {f: tuple(rows) for f, rows in out.items()}
+
+
+@dataclass(frozen=True)
+class FamilyAvailability:
+    """What an engine build can run of one family: its rows, how many its MPI allows, and why not."""
+    family: str
+    benchmarks: int
+    available: int
+    reasons: tuple[str, ...]
+
+
+def availability(engine: Path) -> list[FamilyAvailability]:
+    """Per family of the engine, in registry order, what this build of it can run."""
+    return [FamilyAvailability(f, len(rows), sum(b.available for b in rows),
+                               tuple(sorted({b.unavailable for b in rows if b.unavailable})))
+            for f, rows in families(engine).items()]
+
+
+def expand_benchmarks(engine: Path, names: Iterable[str]) -> tuple[str, ...]:
+    """Benchmark and family names as benchmark names, each once, in the order given: a family
+    (that is no benchmark's name) stands for its rows in the engine's registry order, as the
+    engine itself reads it. An unknown name is a UsageError with the nearest names."""
+    rows = {b.name for b in registry(engine)}
+    groups = families(engine)
+    out: list[str] = []
+    for name in names:
+        if name in rows:
+            out.append(name)
+        elif name in groups:
+            out += [b.name for b in groups[name]]
+        else:
+            close = get_close_matches(name, sorted(rows | set(groups)), n=2)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            raise UsageError(f"unknown benchmark or family '{name}': {hint}`mpiscope bench list` shows all of them")
+    return tuple(dict.fromkeys(out))
+
+
 @lru_cache(maxsize=256)
 def engine_plan(engine: Path, plan: Plan) -> Planned:
     """The points the engine makes of `plan`, in measuring order; the engine's own one-line
@@ -190,7 +235,7 @@ def make_plan(engine: Path, benchmarks: Sequence[str], ranks: int, *, sizes: str
         if value is not None:
             options += [flag, repr(value)]
     options += ["--check"] * check + ["--raw"] * raw + list(engine_options)
-    plan = Plan(tuple(dict.fromkeys(benchmarks)), ranks, sizes, units,
+    plan = Plan(expand_benchmarks(engine, benchmarks), ranks, sizes, units,
                 float(max_time) if max_time is not None else None, tuple(options))
     return plan, engine_plan(engine, plan)
 
@@ -198,7 +243,8 @@ def make_plan(engine: Path, benchmarks: Sequence[str], ranks: int, *, sizes: str
 def default_ranks(benchmarks: Sequence[str], engine: Path, cores: int) -> int:
     """Two ranks for pair benchmarks (more would only steal cores), else every core, at least 2."""
     rows = {b.name: b for b in registry(engine)}
-    pairs = all(rows[b].pair_only for b in benchmarks if b in rows)
+    names = [n for n in benchmarks if n in rows or n in families(engine)]  # make_plan names the unknown ones
+    pairs = all(rows[b].pair_only for b in expand_benchmarks(engine, names))
     return 2 if pairs else max(2, cores)
 
 

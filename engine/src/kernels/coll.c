@@ -6,6 +6,7 @@
  * The v-variants move the same amounts as the plain ones while timed; their
  * --check pass uses uneven counts and gaps between blocks. */
 #include "kernels/coll.h"
+#include "kernels/nbc.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timing.h"
@@ -17,7 +18,8 @@
 
 enum kind {
     K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL, K_ALLTOALLV,
-    K_GATHER, K_GATHERV, K_SCATTER, K_SCATTERV, K_REDUCE_SCATTER, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_EXSCAN
+    K_GATHER, K_GATHERV, K_SCATTER, K_SCATTERV, K_REDUCE_SCATTER, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_EXSCAN,
+    K_ALLTOALLW
 };
 
 /* Counts and displacements in elements, [0] as timed, [1] for --check. */
@@ -27,6 +29,13 @@ typedef struct layout {
     int *scnt[2], *sdsp[2];  /* alltoallv: what this rank sends to each peer */
     int *rcnt[2], *rdsp[2];  /* alltoallv: what it receives from each */
     int *rs;                 /* reduce_scatter: each rank's share */
+    int *swd[2], *rwd[2];    /* alltoallw: alltoallv's displacements in bytes */
+    MPI_Datatype *types;     /* alltoallw: the element type for every peer */
+    /* persistent rows: a request per root (one unless --rotate-root), made for
+     * these buffers and this layout; NULL until the first event */
+    MPI_Request *preq;
+    const char *psbuf, *prbuf;
+    int podd;
 } layout_t;
 
 /* ---- the collectives' options: one table for coll and nbc ---- */
@@ -80,6 +89,8 @@ static coll_args_t args_for(const bench_t *b)
     return a;
 }
 
+long coll_nbc_tests(void) { return opt.nbc_tests; }
+
 /* ---- shared by the rows ---- */
 
 double coll_one(const bench_ctx_t *c) { (void)c; return 1.0; }
@@ -116,8 +127,9 @@ static void setup_for(bench_ctx_t *c)
 {
     int n = c->nranks;
     layout_t *l = calloc(1, sizeof *l);
-    int *mem = calloc((size_t)n * 13, sizeof *mem);
-    if (!l || !mem) MPI_Abort(MPI_COMM_WORLD, 3);
+    int *mem = calloc((size_t)n * 17, sizeof *mem);
+    MPI_Datatype *types = malloc((size_t)n * sizeof *types);
+    if (!l || !mem || !types) MPI_Abort(MPI_COMM_WORLD, 3);
     l->args = args_for(c->bench);
     long k = c->size / l->args.type_size;
     for (int odd = 0; odd < 2; odd++) {
@@ -136,13 +148,30 @@ static void setup_for(bench_ctx_t *c)
     }
     l->rs = mem + (size_t)n * 12;
     for (int r = 0; r < n; r++) l->rs[r] = (int)(k / n + (r < k % n));
+    for (int odd = 0; odd < 2; odd++) {
+        l->swd[odd] = mem + (size_t)n * (size_t)(13 + 2 * odd);
+        l->rwd[odd] = mem + (size_t)n * (size_t)(14 + 2 * odd);
+        for (int r = 0; r < n; r++) {
+            l->swd[odd][r] = l->sdsp[odd][r] * l->args.type_size;
+            l->rwd[odd][r] = l->rdsp[odd][r] * l->args.type_size;
+        }
+    }
+    l->types = types;
+    for (int r = 0; r < n; r++) types[r] = l->args.type;
     c->state = l;
 }
 
 void coll_teardown(bench_ctx_t *c)
 {
     layout_t *l = c->state;
-    if (l) free(l->cnt[0]);
+    if (l) {
+        if (l->preq)
+            for (int r = 0; r < c->nranks; r++)
+                if (l->preq[r] != MPI_REQUEST_NULL) MPI_CHECK(MPI_Request_free(&l->preq[r]));
+        free(l->preq);
+        free(l->cnt[0]);
+        free(l->types);
+    }
     free(l);
     c->state = NULL;
 }
@@ -160,7 +189,7 @@ static void buffers_for(const bench_ctx_t *c, enum kind K, size_t *send, size_t 
     case K_SCATTER: s = n * k; break;
     case K_SCATTERV: s = n * k + n; r = 2 * k; break;
     case K_ALLTOALL: s = r = n * k; break;
-    case K_ALLTOALLV: s = r = n * k + n; break;
+    case K_ALLTOALLV: case K_ALLTOALLW: s = r = n * k + n; break;
     default: break;
     }
     *send = (size_t)s * (size_t)a.type_size;
@@ -241,7 +270,9 @@ static void fill_for(bench_ctx_t *c, enum kind K)
         fill_values(c, ip && me == rt ? at(c, c->rbuf, l->dsp[odd][me]) : c->sbuf, l->cnt[odd][me]);
         break;
     case K_ALLTOALL: fill_values(c, ip ? c->rbuf : c->sbuf, n * k); break;
-    case K_ALLTOALLV: fill_values(c, ip ? c->rbuf : c->sbuf, l->sdsp[odd][n - 1] + l->scnt[odd][n - 1]); break;
+    case K_ALLTOALLV: case K_ALLTOALLW:
+        fill_values(c, ip ? c->rbuf : c->sbuf, l->sdsp[odd][n - 1] + l->scnt[odd][n - 1]);
+        break;
     }
 }
 
@@ -298,7 +329,7 @@ static long verify_for(const bench_ctx_t *c, enum kind K, long *v)
     case K_ALLTOALL:
         for (int s = 0; s < n; s++) wrong += compare_block(c, at(c, c->rbuf, s * k), s, me * k, k, v);
         break;
-    case K_ALLTOALLV:
+    case K_ALLTOALLV: case K_ALLTOALLW:
         for (int s = 0; s < n; s++)
             wrong += compare_block(c, at(c, c->rbuf, l->rdsp[odd][s]), s, a2a_displ(k, s, me, n, odd),
                                    l->rcnt[odd][s], v);
@@ -307,120 +338,205 @@ static long verify_for(const bench_ctx_t *c, enum kind K, long *v)
     return wrong;
 }
 
-/* ---- the calls ---- */
+/* ---- the calls: blocking, nonblocking (req) or persistent (req made, not started) ---- */
 
 #define T (args(c)->type)
 #define OP (args(c)->op)
 #define SRC (args(c)->in_place ? MPI_IN_PLACE : (const void *)c->sbuf)
 #define ROOT_SRC(rt) (args(c)->in_place && c->rank == (rt) ? MPI_IN_PLACE : (const void *)c->sbuf)
-#define CALL(blocking, nonblocking) \
-    do { if (req) MPI_CHECK(nonblocking); else MPI_CHECK(blocking); } while (0)
+#define NOINFO MPI_INFO_NULL
+#ifdef COLL_PERSISTENT_PREFIX
+#define PERSIST(call) MPI_CHECK(call)
+#else
+/* never reached: the registry marks the persistent rows unavailable */
+#define PERSIST(call) MPI_Abort(MPI_COMM_WORLD, 3)
+#endif
+#define CALL(blocking, nonblocking, persistent)                     \
+    do {                                                            \
+        if (mode == COLL_BLOCKING) MPI_CHECK(blocking);             \
+        else if (mode == COLL_NONBLOCKING) MPI_CHECK(nonblocking);  \
+        else PERSIST(persistent);                                   \
+    } while (0)
 
-void barrier_call(bench_ctx_t *c, MPI_Request *req) { CALL(MPI_Barrier(c->comm), MPI_Ibarrier(c->comm, req)); }
+void barrier_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
+{
+    CALL(MPI_Barrier(c->comm), MPI_Ibarrier(c->comm, req), PCOLL(Barrier_init)(c->comm, NOINFO, req));
+}
 
-void bcast_call(bench_ctx_t *c, MPI_Request *req)
+void bcast_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
     int rt = root(c), k = (int)elems(c);
     void *buf = c->rank == rt ? c->sbuf : c->rbuf;
-    CALL(MPI_Bcast(buf, k, T, rt, c->comm), MPI_Ibcast(buf, k, T, rt, c->comm, req));
+    CALL(MPI_Bcast(buf, k, T, rt, c->comm), MPI_Ibcast(buf, k, T, rt, c->comm, req),
+         PCOLL(Bcast_init)(buf, k, T, rt, c->comm, NOINFO, req));
 }
 
-void reduce_call(bench_ctx_t *c, MPI_Request *req)
+void reduce_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
     int rt = root(c), k = (int)elems(c);
     CALL(MPI_Reduce(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm),
-         MPI_Ireduce(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm, req));
+         MPI_Ireduce(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm, req),
+         PCOLL(Reduce_init)(ROOT_SRC(rt), c->rbuf, k, T, OP, rt, c->comm, NOINFO, req));
 }
 
-void allreduce_call(bench_ctx_t *c, MPI_Request *req)
+void allreduce_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
     int k = (int)elems(c);
-    CALL(MPI_Allreduce(SRC, c->rbuf, k, T, OP, c->comm), MPI_Iallreduce(SRC, c->rbuf, k, T, OP, c->comm, req));
+    CALL(MPI_Allreduce(SRC, c->rbuf, k, T, OP, c->comm), MPI_Iallreduce(SRC, c->rbuf, k, T, OP, c->comm, req),
+         PCOLL(Allreduce_init)(SRC, c->rbuf, k, T, OP, c->comm, NOINFO, req));
 }
 
-void allgather_call(bench_ctx_t *c, MPI_Request *req)
+void allgather_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
     int k = (int)elems(c);
-    CALL(MPI_Allgather(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Iallgather(SRC, k, T, c->rbuf, k, T, c->comm, req));
+    CALL(MPI_Allgather(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Iallgather(SRC, k, T, c->rbuf, k, T, c->comm, req),
+         PCOLL(Allgather_init)(SRC, k, T, c->rbuf, k, T, c->comm, NOINFO, req));
 }
 
-void allgatherv_call(bench_ctx_t *c, MPI_Request *req)
+void allgatherv_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
+    const layout_t *l = lay(c);
+    int odd = checking(c), k = l->cnt[odd][c->rank];
+    const int *cnt = l->cnt[odd], *dsp = l->dsp[odd];
+    CALL(MPI_Allgatherv(SRC, k, T, c->rbuf, cnt, dsp, T, c->comm),
+         MPI_Iallgatherv(SRC, k, T, c->rbuf, cnt, dsp, T, c->comm, req),
+         PCOLL(Allgatherv_init)(SRC, k, T, c->rbuf, cnt, dsp, T, c->comm, NOINFO, req));
+}
+
+void alltoall_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
+{
+    int k = (int)elems(c);
+    CALL(MPI_Alltoall(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Ialltoall(SRC, k, T, c->rbuf, k, T, c->comm, req),
+         PCOLL(Alltoall_init)(SRC, k, T, c->rbuf, k, T, c->comm, NOINFO, req));
+}
+
+void alltoallv_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
+{
     const layout_t *l = lay(c);
     int odd = checking(c);
-    MPI_CHECK(MPI_Allgatherv(SRC, l->cnt[odd][c->rank], T, c->rbuf, l->cnt[odd], l->dsp[odd], T, c->comm));
+    const int *sc = l->scnt[odd], *sd = l->sdsp[odd], *rc = l->rcnt[odd], *rd = l->rdsp[odd];
+    CALL(MPI_Alltoallv(SRC, sc, sd, T, c->rbuf, rc, rd, T, c->comm),
+         MPI_Ialltoallv(SRC, sc, sd, T, c->rbuf, rc, rd, T, c->comm, req),
+         PCOLL(Alltoallv_init)(SRC, sc, sd, T, c->rbuf, rc, rd, T, c->comm, NOINFO, req));
 }
 
-void alltoall_call(bench_ctx_t *c, MPI_Request *req)
+/* alltoallv's layout with displacements in bytes and a type per peer */
+void alltoallw_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    int k = (int)elems(c);
-    CALL(MPI_Alltoall(SRC, k, T, c->rbuf, k, T, c->comm), MPI_Ialltoall(SRC, k, T, c->rbuf, k, T, c->comm, req));
-}
-
-void alltoallv_call(bench_ctx_t *c, MPI_Request *req)
-{
-    (void)req;
     const layout_t *l = lay(c);
     int odd = checking(c);
-    MPI_CHECK(MPI_Alltoallv(SRC, l->scnt[odd], l->sdsp[odd], T, c->rbuf, l->rcnt[odd], l->rdsp[odd], T, c->comm));
+    const int *sc = l->scnt[odd], *sd = l->swd[odd], *rc = l->rcnt[odd], *rd = l->rwd[odd];
+    const MPI_Datatype *ty = l->types;
+    CALL(MPI_Alltoallw(SRC, sc, sd, ty, c->rbuf, rc, rd, ty, c->comm),
+         MPI_Ialltoallw(SRC, sc, sd, ty, c->rbuf, rc, rd, ty, c->comm, req),
+         PCOLL(Alltoallw_init)(SRC, sc, sd, ty, c->rbuf, rc, rd, ty, c->comm, NOINFO, req));
 }
 
-void gather_call(bench_ctx_t *c, MPI_Request *req)
+void gather_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
     int rt = root(c), k = (int)elems(c);
-    MPI_CHECK(MPI_Gather(ROOT_SRC(rt), k, T, c->rbuf, k, T, rt, c->comm));
+    CALL(MPI_Gather(ROOT_SRC(rt), k, T, c->rbuf, k, T, rt, c->comm),
+         MPI_Igather(ROOT_SRC(rt), k, T, c->rbuf, k, T, rt, c->comm, req),
+         PCOLL(Gather_init)(ROOT_SRC(rt), k, T, c->rbuf, k, T, rt, c->comm, NOINFO, req));
 }
 
-void gatherv_call(bench_ctx_t *c, MPI_Request *req)
+void gatherv_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
     const layout_t *l = lay(c);
-    int rt = root(c), odd = checking(c);
-    MPI_CHECK(MPI_Gatherv(ROOT_SRC(rt), l->cnt[odd][c->rank], T, c->rbuf, l->cnt[odd], l->dsp[odd], T, rt, c->comm));
+    int rt = root(c), odd = checking(c), k = l->cnt[odd][c->rank];
+    const int *cnt = l->cnt[odd], *dsp = l->dsp[odd];
+    CALL(MPI_Gatherv(ROOT_SRC(rt), k, T, c->rbuf, cnt, dsp, T, rt, c->comm),
+         MPI_Igatherv(ROOT_SRC(rt), k, T, c->rbuf, cnt, dsp, T, rt, c->comm, req),
+         PCOLL(Gatherv_init)(ROOT_SRC(rt), k, T, c->rbuf, cnt, dsp, T, rt, c->comm, NOINFO, req));
 }
 
-void scatter_call(bench_ctx_t *c, MPI_Request *req)
+void scatter_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
     int rt = root(c), k = (int)elems(c);
     void *dst = args(c)->in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
-    MPI_CHECK(MPI_Scatter(c->sbuf, k, T, dst, k, T, rt, c->comm));
+    CALL(MPI_Scatter(c->sbuf, k, T, dst, k, T, rt, c->comm),
+         MPI_Iscatter(c->sbuf, k, T, dst, k, T, rt, c->comm, req),
+         PCOLL(Scatter_init)(c->sbuf, k, T, dst, k, T, rt, c->comm, NOINFO, req));
 }
 
-void scatterv_call(bench_ctx_t *c, MPI_Request *req)
+void scatterv_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
     const layout_t *l = lay(c);
-    int rt = root(c), odd = checking(c);
+    int rt = root(c), odd = checking(c), k = l->cnt[odd][c->rank];
+    const int *cnt = l->cnt[odd], *dsp = l->dsp[odd];
     void *dst = args(c)->in_place && c->rank == rt ? MPI_IN_PLACE : (void *)c->rbuf;
-    MPI_CHECK(MPI_Scatterv(c->sbuf, l->cnt[odd], l->dsp[odd], T, dst, l->cnt[odd][c->rank], T, rt, c->comm));
+    CALL(MPI_Scatterv(c->sbuf, cnt, dsp, T, dst, k, T, rt, c->comm),
+         MPI_Iscatterv(c->sbuf, cnt, dsp, T, dst, k, T, rt, c->comm, req),
+         PCOLL(Scatterv_init)(c->sbuf, cnt, dsp, T, dst, k, T, rt, c->comm, NOINFO, req));
 }
 
-void reduce_scatter_call(bench_ctx_t *c, MPI_Request *req)
+void reduce_scatter_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
     const int *rs = lay(c)->rs;
     CALL(MPI_Reduce_scatter(SRC, c->rbuf, rs, T, OP, c->comm),
-         MPI_Ireduce_scatter(SRC, c->rbuf, rs, T, OP, c->comm, req));
+         MPI_Ireduce_scatter(SRC, c->rbuf, rs, T, OP, c->comm, req),
+         PCOLL(Reduce_scatter_init)(SRC, c->rbuf, rs, T, OP, c->comm, NOINFO, req));
 }
 
-void reduce_scatter_block_call(bench_ctx_t *c, MPI_Request *req)
+void reduce_scatter_block_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
-    MPI_CHECK(MPI_Reduce_scatter_block(SRC, c->rbuf, (int)(elems(c) / c->nranks), T, OP, c->comm));
+    int k = (int)(elems(c) / c->nranks);
+    CALL(MPI_Reduce_scatter_block(SRC, c->rbuf, k, T, OP, c->comm),
+         MPI_Ireduce_scatter_block(SRC, c->rbuf, k, T, OP, c->comm, req),
+         PCOLL(Reduce_scatter_block_init)(SRC, c->rbuf, k, T, OP, c->comm, NOINFO, req));
 }
 
-void scan_call(bench_ctx_t *c, MPI_Request *req)
+void scan_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
-    MPI_CHECK(MPI_Scan(SRC, c->rbuf, (int)elems(c), T, OP, c->comm));
+    int k = (int)elems(c);
+    CALL(MPI_Scan(SRC, c->rbuf, k, T, OP, c->comm), MPI_Iscan(SRC, c->rbuf, k, T, OP, c->comm, req),
+         PCOLL(Scan_init)(SRC, c->rbuf, k, T, OP, c->comm, NOINFO, req));
 }
 
-void exscan_call(bench_ctx_t *c, MPI_Request *req)
+void exscan_call(bench_ctx_t *c, coll_mode_t mode, MPI_Request *req)
 {
-    (void)req;
-    MPI_CHECK(MPI_Exscan(SRC, c->rbuf, (int)elems(c), T, OP, c->comm));
+    int k = (int)elems(c);
+    CALL(MPI_Exscan(SRC, c->rbuf, k, T, OP, c->comm), MPI_Iexscan(SRC, c->rbuf, k, T, OP, c->comm, req),
+         PCOLL(Exscan_init)(SRC, c->rbuf, k, T, OP, c->comm, NOINFO, req));
+}
+
+/* ---- persistent rows: requests made once per root and buffers, then started ---- */
+
+/* The request this event starts: made (collectively: every rank changes buffers,
+ * layout and root at the same event) when there is none for these buffers yet. */
+static MPI_Request *persistent_request(bench_ctx_t *c, void (*call)(bench_ctx_t *, coll_mode_t, MPI_Request *))
+{
+    layout_t *l = c->state;
+    int n = c->nranks, odd = checking(c);
+    if (!l->preq) {
+        l->preq = malloc((size_t)n * sizeof *l->preq);
+        if (!l->preq) MPI_Abort(MPI_COMM_WORLD, 3);
+        for (int r = 0; r < n; r++) l->preq[r] = MPI_REQUEST_NULL;
+    }
+    if (l->psbuf != c->sbuf || l->prbuf != c->rbuf || l->podd != odd) {
+        for (int r = 0; r < n; r++)
+            if (l->preq[r] != MPI_REQUEST_NULL) MPI_CHECK(MPI_Request_free(&l->preq[r]));
+        l->psbuf = c->sbuf, l->prbuf = c->rbuf, l->podd = odd;
+    }
+    MPI_Request *req = &l->preq[root(c)];
+    if (*req == MPI_REQUEST_NULL) call(c, COLL_PERSISTENT, req);
+    return req;
+}
+
+/* The nbc rows' three phases (IMB-MPI4's *_persist): 0 starts and waits (the
+ * pure time, *_persist_pure and OSU's figure), 1 computes alone, 2 starts,
+ * computes with --nbc-test MPI_Test calls, and waits. */
+static void persistent_event(bench_ctx_t *c, void (*call)(bench_ctx_t *, coll_mode_t, MPI_Request *))
+{
+    const coll_args_t *a = args(c);
+    if (c->phase == 1) {
+        nbc_compute(a->compute_iters, 0, NULL);
+        return;
+    }
+    MPI_Request *req = persistent_request(c, call);
+    MPI_CHECK(MPI_Start(req));
+    if (c->phase == 2) nbc_compute(a->compute_iters, a->nbc_tests, req);
+    MPI_CHECK(MPI_Wait(req, MPI_STATUS_IGNORE));
 }
 
 /* ---- the per-collective entry points the rows name ---- */
@@ -430,7 +546,8 @@ void exscan_call(bench_ctx_t *c, MPI_Request *req)
     void name##_setup(bench_ctx_t *c) { setup_for(c); }                                                  \
     void name##_fill(bench_ctx_t *c) { fill_for(c, K); }                                                 \
     long name##_verify(const bench_ctx_t *c, long *verified) { return verify_for(c, K, verified); }      \
-    void name##_event(bench_ctx_t *c) { name##_call(c, NULL); }
+    void name##_event(bench_ctx_t *c) { name##_call(c, COLL_BLOCKING, NULL); }                          \
+    void name##_persistent_event(bench_ctx_t *c) { persistent_event(c, name##_call); }
 
 COLL_DEFINE(barrier, K_BARRIER)
 COLL_DEFINE(bcast, K_BCAST)
@@ -440,6 +557,7 @@ COLL_DEFINE(allgather, K_ALLGATHER)
 COLL_DEFINE(allgatherv, K_ALLGATHERV)
 COLL_DEFINE(alltoall, K_ALLTOALL)
 COLL_DEFINE(alltoallv, K_ALLTOALLV)
+COLL_DEFINE(alltoallw, K_ALLTOALLW)
 COLL_DEFINE(gather, K_GATHER)
 COLL_DEFINE(gatherv, K_GATHERV)
 COLL_DEFINE(scatter, K_SCATTER)
@@ -469,6 +587,11 @@ const char *coll_plan_skip(const bench_t *b, long size, int nranks, char *why, s
         snprintf(why, len, "a buffer of %zu elements is beyond what an MPI int count reaches", biggest);
         return why;
     }
+    if (b->buffer_bytes == alltoallw_buffers && (send > INT_MAX || recv > INT_MAX)) {
+        snprintf(why, len, "alltoallw's displacements are int bytes: a buffer of %zu bytes is beyond them",
+                 send > recv ? send : recv);
+        return why;
+    }
     return NULL;
 }
 
@@ -488,4 +611,21 @@ void coll_describe(const bench_ctx_t *c, const struct point *p, const struct wor
     json_num(j, "t_max_us", p->rank_mean_max_us);
     json_num(j, "t_avg_us", p->rank_mean_avg_us);
     json_num(j, "osu_avg_us", p->rank_mean_avg_us);
+}
+
+/* The persistent rows: the blocking fields, and which call made the requests
+ * (MPI_Bcast_init for bcast_persistent) from which interface. */
+void coll_persistent_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
+{
+    coll_describe(c, p, w, j);
+#ifdef COLL_PERSISTENT_PREFIX
+    char call[64];
+    const char *name = c->bench->name;
+    const char *suffix = strstr(name, "_persistent");
+    int len = suffix ? (int)(suffix - name) : (int)strlen(name);
+    snprintf(call, sizeof call, "%s%c%.*s_init", COLL_PERSISTENT_PREFIX, name[0] - 'a' + 'A', len - 1, name + 1);
+    json_str(j, "persistent_call", call);
+    json_str(j, "persistent_from", COLL_PERSISTENT_FROM);
+#endif
+    nbc_overlap_record(p, args(c)->nbc_tests, args(c)->compute_iters, j);
 }

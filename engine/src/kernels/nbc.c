@@ -36,16 +36,16 @@ static double iteration_time(void)
     return seconds_per_iter;
 }
 
+long nbc_compute_iters(double seconds) { return (long)(seconds / iteration_time()); }
+
 void nbc_calibrate(bench_ctx_t *c, double pure_event_s)
 {
-    coll_args(c)->compute_iters = (long)(pure_event_s / iteration_time());
+    coll_args(c)->compute_iters = nbc_compute_iters(pure_event_s);
 }
 
-static void compute(const bench_ctx_t *c, MPI_Request *req)
+void nbc_compute(long iters, int tests, MPI_Request *req)
 {
-    const coll_args_t *a = coll_args(c);
-    long iters = a->compute_iters;
-    int tests = req ? a->nbc_tests : 0;
+    if (!req) tests = 0;
     long chunk = iters / (tests + 1);
     for (int k = 0; k < tests; k++) {
         int done;
@@ -55,15 +55,16 @@ static void compute(const bench_ctx_t *c, MPI_Request *req)
     spin(iters - chunk * tests);
 }
 
-static void run(bench_ctx_t *c, void (*post)(bench_ctx_t *, MPI_Request *))
+static void run(bench_ctx_t *c, void (*post)(bench_ctx_t *, coll_mode_t, MPI_Request *))
 {
     MPI_Request req;
+    const coll_args_t *a = coll_args(c);
     if (c->phase == 1) {
-        compute(c, NULL);
+        nbc_compute(a->compute_iters, 0, NULL);
         return;
     }
-    post(c, &req);
-    if (c->phase == 2) compute(c, &req);
+    post(c, COLL_NONBLOCKING, &req);
+    if (c->phase == 2) nbc_compute(a->compute_iters, a->nbc_tests, &req);
     MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
 
@@ -74,6 +75,16 @@ void iallreduce_event(bench_ctx_t *c) { run(c, allreduce_call); }
 void iallgather_event(bench_ctx_t *c) { run(c, allgather_call); }
 void ialltoall_event(bench_ctx_t *c) { run(c, alltoall_call); }
 void ireduce_scatter_event(bench_ctx_t *c) { run(c, reduce_scatter_call); }
+void igather_event(bench_ctx_t *c) { run(c, gather_call); }
+void igatherv_event(bench_ctx_t *c) { run(c, gatherv_call); }
+void iscatter_event(bench_ctx_t *c) { run(c, scatter_call); }
+void iscatterv_event(bench_ctx_t *c) { run(c, scatterv_call); }
+void iallgatherv_event(bench_ctx_t *c) { run(c, allgatherv_call); }
+void ialltoallv_event(bench_ctx_t *c) { run(c, alltoallv_call); }
+void ialltoallw_event(bench_ctx_t *c) { run(c, alltoallw_call); }
+void ireduce_scatter_block_event(bench_ctx_t *c) { run(c, reduce_scatter_block_call); }
+void iscan_event(bench_ctx_t *c) { run(c, scan_call); }
+void iexscan_event(bench_ctx_t *c) { run(c, exscan_call); }
 
 /* The blocking twin's fields, and the overlap from the three phases' medians
  * (IMB-NBC): the share of the shorter of communication and computation that
@@ -81,11 +92,16 @@ void ireduce_scatter_event(bench_ctx_t *c) { run(c, reduce_scatter_call); }
 void nbc_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
 {
     coll_describe(c, p, w, j);
+    const coll_args_t *a = coll_args(c);
+    nbc_overlap_record(p, a->nbc_tests, a->compute_iters, j);
+}
+
+void nbc_overlap_record(const struct point *p, int tests, long compute_iters, struct json *j)
+{
     if (p->nphases < 3) return;
     double pure = p->phase_us[0], cpu = p->phase_us[1], ovrl = p->phase_us[2];
     double shorter = pure < cpu ? pure : cpu;
     double ratio = shorter > 0 ? (pure + cpu - ovrl) / shorter : 0;
-    const coll_args_t *a = coll_args(c);
     json_obj(j, "overlap");
     json_num(j, "pure_us", pure);
     json_num(j, "cpu_us", cpu);
@@ -93,7 +109,7 @@ void nbc_describe(const bench_ctx_t *c, const struct point *p, const struct worl
     json_num(j, "overlap_pct", 100.0 * (ratio < 0 ? 0 : ratio > 1 ? 1 : ratio));
     json_int(j, "cpu_n", (long long)p->phase_n[1]);
     json_int(j, "ovrl_n", (long long)p->phase_n[2]);
-    json_int(j, "mpi_test_calls", a->nbc_tests);
-    json_int(j, "compute_iters", a->compute_iters);
+    json_int(j, "mpi_test_calls", tests);
+    json_int(j, "compute_iters", compute_iters);
     json_close_obj(j);
 }

@@ -27,7 +27,7 @@ from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.levels import is_launch_level, launch_dots, launch_frame
 from mpiscope.units import human_size
 
-COLLECTIVE = ("coll", "nbc")
+COLLECTIVE = ("coll", "nbc", "neighbor", "persistent")
 # Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.
 MODEL_REPS = 200
 MIN_MODEL_SIZES = 6
@@ -237,10 +237,23 @@ def bandwidth_plot(df: pd.DataFrame, models: list[SeriesModel] | None = None, pa
 
 # --- collectives --------------------------------------------------------------------------
 
+def _collectives(df: pd.DataFrame) -> pd.DataFrame:
+    """The collective rows: the families of COLLECTIVE without the persistent point-to-point
+    rows (a collective point has every rank's mean, t_avg_us)."""
+    d = _family(_levels(df), COLLECTIVE, "collective measurements")
+    if "t_avg_us" in d:
+        d = d[(d["family"] != "persistent") | d["t_avg_us"].notna()]
+    else:
+        d = d[d["family"] != "persistent"]
+    if d.empty:
+        raise ValueError("no collective measurements")
+    return d
+
+
 def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against size, one panel per collective, one line per configuration and
     rank count."""
-    d = _family(_levels(df), COLLECTIVE, "collective measurements")
+    d = _collectives(df)
     d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no collective measurements with sizes above 0")
@@ -273,7 +286,7 @@ def _sizes_to_show(sizes: Sequence[int], most: int = 3) -> list[int]:
 def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
     """Time per call against rank count (--npmin runs), one panel per collective, one line per
     size (and configuration)."""
-    d = _family(_levels(df), COLLECTIVE, "collective measurements")
+    d = _collectives(df)
     if d["ranks"].nunique() < 2:
         raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
     benches = list(dict.fromkeys(d["benchmark"]))
