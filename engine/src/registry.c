@@ -10,6 +10,8 @@
 #include "kernels/pairs.h"
 #include "kernels/persistent.h"
 #include "kernels/ringcs.h"
+#include "kernels/startup.h"
+#include "kernels/threads.h"
 #include <string.h>
 
 static const bench_t pingpong = {
@@ -303,6 +305,38 @@ static const bench_t bw_persistent = {
     .verify = bw_verify,
 };
 
+/* ---- threads (kernels/threads.c): osu_latency_mt, IMB-MT; needs MPI_THREAD_MULTIPLE ---- */
+static const bench_t latency_mt = {
+    .name = "latency_mt", .family = "threads", .min_ranks = 2,
+    .summary = "--threads threads per rank ping-pong between ranks 0 and 1 at once (osu_latency_mt)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT | BENCH_THREAD_MULTIPLE,
+    .options = &threads_options,
+    .recv_slots = threads_slots,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size, .msgs_per_event = threads_msgs,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = threads_setup, .event = latency_mt_event, .teardown = threads_teardown,
+    .verify = latency_mt_verify, .plan_skip = threads_plan_skip, .describe = threads_describe,
+};
+
+/* ---- start-up (kernels/startup.c): osu_init, osu_hello; one sample per rank per launch ---- */
+static const bench_t init_row = {
+    .name = "init", .family = "startup", .min_ranks = 1,
+    .summary = "time of MPI_Init on each rank, one sample per launch (osu_init); the figure is the slowest rank's",
+    .flags = BENCH_ONCE | BENCH_NO_SIZE | BENCH_SYNC_BARRIER,
+    .ops_per_event = startup_one, .bytes_per_op = startup_zero, .once = startup_init_once,
+    .setup = startup_setup, .event = startup_event, .teardown = startup_teardown,
+    .verify = startup_verify, .describe = startup_describe,
+};
+
+static const bench_t hello_row = {
+    .name = "hello", .family = "startup", .min_ranks = 1,
+    .summary = "MPI_Init and a barrier that hears from every rank, one sample per launch (osu_hello)",
+    .flags = BENCH_ONCE | BENCH_NO_SIZE | BENCH_SYNC_BARRIER,
+    .ops_per_event = startup_one, .bytes_per_op = startup_zero, .once = startup_hello_once,
+    .setup = startup_setup, .event = startup_event, .teardown = startup_teardown,
+    .verify = startup_verify, .describe = startup_describe,
+};
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
@@ -314,6 +348,8 @@ const bench_t *const registry[] = {
     &ireduce_scatter_row,
     &grid, &pairs,
     &pingpong_persistent, &bw_persistent,
+    /* threads, start-up */
+    &latency_mt, &init_row, &hello_row,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 
