@@ -4,6 +4,7 @@
 #include "kernels/coll.h"
 #include "kernels/congestion.h"
 #include "kernels/hw.h"
+#include "kernels/layout.h"
 #include "kernels/loggp.h"
 #include "kernels/grid.h"
 #include "kernels/nbc.h"
@@ -23,6 +24,8 @@ static const bench_t pingpong = {
     .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingpong_event, .verify = pingpong_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t pingping = {
@@ -33,6 +36,8 @@ static const bench_t pingping = {
     .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingping_event, .verify = pingping_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t bw = {
@@ -44,6 +49,8 @@ static const bench_t bw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bw_event, .verify = bw_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t bibw = {
@@ -55,6 +62,8 @@ static const bench_t bibw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_twice_size, .msgs_per_event = bibw_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bibw_event, .verify = bibw_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t msgrate = {
