@@ -111,6 +111,8 @@ class Context:
     env: Mapping[str, str] = field(default_factory=dict)
     argv: tuple[str, ...] = ()
     cpu_mhz: float | None = None
+    # MPI's thread level: what MPI_Init_thread requested (None: plain MPI_Init) and what it provided
+    thread_level: Mapping[str, Any] | None = None
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 
