@@ -20,7 +20,9 @@ def check_latency_mt(run, ranks: int, threads: int, sizes: list[int]) -> None:
     assert [p["size"] for p in points] == sizes
     for p in points:
         assert p["family"] == "threads" and p["ranks"] == ranks and p["participants"] == [0, 1]
-        assert p["threads"] == {"per_rank": threads, "level_requested": "multiple", "level_provided": "multiple"}
+        cores = run.context["ranks"][0]["cores_online"]
+        assert p["threads"] == {"per_rank": threads, "level_requested": "multiple", "level_provided": "multiple",
+                                "on_rank0_host": 2 * threads, "more_than_cores": 2 * threads > cores}
         # every thread of both ranks verifies its own receive slot in each of the 3 check passes
         assert p["check"] == {"errors": 0, "verified_bytes": 2 * threads * p["size"] * 3}
         assert p["ops_per_event"] == 2 and p["time_us"]["n"] == 8

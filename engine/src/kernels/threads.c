@@ -12,6 +12,7 @@
  * MPI_THREAD_MULTIPLE is requested only when such a row is selected (main);
  * with less the row is skipped with the level the library gave. */
 #include "kernels/threads.h"
+#include "context.h"
 #include "json.h"
 #include "mpicheck.h"
 #include <pthread.h>
@@ -186,12 +187,17 @@ long latency_mt_verify(const bench_ctx_t *c, long *verified)
     return errors;
 }
 
+/* Threads that spin or poll need a core each: with fewer, the figure is the
+ * scheduler's (time slices of milliseconds), not the library's. */
 void threads_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
 {
-    (void)c, (void)p, (void)w;
+    (void)c, (void)p;
+    long on_host = same_host(w, 0, 1) ? 2 * nthreads : nthreads;
     json_obj(j, "threads");
     json_int(j, "per_rank", nthreads);
     json_str(j, "level_requested", thread_level_name(threads_requested_level()));
     json_str(j, "level_provided", thread_level_name(provided));
+    json_int(j, "on_rank0_host", on_host);
+    json_bool(j, "more_than_cores", on_host > w->ranks[0].cores_online);
     json_close_obj(j);
 }
