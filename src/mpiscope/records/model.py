@@ -152,6 +152,12 @@ class Point(AtPoint):
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 
+    @property
+    def stopped_early(self) -> bool:
+        """Not converged by a cap, not by design: a start-up point (stop_reason "once") has one
+        sample per launch and converges, if at all, over launches."""
+        return not self.converged and self.stop_reason != "once"
+
     # What the analysis reads of any measurement (analysis.measured.Measured).
     @property
     def median(self) -> float | None:

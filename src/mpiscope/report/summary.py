@@ -59,7 +59,7 @@ def note(lp: LaunchPoint, launches: int) -> str:
     parts = [modes_text(lp.modes)] if lp.modes else []
     if lp.drift is not None and lp.drift.levels:
         parts.append("runs " + run_levels_text(lp.drift.levels))
-    stopped = [p for p in lp.points if not p.converged]
+    stopped = [p for p in lp.points if p.stopped_early]
     if stopped:
         why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
         parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")
