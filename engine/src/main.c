@@ -1,9 +1,9 @@
 /* mpiscope-engine: parse, plan, describe the job, measure the plan, finish. */
 #include "bench.h"
 #include "buffers.h"
+#include "context.h"
 #include "kernels/startup.h"
 #include "kernels/threads.h"
-#include "context.h"
 #include "measure.h"
 #include "mpicheck.h"
 #include "options.h"
