@@ -33,6 +33,8 @@ typedef struct layout {
 } layout_t;
 
 static layout_t *current;  /* the point's layout (NULL: MPI_BYTE x size) */
+int layout_on;
+MPI_Datatype layout_type;
 
 int layout_validate(int nranks, char *err, size_t errlen)
 {
@@ -94,6 +96,7 @@ void layout_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
 void layout_setup(bench_ctx_t *c)
 {
     current = NULL;
+    layout_on = 0;
     if (layout_choice < 0) return;
     layout_t *l = calloc(1, sizeof *l);
     long n = blocks_of(c->size, NULL, NULL);
@@ -110,27 +113,20 @@ void layout_setup(bench_ctx_t *c)
     MPI_CHECK(MPI_Type_commit(&l->type));
     c->rslot = l->extent;  /* receive slots hold a whole extent */
     current = l;
+    layout_type = l->type;
+    layout_on = 1;
 }
 
 void layout_teardown(bench_ctx_t *c)
 {
     (void)c;
+    layout_on = 0;
     if (!current) return;
     MPI_CHECK(MPI_Type_free(&current->type));
     free(current->len);
     free(current->disp);
     free(current);
     current = NULL;
-}
-
-int layout_message(const bench_ctx_t *c, MPI_Datatype *type)
-{
-    if (!current) {
-        *type = MPI_BYTE;
-        return (int)c->size;
-    }
-    *type = current->type;
-    return 1;
 }
 
 /* The pattern in payload order at the payload positions; the gaps hold a filler. */

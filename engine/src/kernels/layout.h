@@ -16,9 +16,22 @@ enum { LAYOUT_CONTIGUOUS, LAYOUT_VECTOR, LAYOUT_INDEXED };
 
 int layout_validate(int nranks, char *err, size_t errlen);
 
+/* The point's datatype while a row with a layout is measured (layout_setup to
+ * layout_teardown); else layout_on is 0. */
+extern int layout_on;
+extern MPI_Datatype layout_type;
+
 /* The message of the point being measured: count elements of type (MPI_BYTE x
- * size without a layout). */
-int layout_message(const bench_ctx_t *c, MPI_Datatype *type);
+ * size without a layout). Inline: it sits in pingpong's and bw's timed path. */
+static inline int layout_message(const bench_ctx_t *c, MPI_Datatype *type)
+{
+    if (!layout_on) {
+        *type = MPI_BYTE;
+        return (int)c->size;
+    }
+    *type = layout_type;
+    return 1;
+}
 /* --check: wrong bytes in a received buffer (payload against the sender's
  * pattern, and gaps that the receive must not have touched). */
 long layout_compare(const bench_ctx_t *c, const char *buf, int sender);
