@@ -19,6 +19,9 @@ enum {
     BENCH_COLLECTIVE = 1 << 5,
     BENCH_REDUCTION = 1 << 6,     /* combines data with an operation */
     BENCH_NO_SIZE = 1 << 7,       /* moves no data (barrier): measured once per rank count, at size 0 */
+    BENCH_THREAD_MULTIPLE = 1 << 8, /* its threads call MPI at once: main requests MPI_THREAD_MULTIPLE */
+    /* one sample per rank per launch (MPI_Init's time): no warm-up, the row's once() is the sample */
+    BENCH_ONCE = 1 << 9,
 };
 
 struct bench;
@@ -98,6 +101,8 @@ typedef struct bench {
     /* Adds the row's own fields to its point record (rank 0, after the point,
      * before teardown: the kernel's state is still there). */
     void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+    /* BENCH_ONCE rows: this rank's one sample in seconds, measured before the timing core ran. */
+    double (*once)(const bench_ctx_t *c);
 } bench_t;
 
 extern const bench_t *const registry[];

@@ -216,6 +216,19 @@ void mpi_info_emit(FILE *out)
     json_free(&j);
 }
 
+static int thread_requested = -1;
+
+void context_set_thread_request(int level) { thread_requested = level; }
+
+static const char *level_name(int level)
+{
+    if (level == MPI_THREAD_SINGLE) return "single";
+    if (level == MPI_THREAD_FUNNELED) return "funneled";
+    if (level == MPI_THREAD_SERIALIZED) return "serialized";
+    if (level == MPI_THREAD_MULTIPLE) return "multiple";
+    return "unknown";
+}
+
 void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", std[16], stamp[32];
@@ -232,6 +245,12 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
     json_str(&j, "mpi_library_version", lib);
     json_str(&j, "mpi_version", std);
     json_int(&j, "world_size", w->nranks);
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    json_obj(&j, "thread_level");
+    json_str(&j, "requested", thread_requested >= 0 ? level_name(thread_requested) : NULL);
+    json_str(&j, "provided", level_name(provided));
+    json_close_obj(&j);
     json_str(&j, "start_time", stamp);
     json_arr(&j, "hosts");
     for (int h = 0; h < w->nhosts; h++)

@@ -41,6 +41,10 @@ void world_free(world_t *w);
 int world_reorder(world_t *w, const options_t *o);
 int same_host(const world_t *w, int a, int b);
 
+/* main: the thread level MPI_Init_thread was asked for (not called: MPI_Init,
+ * recorded as null). The context records it and what MPI_Query_thread says. */
+void context_set_thread_request(int level);
+
 /* The context record; o->max_memory_bytes holds the limit in force. */
 void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, char **argv);
 

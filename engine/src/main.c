@@ -2,6 +2,8 @@
 #include "bench.h"
 #include "buffers.h"
 #include "context.h"
+#include "kernels/startup.h"
+#include "kernels/threads.h"
 #include "measure.h"
 #include "mpicheck.h"
 #include "options.h"
@@ -178,7 +180,21 @@ int main(int argc, char **argv)
         return status;
     }
 
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE only when a selected benchmark needs it: it can slow the others */
+    double before_init = now_s();
+    if (threads_needed(o.benchmarks, o.nbenchmarks)) {
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Init_thread(&argc, &argv, threads_requested_level(), &provided);
+        threads_set_provided(provided);
+        context_set_thread_request(threads_requested_level());
+    } else {
+        MPI_Init(&argc, &argv);
+    }
+    double after_init = now_s();
+    if (startup_selected(o.benchmarks, o.nbenchmarks)) {
+        MPI_Barrier(MPI_COMM_WORLD);  /* the hello world: every rank has started */
+        startup_record(after_init - before_init, now_s() - before_init);
+    }
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     double start = now_s();
     status = 0;

@@ -2,7 +2,9 @@
  * and a row here; a family's rows point at its option table. */
 #include "bench.h"
 #include "kernels/coll.h"
+#include "kernels/congestion.h"
 #include "kernels/hw.h"
+#include "kernels/layout.h"
 #include "kernels/loggp.h"
 #include "kernels/grid.h"
 #include "kernels/nbc.h"
@@ -13,6 +15,8 @@
 #include "kernels/ringcs.h"
 #include "kernels/fwq.h"
 #include "kernels/rma.h"
+#include "kernels/startup.h"
+#include "kernels/threads.h"
 #include <string.h>
 
 static const bench_t pingpong = {
@@ -23,6 +27,8 @@ static const bench_t pingpong = {
     .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingpong_event, .verify = pingpong_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t pingping = {
@@ -33,6 +39,8 @@ static const bench_t pingping = {
     .ops_per_event = p2p_one, .bytes_per_op = p2p_size,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = pingping_event, .verify = pingping_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t bw = {
@@ -44,6 +52,8 @@ static const bench_t bw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bw_event, .verify = bw_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t bibw = {
@@ -55,6 +65,8 @@ static const bench_t bibw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_twice_size, .msgs_per_event = bibw_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bibw_event, .verify = bibw_verify,
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
+    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t msgrate = {
@@ -449,6 +461,123 @@ NEIGHBOR_ROW(neighbor_allgatherv, "MPI_Neighbor_allgatherv: size bytes to every 
 NEIGHBOR_ROW(neighbor_alltoall, "MPI_Neighbor_alltoall: a size-byte block per neighbour");
 NEIGHBOR_ROW(neighbor_alltoallv, "MPI_Neighbor_alltoallv: a size-byte block per neighbour (uneven under --check)");
 NEIGHBOR_ROW(neighbor_alltoallw, "MPI_Neighbor_alltoallw: a size-byte block per neighbour, byte displacements");
+/* ---- threads (kernels/threads.c): osu_latency_mt, IMB-MT; needs MPI_THREAD_MULTIPLE ---- */
+static const bench_t latency_mt = {
+    .name = "latency_mt", .family = "threads", .min_ranks = 2,
+    .summary = "--threads threads per rank ping-pong between ranks 0 and 1 at once (osu_latency_mt)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT | BENCH_THREAD_MULTIPLE,
+    .options = &threads_options,
+    .recv_slots = threads_slots,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size, .msgs_per_event = threads_msgs,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = threads_setup, .event = latency_mt_event, .teardown = threads_teardown,
+    .verify = latency_mt_verify, .plan_skip = threads_plan_skip, .describe = threads_describe,
+};
+
+/* ---- start-up (kernels/startup.c): osu_init, osu_hello; one sample per rank per launch ---- */
+static const bench_t init_row = {
+    .name = "init", .family = "startup", .min_ranks = 1,
+    .summary = "time of MPI_Init on each rank, one sample per launch (osu_init); the figure is the slowest rank's",
+    .flags = BENCH_ONCE | BENCH_NO_SIZE | BENCH_SYNC_BARRIER,
+    .ops_per_event = startup_one, .bytes_per_op = startup_zero, .once = startup_init_once,
+    .setup = startup_setup, .event = startup_event, .teardown = startup_teardown,
+    .verify = startup_verify, .describe = startup_describe,
+};
+
+static const bench_t hello_row = {
+    .name = "hello", .family = "startup", .min_ranks = 1,
+    .summary = "MPI_Init and a barrier that hears from every rank, one sample per launch (osu_hello)",
+    .flags = BENCH_ONCE | BENCH_NO_SIZE | BENCH_SYNC_BARRIER,
+    .ops_per_event = startup_one, .bytes_per_op = startup_zero, .once = startup_hello_once,
+    .setup = startup_setup, .event = startup_event, .teardown = startup_teardown,
+    .verify = startup_verify, .describe = startup_describe,
+};
+
+/* ---- many pairs and congestion (kernels/congestion.c): OSU multi_lat, latency_mp, bw_fan_in/out; IMB-P2P ---- */
+static const bench_t multi_lat = {
+    .name = "multi_lat", .family = "congestion", .min_ranks = 2,
+    .summary = "N/2 pairs (i, i+N/2) ping-pong at once: latency per message of the slowest pair (osu_multi_lat)",
+    .flags = BENCH_SYNC_BARRIER | BENCH_HALF_RTT, .options = &congestion_options,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size, .msgs_per_event = multi_lat_msgs,
+    .is_active = msgrate_active, .pairs = msgrate_pairs,
+    .event = multi_lat_event, .verify = multi_lat_verify,
+};
+
+static const bench_t latency_mp = {
+    .name = "latency_mp", .family = "congestion", .min_ranks = 2,
+    .summary = "pingpong 0 <-> 1 while each has --procs forked (sleeping) child processes (osu_latency_mp)",
+    .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT, .options = &congestion_options,
+    .ops_per_event = p2p_two, .bytes_per_op = p2p_size,
+    .is_active = p2p_first_two_active, .pairs = p2p_pair01,
+    .setup = latency_mp_setup, .event = pingpong_event, .teardown = latency_mp_teardown,
+    .verify = pingpong_verify, .describe = latency_mp_describe,
+};
+
+static const bench_t fan_in = {
+    .name = "fan_in", .family = "congestion", .min_ranks = 2,
+    .summary = "ranks 1..N-1 each stream --window messages to rank 0: aggregate bandwidth (osu_bw_fan_in)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = fan_in_slots,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = fan_bytes, .msgs_per_event = fan_msgs,
+    .pairs = fan_pairs,
+    .setup = fan_setup, .event = fan_in_event, .teardown = fan_teardown, .verify = fan_in_verify,
+};
+
+static const bench_t fan_out = {
+    .name = "fan_out", .family = "congestion", .min_ranks = 2,
+    .summary = "rank 0 streams --window messages to each of ranks 1..N-1: aggregate bandwidth (osu_bw_fan_out)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = fan_out_slots,
+    .ops_per_event = p2p_window_ops, .bytes_per_op = fan_bytes, .msgs_per_event = fan_msgs,
+    .pairs = fan_pairs,
+    .setup = fan_setup, .event = fan_out_event, .teardown = fan_teardown, .verify = fan_out_verify,
+};
+
+static const bench_t unirandom = {
+    .name = "unirandom", .family = "congestion", .min_ranks = 2,
+    .summary = "N one-way messages between random pairs per event: time per message of the job (IMB-P2P Unirandom)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = random_slots,
+    .ops_per_event = random_msgs, .bytes_per_op = p2p_size, .msgs_per_event = random_msgs,
+    .event = unirandom_event, .verify = unirandom_verify,
+};
+
+static const bench_t birandom = {
+    .name = "birandom", .family = "congestion", .min_ranks = 2,
+    .summary = "N exchanges (both ways) between random pairs per event (IMB-P2P Birandom)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = random_slots,
+    .ops_per_event = birandom_msgs, .bytes_per_op = p2p_size, .msgs_per_event = birandom_msgs,
+    .event = birandom_event, .verify = birandom_verify,
+};
+
+static const bench_t corandom = {
+    .name = "corandom", .family = "congestion", .min_ranks = 1,
+    .summary = "a random ring per event: every rank sends to its successor at once (IMB-P2P Corandom)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .ops_per_event = random_msgs, .bytes_per_op = p2p_size, .msgs_per_event = random_msgs,
+    .event = corandom_event, .verify = corandom_verify,
+};
+
+static const bench_t stencil2d = {
+    .name = "stencil2d", .family = "congestion", .min_ranks = 1,
+    .summary = "halo exchange with the 4 neighbours of a periodic 2-D grid (IMB-P2P Stencil2D)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = stencil_slots,
+    .ops_per_event = p2p_one, .bytes_per_op = stencil_bytes, .msgs_per_event = stencil_msgs,
+    .setup = stencil_setup, .event = stencil_event, .teardown = stencil_teardown,
+    .verify = stencil_verify, .describe = stencil_describe,
+};
+
+static const bench_t stencil3d = {
+    .name = "stencil3d", .family = "congestion", .min_ranks = 1,
+    .summary = "halo exchange with the 6 neighbours of a periodic 3-D grid (IMB-P2P Stencil3D)",
+    .flags = BENCH_SYNC_BARRIER, .options = &congestion_options,
+    .recv_slots = stencil_slots,
+    .ops_per_event = p2p_one, .bytes_per_op = stencil_bytes, .msgs_per_event = stencil_msgs,
+    .setup = stencil_setup, .event = stencil_event, .teardown = stencil_teardown,
+    .verify = stencil_verify, .describe = stencil_describe,
+};
 
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
@@ -478,6 +607,10 @@ const bench_t *const registry[] = {
     &neighbor_allgather_row, &neighbor_allgatherv_row, &neighbor_alltoall_row, &neighbor_alltoallv_row,
     &neighbor_alltoallw_row, &ineighbor_allgather_row, &ineighbor_allgatherv_row, &ineighbor_alltoall_row,
     &ineighbor_alltoallv_row, &ineighbor_alltoallw_row,
+    /* threads, start-up */
+    &latency_mt, &init_row, &hello_row,
+    /* many pairs and congestion */
+    &multi_lat, &latency_mp, &fan_in, &fan_out, &unirandom, &birandom, &corandom, &stencil2d, &stencil3d,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

@@ -135,7 +135,8 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
 {
     int active = is_active(b, c);
     int root_samples = (b->flags & BENCH_SAMPLE_ROOT) != 0;
-    long first = o->reps ? o->reps : 1; /* one probe event sizes the batches */
+    int once = (b->flags & BENCH_ONCE) != 0;
+    long first = once ? 1 : o->reps ? o->reps : 1; /* one probe event sizes the batches */
     long n = 0, batch = first;
     int judged = !judge || !sync_can_settle(sy);
     double sampling_start = now_s();
@@ -148,7 +149,7 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
                 use_slot(c, bufs, n + i);
                 double t0 = m->start ? m->start(sy, i) : now_s();
                 if (active) b->event(c);
-                x[i] = now_s() - t0;
+                x[i] = once ? b->once(c) : now_s() - t0;
             }
         }
         if (!active) memset(x, 0, (size_t)batch * sizeof *x);
@@ -167,7 +168,8 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
         long decision[2] = {0, 0};  /* the next batch's length (0: stop); judge the clocks now */
         double event_s = 0;
         if (c->rank == 0) {
-            decision[0] = next_batch(t, o, n, now_s() - sampling_start, ops, p);
+            if (once) p->stop_reason = "once";
+            else decision[0] = next_batch(t, o, n, now_s() - sampling_start, ops, p);
             if (!judged && (decision[0] == 0 || valid_samples(t, n, ops) >= o->min_reps)) {
                 decision[1] = 1;
                 event_s = median_event_s(t, n);
@@ -323,7 +325,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
 
     if (o->check) verify_pass(b, c, bufs, p);
 
-    p->warmup = warmup_count(o, c->size);
+    p->warmup = (b->flags & BENCH_ONCE) ? 0 : warmup_count(o, c->size);
     double w0 = now_s();
     warm_up(b, c, bufs, sy.m, p->warmup);
     begin_sampling(&sy, c, now_s() - w0, p->warmup, 0);

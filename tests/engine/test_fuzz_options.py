@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import run_engine
 
 NAMES = ["pingpong", "bw", "ring", "exchange", "ringcs3", "allreduce", "grid", "bw_persistent", "nosuch",
-         "PINGPONG", ""]
+         "PINGPONG", "", "init", "stencil2d", "unirandom", "latency_mt"]
 GARBAGE = st.text(alphabet="0123456789:,+*^-kKMGabx .=\\\"'", max_size=12)
 VALUES = {
     "--sizes": st.one_of(st.sampled_from(["0", "1:64", "8,16", "1:4096:+1000", "1:64:2^k-1", "0:64:*1.5"]), GARBAGE),
@@ -37,6 +37,12 @@ VALUES = {
     "--order": st.sampled_from(["block", "cyclic", "1,0", "0,1,2", "0,0", "x"]),
     "--sync": st.sampled_from(["window", "barrier", "none", "round"]),
     "--ranks": st.one_of(st.integers(-1, 5).map(str), GARBAGE),
+    "--layout": st.sampled_from(["contiguous", "vector", "indexed", "vect", ""]),
+    "--layout-block": st.one_of(st.integers(-1, 9).map(str), GARBAGE),
+    "--layout-stride": st.one_of(st.integers(-1, 9).map(str), GARBAGE),
+    "--threads": st.one_of(st.integers(-1, 3).map(str), GARBAGE),
+    "--thread-level": st.sampled_from(["single", "serialized", "multiple", "many"]),
+    "--procs": st.one_of(st.integers(-1, 2).map(str), GARBAGE),
     "--points": st.one_of(st.sampled_from(["0", "0-2", "1,1,0", "2-1", "99", "@/nonexistent", "0,,1"]), GARBAGE),
 }
 FLAGS = ["--check", "--raw", "--json", "--bogus", "-x", "--", "--sizes", "--plan", "--in-place", "--rotate-root"]

@@ -134,6 +134,8 @@ class Context:
     env: Mapping[str, str] = field(default_factory=dict)
     argv: tuple[str, ...] = ()
     cpu_mhz: float | None = None
+    # MPI's thread level: what MPI_Init_thread requested (None: plain MPI_Init) and what it provided
+    thread_level: Mapping[str, Any] | None = None
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 
@@ -185,6 +187,12 @@ class Point(AtPoint):
         """The point's estimate in µs: the median of the samples (mpiscope's), or for an imported
         point the figure of the tool that `estimate` names (OSU's and IMB's averages are means)."""
         return getattr(self.time_us, self.estimate)
+
+    @property
+    def stopped_early(self) -> bool:
+        """Not converged by a cap, not by design: a start-up point (stop_reason "once") has one
+        sample per launch and converges, if at all, over launches; an imported point has no stopping rule."""
+        return not self.converged and self.stop_reason != "once" and self.imported is None
 
     # What the analysis reads of any measurement (analysis.measured.Measured): its estimate,
     # which is a median unless `estimate` says otherwise (imported points; tables label it).

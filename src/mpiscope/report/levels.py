@@ -66,7 +66,7 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
     for col in [c for c in row if c.endswith("_MBps") or c == "msg_rate"]:
         row[col] = _rate(base, col, lp)
     pts = lp.points
-    stopped = [p for p in pts if not p.converged]
+    stopped = [p for p in pts if p.stopped_early]
     row.update(time_median_us=lp.median, time_ci_low_us=lp.ci_low, time_ci_high_us=lp.ci_high,
                samples=sum(p.time_us.n for p in pts), converged=not stopped,
                stop_reason=stopped[0].stop_reason if stopped else base.get("stop_reason"),

@@ -81,7 +81,7 @@ def note(lp: LaunchPoint, launches: int) -> str:
     if lp.drift is not None and lp.drift.levels:
         parts.append("runs " + run_levels_text(lp.drift.levels))
     parts += [imported_note(p) for p in lp.points[:1] if p.imported is not None]
-    stopped = [p for p in lp.points if not p.converged and p.imported is None]
+    stopped = [p for p in lp.points if p.stopped_early]
     if stopped:
         why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
         parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")

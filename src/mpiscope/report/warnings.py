@@ -46,7 +46,7 @@ def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
                    f"or a lost message): {_where(timeouts)}")
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
-    unconverged = [p for p in points if not p.converged and p.imported is None]  # imported: no stopping rule
+    unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})
         out.append(f"{len(unconverged)} of {len(points)} points did not converge (stopped by "

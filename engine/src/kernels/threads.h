@@ -1,0 +1,28 @@
+/* Threads (osu_latency_mt, IMB-MT): ranks 0 and 1 each run --threads threads
+ * that ping-pong at once, which needs MPI_THREAD_MULTIPLE. Rows in registry.c. */
+#ifndef MPISCOPE_THREADS_H
+#define MPISCOPE_THREADS_H
+
+#include "bench.h"
+#include "option_table.h"
+
+extern const option_table_t threads_options;
+
+/* main, before MPI_Init: whether a selected benchmark needs threads, and the
+ * level to request then (--thread-level, MPI_THREAD_MULTIPLE by default). */
+int threads_needed(char *const *names, int n);
+int threads_requested_level(void);
+/* main, after MPI_Init_thread: the level the library provided. */
+void threads_set_provided(int level);
+const char *thread_level_name(int level);
+
+int threads_slots(const bench_ctx_t *c);
+double threads_msgs(const bench_ctx_t *c);
+void threads_setup(bench_ctx_t *c);
+void threads_teardown(bench_ctx_t *c);
+void latency_mt_event(bench_ctx_t *c);
+long latency_mt_verify(const bench_ctx_t *c, long *verified);
+const char *threads_plan_skip(const bench_t *b, long size, int nranks, char *why, size_t len);
+void threads_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+
+#endif
