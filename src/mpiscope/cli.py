@@ -4,6 +4,7 @@ arguments; nothing imports this module."""
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from mpiscope import __version__
@@ -37,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:  # a full disk, a read-only runs directory: one line, not a traceback
         where = f" ({e.filename})" if e.filename else ""
-        err.print(f"mpiscope: error: {e.strerror or e}{where}: free some space or use another --runs-dir",
+        fix = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space"}.get(
+            e.errno, "check the path, or use another --runs-dir")
+        err.print(f"mpiscope: error: {e.strerror or e}{where}: {fix}",
                   markup=False, highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:

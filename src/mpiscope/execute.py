@@ -97,6 +97,7 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
     total = Outcome()
     todo = [Launches(list(planned.points), whole=True) if entries is None else Launches(entries)]
     hangs: dict[SeriesKey, int] = {}
+    run.reserve()
     try:
         while todo:
             current = todo.pop(0)
@@ -115,18 +116,38 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
                 todo = _after_hang(run, part, current.entries, out, hangs, todo)
             elif out.status in ("failed", "interrupted"):
                 break
+        if total.status in ("running", "hung"):
+            total.status, total.error = "ok", None
+        meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
+        worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
+        run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
+                   warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
+                   timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
     except BaseException as e:  # never leave a run marked running
-        run.update(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                   finished=utc_now(), error=str(e) or type(e).__name__)
+        why = _mark_stopped(run, e)
+        if isinstance(e, OSError):
+            raise MpiscopeError(f"{why} (run kept in {run.path})") from e
         raise
-    if total.status in ("running", "hung"):
-        total.status, total.error = "ok", None
-    meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
-    worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
-    run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
-               warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
-               timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
+    finally:
+        run.release()
     return total
+
+
+def _mark_stopped(run: Run, e: BaseException) -> str:
+    """A launch ended by an exception (Ctrl-C, a full disk): the run is marked so, with the reason."""
+    if isinstance(e, KeyboardInterrupt):
+        status, why = "interrupted", "interrupted (Ctrl-C or a termination signal)"
+    elif isinstance(e, OSError):
+        status = "failed"
+        why = f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}: mpiscope could not store the " \
+              f"records; free some space, then `mpiscope run --resume {run.id}`"
+    else:
+        status, why = "failed", str(e) or type(e).__name__
+    try:
+        run.update(status=status, finished=utc_now(), error=why)
+    except OSError:
+        pass  # the original error says more than this one
+    return why
 
 
 def launch_of(target: Target, part: Part, entries: list[PlanPoint] | None = None, timeout_s: float | None = None,

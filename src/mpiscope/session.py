@@ -260,22 +260,32 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     from mpiscope.console import err, out
     for present in show:
         present(run)
+    unwritten = None
     if report:
-        write_report_quietly([run], report_path or run.path / "report.html")
+        try:
+            write_report_quietly([run], report_path or run.path / "report.html")
+        except MpiscopeError as e:
+            unwritten = e
     out.print(f"saved in {run.path}")
-    return finish(outcome, run, err)
+    status = finish(outcome, run, err)
+    if unwritten is not None:
+        raise unwritten
+    return status
 
 
 def write_report_quietly(runs: list[Run], target_path: Path) -> None:
-    """report.html after a run or sweep: a report that cannot be written is a warning, never the
-    run's failure."""
+    """report.html after a run or sweep: a report with nothing to show is a warning; one the disk
+    cannot take (full, read-only) is an error naming the fix, with nothing half-written left."""
     from mpiscope.console import out, warn
     from mpiscope.report.html import write_report
     if not runs:
         return
     try:
         path = write_report(runs, target_path)
-    except (OSError, ValueError) as e:
+    except ValueError as e:
         warn(f"no HTML report: {e}")
         return
+    except OSError as e:  # a full or read-only disk is the user's to fix: not a quiet warning
+        raise MpiscopeError(f"cannot write {target_path}: {e.strerror or e}; the measurements are kept: free "
+                            f"some space, then `mpiscope report {' '.join(str(r.path) for r in runs)}`") from e
     out.print(f"report: {path}", markup=False)

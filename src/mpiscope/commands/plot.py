@@ -22,7 +22,14 @@ def cmd_plot(a: argparse.Namespace) -> int:
     if not plots:
         raise UsageError("no plot applies to these runs' benchmarks")
     out_dir = Path(a.output) if a.output else (runs[0].path if len(runs) == 1 else Path("."))
-    for path in write_plots(plots, out_dir, a.format):
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir} is a file, not a directory: give a directory for the plots")
+    try:
+        written = write_plots(plots, out_dir, a.format)
+    except OSError as e:
+        raise UsageError(f"cannot write the plots into {out_dir}: {e.strerror or e}: give a writable "
+                         f"directory with -o") from e
+    for path in written:
         out.print(str(path), markup=False)
     return 0
 

@@ -19,7 +19,11 @@ def cmd_report(a: argparse.Namespace) -> int:
         target = target / "report.html"
     if not target.parent.is_dir():
         raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
-    write_report(runs, target)
+    try:
+        write_report(runs, target)
+    except OSError as e:
+        raise UsageError(f"cannot write {target}: {e.strerror or e}: free some space or give a writable "
+                         f"place with -o (nothing was written)") from e
     out.print(str(target), markup=False)
     return 0
 
