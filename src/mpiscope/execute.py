@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -252,7 +253,9 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
             console: Console, cores: int, progress: bool = True) -> Outcome:
     """One launch: its records appended to the run (with the part's tag), its stderr kept."""
     out = Outcome()
-    env = {**os.environ, **launch.env}
+    # the engine ends its ranks when this mpiscope is gone (killed: nothing else would stop them)
+    env = {**os.environ, **launch.env, "MPISCOPE_PARENT_PID": str(os.getpid()),
+           "MPISCOPE_PARENT_HOST": socket.gethostname()}
     writer = RecordWriter(run.path / RECORDS)
     stderr = open(run.path / STDERR, "ab")
     try:

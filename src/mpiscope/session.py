@@ -26,7 +26,7 @@ from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
-from mpiscope.store import STDERR, Run, RunMeta, SweepRef
+from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring
 
 _targets: dict[str | None, Target] = {}
 
@@ -222,15 +222,7 @@ def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoin
 
 def _alive(meta: RunMeta) -> bool:
     """Is the mpiscope that created the run still running (on this host)?"""
-    if not isinstance(meta.pid, int) or meta.host != socket.gethostname():
-        return False
-    try:
-        os.kill(meta.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return measuring(meta)
 
 
 def finish(outcome: Outcome | None, run: Run, err: Console) -> int:

@@ -184,6 +184,33 @@ class RecordWriter(atomic.LineAppender):
     fit (a full disk) is taken back."""
 
 
+def measuring(meta: RunMeta) -> bool:
+    """Is the mpiscope that measures this run still alive? Only a run marked running on this
+    host can be; a pid taken over by another program (not an mpiscope) does not count."""
+    if meta.status != "running" or not isinstance(meta.pid, int) or meta.pid <= 0 \
+            or meta.host != socket.gethostname():
+        return False
+    try:
+        os.kill(meta.pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return isinstance(meta.pid, int) and meta.pid < 2 ** 31
+    try:
+        cmdline = Path(f"/proc/{meta.pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc: the pid lives, that is all we can tell
+    return b"mpiscope" in cmdline or b"pytest" in cmdline or b"python" in cmdline
+
+
+def shown_status(meta: RunMeta) -> str:
+    """The status to show: a run marked running whose mpiscope is gone (killed, a crash of the
+    machine) is `stopped`, which `run --resume` finishes."""
+    if meta.status == "running" and meta.host == socket.gethostname() and not measuring(meta):
+        return "stopped"
+    return meta.status
+
+
 def list_runs(runs_dir: Path) -> list[Run]:
     if not runs_dir.is_dir():
         return []
