@@ -22,9 +22,9 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, before_retry: Calla
     try:
         _write_synced(tmp, raw)
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:  # an interrupt too: no temporary file is left behind
         _unlink_quietly(tmp)
-        if e.errno == errno.ENOSPC and before_retry is not None and before_retry():
+        if isinstance(e, OSError) and e.errno == errno.ENOSPC and before_retry is not None and before_retry():
             write_atomic(path, raw)
             return
         raise

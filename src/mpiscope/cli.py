@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import errno
+import signal
 import sys
+import threading
 
 from mpiscope import __version__
 from mpiscope.commands import (batch_run, bench, compare, export, model, mpi, pairs, plot, predict, report, run,
@@ -28,9 +30,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate_as_interrupt() -> dict:
+    """SIGTERM and SIGHUP (a batch system's time limit, a closed terminal) end every phase as
+    Ctrl-C does: a message, exit 130, and nothing half-written (the model, the report)."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from mpiscope.console import err
     args = parser().parse_args(argv)
+    previous = _terminate_as_interrupt()
     try:
         return args.func(args)
     except MpiscopeError as e:
@@ -44,8 +57,12 @@ def main(argv: list[str] | None = None) -> int:
                   markup=False, highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
-        err.print("mpiscope: interrupted")
+        err.print("mpiscope: interrupted (what was written is whole; a run cut short is marked interrupted: "
+                  "`mpiscope run --resume RUN` finishes it)", markup=False)
         return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

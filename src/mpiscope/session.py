@@ -97,10 +97,15 @@ class Session:
         if announce:
             announce(run)
         outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
-        if m.policy.auto and outcome.status == "ok":
-            outcome = self._more_launches(run, m, started, time.monotonic() - started)
-        if outcome.status == "ok" and launch_count(run.records()) > 1:
-            run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
+        try:
+            if m.policy.auto and outcome.status == "ok":
+                outcome = self._more_launches(run, m, started, time.monotonic() - started)
+            if outcome.status == "ok" and launch_count(run.records()) > 1:
+                run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
+        except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
+            error = "interrupted between launches; every point measured so far is kept"
+            run.update(status="interrupted", error=error)
+            outcome = Outcome(status="interrupted", error=error)
         return run, outcome
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
@@ -250,14 +255,19 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     """The end of every measuring command: what the command shows of the run (its summary,
     model, a study's tables), the HTML report, where the run is kept, and the exit status."""
     from mpiscope.console import err, out
-    for present in show:
-        present(run)
     unwritten = None
-    if report:
-        try:
-            write_report_quietly([run], report_path or run.path / "report.html")
-        except MpiscopeError as e:
-            unwritten = e
+    try:
+        for present in show:
+            present(run)
+        if report:
+            try:
+                write_report_quietly([run], report_path or run.path / "report.html")
+            except MpiscopeError as e:
+                unwritten = e
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP after the measurement: the run is whole
+        err.print(f"mpiscope: interrupted; the run is kept in {run.path}"
+                  f"{f' (no report: `mpiscope report {run.path}` writes it)' if report else ''}", markup=False)
+        return 130
     out.print(f"saved in {run.path}")
     status = finish(outcome, run, err)
     if unwritten is not None:

@@ -94,6 +94,16 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ranks-per-node", type=positive_int, help="ranks on each node")
     g.add_argument("--map-by", choices=MAPPINGS, help="block: fill a node first; cyclic: deal ranks round the nodes")
     g.add_argument("--bind-to", choices=BINDINGS, help="pin each rank to a core, hwthread, socket, numa node, or none")
+    g.add_argument("--oversubscribe", action="store_true",
+                   help="launch even far more ranks than the cores the job can see (refused otherwise)")
+
+
+def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placement) -> None:
+    """-n far beyond the cores and hosts: refused unless --oversubscribe."""
+    from mpiscope.launch import local_cores
+    from mpiscope.launch.placement import check_room
+    if ranks is not None and not getattr(a, "submit", None):  # a batch job's nodes are not known here
+        check_room(ranks, placement, local_cores(), insist=getattr(a, "oversubscribe", False))
 
 
 def placement_from_args(a: argparse.Namespace) -> Placement:

@@ -6,7 +6,8 @@ import argparse
 import math
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, names,
+from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, check_ranks_room,
+                                       names,
                                        parse_env, placement_from_args, positive_float, positive_int,
                                        split_args)
 from mpiscope.errors import UsageError
@@ -42,6 +43,7 @@ def measurement(a: argparse.Namespace):
     placement = placement_from_args(a)
     t = target(a.mpi)
     asked = placement.ranks(a.ranks)
+    check_ranks_room(a, asked, placement)
     groups = [(a.bench or list(DEFAULT_BENCHMARKS), a.sizes)]
     if a.bench is None:
         groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if a.sizes == DEFAULT_SIZES else a.sizes))
