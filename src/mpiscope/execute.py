@@ -103,9 +103,7 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
         while todo:
             current = todo.pop(0)
             launch = launch_of(target, part, current.entries if not current.whole else None, current.timeout_s, cores)
-            limit = planned.wall_limit_s(current.entries)
-            if current.timeout_s:
-                limit = max(limit, 3 * current.timeout_s * sum(e.phases for e in current.entries) + 60)
+            limit = launch_limit_s(planned, current.entries, current.timeout_s)
             out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
@@ -132,6 +130,16 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
     finally:
         run.release()
     return total
+
+
+def launch_limit_s(planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
+    """Python's wall-clock limit for one launch, always above the engine's own watchdog: a
+    relaunch after a hang passes `--timeout` for every entry, so its limit follows that
+    timeout (each phase at it three times over, plus start-up), not the plan's."""
+    limit = planned.wall_limit_s(entries)
+    if timeout_s:
+        limit = max(limit, 3 * timeout_s * sum(e.phases for e in entries) + 60)
+    return limit
 
 
 def _mark_stopped(run: Run, e: BaseException) -> str:

@@ -135,10 +135,10 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("-b", "--bench", type=names, help=f"benchmarks, comma-separated (default: "
                    f"{','.join(DEFAULT_BENCHMARKS)} on 2 ranks, then {','.join(DEFAULT_COLLECTIVES)} on every core)")
     r.add_argument("--sizes", default=DEFAULT_SIZES, help=f"size expression (default {DEFAULT_SIZES})")
-    r.add_argument("--ci-target", type=positive_float, help="stop a point when the 95%% CI is within +-F x median")
-    r.add_argument("--max-time", type=positive_float, help="time cap per point, seconds")
+    r.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F x median")
+    r.add_argument("--max-time", type=float, help="time cap per point, seconds")
     r.add_argument("--reps", type=positive_int, help="fixed number of samples per point")
-    r.add_argument("--time-budget", type=positive_float, help="whole run, seconds: caps the time per point (and, with auto "
+    r.add_argument("--time-budget", type=float, help="whole run, seconds: caps the time per point (and, with auto "
                                                     "launches, when to stop adding launches; default 25)")
     add_launch_options(r)
     r.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
