@@ -219,6 +219,8 @@ def list_runs(runs_dir: Path) -> list[Run]:
 
 def resolve(ref: str, runs_dir: Path) -> Run:
     """A run by path, by id, or by a unique prefix of its id."""
+    if not ref.strip():  # '' would be the current directory, or every run as a prefix
+        raise UsageError("an empty run name: give a run id, a unique prefix of one, 'latest', or a run's path")
     p = Path(ref)
     if (p / RUN_FILE).is_file():
         return Run(p)

@@ -36,7 +36,10 @@ def side(ref: str, runs_dir):
         if not runs:
             raise UsageError(f"the sweep in {ref} has no finished run: run or resume it first")
         return runs
-    return [resolve(r, runs_dir) for r in ref.split(",") if r]
+    runs = [resolve(r, runs_dir) for r in ref.split(",") if r.strip()]
+    if not runs:
+        raise UsageError(f"'{ref}' names no run: give a run id, 'latest', a run's path, or RUN1,RUN2,...")
+    return runs
 
 
 def _name(runs) -> str:

@@ -12,7 +12,9 @@ from mpiscope.store import runs_of
 def cmd_report(a: argparse.Namespace) -> int:
     from mpiscope.console import out
     from mpiscope.report.html import write_report
+    from mpiscope.console import records_of
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
+    records_of(runs)  # warns about damaged lines before the report leaves them out
     target = Path(a.output) if a.output else (runs[0].path / "report.html" if len(runs) == 1
                                               else Path("report.html"))
     if target.is_dir():

@@ -13,6 +13,9 @@ def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.report.levels import launch_frame
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
+    from mpiscope.console import records_of
+    from mpiscope.store import runs_of
+    records_of(runs_of(a.runs, paths.runs_dir(a.runs_dir)))  # warns about damaged lines it leaves out
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
     if a.variation:
         from mpiscope.analysis.variation import variation
