@@ -161,7 +161,7 @@ def test_report_plot_export_on_a_full_disk_leave_nothing_half_written(cli, good_
 
 
 def test_a_run_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
-    with tmpfs(tmp_path / "full", "160k") as full:
+    with tmpfs(tmp_path / "full", "120k") as full:  # the records fit, a report (~140 KB) does not
         r = cli("run", "-b", "pingpong", "--sizes", "1:4K", "--reps", "10", "--launches", "1", "--no-progress",
                 "--runs-dir", str(full), timeout=300)
         msg = one_error_line(r)
