@@ -78,7 +78,7 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
                         f"{MIN_LAUNCHES}, then up to {MAX_LAUNCHES} while the interval is wider than "
                         f"--launch-target and the time budget allows); 1: one launch, whose interval covers "
                         f"that launch only")
-    g.add_argument("--launch-target", type=positive_float, metavar="F",
+    g.add_argument("--launch-target", type=float, metavar="F",
                    help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate ({LAUNCH_TARGET})")
 
 
