@@ -8,6 +8,7 @@ import errno
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 from mpiscope import __version__
 from mpiscope.commands import (batch_run, bench, compare, export, model, mpi, pairs, plot, predict, report, run,
@@ -19,8 +20,15 @@ COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compar
             bench, batch_run)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's errors as every other: one line, exit 2 (subcommands' parsers are of this class too)."""
+
+    def error(self, message: str) -> "NoReturn":
+        self.exit(2, f"mpiscope: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mpiscope", description="Measure how an MPI library moves data.")
+    p = Parser(prog="mpiscope", description="Measure how an MPI library moves data.")
     p.add_argument("--version", action="version", version=f"mpiscope {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     runs_dir = argparse.ArgumentParser(add_help=False)

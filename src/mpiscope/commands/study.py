@@ -6,7 +6,7 @@ import argparse
 
 from mpiscope import paths
 from mpiscope.commands.options import (add_launch_options, add_placement_options, check_ranks_room, parse_env,
-                                       placement_from_args, positive_float, positive_int, split_args)
+                                       placement_from_args, positive_int, split_args)
 from mpiscope.errors import UsageError
 
 
@@ -102,7 +102,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
     p.add_argument("-n", "--ranks", type=int, help="number of ranks (default: the local cores)")
     p.add_argument("--sizes", default="64K,1M", help="panel sizes in bytes (default 64K,1M)")
-    p.add_argument("--max-time", type=positive_float, default=0.2, help="time cap per point and phase, seconds (0.2)")
+    p.add_argument("--max-time", type=float, default=0.2, help="time cap per point and phase, seconds (0.2)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -124,8 +124,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--env", action="append", default=[], metavar="NAME=v1,v2",
                    help="sweep a tuning variable: every series runs once per level")
     p.add_argument("--base-env", action="append", default=[], metavar="K=V", help="fixed environment for the ranks")
-    p.add_argument("--max-time", type=positive_float, help="time cap per point, seconds (default 0.1; --quick 0.02)")
-    p.add_argument("--ci-target", type=positive_float, help="stop a point when the 95%% CI is within +-F (default 0.05)")
+    p.add_argument("--max-time", type=float, help="time cap per point, seconds (default 0.1; --quick 0.02)")
+    p.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F (default 0.05)")
     p.add_argument("--quick", action="store_true", help="small sizes (up to 2048 words), 3 nblocks, short points")
     p.add_argument("--check", action="store_true", help="verify the ring's contents before timing each point")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
