@@ -1,11 +1,19 @@
 /* The watchdog: an interval timer and a signal handler that only uses
- * async-signal-safe calls (write, _exit) on a record prepared in advance. */
+ * async-signal-safe calls (write, _exit) on a record prepared in advance; and
+ * a thread that ends the rank when whoever started it is gone. */
 #include "watchdog.h"
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+
+#define ORPHAN_EXIT 125
+#define ORPHAN_POLL_NS 250000000L /* four looks a second: a rank outlives its parent by well under 1 s */
 
 static int out_fd = -1;
 static int my_rank;
@@ -25,6 +33,54 @@ static void on_alarm(int sig)
     _exit(124);
 }
 
+static pid_t first_parent;  /* the launcher's process that started this rank */
+static pid_t driver = -1;   /* mpiscope, when it runs on this host (MPISCOPE_PARENT_PID) */
+
+static int orphaned(void)
+{
+    if (getppid() != first_parent) return 1; /* the launcher's proxy died: re-parented */
+    return driver > 0 && kill(driver, 0) != 0 && errno == ESRCH;
+}
+
+/* Sleeps between looks and calls no MPI function, so any thread level will do. */
+static void *watch_parents(void *arg)
+{
+    (void)arg;
+    struct timespec pause = {0, ORPHAN_POLL_NS};
+    for (;;) {
+        nanosleep(&pause, NULL);
+        if (orphaned()) {
+            static const char msg[] = "mpiscope-engine: the process that started this rank is gone; ending\n";
+            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+            (void)w;
+            _exit(ORPHAN_EXIT);
+        }
+    }
+    return NULL;
+}
+
+/* mpiscope passes its pid and host: killed (SIGKILL cannot be caught), its ranks
+ * must not spin until their next write fails. Ranks on other hosts watch only
+ * their own parent. */
+static void watch_for_orphaning(void)
+{
+    first_parent = getppid();
+    const char *pid = getenv("MPISCOPE_PARENT_PID"), *host = getenv("MPISCOPE_PARENT_HOST");
+    char me[256] = "";
+    if (pid && host && gethostname(me, sizeof me - 1) == 0 && strcmp(me, host) == 0) {
+        char *end;
+        long v = strtol(pid, &end, 10);
+        if (*end == '\0' && v > 1) driver = (pid_t)v;
+    }
+    if (first_parent <= 1 && driver <= 0) return; /* started by init itself: nothing to watch */
+    sigset_t all, old;
+    sigfillset(&all); /* the watchdog's SIGALRM must reach the main thread, not this one */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch_parents, NULL) == 0) pthread_detach(t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void watchdog_init(FILE *out, int rank)
 {
     out_fd = fileno(out);
@@ -34,6 +90,7 @@ void watchdog_init(FILE *out, int rank)
     sa.sa_handler = on_alarm;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
+    watch_for_orphaning();
 }
 
 void watchdog_arm(const char *bench, long size, int ranks, const char *variant, double limit_s)

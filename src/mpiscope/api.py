@@ -226,14 +226,15 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT
              raw: bool = False, order: str | None = None, launcher: str | None = None,
              hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
              ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-             find_switches: bool = False) -> Measurement:
+             find_switches: bool = False, oversubscribe: bool = False) -> Measurement:
     """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched: the
     benchmarks on their ranks, or with none the characterisation (pair benchmarks on two ranks,
-    then the main collectives on every core). Builds the engine for `mpi` on first use."""
+    then the main collectives on every core). Builds the engine for `mpi` on first use. A rank
+    count far beyond the cores and hosts is refused unless `oversubscribe`."""
     from dataclasses import replace
 
     from mpiscope.launch import local_cores
-    from mpiscope.launch.placement import make_placement
+    from mpiscope.launch.placement import check_room, make_placement
     from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, Part,
                                default_ranks, make_plan, order_options, spread_budget)
     from mpiscope.schedule import first_round_budget, policy_from, sampling
@@ -254,6 +255,8 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT
                                binding=bind_to)
     t = target(mpi)
     asked = placement.ranks(ranks)
+    if asked is not None:
+        check_room(asked, placement, local_cores(), insist=oversubscribe)
     groups = [(list(benchmarks or DEFAULT_BENCHMARKS), sizes)]
     if benchmarks is None:
         groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if sizes == DEFAULT_SIZES else sizes))
@@ -475,7 +478,10 @@ def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
         if not runs:
             raise UsageError(f"the sweep in {ref} has no finished run: run or resume it first")
         return runs
-    return [Run(store.resolve(r, _runs_dir(runs_dir)).path) for r in os.fspath(ref).split(",") if r]
+    runs = [Run(store.resolve(r, _runs_dir(runs_dir)).path) for r in os.fspath(ref).split(",") if r.strip()]
+    if not runs:
+        raise UsageError(f"'{os.fspath(ref)}' names no run: give a run id, 'latest', a run's path, or RUN1,RUN2,...")
+    return runs
 
 
 def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_change: float = 0.05,
@@ -639,7 +645,13 @@ def write_plots(runs: RunsLike, output: PathLike | None = None, fmt: str = "png"
     rs = as_runs(runs, runs_dir)
     found = plots(rs)
     out_dir = Path(output) if output is not None else (rs[0].path if len(rs) == 1 else Path("."))
-    return figures.write_plots(found, out_dir, fmt)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir} is a file, not a directory: give a directory for the plots")
+    try:
+        return figures.write_plots(found, out_dir, fmt)
+    except OSError as e:
+        raise UsageError(f"cannot write the plots into {out_dir}: {e.strerror or e}: give a writable "
+                         f"directory with -o") from e
 
 
 def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathLike | None = None) -> Path:
@@ -653,7 +665,11 @@ def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathL
         target = target / "report.html"
     if not target.parent.is_dir():
         raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
-    html.write_report(rs, target)
+    try:
+        html.write_report(rs, target)
+    except OSError as e:
+        raise UsageError(f"cannot write {target}: {e.strerror or e}: free some space or give a writable "
+                         f"place with -o (nothing was written)") from e
     return target
 
 # --- importing other tools' output ------------------------------------------------------------

@@ -4,7 +4,11 @@ arguments; nothing imports this module."""
 from __future__ import annotations
 
 import argparse
+import errno
+import signal
 import sys
+import threading
+from typing import NoReturn
 
 from mpiscope import __version__
 from mpiscope.commands import (batch_run, bench, compare, doctor, export, import_, model, mpi, pairs, plot, predict,
@@ -16,8 +20,15 @@ COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compar
             bench, batch_run, import_, doctor)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's errors as every other: one line, exit 2 (subcommands' parsers are of this class too)."""
+
+    def error(self, message: str) -> "NoReturn":
+        self.exit(2, f"mpiscope: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mpiscope", description="Measure how an MPI library moves data.")
+    p = Parser(prog="mpiscope", description="Measure how an MPI library moves data.")
     p.add_argument("--version", action="version", version=f"mpiscope {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     runs_dir = argparse.ArgumentParser(add_help=False)
@@ -27,9 +38,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate_as_interrupt() -> dict:
+    """SIGTERM and SIGHUP (a batch system's time limit, a closed terminal) end every phase as
+    Ctrl-C does: a message, exit 130, and nothing half-written (the model, the report)."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from mpiscope.console import err
     args = parser().parse_args(argv)
+    previous = _terminate_as_interrupt()
     try:
         return args.func(args)
     except MpiscopeError as e:
@@ -37,12 +59,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:  # a full disk, a read-only runs directory: one line, not a traceback
         where = f" ({e.filename})" if e.filename else ""
-        err.print(f"mpiscope: error: {e.strerror or e}{where}: free some space or use another --runs-dir",
+        fix = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space"}.get(
+            e.errno, "check the path, or use another --runs-dir")
+        err.print(f"mpiscope: error: {e.strerror or e}{where}: {fix}",
                   markup=False, highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
-        err.print("mpiscope: interrupted")
+        err.print("mpiscope: interrupted (what was written is whole; a run cut short is marked interrupted: "
+                  "`mpiscope run --resume RUN` finishes it)", markup=False)
         return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

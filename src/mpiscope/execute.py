@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -97,13 +98,12 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
     total = Outcome()
     todo = [Launches(list(planned.points), whole=True) if entries is None else Launches(entries)]
     hangs: dict[SeriesKey, int] = {}
+    run.reserve()
     try:
         while todo:
             current = todo.pop(0)
             launch = launch_of(target, part, current.entries if not current.whole else None, current.timeout_s, cores)
-            limit = planned.wall_limit_s(current.entries)
-            if current.timeout_s:
-                limit = max(limit, 3 * current.timeout_s * sum(e.phases for e in current.entries) + 60)
+            limit = launch_limit_s(planned, current.entries, current.timeout_s)
             out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
@@ -115,18 +115,48 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
                 todo = _after_hang(run, part, current.entries, out, hangs, todo)
             elif out.status in ("failed", "interrupted"):
                 break
+        if total.status in ("running", "hung"):
+            total.status, total.error = "ok", None
+        meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
+        worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
+        run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
+                   warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
+                   timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
     except BaseException as e:  # never leave a run marked running
-        run.update(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                   finished=utc_now(), error=str(e) or type(e).__name__)
+        why = _mark_stopped(run, e)
+        if isinstance(e, OSError):
+            raise MpiscopeError(f"{why} (run kept in {run.path})") from e
         raise
-    if total.status in ("running", "hung"):
-        total.status, total.error = "ok", None
-    meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
-    worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
-    run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
-               warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
-               timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
+    finally:
+        run.release()
     return total
+
+
+def launch_limit_s(planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
+    """Python's wall-clock limit for one launch, always above the engine's own watchdog: a
+    relaunch after a hang passes `--timeout` for every entry, so its limit follows that
+    timeout (each phase at it three times over, plus start-up), not the plan's."""
+    limit = planned.wall_limit_s(entries)
+    if timeout_s:
+        limit = max(limit, 3 * timeout_s * sum(e.phases for e in entries) + 60)
+    return limit
+
+
+def _mark_stopped(run: Run, e: BaseException) -> str:
+    """A launch ended by an exception (Ctrl-C, a full disk): the run is marked so, with the reason."""
+    if isinstance(e, KeyboardInterrupt):
+        status, why = "interrupted", "interrupted (Ctrl-C or a termination signal)"
+    elif isinstance(e, OSError):
+        status = "failed"
+        why = f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}: mpiscope could not store the " \
+              f"records; free some space, then `mpiscope run --resume {run.id}`"
+    else:
+        status, why = "failed", str(e) or type(e).__name__
+    try:
+        run.update(status=status, finished=utc_now(), error=why)
+    except OSError:
+        pass  # the original error says more than this one
+    return why
 
 
 def launch_of(target: Target, part: Part, entries: list[PlanPoint] | None = None, timeout_s: float | None = None,
@@ -231,7 +261,9 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
             console: Console, cores: int, progress: bool = True) -> Outcome:
     """One launch: its records appended to the run (with the part's tag), its stderr kept."""
     out = Outcome()
-    env = {**os.environ, **launch.env}
+    # the engine ends its ranks when this mpiscope is gone (killed: nothing else would stop them)
+    env = {**os.environ, **launch.env, "MPISCOPE_PARENT_PID": str(os.getpid()),
+           "MPISCOPE_PARENT_HOST": socket.gethostname()}
     writer = RecordWriter(run.path / RECORDS)
     stderr = open(run.path / STDERR, "ab")
     try:

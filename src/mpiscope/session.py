@@ -26,7 +26,7 @@ from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
-from mpiscope.store import STDERR, Run, RunMeta, SweepRef
+from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring
 
 _targets: dict[str | None, Target] = {}
 
@@ -97,10 +97,15 @@ class Session:
         if announce:
             announce(run)
         outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
-        if m.policy.auto and outcome.status == "ok":
-            outcome = self._more_launches(run, m, started, time.monotonic() - started)
-        if outcome.status == "ok" and launch_count(run.records()) > 1:
-            run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
+        try:
+            if m.policy.auto and outcome.status == "ok":
+                outcome = self._more_launches(run, m, started, time.monotonic() - started)
+            if outcome.status == "ok" and launch_count(run.records()) > 1:
+                run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
+        except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
+            error = "interrupted between launches; every point measured so far is kept"
+            run.update(status="interrupted", error=error)
+            outcome = Outcome(status="interrupted", error=error)
         return run, outcome
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
@@ -222,15 +227,7 @@ def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoin
 
 def _alive(meta: RunMeta) -> bool:
     """Is the mpiscope that created the run still running (on this host)?"""
-    if not isinstance(meta.pid, int) or meta.host != socket.gethostname():
-        return False
-    try:
-        os.kill(meta.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return measuring(meta)
 
 
 def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
@@ -263,24 +260,39 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     """The end of every measuring command: what the command shows of the run (its summary,
     model, a study's tables), the HTML report, where the run is kept, and the exit status."""
     from mpiscope.console import err, out
-    for present in show:
-        present(run)
-    if report:
-        write_report_quietly([run], report_path or run.path / "report.html")
+    unwritten = None
+    try:
+        for present in show:
+            present(run)
+        if report:
+            try:
+                write_report_quietly([run], report_path or run.path / "report.html")
+            except MpiscopeError as e:
+                unwritten = e
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP after the measurement: the run is whole
+        err.print(f"mpiscope: interrupted; the run is kept in {run.path}"
+                  f"{f' (no report: `mpiscope report {run.path}` writes it)' if report else ''}", markup=False)
+        return 130
     out.print(f"saved in {run.path}")
-    return finish(outcome, run, err)
+    status = finish(outcome, run, err)
+    if unwritten is not None:
+        raise unwritten
+    return status
 
 
 def write_report_quietly(runs: list[Run], target_path: Path) -> None:
-    """report.html after a run or sweep: a report that cannot be written is a warning, never the
-    run's failure."""
+    """report.html after a run or sweep: a report with nothing to show is a warning; one the disk
+    cannot take (full, read-only) is an error naming the fix, with nothing half-written left."""
     from mpiscope.console import out, warn
     from mpiscope.report.html import write_report
     if not runs:
         return
     try:
         path = write_report(runs, target_path)
-    except (OSError, ValueError) as e:
+    except ValueError as e:
         warn(f"no HTML report: {e}")
         return
+    except OSError as e:  # a full or read-only disk is the user's to fix: not a quiet warning
+        raise MpiscopeError(f"cannot write {target_path}: {e.strerror or e}; the measurements are kept: free "
+                            f"some space, then `mpiscope report {' '.join(str(r.path) for r in runs)}`") from e
     out.print(f"report: {path}", markup=False)

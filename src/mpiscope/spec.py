@@ -326,9 +326,14 @@ def _launches(value: Any) -> int | None:
 
 def load_spec(path: Path) -> Spec:
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as e:
         raise UsageError(f"cannot read the spec {path}: {e.strerror or e}: give the path of a TOML file") from e
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path} is not UTF-8 text (byte {e.start}): a spec is a TOML file in UTF-8") from e
+    if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+        raise UsageError(f"{path} is empty: a spec names at least what to measure ([sweep] name, [measure] "
+                         f"benchmarks; docs/experiments.md)")
     try:
         return parse_spec(text, Path(path).stem)
     except UsageError as e:

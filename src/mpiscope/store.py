@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mpiscope import atomic
 from mpiscope.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan import Part
@@ -135,9 +136,17 @@ class Run:
             return RunMeta(id=self.id, status="unreadable", error=f"{RUN_FILE}: {e}")
 
     def write_meta(self, meta: RunMeta) -> None:
-        tmp = self.path / (RUN_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta.to_json(), indent=1) + "\n")
-        os.replace(tmp, self.path / RUN_FILE)
+        """run.json replaced whole; on a full disk the run's reserve makes room for it."""
+        atomic.write_atomic(self.path / RUN_FILE, json.dumps(meta.to_json(), indent=1) + "\n",
+                            before_retry=lambda: atomic.release(self.path))
+
+    def reserve(self) -> None:
+        """Keep room aside while measuring, so that a disk filled by records still lets the run
+        be marked failed."""
+        atomic.reserve(self.path)
+
+    def release(self) -> None:
+        atomic.release(self.path)
 
     def update(self, **changes: Any) -> RunMeta:
         meta = self.meta()
@@ -169,21 +178,37 @@ class Run:
             writer.close()
 
 
-class RecordWriter:
-    """Appends whole lines only; each is flushed and synced so a crash keeps everything before it."""
+class RecordWriter(atomic.LineAppender):
+    """Appends whole records only, each synced; a fragment a crash left at the end is cut off
+    first, so the next record starts on a line of its own (resume), and a record that does not
+    fit (a full disk) is taken back."""
 
-    def __init__(self, path: Path):
-        self.f = open(path, "ab")
 
-    def append(self, line: bytes) -> None:
-        if not line.endswith(b"\n"):
-            raise ValueError("only complete lines are stored")
-        self.f.write(line)
-        self.f.flush()
-        os.fsync(self.f.fileno())
+def measuring(meta: RunMeta) -> bool:
+    """Is the mpiscope that measures this run still alive? Only a run marked running on this
+    host can be; a pid taken over by another program (not an mpiscope) does not count."""
+    if meta.status != "running" or not isinstance(meta.pid, int) or meta.pid <= 0 \
+            or meta.host != socket.gethostname():
+        return False
+    try:
+        os.kill(meta.pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return isinstance(meta.pid, int) and meta.pid < 2 ** 31
+    try:
+        cmdline = Path(f"/proc/{meta.pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc: the pid lives, that is all we can tell
+    return b"mpiscope" in cmdline or b"pytest" in cmdline or b"python" in cmdline
 
-    def close(self) -> None:
-        self.f.close()
+
+def shown_status(meta: RunMeta) -> str:
+    """The status to show: a run marked running whose mpiscope is gone (killed, a crash of the
+    machine) is `stopped`, which `run --resume` finishes."""
+    if meta.status == "running" and meta.host == socket.gethostname() and not measuring(meta):
+        return "stopped"
+    return meta.status
 
 
 def list_runs(runs_dir: Path) -> list[Run]:
@@ -194,6 +219,8 @@ def list_runs(runs_dir: Path) -> list[Run]:
 
 def resolve(ref: str, runs_dir: Path) -> Run:
     """A run by path, by id, or by a unique prefix of its id."""
+    if not ref.strip():  # '' would be the current directory, or every run as a prefix
+        raise UsageError("an empty run name: give a run id, a unique prefix of one, 'latest', or a run's path")
     p = Path(ref)
     if (p / RUN_FILE).is_file():
         return Run(p)
@@ -269,15 +296,15 @@ class SweepDir:
             raise UsageError(f"{self.path} is not a sweep directory this mpiscope wrote ({e})") from e
 
     def write(self, plan: SweepPlan) -> None:
-        tmp = self.path / (SWEEP_FILE + ".tmp")
-        tmp.write_text(json.dumps(dump(plan), indent=1) + "\n")
-        tmp.replace(self.path / SWEEP_FILE)
+        atomic.write_atomic(self.path / SWEEP_FILE, json.dumps(dump(plan), indent=1) + "\n")
 
     def log(self, entry: SweepEntry) -> None:
         entry.at = entry.at or utc_now()
-        with open(self.path / SWEEP_RESULTS, "a") as f:
-            f.write(json.dumps(dump(entry)) + "\n")
-            f.flush()
+        writer = atomic.LineAppender(self.path / SWEEP_RESULTS)
+        try:
+            writer.append((json.dumps(dump(entry)) + "\n").encode())
+        finally:
+            writer.close()
 
     def entries(self) -> list[SweepEntry]:
         try:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shlex
 
@@ -12,6 +13,42 @@ from mpiscope.launch.placement import Placement, make_placement
 
 def csv(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def names(text: str) -> list[str]:
+    """A comma-separated list that must name something (`-b ''` is a slip, not the default)."""
+    found = csv(text)
+    if not found:
+        raise argparse.ArgumentTypeError(f"expects one or more names, comma-separated, got '{text}'")
+    return found
+
+
+def _number(kind: type, text: str, low: float, strict: bool) -> float:
+    number = "a whole number" if kind is int else "a number"
+    try:
+        v = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects {number}, got '{text}'")
+    if not math.isfinite(v) or v < low or (strict and v == low):
+        bound = f"above {low:g}" if strict else f"of at least {low:g}"
+        raise argparse.ArgumentTypeError(f"expects {number} {bound}, got '{text}'")
+    return v
+
+
+def positive_float(text: str) -> float:
+    return _number(float, text, 0, strict=True)
+
+
+def nonneg_float(text: str) -> float:
+    return _number(float, text, 0, strict=False)
+
+
+def positive_int(text: str) -> int:
+    return int(_number(int, text, 1, strict=False))
+
+
+def nonneg_int(text: str) -> int:
+    return int(_number(int, text, 0, strict=False))
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
@@ -53,10 +90,20 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
                         "allocation, else mpiexec)")
     g.add_argument("--hosts", type=csv, help="hosts, comma-separated (a,b or a:2,b:2 with slots)")
     g.add_argument("--hostfile", help="file naming the hosts (the launcher's own format)")
-    g.add_argument("--nodes", type=int, help="number of nodes (srun -N; default: from --hosts or ranks per node)")
-    g.add_argument("--ranks-per-node", type=int, help="ranks on each node")
+    g.add_argument("--nodes", type=positive_int, help="number of nodes (srun -N; default: from --hosts or ranks per node)")
+    g.add_argument("--ranks-per-node", type=positive_int, help="ranks on each node")
     g.add_argument("--map-by", choices=MAPPINGS, help="block: fill a node first; cyclic: deal ranks round the nodes")
     g.add_argument("--bind-to", choices=BINDINGS, help="pin each rank to a core, hwthread, socket, numa node, or none")
+    g.add_argument("--oversubscribe", action="store_true",
+                   help="launch even far more ranks than the cores the job can see (refused otherwise)")
+
+
+def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placement) -> None:
+    """-n far beyond the cores and hosts: refused unless --oversubscribe."""
+    from mpiscope.launch import local_cores
+    from mpiscope.launch.placement import check_room
+    if ranks is not None and not getattr(a, "submit", None):  # a batch job's nodes are not known here
+        check_room(ranks, placement, local_cores(), insist=getattr(a, "oversubscribe", False))
 
 
 def placement_from_args(a: argparse.Namespace) -> Placement:

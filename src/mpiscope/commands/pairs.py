@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mpiscope.commands.options import nonneg_int, positive_int
+
 if TYPE_CHECKING:
     from mpiscope.records import Point
 
@@ -81,6 +83,6 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p = sub.add_parser("pairs", parents=[runs_dir],
                        help="the pairs benchmark's rank x rank maps and the slowest pairs")
     p.add_argument("run", help="run id, unique prefix, 'latest', or a path")
-    p.add_argument("--size", type=int, help="only this size in bytes")
-    p.add_argument("--top", type=int, default=3, help="slowest pairs named per map (3)")
+    p.add_argument("--size", type=nonneg_int, help="only this size in bytes")
+    p.add_argument("--top", type=positive_int, default=3, help="slowest pairs named per map (3)")
     p.set_defaults(func=cmd_pairs)

@@ -146,10 +146,8 @@ def _validate(a: argparse.Namespace) -> int:
 
 
 def _nonneg(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number, got '{text}'")
+    from mpiscope.commands.options import nonneg_float
+    return nonneg_float(text)
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:

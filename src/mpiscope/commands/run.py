@@ -6,8 +6,8 @@ import argparse
 import math
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, csv,
-                                       parse_env, split_args)
+from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, names,
+                                       parse_env, positive_float, positive_int, split_args)
 from mpiscope.errors import UsageError
 from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 
@@ -38,7 +38,9 @@ def measurement(a: argparse.Namespace):
                     engine_args=split_args(a.engine_args, "--engine-args"), check=a.check, raw=a.raw,
                     order=a.order, launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
                     ranks_per_node=a.ranks_per_node, map_by=a.map_by, bind_to=a.bind_to,
-                    find_switches=a.find_switches)
+                    find_switches=a.find_switches,
+                    # a batch job's nodes are not known here: its rank count is not checked
+                    oversubscribe=a.oversubscribe or bool(getattr(a, "submit", None)))
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -46,6 +48,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.session import Session, conclude
     if a.resume:
         return resume(a)
+    if a.sbatch_args and not a.submit:
+        raise UsageError("--sbatch-args goes with --submit slurm: add it, or leave --sbatch-args out")
     if a.dry_run and not a.submit:
         raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
     if a.submit and a.find_switches:
@@ -87,11 +91,12 @@ def resume(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
     from mpiscope.session import Session, conclude
     from mpiscope.store import resolve
-    from mpiscope.console import warn
-    given = [f"--{name.replace('_', '-')}" for name in MEASURING if getattr(a, name) not in (None, False, [])]
+    given = [f"--{name.replace('_', '-')}" for name in MEASURING if getattr(a, name) not in (None, False, [], "")]
     given += ["--sizes"] if a.sizes != DEFAULT_SIZES else []
-    if given:
-        warn(f"--resume measures with the run's own options: {', '.join(given)} ignored")
+    given += ["--clock-mhz"] if a.clock_mhz is not None else []
+    given += ["--find-switches"] if a.find_switches else []
+    if given:  # silently ignoring them would let a user believe they were applied
+        raise UsageError(f"--resume measures with the run's own options: leave out {', '.join(given)}")
     runs_dir = paths.runs_dir(a.runs_dir)
     run = resolve(a.resume, runs_dir)
     outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
@@ -105,12 +110,12 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r = sub.add_parser("run", parents=[runs_dir], help="measure, print a summary, keep the run")
     r.add_argument("--mpi", help="MPI library by name (`mpiscope mpi list`; default: the embedded MPICH)")
     r.add_argument("-n", "--ranks", type=int, help="number of ranks (default: 2 for pair benchmarks, else cores)")
-    r.add_argument("-b", "--bench", type=csv, help=f"benchmarks, comma-separated (default: "
+    r.add_argument("-b", "--bench", type=names, help=f"benchmarks, comma-separated (default: "
                    f"{','.join(DEFAULT_BENCHMARKS)} on 2 ranks, then {','.join(DEFAULT_COLLECTIVES)} on every core)")
     r.add_argument("--sizes", default=DEFAULT_SIZES, help=f"size expression (default {DEFAULT_SIZES})")
     r.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F x median")
     r.add_argument("--max-time", type=float, help="time cap per point, seconds")
-    r.add_argument("--reps", type=int, help="fixed number of samples per point")
+    r.add_argument("--reps", type=positive_int, help="fixed number of samples per point")
     r.add_argument("--time-budget", type=float, help="whole run, seconds: caps the time per point (and, with auto "
                                                     "launches, when to stop adding launches; default 25)")
     add_launch_options(r)
@@ -127,7 +132,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--no-report", action="store_true", help="do not write report.html into the run directory")
     add_placement_options(r)
     add_submit_options(r)
-    r.add_argument("--clock-mhz", type=float, help="core clock for the model's cycle figures (default: detected)")
+    r.add_argument("--clock-mhz", type=positive_float, help="core clock for the model's cycle figures (default: detected)")
     r.add_argument("--find-switches", action="store_true",
                    help="locate pingpong's protocol switches: measure more sizes around each (mpptest-style)")
     r.set_defaults(func=cmd_run)

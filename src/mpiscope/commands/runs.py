@@ -8,9 +8,13 @@ from mpiscope import paths
 
 def cmd_runs(a: argparse.Namespace) -> int:
     from mpiscope.console import make_table, out
-    from mpiscope.store import list_runs
+    from mpiscope.errors import UsageError
+    from mpiscope.store import list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
+    if a.runs_dir is not None and not runs_dir.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
     table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"))
+    stopped = []
     for run in list_runs(runs_dir):
         m = run.meta()
         ranks = sorted({p.plan.ranks for p in m.parts})
@@ -20,9 +24,15 @@ def cmd_runs(a: argparse.Namespace) -> int:
         if isinstance(imported, dict):  # mpiscope import: the tool and the MPI as labelled
             mpi = f"imported: {', '.join(map(str, imported.get('tools') or []))} ({imported.get('mpi_label') or '?'})"
             ranks, benchmarks = list(imported.get("ranks") or []), list(imported.get("benchmarks") or [])
-        table.add_row(run.id, m.started, m.status, mpi,
+        status = shown_status(m)
+        if status == "stopped":
+            stopped.append(run.id)
+        table.add_row(run.id, m.started, status, mpi,
                       ",".join(map(str, ranks)) or "?", ",".join(benchmarks), str(m.points))
     out.print(table)
+    if stopped:
+        out.print(f"stopped: marked running, but the mpiscope measuring it is gone (killed, or the machine went "
+                  f"down); `mpiscope run --resume {stopped[-1]}` finishes it", markup=False)
     return 0
 
 

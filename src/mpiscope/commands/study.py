@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, parse_env, placement_from_args,
-                                       split_args)
+from mpiscope.commands.options import (add_launch_options, add_placement_options, check_ranks_room, parse_env,
+                                       placement_from_args, positive_int, split_args)
 from mpiscope.errors import UsageError
 
 
@@ -61,6 +61,8 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.schedule import policy_from
     from mpiscope.studies import ring
     cfg = ring_config(a, local_cores())
+    from mpiscope.launch.placement import Placement
+    check_ranks_room(a, cfg.ranks, Placement())
     t = target(a.mpi)
     m = ring.measurement(cfg, t, parse_env(a.base_env), split_args(a.launcher_args, "--launcher-args"), a.check)
     m.policy = policy_from(a.launches, a.launch_target, None)
@@ -83,6 +85,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
     placement = placement_from_args(a)
     t = target(a.mpi)
     ranks = placement.ranks(a.ranks) or local_cores()
+    check_ranks_room(a, ranks, placement)
     m = grid.measurement(t, ranks, a.sizes, a.max_time, parse_env(a.env),
                          split_args(a.launcher_args, "--launcher-args"), placement)
     m.policy = policy_from(a.launches, a.launch_target, None)
@@ -111,7 +114,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                          help="the ring case study: five algorithms, load imbalance, MPI_Testall, deadlock")
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
     p.add_argument("-n", "--ranks", type=int, help="even number of ranks (default: 4, the chapter's, or the cores)")
-    p.add_argument("--max-words", type=int, help="largest message in 8-byte words (default 500000, the chapter's)")
+    p.add_argument("--max-words", type=positive_int, help="largest message in 8-byte words (default 500000, the chapter's)")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="launch even far more ranks than the cores (refused otherwise)")
     p.add_argument("--sizes", help="message sizes in words, engine grammar (default 0:MAX_WORDS:*1.2)")
     p.add_argument("--imbalance", help="ncompute A,B for the unbalanced series (default 1,200)")
     p.add_argument("--nblocks", help="algorithm 5's elements between MPI_Testall calls (default the chapter's "

@@ -20,6 +20,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     configs = expand(spec)
     planned = plan_sweep(spec, configs)
     launches = launches_label(planned[0][1]) if planned else "?"
+    if a.sbatch_args and not a.submit:
+        from mpiscope.errors import UsageError
+        raise UsageError("--sbatch-args goes with --submit slurm: add it, or leave --sbatch-args out")
     if a.dry_run and not a.submit:
         for line in dry_run_lines(planned):
             out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from mpiscope import paths
+from mpiscope.commands.options import nonneg_int
 
 
 def cmd_table(a: argparse.Namespace) -> int:
@@ -12,6 +13,9 @@ def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.report.levels import launch_frame
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
+    from mpiscope.console import records_of
+    from mpiscope.store import runs_of
+    records_of(runs_of(a.runs, paths.runs_dir(a.runs_dir)))  # warns about damaged lines it leaves out
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
     if a.variation:
         from mpiscope.analysis.variation import variation
@@ -39,7 +43,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--words", action="store_true", help="sizes in 8-byte words, as the ARSC newsletter")
     p.add_argument("--format", choices=TABLE_FORMATS, default="terminal")
     p.add_argument("--benchmark", help="only this benchmark (default: one table per benchmark)")
-    p.add_argument("--latency-upto", type=int, default=LATENCY_UPTO, metavar="BYTES",
+    p.add_argument("--latency-upto", type=nonneg_int, default=LATENCY_UPTO, metavar="BYTES",
                    help=f"show the latency beside MB/s up to this size (default {LATENCY_UPTO})")
     p.add_argument("--per-launch", action="store_true",
                    help="a column per configuration and launch (default: one per configuration, its "

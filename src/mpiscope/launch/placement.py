@@ -78,3 +78,26 @@ def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str,
         raise UsageError(f"--bind-to {binding}: use one of {', '.join(BINDINGS)}")
     return Placement(launcher, tuple(hosts) if hosts is not None else None, hostfile, nodes, ranks_per_node,
                      mapping, binding)
+
+
+RANKS_PER_CORE_LIMIT = 8  # beyond this the launcher runs out of files or processes before MPI starts
+
+
+def check_room(ranks: int, placement: Placement, cores: int, insist: bool = False) -> None:
+    """Refuse a rank count far beyond the cores the job can see (this host's, times the hosts or
+    nodes named or allocated): MPICH stops at "Too many open files" after some hundreds of
+    ranks, Open MPI keeps spawning. With `insist` (--oversubscribe) the user takes the blame;
+    with a hostfile the cores are unknown here, so nothing is refused."""
+    import os
+    if insist or placement.hostfile:
+        return
+    hosts = placement.host_count
+    if hosts is None and os.environ.get("SLURM_JOB_NUM_NODES", "").isdigit():
+        hosts = int(os.environ["SLURM_JOB_NUM_NODES"])
+    room = max(1, cores) * (hosts or 1)
+    limit = max(RANKS_PER_CORE_LIMIT * room, 16)
+    if ranks > limit:
+        where = f"{hosts} host(s) x {cores} cores" if hosts else f"{cores} cores on this host"
+        raise UsageError(f"-n {ranks} is far beyond the {room} cores the job can use ({where}; at most {limit} "
+                         f"ranks, {RANKS_PER_CORE_LIMIT} per core): name more hosts (--hosts, --nodes), lower -n, "
+                         f"or add --oversubscribe to launch them anyway (timings then measure the scheduler)")

@@ -125,6 +125,9 @@ def default_name(libs: list[MpiLibrary]) -> str:
 
 def find(name: str | None) -> MpiLibrary:
     """The library called `name` (default: the embedded one), identified."""
+    if name is not None and not name.strip():  # `--mpi ''` is a slip, not a request for the default
+        raise UsageError("the MPI's name is empty: give one of `mpiscope mpi list`, or leave --mpi out for "
+                         "the default")
     libs = find_all()
     name = name or default_name(libs)
     for lib in libs:

@@ -8,6 +8,7 @@ matplotlib.use("Agg")  # files only: no display on clusters or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
+from mpiscope.atomic import write_via  # noqa: E402
 from mpiscope.units import human_size  # noqa: E402
 
 
@@ -33,7 +34,8 @@ def finish(fig: "plt.Figure", path=None) -> "plt.Figure":
     if not fig.legends:  # a figure-level legend is placed after the layout: keep it
         fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")  # a legend below the axes stays in the file
+        # a legend below the axes stays in the file; a failed write leaves no part of one
+        write_via(path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight"))
     return fig
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import io
 import sys
-from pathlib import Path
 
 import pandas as pd
 
+from mpiscope.atomic import write_atomic
 from mpiscope.errors import UsageError
 from mpiscope.records.table import OBJECT_COLUMNS
 
@@ -45,7 +45,7 @@ def write(df: pd.DataFrame, fmt: str, output: str) -> None:
         sys.stdout.flush()
     else:
         try:
-            Path(output).write_bytes(data)
+            write_atomic(output, data)
         except OSError as e:
             raise UsageError(f"cannot write {output}: {e.strerror or e}: give a file in an existing, "
                              f"writable directory, or -o - for standard output") from e

@@ -24,6 +24,7 @@ from mpiscope.report.levels import launch_frame
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
+from mpiscope.atomic import write_atomic
 from mpiscope.units import human_size
 from mpiscope.store import Run
 
@@ -345,5 +346,6 @@ def render(runs: list[Run]) -> str:
 
 
 def write_report(runs: list[Run], path: Path) -> Path:
-    path.write_text(render(runs), encoding="utf-8")
+    """The report, written whole or not at all (a full disk leaves the previous one, or none)."""
+    write_atomic(path, render(runs))
     return path

@@ -1,0 +1,263 @@
+"""Malformed invocations of every mpiscope command, and every reader on damaged run directories,
+as a user types them (a subprocess each): how many ended with a clean exit 2, a traceback, a hang
+(no end within --timeout), or were accepted with exit 0. Figures, not a test (issue 18).
+
+    python bench/fuzz/run.py [--jobs 2] [--timeout 60] [--seed 18] [--show-bad]
+
+Malformed invocations are bad by construction (one option out of range or not a choice, an
+unknown option, a missing or nonexistent argument, a spec that is no spec), so exit 0 there is
+nonsense accepted. On damaged run directories a reader may rightly succeed, skipping what it
+cannot read: exit 0 with a warning on stderr counts as handled, exit 0 without one as silent.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpiscope import cli
+from mpiscope.commands import options
+
+BAD_NUMBERS = {options.positive_float: ["0", "-1", "nan", "inf", "x"], options.nonneg_float: ["-1", "nan", "inf"],
+               options.positive_int: ["0", "-3", "1.5", "x"], options.nonneg_int: ["-1", "1.5", "x"],
+               options.names: ["", ","], float: ["nan", "inf", "-inf", "-1", "x", "1e999"], int: ["-1", "x", "1.5"]}
+BAD_RECORDS = [
+    '{"type": "point", "benchmark": 5, "size": 8}', '{"type": "point", "benchmark": "pingpong", "size": "x"}',
+    '{"type": "point"}', '{"type": "timeout", "benchmark": null, "size": null}',
+    '{"type": "point", "benchmark": "pingpong", "size": -5}',
+    '{"type": "point", "benchmark": "pingpong", "size": 8, "ranks": "two"}',
+    '{"type": "point", "benchmark": "pingpong", "size": 1e400}', '[]', '"x"', 'not json',
+    '{"type": "context", "world_size": -1}', '{"type": "point", "benchmark": "pingpong", "size": 8, "ranks": 2, '
+    '"time_us": "fast"}', '{"type": "end", "points": "many"}',
+]
+BAD_RUN_JSON = ["[]", "null", '"x"', "{", '{"status": 5}', '{"format": 2, "parts": [1]}',
+                '{"format": 2, "mpi": "x", "launches": "y", "points": "z"}', '{"id": 5, "pid": "x"}',
+                '{"format": 2, "parts": [{"plan": 5}]}', '{"status": "running", "pid": 1e400}']
+READERS = [["show"], ["table"], ["export", "--format", "csv"], ["export", "--format", "parquet", "-o", "{tmp}/x.pq"],
+           ["plot", "-o", "{tmp}/plots"], ["report", "-o", "{tmp}/r.html"], ["model"], ["compare", "{good}"],
+           ["pairs"], ["run", "--resume"]]
+
+
+@dataclass
+class Case:
+    argv: list[str]
+    kind: str            # malformed | damaged
+
+
+@dataclass
+class Result:
+    case: Case
+    code: int | None     # None: hung
+    stderr: str
+
+
+def commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+
+    def walk(path: tuple[str, ...], p: argparse.ArgumentParser) -> None:
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            found[path] = p
+        for s in subs:
+            for name, child in s.choices.items():
+                walk(path + (name,), child)
+    walk((), cli.parser())
+    return found
+
+
+def good_run(work: Path) -> Path:
+    runs = work / "good"
+    r = subprocess.run([sys.executable, "-m", "mpiscope", "run", "-b", "pingpong,allreduce", "-n", "2", "--sizes",
+                        "1:4K", "--reps", "5", "--launches", "1", "--no-progress", "--no-report", "--runs-dir",
+                        str(runs)], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"cannot make the run to damage: {r.stderr}")
+    return next(runs.iterdir())
+
+
+def damaged_runs(good: Path, work: Path) -> list[Path]:
+    out = []
+
+    def copy(name: str) -> Path:
+        d = work / "damaged" / name
+        shutil.copytree(good, d / good.name)
+        out.append(d / good.name)
+        return d / good.name
+
+    for k, line in enumerate(BAD_RECORDS):
+        with open(copy(f"rec{k}") / "records.jsonl", "a") as f:
+            f.write(line + "\n")
+    data = (good / "records.jsonl").read_bytes()
+    (copy("half") / "records.jsonl").write_bytes(data[:len(data) // 2])
+    (copy("garbage") / "records.jsonl").write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4096)))
+    (copy("empty") / "records.jsonl").write_bytes(b"")
+    (copy("missing") / "records.jsonl").unlink()
+    (copy("directory") / "records.jsonl").unlink()
+    (out[-1] / "records.jsonl").mkdir()
+    for k, text in enumerate(BAD_RUN_JSON):
+        (copy(f"meta{k}") / "run.json").write_text(text)
+    return out
+
+
+def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, work: Path,
+              rng: random.Random) -> list[Case]:
+    cases: list[Case] = []
+    spec_dir = work / "specs"
+    spec_dir.mkdir()
+    specs = {"binary": b"\xff\xfe", "empty": b"", "comment": b"# nothing\n", "toml-error": b"[sweep\n",
+             "unknown-key": b'[sweep]\nname = "x"\nbogus = 1\n', "no-measure": b'[sweep]\nname = "x"\n',
+             "bad-factor": b'[sweep]\nname = "x"\n[measure]\nbenchmarks = ["pingpong"]\n[factors]\nranks = []\n'}
+    for name, data in specs.items():
+        (spec_dir / f"{name}.toml").write_bytes(data)
+    runs_dir = work / "runs"
+
+    def positionals(path: tuple[str, ...]) -> list[str]:
+        out = []
+        for a in cmds[path]._actions:
+            if a.option_strings or a.nargs in ("?", "*") or isinstance(a, argparse._SubParsersAction):
+                continue
+            out.append({"spec": str(spec_dir / "no-measure.toml"), "config": str(work / "nosuch.json"),
+                        "what": "/nonexistent/prefix", "name": "nosuchmpi"}.get(a.dest, str(good)))
+        return out
+
+    def with_runs_dir(path: tuple[str, ...], argv: list[str]) -> list[str]:
+        takes = any("--runs-dir" in a.option_strings for a in cmds[path]._actions)
+        return argv + (["--runs-dir", str(runs_dir)] if takes else [])
+
+    for path in sorted(cmds):
+        actions = [a for a in cmds[path]._actions if a.option_strings and a.dest not in ("help", "runs_dir")]
+        base = [*path, *positionals(path)]
+        # the only thing wrong: one option's value
+        for a in actions:
+            bad = BAD_NUMBERS.get(a.type, [])
+            if a.choices:
+                bad = ["", "nosuch", str(rng.random())]
+            for value in bad:
+                cases.append(Case(with_runs_dir(path, [*base, f"{a.option_strings[-1]}={value}"]), "malformed"))
+            if a.nargs != 0 and a.type is None and not a.choices:  # a value-taking option left without one
+                cases.append(Case(with_runs_dir(path, [*base, a.option_strings[-1]]), "malformed"))
+        cases.append(Case(with_runs_dir(path, [*base, "--no-such-option"]), "malformed"))
+        cases.append(Case(with_runs_dir(path, [*base, "extra-argument", "another"]), "malformed"))
+        if base != list(path):
+            cases.append(Case(with_runs_dir(path, list(path)), "malformed"))  # a required argument missing
+        # a jumble: the command's own options in random order with junk values, then one unknown option
+        for _ in range(4):
+            names = [s for a in actions for s in a.option_strings] or ["--x"]
+            junk = [rng.choice(names + ["", "-", "nan", "-1", "1e999", "\u00e9", "'"]) for _ in range(rng.randint(1, 5))]
+            cases.append(Case(with_runs_dir(path, [*base, *junk, f"--bogus-{rng.randrange(1000)}"]), "malformed"))
+    # arguments that name nothing
+    for path in sorted(cmds):
+        if any(a.dest in ("run", "runs", "baseline", "candidate") for a in cmds[path]._actions):
+            for ref in ("nosuchrun", "", "/nonexistent/run", str(work / "specs")):
+                argv = [ref if x == str(good) else x for x in [*path, *positionals(path)]]
+                cases.append(Case(with_runs_dir(path, argv), "malformed"))
+    for name in specs:
+        for extra in ([], ["--dry-run"], ["--resume"]):
+            cases.append(Case(["sweep", str(spec_dir / f"{name}.toml"), *extra, "--runs-dir", str(runs_dir)],
+                              "malformed"))
+    # measuring commands with one nonsense value each (if accepted they would measure)
+    for argv in (["run", "-n", "0"], ["run", "-n", "100000", "-b", "pingpong"], ["run", "-b", ""],
+                 ["run", "--sizes", "-1"], ["run", "--sizes", "1:64:*0x2"], ["run", "--sizes", "2147483647G"],
+                 ["run", "--reps", "30000000"], ["run", "--order", "5,1"], ["run", "--ci-target", "inf"],
+                 ["run", "--max-time", "inf"], ["run", "--sbatch-args", "x"], ["run", "--dry-run"],
+                 ["run", "--env", "=x"], ["run", "--engine-args", "--bogus"], ["run", "--mpi", ""],
+                 ["run", "--launches", "0"], ["run", "--launches", "many"], ["run", "--resume", str(good), "-n", "4"],
+                 ["run", "--hosts", ",", "-n", "2"], ["study", "ring", "-n", "3"], ["study", "grid", "-n", "0"],
+                 ["study", "grid", "--sizes", "x"], ["predict", "--alpha", "nan", "--beta", "1"],
+                 ["table", str(good), "--latency-upto", "-5"], ["mpi", "show", ""], ["mpi", "add", ""],
+                 ["runs", "--runs-dir", "/nonexistent"], ["plot", str(good), "-o", "/proc/x"],
+                 ["report", str(good), "-o", "/proc/x/r.html"], ["export", str(good), "-o", "/proc/x/x.csv"]):
+        cases.append(Case(argv + (["--runs-dir", str(runs_dir)] if argv[0] in ("run", "study") else []), "malformed"))
+    return cases
+
+
+def damaged(dirs: list[Path], good: Path, work: Path) -> list[Case]:
+    cases = []
+    for d in dirs:
+        out = work / "out" / d.parent.name
+        for reader in READERS:
+            args = [a.format(tmp=out, good=good) for a in reader]
+            argv = [*args, str(d)] if reader[0] == "run" else [args[0], str(d), *args[1:]]
+            cases.append(Case(argv, "damaged"))
+        cases.append(Case(["runs", "--runs-dir", str(d.parent)], "damaged"))
+        cases.append(Case(["predict", "--from", str(d)], "damaged"))
+    return cases
+
+
+def attempt(case: Case, timeout: float) -> Result:
+    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *case.argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+        return Result(case, proc.returncode, err)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # its launcher and ranks too: they share its session
+        proc.communicate()
+        return Result(case, None, "")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=18)
+    ap.add_argument("--show-bad", action="store_true", help="print every traceback, hang and silent exit 0")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    work = Path(tempfile.mkdtemp(prefix="mpiscope-fuzz-"))
+    try:
+        good = good_run(work)
+        cmds = commands()
+        cases = malformed(cmds, good, work, rng) + damaged(damaged_runs(good, work), good, work)
+        for c in cases:
+            for arg in c.argv:
+                if arg.startswith(str(work / "out")):
+                    Path(arg).parent.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        with ThreadPoolExecutor(a.jobs) as pool:
+            results = list(pool.map(lambda c: attempt(c, a.timeout), cases))
+        took = time.monotonic() - started
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"commands: {len(cmds)} ({', '.join(' '.join(p) for p in sorted(cmds))})")
+    for kind in ("malformed", "damaged"):
+        mine = [r for r in results if r.case.kind == kind]
+        tb = [r for r in mine if "Traceback" in r.stderr]
+        hung = [r for r in mine if r.code is None]
+        ok = [r for r in mine if r.code == 0]
+        warned = [r for r in ok if r.stderr.strip()]
+        clean2 = [r for r in mine if r.code == 2 and "Traceback" not in r.stderr
+                  and len([ln for ln in r.stderr.splitlines() if "error:" in ln]) == 1]
+        other = Counter(r.code for r in mine if r.code not in (0, 2, None))
+        if kind == "malformed":
+            print(f"malformed invocations: tried {len(mine)} / clean exit 2 {len(clean2)} / tracebacks {len(tb)} / "
+                  f"hangs {len(hung)} / accepted with exit 0 {len(ok)}"
+                  + (f" / other exits {dict(other)}" if other else ""))
+            bad = tb + hung + ok
+        else:
+            print(f"readers of damaged run directories: tried {len(mine)} / clean exit 2 {len(clean2)} / "
+                  f"tracebacks {len(tb)} / hangs {len(hung)} / exit 0 with a warning {len(warned)} / "
+                  f"exit 0 silently {len(ok) - len(warned)}" + (f" / other exits {dict(other)}" if other else ""))
+            bad = tb + hung
+        if a.show_bad:
+            for r in bad:
+                what = "hang" if r.code is None else "traceback" if "Traceback" in r.stderr else f"exit {r.code}"
+                print(f"  {what}: mpiscope {' '.join(repr(x) if not x or ' ' in x else x for x in r.case.argv)}")
+                if "Traceback" in r.stderr:
+                    print("    " + r.stderr.strip().splitlines()[-1])
+    print(f"took {took:.0f} s with {a.jobs} jobs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
