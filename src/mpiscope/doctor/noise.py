@@ -94,7 +94,7 @@ def place(ctx: Context | None, point: Point, rank: int) -> str:
         return f"{host}:{r.cpus[0]}"
     if r and r.bound:
         return f"{host}:cpus {','.join(map(str, r.cpus))}"
-    return f"{host}:{last} (unbound, last seen there)" if last is not None else f"{host}:? (unbound)"
+    return f"{host}:{last if last is not None else '?'} (unbound)"
 
 
 def per_core(ctx: Context | None, point: Point) -> list[CoreNoise]:
