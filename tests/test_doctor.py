@@ -250,3 +250,35 @@ def test_a_noisy_core_is_named(cli):
     assert f":{core}" in per_core["fix"]
     # the job-wide figure is kept, with its prediction at 10x and 100x the ranks
     assert "at 20 ranks" in checks["OS noise (fixed work quantum)"]["figure"]
+
+
+def sys_lines(host: str, governor: str, clocksource: str, env: dict[str, str]) -> list[str]:
+    """What the reach command prints on one host (its SYS lines; the format probe.reach writes)."""
+    mark = "MPISCOPE-DOCTOR-SYS " + host
+    return ([f"{mark} governor {cpu} {governor}" for cpu in (0, 1)]
+            + [f"{mark} clocksource {clocksource}", f"{mark} clocksources tsc hpet acpi_pm"]
+            + [f"{mark} env {k}={v}" for k, v in env.items()]
+            + [f"{mark} param mca:btl:tcp:param:btl_tcp_eager_limit:value:{env.get('OMPI_MCA_btl_tcp_eager_limit', 65536)}"])
+
+
+def test_governor_clock_source_and_tuning_are_judged_per_host():
+    f = two_host_facts(UCX_TCP)
+    f.vendor = "Open MPI"
+    f.reach = LaunchFacts(argv=["mpiexec"], status="ok", exit_code=0, hosts=["a", "b"],
+                          stdout=sys_lines("a", "performance", "tsc", {"UCX_TLS": "self,tcp"})
+                          + sys_lines("b", "powersave", "hpet", {"UCX_TLS": "self,tcp",
+                                                                 "OMPI_MCA_btl_tcp_eager_limit": "1024"}))
+    c = {x.name: x for x in judge(f)}
+    gov = c["CPU governor"]
+    assert gov.status == "warn" and "b: CPU(s) 0,1 powersave" in gov.figure and gov.fix.startswith("on b:")
+    assert "a:" not in gov.figure
+    cs = c["clock source"]
+    assert cs.status == "warn" and cs.fix.startswith("on b: echo tsc >") and "on a" not in cs.fix
+    same = c["same tuning on every host"]
+    assert same.status == "warn" and "btl_tcp_eager_limit=1024 (others: 65536)" in same.figure
+    assert same.fix.startswith("b: ")
+    # the same settings everywhere: ok, with the eager limit shown
+    f.reach.stdout = sys_lines("a", "performance", "tsc", {}) + sys_lines("b", "performance", "tsc", {})
+    c = {x.name: x for x in judge(f)}
+    assert c["CPU governor"].status == "ok" and c["clock source"].status == "ok"
+    assert c["same tuning on every host"].status == "ok" and "btl_tcp_eager_limit=65536" in c["same tuning on every host"].figure
