@@ -4,6 +4,10 @@ the library's transport report."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -210,3 +214,71 @@ def test_tcp_between_hosts_when_ucx_offers_rdma_is_a_fail():
                       "tag(self/memory rc_mlx5/mlx5_0:1)  am(self/memory)"]
     cross = {c.name: c for c in transport.checks(two_host_facts(rdma))}["transport, different hosts"]
     assert cross.status == FAIL and "UCX_TLS=self,sm,rc_mlx5" in cross.fix
+
+
+# -- a noisy core, injected for real -----------------------------------------------------------
+
+def spin_on(core: int, count: int) -> list[subprocess.Popen]:
+    """`count` busy loops pinned to `core` (the test kills them by PID)."""
+    return [subprocess.Popen(["taskset", "-c", str(core), "sh", "-c", "while :; do :; done"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True) for _ in range(count)]
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs taskset and two cores")
+def test_a_noisy_core_is_named(cli):
+    # Three spinning processes pinned to one core the ranks use: the rank bound there gets at
+    # most a quarter of it, so its quanta lose far more time than the other rank's, even on a
+    # machine other jobs keep busy (their unpinned load moves to the other core). What is
+    # asserted: the core named noisiest is the pinned one, and its share lost is the largest.
+    core = max(os.sched_getaffinity(0))
+    spinners = spin_on(core, 3)
+    try:
+        rc, checks, _ = doctor(cli)
+    finally:
+        for p in spinners:
+            p.kill()
+        for p in spinners:
+            p.wait(timeout=10)
+    per_core = checks["OS noise per core"]
+    assert per_core["status"] == "warn", per_core
+    assert re.match(rf"noisiest \S+:{core} \(", per_core["figure"]), per_core["figure"]
+    shares = {int(m.group(1)): float(m.group(2))
+              for m in re.finditer(r"\S+:(\d+) \(rank \d+\): \S+ us p50/p99/max, ([\d.]+)% lost", per_core["figure"])}
+    assert len(shares) == 2 and shares[core] == max(shares.values()), per_core["figure"]
+    assert f":{core}" in per_core["fix"]
+    # the job-wide figure is kept, with its prediction at 10x and 100x the ranks
+    assert "at 20 ranks" in checks["OS noise (fixed work quantum)"]["figure"]
+
+
+def sys_lines(host: str, governor: str, clocksource: str, env: dict[str, str]) -> list[str]:
+    """What the reach command prints on one host (its SYS lines; the format probe.reach writes)."""
+    mark = "MPISCOPE-DOCTOR-SYS " + host
+    return ([f"{mark} governor {cpu} {governor}" for cpu in (0, 1)]
+            + [f"{mark} clocksource {clocksource}", f"{mark} clocksources tsc hpet acpi_pm"]
+            + [f"{mark} env {k}={v}" for k, v in env.items()]
+            + [f"{mark} param mca:btl:tcp:param:btl_tcp_eager_limit:value:{env.get('OMPI_MCA_btl_tcp_eager_limit', 65536)}"])
+
+
+def test_governor_clock_source_and_tuning_are_judged_per_host():
+    f = two_host_facts(UCX_TCP)
+    f.vendor = "Open MPI"
+    f.reach = LaunchFacts(argv=["mpiexec"], status="ok", exit_code=0, hosts=["a", "b"],
+                          stdout=sys_lines("a", "performance", "tsc", {"UCX_TLS": "self,tcp"})
+                          + sys_lines("b", "powersave", "hpet", {"UCX_TLS": "self,tcp",
+                                                                 "OMPI_MCA_btl_tcp_eager_limit": "1024"}))
+    c = {x.name: x for x in judge(f)}
+    gov = c["CPU governor"]
+    assert gov.status == "warn" and "b: CPU(s) 0,1 powersave" in gov.figure and gov.fix.startswith("on b:")
+    assert "a:" not in gov.figure
+    cs = c["clock source"]
+    assert cs.status == "warn" and cs.fix.startswith("on b: echo tsc >") and "on a" not in cs.fix
+    same = c["same tuning on every host"]
+    assert same.status == "warn" and "btl_tcp_eager_limit=1024 (others: 65536)" in same.figure
+    assert same.fix.startswith("b: ")
+    # the same settings everywhere: ok, with the eager limit shown
+    f.reach.stdout = sys_lines("a", "performance", "tsc", {}) + sys_lines("b", "performance", "tsc", {})
+    c = {x.name: x for x in judge(f)}
+    assert c["CPU governor"].status == "ok" and c["clock source"].status == "ok"
+    assert c["same tuning on every host"].status == "ok" and "btl_tcp_eager_limit=65536" in c["same tuning on every host"].figure

@@ -101,6 +101,9 @@ typedef struct bench {
     /* Adds the row's own fields to its point record (rank 0, after the point,
      * before teardown: the kernel's state is still there). */
     void (*describe)(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+    /* Every rank, after the point's sampling and before describe (NULL: nothing):
+     * a collective step that brings the ranks' own data to rank 0. */
+    void (*collect)(bench_ctx_t *c);
     /* BENCH_ONCE rows: this rank's one sample in seconds, measured before the timing core ran. */
     double (*once)(const bench_ctx_t *c);
 } bench_t;

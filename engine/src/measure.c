@@ -106,6 +106,7 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     time_point(t, b, &c, &bufs, r->o, &p);
     watchdog_disarm();
     gather_cpus(comm, cpus);
+    if (b->collect) b->collect(&c);
     p.rank_cpus = cpus;
     if (w->rank == 0) r->point(r, e, &c, &p);
     if (b->teardown) b->teardown(&c);

@@ -375,7 +375,8 @@ static const bench_t fwq_row = {
     .summary = "fixed work quantum on every rank after a barrier: OS noise as a synchronised job sees it",
     .flags = BENCH_SYNC_BARRIER | BENCH_NO_SIZE,
     .ops_per_event = fwq_one, .bytes_per_op = fwq_zero,
-    .event = fwq_event, .verify = fwq_verify,
+    .setup = fwq_setup, .event = fwq_event, .teardown = fwq_teardown, .verify = fwq_verify,
+    .collect = fwq_collect, .describe = fwq_describe,  /* every rank's own quanta */
 };
 /* ---- issue 17: alltoallw, the rest of the nonblocking collectives, persistent
  * collectives (MPI 4.0) and neighbourhood collectives ---- */

@@ -103,3 +103,25 @@ def test_host_with_its_link_down_is_named_within_the_limit(netns_hosts, mpiscope
             assert good not in c[k]["fix"]
     # every launch is bounded: the reach, the hello and at most a handful of bisection launches
     assert took < 8 * (limit + 10), took
+
+
+def test_host_with_a_different_eager_limit_is_named(two_hosts, mpiscope_home, tmp_path):
+    """One host's own environment (what its shell start-up would set) carries an eager limit the
+    other host does not: an ssh stand-in that sets it for that host only, then the usual one."""
+    h0, h1 = two_hosts.hosts
+    agent = tmp_path / "ssh-standin-eager"
+    agent.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = {h1} ] && export MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=16384; '
+                     f'done\nexec {two_hosts.agent} "$@"\n')
+    agent.chmod(0o755)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    hydra = f"-launcher ssh -launcher-exec {agent} -iface {two_hosts.iface}"
+    r = two_hosts.run([sys.executable, "-m", "mpiscope", "doctor", "--json", "--launcher-args", hydra,
+                       "--hosts", f"{h0},{h1}", "--timeout", "60", *TCP], env={"PATH": path}, timeout=300)
+    c = checks_of(r.stdout)
+    tuning = c["same tuning on every host"]
+    assert tuning["status"] == "warn", tuning
+    assert f"{h1}: " in tuning["figure"] and "MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=16384" in tuning["figure"]
+    assert tuning["fix"].startswith(f"{h1}: ") and h0 not in tuning["fix"]
+    # governor and clock source were judged on both hosts (both namespaces share this machine's sysfs)
+    assert "2 host(s)" in c["CPU governor"]["figure"] or f"{h0}:" in c["CPU governor"]["figure"]
+    assert h0 in c["clock source"]["figure"] and h1 in c["clock source"]["figure"]

@@ -1,10 +1,13 @@
 """The clock under the measurement: CPU governor and frequency, the kernel's clock source, the
-engine's timer resolution and cost."""
+engine's timer resolution and cost. With several hosts, governor and clock source are judged
+host by host from what each host said through the launcher (library.host_facts); on one
+machine, from this machine's sysfs."""
 from __future__ import annotations
 
 from mpiscope.checks import GOVERNOR_FIX, unsteady
 from mpiscope.doctor import Check, ok, skip, warn
 from mpiscope.doctor.facts import Facts
+from mpiscope.doctor.library import HostFacts, all_host_facts
 
 GROUP = "clock"
 # Clock sources whose reading is a cheap instruction; others (hpet, acpi_pm) cost a device access.
@@ -14,8 +17,67 @@ RESOLUTION_S = 1e-7    # a timer coarser than this blurs sub-microsecond latenci
 OVERHEAD_S = 1e-6      # a clock read dearer than this is in every sample
 
 
+def _cpus(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus)) if len(cpus) <= 8 else f"{cpus[0]}-{cpus[-1]} ({len(cpus)})"
+
+
+def used_cpus(f: Facts, host: str, h: HostFacts) -> list[int]:
+    """The CPUs the job's ranks on `host` may run on (all the host's CPUs when no rank said)."""
+    ctxs = f.job.contexts if f.job else []
+    cpus = sorted({c for r in (ctxs[0].ranks if ctxs else ()) if r.host == host for c in r.cpus})
+    return cpus or sorted(h.governors)
+
+
+def governor_per_host(f: Facts, seen: dict[str, HostFacts]) -> Check:
+    name = "CPU governor"
+    per_host: dict[str, dict[str, list[int]]] = {}
+    for host, h in sorted(seen.items()):
+        found: dict[str, list[int]] = {}
+        for cpu in used_cpus(f, host, h):
+            if cpu in h.governors:
+                found.setdefault(h.governors[cpu], []).append(cpu)
+        per_host[host] = found
+    exposed = {h: g for h, g in per_host.items() if g}
+    if not exposed:
+        return ok(name, f"cpufreq not exposed on any of {len(seen)} host(s) (VMs or fixed clocks): nothing scales it")
+    bad = {h: unsteady(g) for h, g in exposed.items() if unsteady(g)}
+    if bad:
+        what = "; ".join(f"{h}: " + ", ".join(f"CPU(s) {_cpus(c)} {g}" for g, c in sorted(b.items()))
+                         for h, b in sorted(bad.items()))
+        return warn(name, f"{len(bad)} of {len(seen)} host(s) scale the clock: {what}",
+                    f"on {', '.join(sorted(bad))}: {GOVERNOR_FIX}")
+    shown = "; ".join(f"{h}: " + ", ".join(f"{g} on CPU(s) {_cpus(c)}" for g, c in sorted(g_.items()))
+                      for h, g_ in sorted(exposed.items()))
+    return ok(name, shown + (f" ({len(seen) - len(exposed)} host(s) without cpufreq)" if len(exposed) < len(seen)
+                             else ""))
+
+
+def clocksource_per_host(seen: dict[str, HostFacts]) -> Check:
+    name = "clock source"
+    known = {h: x for h, x in seen.items() if x.clocksource}
+    if not known:
+        return skip(name, f"not readable on any of {len(seen)} host(s)")
+    groups: dict[str, list[str]] = {}
+    for h, x in sorted(known.items()):
+        groups.setdefault(x.clocksource or "?", []).append(h)
+    shown = "; ".join(f"{c} on {', '.join(hs)}" for c, hs in sorted(groups.items()))
+    slow = {h: x for h, x in known.items() if x.clocksource not in FAST_CLOCKSOURCES}
+    if slow:
+        fixes = []
+        for h, x in sorted(slow.items()):
+            better = [c for c in x.clocksources if c in FAST_CLOCKSOURCES]
+            fixes.append(f"on {h}: echo {better[0]} > /sys/devices/system/clocksource/clocksource0/"
+                         f"current_clocksource (as root)" if better else
+                         f"on {h}: boot with a TSC the kernel trusts (tsc=reliable) or on hardware with a stable TSC")
+        return warn(name, f"{', '.join(sorted(slow))}: every clock read is a device access ({shown})", "; ".join(fixes))
+    return ok(name, shown + (f" ({len(seen) - len(known)} host(s) did not say)" if len(known) < len(seen) else ""))
+
+
 def governor(f: Facts) -> Check:
     name = "CPU governor"
+    seen = all_host_facts(f)
+    if seen:
+        return governor_per_host(f, seen)
     if not f.governors:
         return ok(name, "cpufreq not exposed on this machine (a VM or a fixed clock): nothing scales it")
     bad = unsteady(f.governors)
@@ -47,6 +109,9 @@ def frequency(f: Facts) -> Check:
 
 def clocksource(f: Facts) -> Check:
     name = "clock source"
+    seen = all_host_facts(f)
+    if seen:
+        return clocksource_per_host(seen)
     if not f.clocksource:
         return skip(name, "not readable on this machine")
     if f.clocksource in FAST_CLOCKSOURCES:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from dataclasses import dataclass, field
 
-from mpiscope.doctor import Check, fail, ok, skip
+from mpiscope.doctor import Check, fail, ok, skip, warn
 from mpiscope.doctor.facts import Facts
 
 GROUP = "library"
@@ -13,6 +15,13 @@ GROUP = "library"
 LAUNCHER_SET = {"HYDRA_USER_PROVIDED_BINDING", "OMPI_MCA_PREFIXES", "OMPI_MCA_num_procs", "OMPI_MCA_cpu_type",
                 "OMPI_MCA_initial_wdir", "PMIX_MCA_psec", "OMPI_MCA_orte_precondition_transports"}
 MARK = "MPISCOPE-DOCTOR"  # the reach command's lines: MARK host {engine --mpi-info JSON}
+SYS_MARK = "MPISCOPE-DOCTOR-SYS"  # and SYS_MARK host KIND VALUE: what the host itself says (host_facts)
+# The environment prefixes of tuning variables (the engine's context records the same ones).
+TUNING_PREFIXES = ("MPIR_CVAR_", "MPICH_", "OMPI_MCA_", "PMIX_MCA_", "PRTE_MCA_", "UCX_", "FI_", "I_MPI_", "HYDRA_",
+                   "MV2_", "PSM2_")
+TUNING_FIX = ("make every host run with the same settings: look for the variable in that host's shell start-up "
+              "files, /etc/environment, the batch system's prolog, or the library's parameter files "
+              "($prefix/etc/openmpi-mca-params.conf, ~/.openmpi/mca-params.conf); or set it for all with --env")
 SAME_FIX = ("install the same MPI build on every host (same prefix, same version), or point every host at one "
             "shared installation; mixed libraries fail in MPI_Init or give wrong figures")
 
@@ -29,6 +38,52 @@ def answers(lines: list[str]) -> dict[str, dict]:
         except json.JSONDecodeError:
             out[host] = {"mpi_library_version": rest.strip() or "?"}
     return out
+
+
+@dataclass
+class HostFacts:
+    """What one host said about itself through the launcher (the reach command)."""
+    governors: dict[int, str] = field(default_factory=dict)   # CPU -> cpufreq governor
+    clocksource: str | None = None
+    clocksources: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)          # tuning variables a process started there sees
+    params: dict[str, str] = field(default_factory=dict)       # eager limits as the library's tool reports them
+
+
+def host_facts(lines: list[str], vendor: str) -> dict[str, HostFacts]:
+    """host -> HostFacts from the SYS_MARK lines of the reach command."""
+    out: dict[str, HostFacts] = {}
+    tool: dict[str, list[str]] = {}
+    for line in lines:
+        if not line.startswith(SYS_MARK + " "):
+            continue
+        parts = line.split(" ", 3)
+        if len(parts) < 4:
+            continue
+        _, host, kind, value = parts
+        h = out.setdefault(host, HostFacts())
+        if kind == "governor":
+            cpu, _, gov = value.partition(" ")
+            if cpu.isdigit() and gov.strip():
+                h.governors[int(cpu)] = gov.strip()
+        elif kind == "clocksource":
+            h.clocksource = value.strip() or None
+        elif kind == "clocksources":
+            h.clocksources = value.split()
+        elif kind == "env" and "=" in value:
+            k, v = value.split("=", 1)
+            h.env[k] = v
+        elif kind == "param":
+            tool.setdefault(host, []).append(value)
+    for host, text in tool.items():
+        out[host].params = eager_params(vendor, "\n".join(text))
+    return out
+
+
+def all_host_facts(f: Facts) -> dict[str, HostFacts]:
+    if f.reach is None:
+        return {}
+    return host_facts([ln for r in (f.reach, *f.reach_bisection) for ln in r.stdout], f.vendor)
 
 
 def first_line(info: dict) -> str:
@@ -92,5 +147,35 @@ def tuning(f: Facts) -> Check:
     return ok(name, f"{shown}; eager limit: {limit}")
 
 
+def same_tuning(f: Facts) -> Check:
+    """The tuning variables and the library's eager limits, host by host: a host whose setting
+    differs from the others' (or that lacks one the others have) is named."""
+    name = "same tuning on every host"
+    seen = all_host_facts(f)
+    if len(seen) < 2:
+        return skip(name, "one host" if f.reach is None or len(seen) == 1 else "no host reported its settings")
+    # in the order the hosts were given, so that on a tie (two hosts) the first host's value is the reference
+    order = [h for h in f.hosts if h in seen] + sorted(h for h in seen if h not in f.hosts)
+    mine = {h: {**{k: v for k, v in seen[h].env.items() if k not in f.doctor_env and k not in LAUNCHER_SET},
+                **seen[h].params} for h in order}
+    keys = sorted({k for v in mine.values() for k in v})
+    odd: dict[str, list[str]] = {}
+    for k in keys:
+        values = Counter(v.get(k, "(unset)") for v in mine.values())
+        if len(values) < 2:
+            continue
+        common, _ = values.most_common(1)[0]
+        for h, v in mine.items():
+            if v.get(k, "(unset)") != common:
+                odd.setdefault(h, []).append(f"{k}={v.get(k, '(unset)')} (others: {common})")
+    eager = sorted({k for v in mine.values() for k in v if "EAGER" in k.upper()})
+    shown = ", ".join(f"{k}={next(iter(mine.values())).get(k, '(unset)')}" for k in eager) or "none reported"
+    if odd:
+        what = "; ".join(f"{h}: {', '.join(d[:6])}" for h, d in sorted(odd.items()))
+        return warn(name, f"{len(odd)} of {len(mine)} host(s) differ: {what}",
+                    f"{', '.join(sorted(odd))}: " + TUNING_FIX)
+    return ok(name, f"{len(keys)} setting(s) alike on {len(mine)} host(s); eager limits: {shown}")
+
+
 def checks(f: Facts) -> list[Check]:
-    return [Check(**{**c.__dict__, "group": GROUP}) for c in (same_library(f), tuning(f))]
+    return [Check(**{**c.__dict__, "group": GROUP}) for c in (same_library(f), tuning(f), same_tuning(f))]

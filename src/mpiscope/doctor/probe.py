@@ -16,7 +16,7 @@ from typing import Callable
 
 from mpiscope.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
-from mpiscope.doctor.library import MARK, answers, eager_params
+from mpiscope.doctor.library import MARK, SYS_MARK, TUNING_PREFIXES, answers, eager_params
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
 from mpiscope.execute import SINGLETON_FIX, Target, _stop
 from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
@@ -128,10 +128,29 @@ class Prober:
         return [str(self.s.target.engine), "--timeout", f"{watchdog:g}", *args]
 
     def reach(self, hosts: list[str]) -> LaunchFacts:
+        """A plain command on every host: the engine's --mpi-info there, and what the host says
+        of itself (its CPUs' governors, its clock source, the tuning variables a process
+        started there sees, the library's eager limits by its own tool)."""
         unset = " ".join(f"-u {v}" for v in RANK_VARS)
         info = f"env {unset} {shlex.quote(str(self.s.target.engine))} --mpi-info"
-        script = f'printf "%s %s %s\\n" {MARK} "$(hostname)" "$({info} | tr -d "\\n")"'
-        return self.launch(["sh", "-c", script], len(hosts), hosts, per_node=1)
+        tool = library_tool(self.s)
+        prefixes = "|".join(TUNING_PREFIXES)
+        lines = [
+            'h=$(hostname)',
+            f'printf "%s %s %s\\n" {MARK} "$h" "$({info} | tr -d "\\n")"',
+            f'S="{SYS_MARK} $h"',
+            'for f in /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do [ -r "$f" ] || continue; '
+            'c=${f#/sys/devices/system/cpu/cpu}; printf "%s governor %s %s\\n" "$S" "${c%%/*}" "$(cat "$f")"; done',
+            'd=/sys/devices/system/clocksource/clocksource0',
+            '[ -r $d/current_clocksource ] && printf "%s clocksource %s\\n" "$S" "$(cat $d/current_clocksource)"',
+            '[ -r $d/available_clocksource ] && printf "%s clocksources %s\\n" "$S" "$(cat $d/available_clocksource)"',
+            f'env | grep -E "^({prefixes})" | while IFS= read -r l; do printf "%s env %s\\n" "$S" "$l"; done',
+        ]
+        if tool:
+            lines.append(f'[ -x {shlex.quote(tool[0])} ] && {" ".join(map(shlex.quote, tool))} 2>/dev/null '
+                         '| grep -iE "eager[a-z_]*(:value:| *=)" | while IFS= read -r l; do printf "%s param %s\\n" "$S" "$l"; done')
+        lines.append("true")
+        return self.launch(["sh", "-c", "\n".join(lines)], len(hosts), hosts, per_node=1)
 
     def reach_test(self, hosts: list[str]) -> LaunchFacts:
         """The plain command, passed only when every host of `hosts` answered."""
@@ -200,17 +219,24 @@ def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
     return tests
 
 
-def library_params(s: Setup) -> dict[str, str]:
-    """The eager limits as the library's own tool reports them on this machine, with the
-    user's --env applied (ompi_info reads OMPI_MCA_*, mpivars the MPI_T control variables)."""
+def library_tool(s: Setup) -> list[str]:
+    """The library's own report of its parameters (ompi_info reads OMPI_MCA_* and the
+    parameter files, mpivars the MPI_T control variables), beside its launcher."""
     lib = s.target.lib
     tool = ["ompi_info", "--param", "btl", "all", "--level", "9", "--parsable"] if lib.vendor == "Open MPI" \
         else ["mpivars"]
-    path = lib.launcher.parent / tool[0]
-    if not path.exists():
+    return [str(lib.launcher.parent / tool[0]), *tool[1:]]
+
+
+def library_params(s: Setup) -> dict[str, str]:
+    """The eager limits as the library's own tool reports them on this machine, with the
+    user's --env applied."""
+    lib = s.target.lib
+    tool = library_tool(s)
+    if not Path(tool[0]).exists():
         return {}
     try:
-        done = subprocess.run([str(path), *tool[1:]], capture_output=True, text=True, timeout=30,
+        done = subprocess.run(tool, capture_output=True, text=True, timeout=30,
                               env={**os.environ, **s.env}, stdin=subprocess.DEVNULL, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired):
         return {}
