@@ -439,3 +439,31 @@ def test_imb_nbc_pure_and_persistent_names_map_to_the_engines_rows(tmp_path, cli
                                                                   "Bcast_persist_pure")
     r = cli("import", str(f), "--runs-dir", str(tmp_path / "runs2"))
     assert r.returncode == 0 and "Ibcast_pure -> ibcast" in " ".join(r.stdout.split())
+
+
+def test_table_variation_names_the_statistic_of_imported_points(runs, cli):
+    """An imported OSU average is a mean: `table --variation` must not head it 'median us'."""
+    from mpiscope.analysis.variation import variation
+    from mpiscope.report.table import load_frame, with_config
+    from mpiscope.report.variation import variation_table
+    d, measured, osu, _ = runs
+    r = cli("table", "--variation", osu, "--benchmark", "pingpong", "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "mean us" in r.stdout and "median us" not in r.stdout
+    both = variation(with_config(load_frame([measured, osu], d)), "pingpong")
+    assert set(both["estimate"]) == {"median", "mean"}
+    table = variation_table(both)
+    assert table.columns[4].header == "estimate us"
+    figures = list(table.columns[4].cells)
+    assert sum(f.endswith("(mean)") for f in figures) == 17  # osu_latency: 1 B .. 64 KiB
+    assert sum(f.endswith("(median)") for f in figures) == 15  # the measured run: 4 B .. 64 KiB
+
+
+def test_a_model_of_imported_figures_takes_no_clock_from_this_host(runs, cli):
+    """The files do not say the clock of the machine they were measured on: cycles only when given."""
+    d, _, osu, _ = runs
+    r = cli("model", osu, "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "clock: unknown" in r.stdout and "/proc/cpuinfo" not in r.stdout and "cpufreq" not in r.stdout
+    r = cli("model", osu, "--clock-mhz", "2600", "--runs-dir", str(d))
+    assert r.returncode == 0 and "clock: 2600.0 MHz (override)" in r.stdout
