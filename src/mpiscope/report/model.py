@@ -60,7 +60,8 @@ def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
     # imported figures (mpiscope import) come from a machine the files do not describe: no clock
     # but the one given, never this host's
     imported = any(getattr(r, "imported", None) is not None for r in recs)
-    clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx)) if clock_mhz is not None or not imported else None
+    known = clock_mhz is not None or (ctx is not None and bool(ctx.cpu_mhz))
+    clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx)) if known or not imported else None
     s = ModelSummary(benchmark, clock=clock)
     s.hardware = hardware_from_records(recs)
     ceiling = MEMCPY_CEILING * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
