@@ -241,3 +241,36 @@ def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
     run = api.load(caught.value.run_path)
     assert run.status == "failed" and run.points == []
     assert "no-such-launcher-flag" in str(caught.value)
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "imports"
+
+
+@pytest.mark.slow
+def test_import_runs_and_compare_an_imported_osu_run_with_a_measured_one(runs_dir, tmp_path):
+    """api.import_runs stores OSU output as a run (docs/import.md); compare lines its points up with
+    a measured run of the same benchmarks, the one-sided ones by their synchronisation (variant)."""
+    lat, put = DATA / "osu-7.4_latency_mpich.txt", DATA / "osu-7.4_put_latency_mpich.txt"
+    osu = api.import_runs([lat, put], mpi_label="MPICH 5.0.2", runs_dir=tmp_path)
+    assert isinstance(osu, api.Run) and osu.status == "ok" and osu.path.parent == tmp_path
+    t = osu.table()
+    assert set(zip(t["benchmark"], t["tool_benchmark"])) == {("pingpong", "osu_latency"),
+                                                             ("put_latency", "osu_put_latency")}
+    assert set(t["estimate"]) == {"mean"} and set(t.loc[t["benchmark"] == "put_latency", "variant"]) == {"flush"}
+    first = next(x for x in lat.read_text().splitlines() if x.startswith("1 "))  # "1   <us>"
+    # in the launch-level frame time_median_us is the estimate, and `estimate` says it is a mean
+    assert t[(t["benchmark"] == "pingpong") & (t["size"] == 1)]["time_median_us"].item() == float(first.split()[1])
+    assert api.load(osu.id, runs_dir=tmp_path).id == osu.id  # one path in: a single file works too
+    assert api.import_runs(str(put), runs_dir=tmp_path / "one").points[0].variant == "flush"
+    measured = api.measure(["pingpong", "put_latency"], sizes="1:64", ranks=2, launches=1, max_time=0.01,
+                           runs_dir=tmp_path)
+    c = api.compare(measured, osu)
+    ct = c.table()
+    assert set(ct["benchmark"]) == {"pingpong", "put_latency flush"}
+    assert sorted(ct.loc[ct["benchmark"] == "put_latency flush", "size"]) == [1, 2, 4, 8, 16, 32, 64]
+    assert set(ct["verdict"]) == {"untested"} and "OSU 7.4 mean" in c.candidate_figure
+    with pytest.raises(UsageError, match=r"line 3: .*not a number"):
+        bad = tmp_path / "bad.txt"
+        bad.write_text("# OSU MPI Latency Test v7.4\n# Size       Avg Latency(us)\n1   x.5\n")
+        api.import_runs([bad], runs_dir=tmp_path / "bad")
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

@@ -29,12 +29,18 @@ OSU_NAMES = {
     "osu-7.4_allreduce_mpich.txt": ("osu_allreduce", "allreduce"),
     "osu-7.4_allreduce-f_mpich.txt": ("osu_allreduce", "allreduce"),
     "osu-7.4_iallreduce_mpich.txt": ("osu_iallreduce", "iallreduce"),
-    "osu-7.4_put_latency_mpich.txt": ("osu_put_latency", "osu_put_latency"),
+    "osu-7.4_put_latency_mpich.txt": ("osu_put_latency", "put_latency"),
 }
+# OSU's '# Synchronization:' line -> the engine's --rma-sync mode, the variant of the points
+OSU_SYNC = {"MPI_Win_flush": "flush", "MPI_Win_flush_local": "flush_local", "MPI_Win_lock/unlock": "lock",
+            "MPI_Win_lock_all/unlock_all": "lock_all", "MPI_Win_fence": "fence",
+            "MPI_Win_post/start/complete/wait": "pscw"}
 IMB_NAMES = {"PingPong": "pingpong", "PingPing": "pingping", "Sendrecv": "sendrecv", "Exchange": "exchange",
              "Uniband": "msgrate", "Biband": "bibw", "Allreduce": "allreduce", "Bcast": "bcast",
              "Alltoall": "alltoall", "Barrier": "barrier", "Iallreduce": "iallreduce",
-             "Unidir_put": "imb_unidir_put"}
+             "Unidir_put": "put_latency"}
+# IMB-RMA (benchmark, mode) -> (engine row, variant): docs/benchmarks-rma.md; the two modes stay apart
+IMB_RMA = {("Unidir_put", "non-aggregate"): ("put_latency", "flush"), ("Unidir_put", "aggregate"): ("put_bw", "flush")}
 
 
 def osu_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -82,6 +88,8 @@ def test_osu_files_become_points_with_their_own_figures(path):
         fig = dict(zip(heading[1:], map(float, cells[1:])))
         assert p.size == int(cells[0]) and p.ranks == 2
         assert (p.benchmark, p.imported.tool_benchmark, p.imported.tool) == (name, tool_name, "osu")
+        sync = re.search(r"^# Synchronization: (\S+)$", path.read_text(), re.M)
+        assert p.variant == (OSU_SYNC[sync[1]] if sync else None)
         assert p.imported.tool_version == "7.4" and p.imported.line == line
         assert p.imported.file == str(path) and dict(p.imported.figures) == fig
         assert p.time_us.ci_low is None and p.time_us.ci_high is None and p.samples_us == ()
@@ -128,6 +136,9 @@ def test_literal_lines_of_the_osu_files():
     assert mr[0].ranks == 2 and mr[0].msg_rate == 464919.26  # "[ pairs: 1 ]": 2 ranks
     put = parse_file(DATA / "osu-7.4_put_latency_mpich.txt")
     assert put[0].family == "rma" and put[0].details["window_creation"] == "MPI_Win_allocate"
+    put = {p.size: p for p in put}  # "65536   0.70" under "# Synchronization: MPI_Win_flush"
+    assert (put[65536].benchmark, put[65536].variant, put[65536].time_us.mean) == ("put_latency", "flush", 0.70)
+    assert put[65536].details["synchronization"] == "MPI_Win_flush" and put[65536].bytes_per_op == 65536
 
 
 @pytest.mark.parametrize("path", IMB, ids=lambda p: p.name)
@@ -140,8 +151,9 @@ def test_imb_files_become_points_with_their_own_figures(path):
         for line, cells in rows:
             p = next(it)
             fig = {c: float(v) for c, v in zip(heading, cells) if c != "#bytes"}
-            expect = IMB_NAMES[name] + ("_aggregate" if mode == "aggregate" else "")
+            expect, variant = IMB_RMA.get((name, mode), (IMB_NAMES[name], None))
             assert (p.benchmark, p.imported.tool_benchmark, p.imported.tool, p.ranks) == (expect, name, "imb", procs)
+            assert p.variant == variant
             assert p.size == (int(cells[0]) if heading[0] == "#bytes" else 0)
             assert p.imported.line == line and dict(p.imported.figures) == fig
             assert p.imported.tool_version == "2021.11" and p.estimate == "mean" and p.time_us.median is None
@@ -173,6 +185,13 @@ def test_literal_lines_of_the_imb_files():
     barrier = [p for p in coll if p.benchmark == "barrier"]
     assert len(barrier) == 1 and barrier[0].size == 0 and barrier[0].time_us.mean == 0.26
     assert {p.details.get("datatype") for p in coll if p.benchmark == "allreduce"} == {"MPI_FLOAT"}
+    # IMB-RMA Unidir_put: NON-AGGREGATE (a flush per put) is put_latency, AGGREGATE put_bw, both flush
+    rma = {(p.benchmark, p.size): p for p in parse_file(DATA / "imb-2021_rma_mpich.txt")}
+    lat, bw = rma[("put_latency", 1024)], rma[("put_bw", 1024)]
+    assert (lat.variant, lat.time_us.mean, lat.bw_MBps.mean, lat.details["mode"]) == ("flush", 1.11, 925.56,
+                                                                                         "non-aggregate")
+    assert (bw.variant, bw.time_us.mean, bw.bw_MBps.mean, bw.details["mode"]) == ("flush", 0.59, 1749.59, "aggregate")
+    assert lat.imported.tool_benchmark == bw.imported.tool_benchmark == "Unidir_put" and lat.family == "rma"
 
 
 def test_a_run_of_every_sample(tmp_path, cli):
@@ -198,7 +217,9 @@ def test_a_run_of_every_sample(tmp_path, cli):
     assert stored["imported"]["fields"]["bw_MBps.mean"] == "Bandwidth (MB/s)"
     r = cli("show", run.id, "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "estimate µs" in r.stdout and "imported from" in r.stdout and "its mean; no interval" in r.stdout
+    flat = " ".join(re.sub(r"[│┃]", " ", r.stdout).split())  # a note wrapped within its cell reads on
+    assert "estimate µs" in r.stdout and "imported from" in r.stdout and "its mean; no interval" in flat
+    assert "put_latency flush" in r.stdout and "put_bw flush" in r.stdout  # IMB-RMA and OSU one-sided rows
     r = cli("runs", "--runs-dir", str(tmp_path))
     assert r.returncode == 0 and "imported:" in r.stdout and "MPICH 5.0.2" in " ".join(r.stdout.split())
 
@@ -345,5 +366,104 @@ def test_sizeless_and_one_sided_osu_tables(tmp_path):
     assert [p.details["validation"] for p in parse_file(checked)] == ["Pass", "Fail"]
     acc = tmp_path / "acc.txt"
     acc.write_text("# OSU MPI_Accumulate latency Test v7.4\n# Size          Latency (us)\n1      0.15\n")
-    p, = parse_file(acc)
-    assert (p.benchmark, p.imported.tool_benchmark, p.family) == ("osu_acc_latency", "osu_acc_latency", "rma")
+    p, = parse_file(acc)  # the engine's row; no Synchronization line: no mode to line up with
+    assert (p.benchmark, p.imported.tool_benchmark, p.family, p.variant) == ("acc_latency", "osu_acc_latency",
+                                                                              "rma", None)
+    fop = tmp_path / "fop.txt"  # the engine's fop_latency is sizeless: OSU's 8 bytes are size 0
+    fop.write_text("# OSU MPI_Fetch_and_op latency Test v7.4\n# Window creation: MPI_Win_allocate\n"
+                   "# Synchronization: MPI_Win_lock/unlock\n# Size          Latency (us)\n8      2.31\n")
+    p, = parse_file(fop)
+    assert (p.benchmark, p.variant, p.size, p.bytes_per_op, p.details["tool_size"]) == ("fop_latency", "lock", 0, 8, 8)
+    assert p.time_us.mean == 2.31 and p.bw_MBps is None
+    bibw = tmp_path / "bibw.txt"
+    bibw.write_text("# OSU MPI_Put Bi-directional Bandwidth Test v7.4\n# Window creation: MPI_Win_create\n"
+                    "# Synchronization: MPI_Win_post/start/complete/wait\n# Size      Bandwidth (MB/s)\n"
+                    "1024        2048.00\n")
+    p, = parse_file(bibw)
+    assert (p.benchmark, p.variant, p.bytes_per_op, p.time_us.mean) == ("put_bibw", "pscw", 2048, 1.0)
+
+
+IMB_HEAD = "#----\n#    Intel(R) MPI Benchmarks 2021.11, {part}\n#----\n"
+IMB_TAIL = "\n\n# All processes entering MPI_Finalize\n\n"
+
+
+def imb_block(name: str, heading: str, rows: list[str], mode: str | None = None, procs: int = 2) -> str:
+    return (f"\n#----\n# Benchmarking {name}\n# #processes = {procs}\n#----\n"
+            + (f"#\n#    MODE: {mode}\n#\n" if mode else "") + heading + "\n" + "\n".join(rows) + "\n")
+
+
+def test_imb_rma_benchmarks_map_to_the_engines_rows_with_their_modes_apart(tmp_path):
+    """docs/benchmarks-rma.md: which IMB-RMA benchmark and mode is which engine row and variant."""
+    head = "       #bytes #repetitions      t[usec]   Mbytes/sec"
+    blocks = [("Accumulate", "NON-AGGREGATE", ["1024  100  1.50  682.67"]),
+              ("Accumulate", "AGGREGATE", ["1024  100  0.50  2048.00"]),
+              ("Bidir_put", "NON-AGGREGATE", ["1024  100  2.00  512.00"]),
+              ("Bidir_put", "AGGREGATE", ["1024  100  1.00  1024.00"]),
+              ("Put_local", "NON-AGGREGATE", ["1024  100  0.90  1137.78"]),
+              ("Compare_and_swap", "NON-AGGREGATE", ["4  100  1.20  3.33"]),
+              ("One_put_all", None, ["1024  100  3.00  341.33"]),
+              ("Exchange_get", None, ["1024  100  4.00  256.00"])]
+    f = tmp_path / "rma.txt"
+    f.write_text(IMB_HEAD.format(part="MPI-RMA part") + "".join(
+        imb_block(n, head, rows, mode) for n, mode, rows in blocks) + IMB_TAIL)
+    got = [(p.imported.tool_benchmark, p.benchmark, p.variant, p.size, p.time_us.mean, p.bytes_per_op)
+           for p in parse_file(f)]
+    assert got == [("Accumulate", "acc_latency", "flush", 1024, 1.5, 1024),
+                   ("Accumulate", "acc_latency", "flush_aggregate", 1024, 0.5, 1024),
+                   ("Bidir_put", "put_bibw", "flush_nonaggregate", 1024, 2.0, 2048),
+                   ("Bidir_put", "put_bibw", "flush", 1024, 1.0, 2048),
+                   ("Put_local", "put_latency", "flush_local", 1024, 0.9, 1024),
+                   ("Compare_and_swap", "cas_latency", "flush", 0, 1.2, 8),
+                   ("One_put_all", "one_put_all", "flush", 1024, 3.0, 1024),
+                   ("Exchange_get", "exchange_get", "flush", 1024, 4.0, 2048)]
+    assert all(p.family == "rma" for p in parse_file(f))
+
+
+def test_imb_nbc_pure_and_persistent_names_map_to_the_engines_rows(tmp_path, cli):
+    nbc = ("       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]", ["8  100  3.0  2.0  2.0  50.00"])
+    pure = ("       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]", ["8  100  1.5  1.9  1.7"])
+    f = tmp_path / "nbc.txt"
+    f.write_text(IMB_HEAD.format(part="NBC part") + imb_block("Ibcast", *nbc) + imb_block("Ibcast_pure", *pure)
+                 + imb_block("Igather", *nbc) + IMB_TAIL)
+    got = [(p.imported.tool_benchmark, p.benchmark, p.family, p.time_us.mean) for p in parse_file(f)]
+    assert got == [("Ibcast", "ibcast", "nbc", 2.0), ("Ibcast_pure", "ibcast", "nbc", 1.7),
+                   ("Igather", "igather", "nbc", 2.0)]
+    # Ibcast and Ibcast_pure are one row: in the run the second keeps its own configuration
+    run = Run(import_files([f], runs_dir=tmp_path / "runs"))
+    tags = {p.imported.tool_benchmark: p.tag for p in run.records().points}
+    assert tags == {"Ibcast": {}, "Ibcast_pure": {"tool_benchmark": "Ibcast_pure"}, "Igather": {}}
+    g = tmp_path / "mpi4.txt"
+    g.write_text(IMB_HEAD.format(part="MPI-4 part") + imb_block("Bcast_persist_pure", *pure) + IMB_TAIL)
+    p, = parse_file(g)
+    assert (p.benchmark, p.family, p.imported.tool_benchmark) == ("bcast_persistent", "persistent",
+                                                                  "Bcast_persist_pure")
+    r = cli("import", str(f), "--runs-dir", str(tmp_path / "runs2"))
+    assert r.returncode == 0 and "Ibcast_pure -> ibcast" in " ".join(r.stdout.split())
+
+
+def test_table_variation_names_the_statistic_of_imported_points(runs, cli):
+    """An imported OSU average is a mean: `table --variation` must not head it 'median us'."""
+    from mpiscope.analysis.variation import variation
+    from mpiscope.report.table import load_frame, with_config
+    from mpiscope.report.variation import variation_table
+    d, measured, osu, _ = runs
+    r = cli("table", "--variation", osu, "--benchmark", "pingpong", "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "mean us" in r.stdout and "median us" not in r.stdout
+    both = variation(with_config(load_frame([measured, osu], d)), "pingpong")
+    assert set(both["estimate"]) == {"median", "mean"}
+    table = variation_table(both)
+    assert table.columns[4].header == "estimate us"
+    figures = list(table.columns[4].cells)
+    assert sum(f.endswith("(mean)") for f in figures) == 17  # osu_latency: 1 B .. 64 KiB
+    assert sum(f.endswith("(median)") for f in figures) == 15  # the measured run: 4 B .. 64 KiB
+
+
+def test_a_model_of_imported_figures_takes_no_clock_from_this_host(runs, cli):
+    """The files do not say the clock of the machine they were measured on: cycles only when given."""
+    d, _, osu, _ = runs
+    r = cli("model", osu, "--runs-dir", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "clock: unknown" in r.stdout and "/proc/cpuinfo" not in r.stdout and "cpufreq" not in r.stdout
+    r = cli("model", osu, "--clock-mhz", "2600", "--runs-dir", str(d))
+    assert r.returncode == 0 and "clock: 2600.0 MHz (override)" in r.stdout

@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 # mpiscope.api.__all__ (tests/test_api.py checks that they agree)
 API = ("Comparison", "Model", "Prediction", "Run", "Runs", "RecordsWarning", "compare", "fit", "list_runs", "load",
        "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table", "write_plots",
-       "write_report")
+       "write_report", "import_runs")
 
 
 def __getattr__(name: str):

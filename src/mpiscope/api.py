@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from mpiscope.session import Measurement
     from mpiscope.store import RunMeta
 
-__all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "list_runs", "load",
-           "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table",
-           "write_plots", "write_report"]
+__all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "import_runs",
+           "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side",
+           "table", "write_plots", "write_report"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
@@ -673,5 +673,16 @@ def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathL
     return target
 
 # --- importing other tools' output ------------------------------------------------------------
-# `mpiscope import` (OSU, IMB: mpiscope.importers.import_files) is wired in here by the coordinator;
-# see docs/import.md.
+
+def import_runs(files: Sequence[PathLike] | PathLike, fmt: str | None = None, mpi_label: str | None = None,
+                ranks: int | None = None, runs_dir: PathLike | None = None) -> Run:
+    """Store OSU Micro-Benchmarks 7.x or Intel MPI Benchmarks 2021 text output as one run, as
+    `mpiscope import` does (docs/import.md), and return it. `fmt` 'osu' or 'imb' (None: detected
+    per file); `mpi_label` the library the files were measured with (they do not say); `ranks`
+    the job's size (OSU collectives do not print it). Nothing is stored unless every file reads:
+    a file that is no such output, or is damaged, raises ImportFailed (a UsageError) naming the
+    file and line."""
+    from mpiscope.importers import import_files
+    paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    return Run(import_files(paths, fmt, mpi_label, ranks, _runs_dir(runs_dir)))
+

@@ -40,6 +40,8 @@ def _row(config, lp: LaunchPoint, several_ranks: bool) -> dict:
     several = lp.launches > 1
     return {"config": config, "benchmark": bench, "size": lp.size, "launches": lp.launches,
             "median_us": lp.median, "ci_low_us": lp.ci_low, "ci_high_us": lp.ci_high,
+            # the statistic median_us holds: mpiscope's median, or an imported tool's mean (docs/import.md)
+            "estimate": "/".join(sorted({pt.estimate for pt in lp.points})) or "median",
             "within_ci_rel": float(np.median(own)) if own else np.nan,
             "between_cv": float(np.std(med, ddof=1) / np.mean(med)) if several else np.nan,
             "between_range_rel": float((med.max() - med.min()) / np.median(med)) if several else np.nan,

@@ -13,7 +13,8 @@ def cmd_import(a: argparse.Namespace) -> int:
     from mpiscope.store import Run
     path = import_files(a.files, a.format, a.mpi_label, a.ranks, paths.runs_dir(a.runs_dir))
     recs = Run(path).records()
-    names = sorted({(p.imported.tool_benchmark if p.imported else "?", p.benchmark) for p in recs.points})
+    names = sorted({(p.imported.tool_benchmark if p.imported else "?", p.benchmark + (f" {p.variant}" if p.variant
+                                                                                     else "")) for p in recs.points})
     out.print(f"imported {len(recs.points)} points from {len(a.files)} file(s): "
               + ", ".join(t if t == b else f"{t} -> {b}" for t, b in names), markup=False, highlight=False)
     out.print(f"saved in {path}", markup=False, highlight=False)

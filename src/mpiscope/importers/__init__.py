@@ -95,11 +95,16 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     seen: set[tuple] = set()
     for path, found, points in files:
         records.append(_context(points, mpi_label, found, ranks))
+        first: dict[tuple, str] = {}  # this file's keys and the tool benchmark that gave each first
         for p in points:
+            tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
             if p.imported is not None:  # the stored run names the file wherever it is read from
                 p = replace(p, imported=replace(p.imported, file=str(path.resolve())))
             if p.key in seen:  # an earlier file holds this point too: a configuration of its own
                 p = replace(p, tag={**p.tag, "file": path.name})
+            elif first.setdefault(p.key, tool_bench) != tool_bench:
+                # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
+                p = replace(p, tag={**p.tag, "tool_benchmark": tool_bench})
             records.append(p)
         seen |= {p.key for p in points}
         records.append(End(points=len(points)))

@@ -14,7 +14,20 @@ from mpiscope.records import Imported, Point, Rate, Stats
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",
                "gather", "gatherv", "scatter", "scatterv", "reduce_scatter", "reduce_scatter_block", "scan",
                "exscan")
-NONBLOCKING = ("ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall", "ireduce_scatter")
+NONBLOCKING = ("ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall", "ireduce_scatter",
+               "igather", "igatherv", "iscatter", "iscatterv", "iallgatherv", "ialltoallv", "ireduce_scatter_block",
+               "iscan", "iexscan")
+# the engine's persistent collectives: <collective>_persistent (docs/benchmarks.md, Persistent)
+PERSISTENT = tuple(f"{c}_persistent" for c in COLLECTIVES)
+# the engine's one-sided rows (docs/benchmarks-rma.md); each point's variant is its synchronisation
+RMA = ("put_latency", "get_latency", "put_bw", "get_bw", "put_bibw", "get_bibw", "acc_latency", "get_acc_latency",
+       "fop_latency", "cas_latency", "one_put_all", "one_get_all", "all_put_all", "all_get_all", "exchange_put",
+       "exchange_get", "truly_passive_put")
+# rows without a size: one 8-byte integer whatever the tool prints as its size
+SIZELESS = ("fop_latency", "cas_latency")
+# OSU's '# Synchronization:' text -> the engine's --rma-sync mode (the variant of its points)
+RMA_SYNC = (("lock_all", "lock_all"), ("flush_local", "flush_local"), ("flush", "flush"), ("fence", "fence"),
+            ("post", "pscw"), ("start", "pscw"), ("lock", "lock"))
 
 # bytes one operation moves, as the engine's registry defines it (docs/engine.md, Benchmarks and
 # Collectives): a function of the size and the ranks.
@@ -27,8 +40,19 @@ _BYTES: dict[str, Callable[[int, int], float]] = {
 }
 for _name in ("allgather", "allgatherv", "alltoall", "alltoallv", "gather", "gatherv", "scatter", "scatterv"):
     _BYTES[_name] = lambda x, n: n * x
+_BYTES["alltoallw"] = _BYTES["alltoall"]
 for _name in NONBLOCKING:
     _BYTES[_name] = _BYTES[_name[1:]]
+for _name in PERSISTENT:
+    _BYTES[_name] = _BYTES[_name[:-len("_persistent")]]
+for _name in RMA:  # rma.c's rma_bytes: what the origin moves to all its targets per operation
+    _BYTES[_name] = lambda x, n: x
+for _name in ("put_bibw", "get_bibw", "exchange_put", "exchange_get"):
+    _BYTES[_name] = lambda x, n: 2 * x
+for _name in ("one_put_all", "one_get_all", "all_put_all", "all_get_all"):
+    _BYTES[_name] = lambda x, n: max(1, n - 1) * x
+for _name in SIZELESS:
+    _BYTES[_name] = lambda x, n: 8
 
 
 class ImportFailed(UsageError):
@@ -41,13 +65,23 @@ class ImportFailed(UsageError):
 
 def family_of(benchmark: str) -> str:
     """The engine family of a mapped benchmark; `rma` or the tool's own for the rest."""
-    if benchmark in COLLECTIVES:
+    if benchmark in COLLECTIVES or benchmark == "alltoallw":
         return "coll"
     if benchmark in NONBLOCKING:
         return "nbc"
+    if benchmark in PERSISTENT:
+        return "persistent"
+    if benchmark in RMA:
+        return "rma"
     if benchmark in _BYTES:
         return "p2p"
     return "rma" if re.search(r"put|get|acc|fop|cas|rma", benchmark) else "imported"
+
+
+def rma_sync(text: str) -> str | None:
+    """The engine's sync mode of OSU's '# Synchronization: MPI_Win_flush' text; None if unknown."""
+    low = text.lower()
+    return next((mode for word, mode in RMA_SYNC if word in low), None)
 
 
 def bytes_per_op(benchmark: str, size: int, ranks: int) -> float:
@@ -93,7 +127,7 @@ class Table:
     ranks: int
     columns: list[str]
     rows: list[Row] = field(default_factory=list)
-    variant: str | None = None      # IMB-RMA's mode (aggregate, non-aggregate)
+    variant: str | None = None      # one-sided: the engine's sync mode, IMB-RMA's other mode marked
     line: int = 0                   # where the table's heading is
     facts: dict[str, Any] = field(default_factory=dict)  # what the file says besides (date, datatype)
 
@@ -119,6 +153,9 @@ def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figur
     stats: dict[str, float | int] = {}
     rate: dict[str, float] = {}
     details: dict[str, Any] = {}
+    if t.benchmark in SIZELESS:  # the engine's row is sizeless (size 0): the tool's size stays in details
+        details["tool_size"] = size
+        size = 0
     overlap: dict[str, float] = {}
     fields: dict[str, str] = {}
     msg_rate = None

@@ -19,6 +19,42 @@ MODE = re.compile(r"#\s*MODE:\s*(?P<mode>[\w-]+)")
 P2P = {"PingPong": "pingpong", "PingPing": "pingping", "Sendrecv": "sendrecv", "Exchange": "exchange",
        "Uniband": "msgrate", "Biband": "bibw"}
 
+# IMB-RMA's benchmarks and (engine row in NON-AGGREGATE mode, in AGGREGATE mode, sync mode): IMB
+# holds one MPI_Win_lock for the loop and completes each operation (non-aggregate) or the whole loop
+# (aggregate) with MPI_Win_flush, the _local ones with MPI_Win_flush_local (docs/benchmarks-rma.md).
+# The mode that is not the row's own definition keeps a variant of its own: '<sync>_aggregate' or
+# '<sync>_nonaggregate', so the two never line up with each other or with the wrong engine point.
+RMA = {
+    "Unidir_put": ("put_latency", "put_bw", "flush"), "Unidir_get": ("get_latency", "get_bw", "flush"),
+    "Put_local": ("put_latency", "put_bw", "flush_local"), "Get_local": ("get_latency", "get_bw", "flush_local"),
+    "Bidir_put": ("put_bibw", "put_bibw", "flush"), "Bidir_get": ("get_bibw", "get_bibw", "flush"),
+    "Accumulate": ("acc_latency", "acc_latency", "flush"),
+    "Get_accumulate": ("get_acc_latency", "get_acc_latency", "flush"),
+    "Fetch_and_op": ("fop_latency", "fop_latency", "flush"),
+    "Compare_and_swap": ("cas_latency", "cas_latency", "flush"),
+    "One_put_all": ("one_put_all", "one_put_all", "flush"), "One_get_all": ("one_get_all", "one_get_all", "flush"),
+    "All_put_all": ("all_put_all", "all_put_all", "flush"), "All_get_all": ("all_get_all", "all_get_all", "flush"),
+    "Put_all_local": ("one_put_all", "one_put_all", "flush_local"),
+    "Get_all_local": ("one_get_all", "one_get_all", "flush_local"),
+    "Exchange_put": ("exchange_put", "exchange_put", "flush"),
+    "Exchange_get": ("exchange_get", "exchange_get", "flush"),
+    "Truly_passive_put": ("truly_passive_put", "truly_passive_put", "flush"),
+}
+# rows whose own definition is the aggregate stream (many operations, one completion)
+_STREAMING = ("put_bw", "get_bw", "put_bibw", "get_bibw")
+
+
+def rma_row(imb: str, mode: str | None) -> tuple[str, str] | None:
+    """(engine row, variant) of an IMB-RMA benchmark in `mode` (aggregate, non-aggregate, None)."""
+    if imb not in RMA:
+        return None
+    plain, aggregate, sync = RMA[imb]
+    row = aggregate if mode == "aggregate" else plain
+    if mode is None or (mode == "aggregate") == (row in _STREAMING):
+        return row, sync
+    return row, f"{sync}_{mode.replace('-', '')}"
+
+
 # t[usec] is the mean time per call (PingPong: half the round trip); t_min/t_max/t_avg are
 # over ranks of each rank's mean, the engine's t_min_us / t_max_us / t_avg_us.
 COLUMNS = {
@@ -48,6 +84,12 @@ def mpiscope_name(imb: str, ranks: int) -> str:
     low = imb.lower()
     if low in COLLECTIVES or low in NONBLOCKING:
         return low
+    base = re.sub(r"_pure$", "", low)  # IMB-NBC's X_pure: the pure phase, the engine row's time_us
+    if base in NONBLOCKING:
+        return base
+    base = re.sub(r"_persist(_pure)?$", "", low)  # IMB-MPI4's X_persist(_pure): pure Start + Wait
+    if base != low and base in COLLECTIVES:
+        return f"{base}_persistent"
     return f"imb_{low}"
 
 
@@ -144,10 +186,11 @@ def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks:
     if unknown:
         raise ImportFailed(path, n, f"unknown IMB column(s) {', '.join(map(repr, unknown))}")
     mode = pending.get("mode")
-    bench = mpiscope_name(name, int(procs))
-    if mode == "aggregate":  # IMB-RMA's two modes are two measurements: the second a name of its own
-        bench += "_aggregate"
-    t = Table("imb", version, name, bench, int(procs), columns, line=int(pending["line"]))
+    rma = rma_row(name, str(mode) if mode else None)
+    bench, variant = rma if rma else (mpiscope_name(name, int(procs)), None)
+    if mode and not rma:  # a mode of a benchmark without an engine row: the two stay apart
+        bench += "_aggregate" if mode == "aggregate" else ""
+    t = Table("imb", version, name, bench, int(procs), columns, line=int(pending["line"]), variant=variant)
     if mode:
         t.facts["mode"] = str(mode)
     return t

@@ -6,8 +6,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Row, Table, make_point,
-                                       number, size_of)
+from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, RMA, Figure, ImportFailed, Row, Table, make_point,
+                                       number, rma_sync, size_of)
 from mpiscope.records import Point
 
 TITLE = re.compile(r"#\s*OSU (?P<what>MPI.+?)\s+Test\s+v(?P<version>[\d.]+)\s*$")
@@ -59,8 +59,8 @@ def _names(what: str, path: Path, line: int) -> tuple[str, str, str]:
     if m:
         kind = {"latency": "latency", "bandwidth": "bw", "bi-directional bandwidth": "bibw"}[m["kind"].lower()]
         op = m["op"].lower()
-        name = f"osu_{_RMA_OPS.get(op, op)}_{kind}"
-        return name, name, "rma"
+        row = f"{_RMA_OPS.get(op, op)}_{kind}"
+        return f"osu_{row}", row if row in RMA else f"osu_{row}", "rma"
     m = COLLECTIVE.fullmatch(what)
     if m:
         op = m["op"].lower()
@@ -124,6 +124,8 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
     if not table.rows:
         raise ImportFailed(path, len(lines), f"{table.tool_benchmark}: no data line (a run cut short?)")
     table.ranks = _ranks(table, path, ranks)
+    if table.benchmark in RMA and "synchronization" in table.facts:  # the engine's points of that mode
+        table.variant = rma_sync(table.facts["synchronization"])
     mapping = dict(COLUMNS)
     if table.facts["kind"] in ("coll", "nbc") and "Avg Latency(us)" in table.columns:
         mapping["Avg Latency(us)"] = COLL_AVG  # also the engine's osu_avg_us

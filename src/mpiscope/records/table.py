@@ -46,7 +46,8 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": run.id,
         "run_status": meta.status,
-        "launcher": Path((meta.launcher_command or ["?"])[0]).name,
+        # an imported run (mpiscope import) had no launcher of ours: say so rather than '?'
+        "launcher": "imported" if "imported" in (meta.extra or {}) else Path((meta.launcher_command or ["?"])[0]).name,
         "mpi_name": getattr(mpi, "name", None),
         "mpi_vendor": getattr(mpi, "vendor", None),
         "mpi_version": getattr(mpi, "version", None),

@@ -57,7 +57,12 @@ def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
     flagged."""
     recs = list(records)
     ctx = first_context(recs)
-    s = ModelSummary(benchmark, clock=detect_clock(clock_mhz, ctx, cpus_of_context(ctx)))
+    # imported figures (mpiscope import) come from a machine the files do not describe: no clock
+    # but the one given, never this host's
+    imported = any(getattr(r, "imported", None) is not None for r in recs)
+    known = clock_mhz is not None or (ctx is not None and bool(ctx.cpu_mhz))
+    clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx)) if known or not imported else None
+    s = ModelSummary(benchmark, clock=clock)
     s.hardware = hardware_from_records(recs)
     ceiling = MEMCPY_CEILING * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
         if s.hardware is not None and s.hardware.memcpy_MBps else None

@@ -128,7 +128,7 @@ class SideBySide:
         else:
             lo, hi = self.launches
             text = f"launch-level estimates over {lo}{f'-{hi}' if hi != lo else ''} launches per point"
-        return f"{text}; imported columns ({', '.join(c.replace(chr(10), ' ') for c in self.imported)}): {tool}" \
+        return f"{text}; imported columns ({', '.join(c.replace(chr(10), ', ') for c in self.imported)}): {tool}" \
             if self.imported else text
 
     @property
