@@ -276,9 +276,9 @@ def test_files_that_are_no_tool_output(tmp_path, cli):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, mpiscope_home):
+def runs(tmp_path_factory, cli):
     """Imported OSU and IMB runs beside a small real mpiscope run of pingpong and allreduce."""
-    from conftest import run_cli
+    run_cli = cli
     d = tmp_path_factory.mktemp("import-runs")
     r = run_cli("run", "-n", "2", "-b", "pingpong,allreduce", "--sizes", "4:64K", "--reps", "30",
                 "--launches", "1", "--runs-dir", str(d), "--no-progress", "--no-report")

@@ -66,8 +66,8 @@ def test_run_writes_report_and_prints_its_path(runs):
 def test_report_is_self_contained_and_complete(runs):
     text = (runs["p2p"].path / "report.html").read_text()
     page = Page(text)
-    assert [a["id"] for a in page.all("section")] == ["summary", "warnings", "models", "plots", "tables",
-                                                      "provenance"]
+    assert [a["id"] for a in page.all("section")] == ["summary", "warnings", "setup", "models", "plots",
+                                                      "tables", "provenance"]
     assert not page.all("script") and not page.all("link") and not page.all("iframe")
     assert "@import" not in text and "url(" not in text.replace("data:", "")
     for attrs in page.all("img"):

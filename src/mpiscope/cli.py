@@ -24,6 +24,7 @@ class Parser(argparse.ArgumentParser):
     """argparse's errors as every other: one line, exit 2 (subcommands' parsers are of this class too)."""
 
     def error(self, message: str) -> "NoReturn":
+        message = message.removeprefix("argument ")  # "--top: expects ...", the option first
         self.exit(2, f"mpiscope: error: {message} (`{self.prog} --help` lists the options)\n")
 
 

@@ -257,7 +257,7 @@ def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     d = d[d["size"] > 0]
     if d.empty:
         raise ValueError("no collective measurements with sizes above 0")
-    benches = list(dict.fromkeys(d["benchmark"]))
+    benches = sorted(set(d["benchmark"]))  # by name: a launch measures its points in a shuffled order
     fig, axes = _grid(len(benches))
     fig.suptitle("Collectives: time per call against message size", x=0.01, ha="left")
     for ax in axes:
@@ -289,7 +289,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
     d = _collectives(df)
     if d["ranks"].nunique() < 2:
         raise ValueError("the collectives ran on one rank count only: use --npmin or runs with different -n")
-    benches = list(dict.fromkeys(d["benchmark"]))
+    benches = sorted(set(d["benchmark"]))  # by name: a launch measures its points in a shuffled order
     d = pd.concat([b[b["size"].isin(_sizes_to_show(b["size"]))] for _, b in d.groupby("benchmark", sort=False)])
     d["message size"] = _size_labels(d["size"])
     keys = legend_keys(d, exclude=["benchmark", "ranks", "size"], first=["message size"],
