@@ -605,9 +605,9 @@ MT_P2P_ROW(pingpong, BENCH_HALF_RTT, "IMB-MT PingPongMT: every thread of pairs (
 MT_P2P_ROW(pingping, 0, "IMB-MT PingPingMT: every thread of pairs (i, i+N/2) sends to its twin at once",
            p2p_one, imbmt_t_size, imbmt_pingpong_msgs, msgrate_active, msgrate_pairs);
 MT_P2P_ROW(sendrecv, 0, "IMB-MT SendRecvMT: every thread MPI_Sendrecv N/2 ranks on round the ring",
-           p2p_one, imbmt_2t_size, imbmt_ring_msgs, NULL, NULL);
+           p2p_one, imbmt_2t_size, imbmt_ring_msgs, NULL, imbmt_ring_pairs);
 MT_P2P_ROW(exchange, 0, "IMB-MT ExchangeMT: every thread to and from both neighbours N/2 ranks away",
-           p2p_one, imbmt_4t_size, imbmt_exchange_msgs, NULL, NULL);
+           p2p_one, imbmt_4t_size, imbmt_exchange_msgs, NULL, imbmt_ring_pairs);
 MT_P2P_ROW(uniband, 0, "IMB-MT UniBandMT: every thread streams a --window i -> i+N/2: aggregate bandwidth",
            p2p_window_ops, imbmt_pairs_t_size, imbmt_uniband_msgs, msgrate_active, msgrate_pairs);
 MT_P2P_ROW(biband, 0, "IMB-MT BiBandMT: every thread streams a --window both ways in pairs (i, i+N/2)",

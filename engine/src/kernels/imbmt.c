@@ -21,7 +21,6 @@
 #include "context.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +74,19 @@ static int partner(const bench_ctx_t *c)
 }
 static int ahead(const bench_ctx_t *c) { return (c->rank + npairs(c)) % c->nranks; }
 static int behind(const bench_ctx_t *c) { return (c->rank + c->nranks - npairs(c)) % c->nranks; }
+/* The ring rows' partners: each rank with the one N/2 on, every pair once. */
+int imbmt_ring_pairs(const bench_ctx_t *c, pair_t *out)
+{
+    int n = 0;
+    for (int r = 0; r < c->nranks; r++) {
+        int a = r, b = (r + npairs(c)) % c->nranks, seen = 0;
+        if (a > b) a = b, b = r;
+        for (int i = 0; i < n; i++) seen |= out[i].a == a && out[i].b == b;
+        if (!seen && a != b) out[n++] = (pair_t){a, b};
+    }
+    return n;
+}
+
 static char *rslot(const bench_ctx_t *c, int i) { return c->rbuf + (size_t)(i % c->rslots) * c->rslot; }
 
 static void pingping_once(bench_ctx_t *c)

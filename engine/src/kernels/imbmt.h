@@ -32,6 +32,7 @@ void imbmt_event(bench_ctx_t *c);
 long imbmt_verify(const bench_ctx_t *c, long *verified);
 void imbmt_teardown(bench_ctx_t *c);
 void imbmt_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+int imbmt_ring_pairs(const bench_ctx_t *c, pair_t *out);
 const char *imbmt_coll_plan_skip(const bench_t *b, long size, int nranks, char *why, size_t len);
 
 /* Figures: T = --threads, P = pairs (N/2), W = --window. */
