@@ -465,7 +465,7 @@ NEIGHBOR_ROW(neighbor_alltoallw, "MPI_Neighbor_alltoallw: a size-byte block per 
 /* ---- threads (kernels/threads.c): osu_latency_mt, IMB-MT; needs MPI_THREAD_MULTIPLE ---- */
 static const bench_t latency_mt = {
     .name = "latency_mt", .family = "threads", .min_ranks = 2,
-    .summary = "--threads threads per rank ping-pong between ranks 0 and 1 at once (osu_latency_mt)",
+    .summary = "--threads threads of rank 0 (--threads-recv of rank 1) ping-pong at once (osu_latency_mt -t S:R)",
     .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT | BENCH_THREAD_MULTIPLE,
     .options = &threads_options,
     .recv_slots = threads_slots,
