@@ -4,6 +4,7 @@
 #include "kernels/coll.h"
 #include "kernels/congestion.h"
 #include "kernels/hw.h"
+#include "kernels/imbmt.h"
 #include "kernels/layout.h"
 #include "kernels/loggp.h"
 #include "kernels/grid.h"
@@ -465,11 +466,11 @@ NEIGHBOR_ROW(neighbor_alltoallw, "MPI_Neighbor_alltoallw: a size-byte block per 
 /* ---- threads (kernels/threads.c): osu_latency_mt, IMB-MT; needs MPI_THREAD_MULTIPLE ---- */
 static const bench_t latency_mt = {
     .name = "latency_mt", .family = "threads", .min_ranks = 2,
-    .summary = "--threads threads per rank ping-pong between ranks 0 and 1 at once (osu_latency_mt)",
+    .summary = "--threads threads of rank 0 (--threads-recv of rank 1) ping-pong at once (osu_latency_mt -t S:R)",
     .flags = BENCH_SAMPLE_ROOT | BENCH_HALF_RTT | BENCH_THREAD_MULTIPLE,
     .options = &threads_options,
     .recv_slots = threads_slots,
-    .ops_per_event = p2p_two, .bytes_per_op = p2p_size, .msgs_per_event = threads_msgs,
+    .ops_per_event = threads_ops, .bytes_per_op = p2p_size, .msgs_per_event = threads_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .setup = threads_setup, .event = latency_mt_event, .teardown = threads_teardown,
     .verify = latency_mt_verify, .plan_skip = threads_plan_skip, .describe = threads_describe,
@@ -580,6 +581,55 @@ static const bench_t stencil3d = {
     .verify = stencil_verify, .describe = stencil_describe,
 };
 
+/* ---- IMB-MT (kernels/imbmt.c): --threads threads per rank, each on its own
+ * duplicated communicator, run an IMB-MPI1 kernel at once; needs
+ * MPI_THREAD_MULTIPLE. Pairs (i, i + N/2) as IMB-MT's default stride. ---- */
+#define MT_P2P_ROW(nm, flg, summ, ops, bytes, msgs, active, prs)                                              \
+    static const bench_t nm##_mt_row = {                                                                    \
+        .name = #nm "_mt", .family = "threads", .min_ranks = 2, .summary = summ,                            \
+        .flags = BENCH_THREAD_MULTIPLE | BENCH_SYNC_BARRIER | (flg), .options = &threads_options,           \
+        .ops_per_event = ops, .bytes_per_op = bytes, .msgs_per_event = msgs, .is_active = active,           \
+        .pairs = prs, .buffer_bytes = nm##_mt_buffers, .check_fill = imbmt_fill, .setup = nm##_mt_setup,    \
+        .event = imbmt_event, .teardown = imbmt_teardown, .verify = imbmt_verify,                           \
+        .plan_skip = threads_plan_skip, .describe = imbmt_describe,                                         \
+    }
+#define MT_COLL_ROW(nm, flg, summ, bytes)                                                                     \
+    static const bench_t nm##_mt_row = {                                                                    \
+        .name = #nm "_mt", .family = "threads", .min_ranks = 1, .summary = summ,                            \
+        .flags = BENCH_THREAD_MULTIPLE | BENCH_COLLECTIVE | (flg), .options = &threads_options,             \
+        .ops_per_event = coll_one, .bytes_per_op = bytes, .buffer_bytes = nm##_mt_buffers,                  \
+        .check_fill = imbmt_fill, .setup = nm##_mt_setup, .event = imbmt_event, .teardown = imbmt_teardown, \
+        .verify = imbmt_verify, .plan_skip = imbmt_coll_plan_skip, .describe = imbmt_describe,              \
+    }
+MT_P2P_ROW(pingpong, BENCH_HALF_RTT, "IMB-MT PingPongMT: every thread of pairs (i, i+N/2) ping-pongs at once",
+           p2p_two, imbmt_t_size, imbmt_pingpong_msgs, msgrate_active, msgrate_pairs);
+MT_P2P_ROW(pingping, 0, "IMB-MT PingPingMT: every thread of pairs (i, i+N/2) sends to its twin at once",
+           p2p_one, imbmt_t_size, imbmt_pingpong_msgs, msgrate_active, msgrate_pairs);
+MT_P2P_ROW(sendrecv, 0, "IMB-MT SendRecvMT: every thread MPI_Sendrecv N/2 ranks on round the ring",
+           p2p_one, imbmt_2t_size, imbmt_ring_msgs, NULL, imbmt_ring_pairs);
+MT_P2P_ROW(exchange, 0, "IMB-MT ExchangeMT: every thread to and from both neighbours N/2 ranks away",
+           p2p_one, imbmt_4t_size, imbmt_exchange_msgs, NULL, imbmt_ring_pairs);
+MT_P2P_ROW(uniband, 0, "IMB-MT UniBandMT: every thread streams a --window i -> i+N/2: aggregate bandwidth",
+           p2p_window_ops, imbmt_pairs_t_size, imbmt_uniband_msgs, msgrate_active, msgrate_pairs);
+MT_P2P_ROW(biband, 0, "IMB-MT BiBandMT: every thread streams a --window both ways in pairs (i, i+N/2)",
+           imbmt_two_windows, imbmt_pairs_t_size, imbmt_biband_msgs, msgrate_active, msgrate_pairs);
+MT_COLL_ROW(barrier, BENCH_NO_SIZE, "IMB-MT BarrierMT: every thread MPI_Barrier on its own communicator",
+            coll_zero);
+MT_COLL_ROW(bcast, 0, "IMB-MT BcastMT: every thread MPI_Bcast of size bytes on its own communicator",
+            imbmt_t_coll_size);
+MT_COLL_ROW(reduce, BENCH_REDUCTION, "IMB-MT ReduceMT: every thread MPI_Reduce of size bytes at once",
+            imbmt_t_coll_size);
+MT_COLL_ROW(allreduce, BENCH_REDUCTION, "IMB-MT AllReduceMT: every thread MPI_Allreduce of size bytes at once",
+            imbmt_t_coll_size);
+MT_COLL_ROW(gather, 0, "IMB-MT GatherMT (not built by IMB): every thread MPI_Gather of size bytes per rank",
+            imbmt_t_ranks_size);
+MT_COLL_ROW(scatter, 0, "IMB-MT ScatterMT (not built by IMB): every thread MPI_Scatter of size bytes per rank",
+            imbmt_t_ranks_size);
+MT_COLL_ROW(allgather, 0, "IMB-MT AllgatherMT (not built by IMB): every thread MPI_Allgather, size bytes each",
+            imbmt_t_ranks_size);
+MT_COLL_ROW(alltoall, 0, "IMB-MT AlltoallMT (not built by IMB): every thread MPI_Alltoall, size bytes per peer",
+            imbmt_t_ranks_size);
+
 const bench_t *const registry[] = {
     &pingpong, &pingping, &bw, &bibw, &msgrate, &ring, &sendrecv, &exchange,
     &ringcs1, &ringcs2, &ringcs3, &ringcs4, &ringcs5,
@@ -612,6 +662,10 @@ const bench_t *const registry[] = {
     &latency_mt, &init_row, &hello_row,
     /* many pairs and congestion */
     &multi_lat, &latency_mp, &fan_in, &fan_out, &unirandom, &birandom, &corandom, &stencil2d, &stencil3d,
+    /* IMB-MT: threads family, kernels/imbmt.c */
+    &pingpong_mt_row, &pingping_mt_row, &sendrecv_mt_row, &exchange_mt_row, &uniband_mt_row, &biband_mt_row,
+    &barrier_mt_row, &bcast_mt_row, &reduce_mt_row, &allreduce_mt_row, &gather_mt_row, &scatter_mt_row,
+    &allgather_mt_row, &alltoall_mt_row,
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 

@@ -10,7 +10,15 @@
  * (yielding the core after a while, for oversubscribed hosts); the hand-over
  * costs a cache-line transfer per thread, small beside an MPI round trip.
  * MPI_THREAD_MULTIPLE is requested only when such a row is selected (main);
- * with less the row is skipped with the level the library gave. */
+ * with less the row is skipped with the level the library gave.
+ *
+ * --threads-recv R (osu_latency_mt -t S:R) gives rank 1 R threads against
+ * rank 0's S = --threads: one event is then P = max(S, R) ping-pongs, number
+ * i between sender thread i mod S and receiver thread i mod R, each thread
+ * doing its share one after the other, so every thread of both ranks is in
+ * MPI in every event. The reported time is the event over 2 x ceil(P / S):
+ * the latency per message a sender thread sees. The pool below (a thread per
+ * slot, released per event) serves the IMB-MT rows of kernels/imbmt.c too. */
 #include "kernels/threads.h"
 #include "context.h"
 #include "json.h"
@@ -24,20 +32,24 @@
 enum { TAG = 31, MAX_THREADS = 64, SPINS_BEFORE_YIELD = 4000 };
 
 static long nthreads = 2;
+static long nrecv = 0;           /* 0: as --threads */
 static int level_choice = -1;    /* -1: multiple */
 static int provided = -1;        /* -1: not known (no MPI_Init_thread yet, or --plan) */
 static const char *const level_names[] = {"single", "funneled", "serialized", "multiple", NULL};
 
 static const opt_spec_t specs[] = {
-    {"threads", OPT_LONG, &nthreads, 1, MAX_THREADS, NULL, "N", "threads per rank for latency_mt (2)", "threads",
+    {"threads", OPT_LONG, &nthreads, 1, MAX_THREADS, NULL, "N", "threads per rank (latency_mt: on rank 0) (2)", "threads",
      0, NULL, NULL},
+    {"threads-recv", OPT_LONG, &nrecv, 1, MAX_THREADS, NULL, "R",
+     "latency_mt: threads on rank 1 (osu_latency_mt -t S:R with S = --threads; default: --threads)",
+     "threads_recv", OPT_NULL_WHEN_UNSET, NULL, NULL},
     {"thread-level", OPT_CHOICE, &level_choice, 0, 0, level_names, "single|funneled|serialized|multiple",
      "the level MPI_Init_thread requests when a thread benchmark is selected (multiple)", "thread_level",
      OPT_NULL_WHEN_UNSET, NULL, NULL},
     {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL},
 };
 
-const option_table_t threads_options = {"threads (latency_mt)", specs, NULL};
+const option_table_t threads_options = {"threads (latency_mt, IMB-MT rows *_mt)", specs, NULL};
 
 int threads_needed(char *const *names, int n)
 {
@@ -74,37 +86,35 @@ const char *threads_plan_skip(const bench_t *b, long size, int nranks, char *why
     return why;
 }
 
-int threads_slots(const bench_ctx_t *c) { (void)c; return (int)nthreads; }
-double threads_msgs(const bench_ctx_t *c) { (void)c; return 2.0 * (double)nthreads; }
+long threads_per_rank(void) { return nthreads; }
+
+static int senders(void) { return (int)nthreads; }
+static int receivers(void) { return (int)(nrecv > 0 ? nrecv : nthreads); }
+/* Ping-pongs per latency_mt event, and the most one sender thread does. */
+static int pingpongs(void) { return senders() > receivers() ? senders() : receivers(); }
+static int per_sender(void) { return (pingpongs() + senders() - 1) / senders(); }
+
+int threads_slots(const bench_ctx_t *c) { (void)c; return pingpongs(); }
+double threads_msgs(const bench_ctx_t *c) { (void)c; return 2.0 * pingpongs(); }
+double threads_ops(const bench_ctx_t *c) { (void)c; return 2.0 * per_sender(); }
+
+/* ---- the pool: n threads (the caller is thread 0) run job(c, k) once per round ---- */
 
 typedef struct worker {
-    struct mt_state *s;
+    struct mt_pool *p;
     int id;
     pthread_t tid;
 } worker_t;
 
-typedef struct mt_state {
+struct mt_pool {
     bench_ctx_t *c;
-    int n;                  /* threads per rank, the caller included */
-    atomic_long go;         /* generation: a new event starts when it changes */
-    atomic_int done;        /* helpers finished with this event */
+    mt_job_t job;
+    int n;                  /* threads, the caller included */
+    atomic_long go;         /* generation: a new round starts when it changes */
+    atomic_int done;        /* helpers finished with this round */
     atomic_int quit;
-    worker_t *workers;      /* n - 1 helpers (ranks 0 and 1 only) */
-} mt_state_t;
-
-static char *slot(const bench_ctx_t *c, int k) { return c->rbuf + (size_t)(k % c->rslots) * c->rslot; }
-
-static void one_pingpong(const bench_ctx_t *c, int k)
-{
-    int n = (int)c->size, peer = 1 - c->rank;
-    if (c->rank == 0) {
-        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, peer, TAG + k, c->comm));
-        MPI_CHECK(MPI_Recv(slot(c, k), n, MPI_BYTE, peer, TAG + k, c->comm, MPI_STATUS_IGNORE));
-    } else {
-        MPI_CHECK(MPI_Recv(slot(c, k), n, MPI_BYTE, peer, TAG + k, c->comm, MPI_STATUS_IGNORE));
-        MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, peer, TAG + k, c->comm));
-    }
-}
+    worker_t *workers;      /* n - 1 helpers */
+};
 
 static void pause_a_little(long *spins)
 {
@@ -114,90 +124,134 @@ static void pause_a_little(long *spins)
 static void *helper(void *arg)
 {
     worker_t *w = arg;
-    mt_state_t *s = w->s;
+    mt_pool_t *p = w->p;
     long seen = 0;
     for (;;) {
         long spins = 0, now;
-        while ((now = atomic_load_explicit(&s->go, memory_order_acquire)) == seen &&
-               !atomic_load_explicit(&s->quit, memory_order_acquire))
+        while ((now = atomic_load_explicit(&p->go, memory_order_acquire)) == seen &&
+               !atomic_load_explicit(&p->quit, memory_order_acquire))
             pause_a_little(&spins);
-        if (atomic_load_explicit(&s->quit, memory_order_acquire)) return NULL;
+        if (atomic_load_explicit(&p->quit, memory_order_acquire)) return NULL;
         seen = now;
-        one_pingpong(s->c, w->id);
-        atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
+        p->job(p->c, w->id);
+        atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+    }
+}
+
+mt_pool_t *mt_pool_start(bench_ctx_t *c, int n, mt_job_t job)
+{
+    mt_pool_t *p = calloc(1, sizeof *p);
+    if (!p) MPI_Abort(MPI_COMM_WORLD, 3);
+    p->c = c;
+    p->job = job;
+    p->n = n;
+    atomic_init(&p->go, 0);
+    atomic_init(&p->done, 0);
+    atomic_init(&p->quit, 0);
+    if (n < 2) return p;
+    p->workers = calloc((size_t)n - 1, sizeof *p->workers);
+    if (!p->workers) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int k = 1; k < n; k++) {
+        worker_t *w = &p->workers[k - 1];
+        w->p = p;
+        w->id = k;
+        if (pthread_create(&w->tid, NULL, helper, w)) {
+            fprintf(stderr, "mpiscope-engine: cannot start thread %d of %d\n", k, n);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+    return p;
+}
+
+void mt_pool_run(mt_pool_t *p, bench_ctx_t *c)
+{
+    p->c = c;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->go, 1, memory_order_release);
+    p->job(c, 0);
+    long spins = 0;
+    while (atomic_load_explicit(&p->done, memory_order_acquire) < p->n - 1) pause_a_little(&spins);
+}
+
+void mt_pool_stop(mt_pool_t *p)
+{
+    if (!p) return;
+    if (p->workers) {
+        atomic_store_explicit(&p->quit, 1, memory_order_release);
+        for (int k = 1; k < p->n; k++) pthread_join(p->workers[k - 1].tid, NULL);
+        free(p->workers);
+    }
+    free(p);
+}
+
+/* ---- latency_mt ---- */
+
+static char *slot(const bench_ctx_t *c, int i) { return c->rbuf + (size_t)(i % c->rslots) * c->rslot; }
+
+/* Thread k's share of the event: ping-pongs k, k + its side's threads, ... */
+static void latency_job(bench_ctx_t *c, int k)
+{
+    int n = (int)c->size, peer = 1 - c->rank, step = c->rank == 0 ? senders() : receivers();
+    for (int i = k; i < pingpongs(); i += step) {
+        if (c->rank == 0) {
+            MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, peer, TAG + i, c->comm));
+            MPI_CHECK(MPI_Recv(slot(c, i), n, MPI_BYTE, peer, TAG + i, c->comm, MPI_STATUS_IGNORE));
+        } else {
+            MPI_CHECK(MPI_Recv(slot(c, i), n, MPI_BYTE, peer, TAG + i, c->comm, MPI_STATUS_IGNORE));
+            MPI_CHECK(MPI_Send(c->sbuf, n, MPI_BYTE, peer, TAG + i, c->comm));
+        }
     }
 }
 
 void threads_setup(bench_ctx_t *c)
 {
-    mt_state_t *s = calloc(1, sizeof *s);
-    if (!s) MPI_Abort(MPI_COMM_WORLD, 3);
-    s->c = c;
-    s->n = (int)nthreads;
-    atomic_init(&s->go, 0);
-    atomic_init(&s->done, 0);
-    atomic_init(&s->quit, 0);
-    c->state = s;
-    if (c->rank > 1 || s->n < 2) return;
-    s->workers = calloc((size_t)s->n - 1, sizeof *s->workers);
-    if (!s->workers) MPI_Abort(MPI_COMM_WORLD, 3);
-    for (int k = 1; k < s->n; k++) {
-        worker_t *w = &s->workers[k - 1];
-        w->s = s;
-        w->id = k;
-        if (pthread_create(&w->tid, NULL, helper, w)) {
-            fprintf(stderr, "mpiscope-engine: cannot start thread %d of %d\n", k, s->n);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-    }
+    c->state = NULL;
+    if (c->rank > 1) return;
+    c->state = mt_pool_start(c, c->rank == 0 ? senders() : receivers(), latency_job);
 }
 
 void threads_teardown(bench_ctx_t *c)
 {
-    mt_state_t *s = c->state;
-    if (s->workers) {
-        atomic_store_explicit(&s->quit, 1, memory_order_release);
-        for (int k = 1; k < s->n; k++) pthread_join(s->workers[k - 1].tid, NULL);
-        free(s->workers);
-    }
-    free(s);
+    mt_pool_stop(c->state);
     c->state = NULL;
 }
 
 void latency_mt_event(bench_ctx_t *c)
 {
-    mt_state_t *s = c->state;
     if (c->rank > 1) return;
-    s->c = c;
-    atomic_store_explicit(&s->done, 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->go, 1, memory_order_release);
-    one_pingpong(c, 0);
-    long spins = 0;
-    while (atomic_load_explicit(&s->done, memory_order_acquire) < s->n - 1) pause_a_little(&spins);
+    mt_pool_run(c->state, c);
 }
 
 long latency_mt_verify(const bench_ctx_t *c, long *verified)
 {
     if (c->rank > 1) return 0;
     long errors = 0;
-    for (int k = 0; k < (int)nthreads; k++) {
-        errors += check_compare(slot(c, k), (size_t)c->size, 1 - c->rank, c->iter);
+    for (int i = 0; i < pingpongs(); i++) {
+        errors += check_compare(slot(c, i), (size_t)c->size, 1 - c->rank, c->iter);
         *verified += c->size;
     }
     return errors;
 }
+
+const char *threads_level_name_provided(void) { return thread_level_name(provided); }
 
 /* Threads that spin or poll need a core each: with fewer, the figure is the
  * scheduler's (time slices of milliseconds), not the library's. */
 void threads_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
 {
     (void)c, (void)p;
-    long on_host = same_host(w, 0, 1) ? 2 * nthreads : nthreads;
+    long on_host = same_host(w, 0, 1) ? senders() + receivers() : senders();
     json_obj(j, "threads");
     json_int(j, "per_rank", nthreads);
     json_str(j, "level_requested", thread_level_name(threads_requested_level()));
     json_str(j, "level_provided", thread_level_name(provided));
     json_int(j, "on_rank0_host", on_host);
     json_bool(j, "more_than_cores", on_host > w->ranks[0].cores_online);
+    json_close_obj(j);
+    json_obj(j, "latency_mt");
+    json_int(j, "senders", senders());
+    json_int(j, "receivers", receivers());
+    json_int(j, "pingpongs_per_event", pingpongs());
+    json_int(j, "pingpongs_per_sender", per_sender());
     json_close_obj(j);
 }
