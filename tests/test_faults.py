@@ -171,6 +171,38 @@ def test_a_run_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
         assert not (run / "report.html").exists() and not list(run.glob("*.tmp"))
 
 
+def test_a_sweep_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\nreps = 5\n'
+                    '[factors]\nranks = [2]\nenv.MPISCOPE_FAULT_LEVEL = ["1", "2"]\n')
+    with tmpfs(tmp_path / "full", "150k") as full:  # two runs' records fit, the sweep's report does not
+        msg = one_error_line(cli("sweep", str(spec), "--launches", "1", "--no-progress", "--runs-dir", str(full),
+                                 timeout=300))
+        assert "report.html" in msg and "No space left" in msg and "mpiscope report" in msg
+        (sweep,) = (full / "sweeps").iterdir()
+        assert sorted(p.name for p in sweep.iterdir()) == ["results.jsonl", "sweep.json"]  # no report, no .tmp
+        runs = [p for p in full.iterdir() if p.name != "sweeps"]
+        assert len(runs) == 2
+        for run in runs:   # the measurements are whole
+            assert json.loads((run / "run.json").read_text())["status"] == "ok"
+            assert any(rec["type"] == "point" for rec in records_of(run))
+
+
+def test_plots_inside_a_run_on_a_disk_that_fills_midway_leave_none(cli, good_run, tmp_path):
+    with tmpfs(tmp_path / "full", "2m") as full:
+        run = copy_of(good_run, full)
+        before = set(p.name for p in run.iterdir())
+        free = os.statvfs(full).f_bavail * os.statvfs(full).f_frsize
+        (full / "filler").write_bytes(b"\0" * (free - 80 * 1024))   # room for one plot (~50 KB), not three
+        msg = one_error_line(cli("plot", str(run)))
+        assert "No space left" in msg and "free some space" in msg
+        assert set(p.name for p in run.iterdir()) == before   # no plot of a cut-short set, no temporary file
+        (full / "filler").unlink()
+        r = cli("plot", str(run))                             # freed, every plot is written
+        assert r.returncode == 0, r.stderr
+        assert {p.suffix for p in run.iterdir()} >= {".png"} and len(list(run.glob("*.png"))) >= 2
+
+
 # -- 4, 5. damaged records and run.json ----------------------------------------------------------
 
 BAD_RECORDS = [
@@ -334,6 +366,28 @@ def test_oversubscribe_lets_a_user_insist():
     check_room(100000, Placement(), cores=2, insist=True)
     check_room(16, Placement(), cores=2)
     check_room(40, Placement(hosts=("a", "b", "c")), cores=2)
+
+
+def test_a_sweep_of_huge_rank_counts_is_refused_unless_insisted(cli, tmp_path):
+    spec = tmp_path / "big.toml"
+    body = '[measure]\nbenchmarks = ["pingpong"]\nsizes = "8"\n{extra}[factors]\nranks = [2, 100000]\n'
+    spec.write_text(body.format(extra=""))
+    runs = tmp_path / "runs"
+    for extra in ([], ["--dry-run"]):
+        msg = one_error_line(cli("sweep", str(spec), *extra, "--no-progress", "--runs-dir", str(runs)))
+        assert "ranks=100000" in msg and "far beyond" in msg and "--oversubscribe" in msg
+        assert "oversubscribe = true" in msg
+    assert not runs.exists()  # refused before anything was made or launched
+    r = cli("sweep", str(spec), "--dry-run", "--oversubscribe", "--runs-dir", str(runs))   # the CLI insists
+    assert r.returncode == 0, r.stderr
+    assert "-n 100000" in r.stdout
+    spec.write_text(body.format(extra="oversubscribe = true\n"))                            # the spec insists
+    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stderr
+    assert "-n 100000" in r.stdout
+    spec.write_text(body.format(extra='hosts = ["a", "b"]\n').replace("100000", "20"))  # room on two hosts
+    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("args, fragment", [
