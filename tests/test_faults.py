@@ -466,3 +466,40 @@ def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_pa
     report = run / "report.html"
     assert not report.exists() or report.read_text().endswith("</html>\n")
     records_of(run)
+
+
+# -- files read later: a batch job's measurement, the engine's MPI cache --------------------------
+
+def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(mpiscope_home, tmp_path):
+    from mpiscope.spec import expand, load_spec
+    from mpiscope.submit import load_measurement, save_measurement
+    from mpiscope.sweep import plan_sweep
+    spec = tmp_path / "s.toml"
+    spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\n[factors]\nranks = [2]\n'
+                    'engine_options = ["--window 8"]\n')
+    s = load_spec(spec)
+    ((_, m),) = plan_sweep(s, expand(s))
+    with tmpfs(tmp_path / "full", "64k") as full:
+        fill(full)
+        with pytest.raises(OSError):
+            save_measurement(m, full / "batch" / "job.json")
+        assert not list((full / "batch").iterdir())   # no part of it for the job to read
+        (full / "filler").unlink()
+        save_measurement(m, full / "batch" / "job.json")
+        assert load_measurement(full / "batch" / "job.json") == m
+
+
+def test_a_damaged_mpi_info_cache_is_asked_again(mpich_engine, tmp_path):
+    from mpiscope.mpi.build import mpi_info
+    engine = Path(shutil.copy2(mpich_engine, tmp_path / mpich_engine.name))
+    (tmp_path / "mpi-info.json").write_text('{"library": "MPICH Vers')   # cut short by a crash
+    info = mpi_info(engine)
+    assert isinstance(info, dict) and info
+    assert json.loads((tmp_path / "mpi-info.json").read_text()) == info
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_the_ring_study_names_no_option_it_lacks(mpiscope_home, tmp_path, capsys):
+    assert call(["study", "ring", "-n", "1000", "--runs-dir", str(tmp_path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "far beyond" in err and "--oversubscribe" in err and "--hosts" not in err and "--nodes" not in err

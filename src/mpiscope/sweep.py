@@ -60,7 +60,8 @@ def config_measurement(spec: Spec, config: Configuration, room: bool = False,
         ranks = placement.ranks(f.get("ranks")) or default_ranks(m.benchmarks, t.engine, local_cores())
         if room:
             try:
-                check_room(ranks, placement, local_cores(), insist=oversubscribe or m.oversubscribe)
+                check_room(ranks, placement, local_cores(), insist=oversubscribe or m.oversubscribe,
+                           more_hosts="hosts or nodes in the spec")
             except UsageError as e:
                 raise UsageError(f"{e} (in a spec: oversubscribe = true under [measure])") from e
         policy = policy_from(spec.launches, None, m.time_budget)
