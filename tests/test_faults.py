@@ -338,6 +338,7 @@ NONSENSE = [
     (["pairs", "x", "--top", "0"], "--top"),
     (["run", "--launch-target", "nan"], "--launch-target"),
     (["run", "--nodes", "0"], "--nodes"),
+    (["doctor", "-n", "100000", "--timeout", "5"], "far beyond"),
 ]
 
 
