@@ -262,6 +262,25 @@ def test_a_damaged_run_json_breaks_neither_runs_nor_its_readers(cli, good_run, t
     assert "cannot be resumed" in msg and "not an object" in msg
 
 
+def test_a_reader_that_succeeds_on_damage_says_so(cli, good_run, tmp_path):
+    """Damage skipped is named (file, and line or field); an unknown extra field is read past."""
+    lost = copy_of(good_run, tmp_path / "lost")
+    (lost / "records.jsonl").write_bytes(b"")
+    broken = copy_of(good_run, tmp_path / "broken")
+    (broken / "run.json").write_text('{"format": 2, "status": 5}')
+    extra = copy_of(good_run, tmp_path / "extra")
+    lines = [json.loads(x) for x in (extra / "records.jsonl").read_text().splitlines()]
+    (extra / "records.jsonl").write_text("".join(json.dumps({**x, "added_later": 1}) + "\n" for x in lines))
+    r = cli("show", str(lost))
+    assert r.returncode == 0 and "records.jsonl holds 0" in r.stderr and "were lost" in r.stderr, r.stderr
+    for args in (["show", str(broken)], ["table", str(broken)], ["runs", "--runs-dir", str(broken.parent)]):
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert "warning:" in r.stderr and "run.json" in r.stderr and "'status'" in r.stderr, (args, r.stderr)
+    r = cli("show", str(extra))
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 # -- 6, 7. a SIGKILLed mpiscope: its run shows stopped, its ranks end ----------------------------
 
 def ranks_of(pid: int) -> list[int]:
