@@ -122,6 +122,9 @@ def test_resume_after_a_half_line_starts_on_a_fresh_line(cli, good_run, tmp_path
     assert sum(rec["type"] == "context" for rec in records) == 2
     keys = sorted((rec["benchmark"], rec["size"]) for rec in records if rec["type"] == "point")
     assert keys == expected
+    assert json.loads((run / "run.json").read_text())["points"] == len(keys)   # the fragment is not counted
+    shown = cli("show", str(run))
+    assert shown.returncode == 0 and "warning" not in shown.stderr, shown.stderr   # whole again: nothing to say
 
 
 def test_a_sweep_log_cut_mid_line_keeps_the_next_entry(tmp_path):
