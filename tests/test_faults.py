@@ -282,6 +282,11 @@ def test_a_reader_that_succeeds_on_damage_says_so(cli, good_run, tmp_path):
         assert "warning:" in r.stderr and "run.json" in r.stderr and "'status'" in r.stderr, (args, r.stderr)
     r = cli("show", str(extra))
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    bad_line = copy_of(good_run, tmp_path / "bad-line")
+    with open(bad_line / "records.jsonl", "a") as f:
+        f.write('{"type": "point", "benchmark": 5, "size": 8}\n')
+    r = cli("run", "--resume", str(bad_line), "--no-progress", "--no-report")   # complete: nothing launched
+    assert r.returncode == 0 and "records.jsonl line" in r.stderr and "skipped" in r.stderr, r.stderr
 
 
 # -- 6, 7. a SIGKILLed mpiscope: its run shows stopped, its ranks end ----------------------------

@@ -277,7 +277,12 @@ def damaged(dirs: list[Path], good: Path, work: Path) -> list[Case]:
         out = work / "out" / d.parent.name
         for reader in READERS:
             args = [a.format(tmp=out, good=good) for a in reader]
-            argv = [*args, str(d)] if reader[0] == "run" else [args[0], str(d), *args[1:]]
+            if reader[0] == "run":  # resume repairs what it can: on its own copy, not under the other readers
+                mine = work / "resumed" / d.parent.name
+                shutil.copytree(d, mine / d.name, symlinks=True)
+                argv = [*args, str(mine / d.name), "--no-progress", "--no-report"]
+            else:
+                argv = [args[0], str(d), *args[1:]]
             cases.append(Case(argv, "damaged", damage_of(d)))
         cases.append(Case(["runs", "--runs-dir", str(d.parent)], "damaged", damage_of(d)))
         cases.append(Case(["predict", "--from", str(d)], "damaged", damage_of(d)))
