@@ -122,6 +122,9 @@ def test_resume_after_a_half_line_starts_on_a_fresh_line(cli, good_run, tmp_path
     assert sum(rec["type"] == "context" for rec in records) == 2
     keys = sorted((rec["benchmark"], rec["size"]) for rec in records if rec["type"] == "point")
     assert keys == expected
+    assert json.loads((run / "run.json").read_text())["points"] == len(keys)   # the fragment is not counted
+    shown = cli("show", str(run))
+    assert shown.returncode == 0 and "warning" not in shown.stderr, shown.stderr   # whole again: nothing to say
 
 
 def test_a_sweep_log_cut_mid_line_keeps_the_next_entry(tmp_path):
@@ -169,6 +172,38 @@ def test_a_run_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
         assert "report.html" in msg and "mpiscope report" in msg
         assert json.loads((run / "run.json").read_text())["status"] == "ok"   # the measurement is whole
         assert not (run / "report.html").exists() and not list(run.glob("*.tmp"))
+
+
+def test_a_sweep_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\nreps = 5\n'
+                    '[factors]\nranks = [2]\nenv.MPISCOPE_FAULT_LEVEL = ["1", "2"]\n')
+    with tmpfs(tmp_path / "full", "150k") as full:  # two runs' records fit, the sweep's report does not
+        msg = one_error_line(cli("sweep", str(spec), "--launches", "1", "--no-progress", "--runs-dir", str(full),
+                                 timeout=300))
+        assert "report.html" in msg and "No space left" in msg and "mpiscope report" in msg
+        (sweep,) = (full / "sweeps").iterdir()
+        assert sorted(p.name for p in sweep.iterdir()) == ["results.jsonl", "sweep.json"]  # no report, no .tmp
+        runs = [p for p in full.iterdir() if p.name != "sweeps"]
+        assert len(runs) == 2
+        for run in runs:   # the measurements are whole
+            assert json.loads((run / "run.json").read_text())["status"] == "ok"
+            assert any(rec["type"] == "point" for rec in records_of(run))
+
+
+def test_plots_inside_a_run_on_a_disk_that_fills_midway_leave_none(cli, good_run, tmp_path):
+    with tmpfs(tmp_path / "full", "2m") as full:
+        run = copy_of(good_run, full)
+        before = set(p.name for p in run.iterdir())
+        free = os.statvfs(full).f_bavail * os.statvfs(full).f_frsize
+        (full / "filler").write_bytes(b"\0" * (free - 80 * 1024))   # room for one plot (~50 KB), not three
+        msg = one_error_line(cli("plot", str(run)))
+        assert "No space left" in msg and "free some space" in msg
+        assert set(p.name for p in run.iterdir()) == before   # no plot of a cut-short set, no temporary file
+        (full / "filler").unlink()
+        r = cli("plot", str(run))                             # freed, every plot is written
+        assert r.returncode == 0, r.stderr
+        assert {p.suffix for p in run.iterdir()} >= {".png"} and len(list(run.glob("*.png"))) >= 2
 
 
 # -- 4, 5. damaged records and run.json ----------------------------------------------------------
@@ -228,6 +263,30 @@ def test_a_damaged_run_json_breaks_neither_runs_nor_its_readers(cli, good_run, t
         assert "Traceback" not in r.stderr and r.returncode in (0, 2), (args, r.stderr)
     msg = one_error_line(cli("run", "--resume", str(bad)))
     assert "cannot be resumed" in msg and "not an object" in msg
+
+
+def test_a_reader_that_succeeds_on_damage_says_so(cli, good_run, tmp_path):
+    """Damage skipped is named (file, and line or field); an unknown extra field is read past."""
+    lost = copy_of(good_run, tmp_path / "lost")
+    (lost / "records.jsonl").write_bytes(b"")
+    broken = copy_of(good_run, tmp_path / "broken")
+    (broken / "run.json").write_text('{"format": 2, "status": 5}')
+    extra = copy_of(good_run, tmp_path / "extra")
+    lines = [json.loads(x) for x in (extra / "records.jsonl").read_text().splitlines()]
+    (extra / "records.jsonl").write_text("".join(json.dumps({**x, "added_later": 1}) + "\n" for x in lines))
+    r = cli("show", str(lost))
+    assert r.returncode == 0 and "records.jsonl holds 0" in r.stderr and "were lost" in r.stderr, r.stderr
+    for args in (["show", str(broken)], ["table", str(broken)], ["runs", "--runs-dir", str(broken.parent)]):
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert "warning:" in r.stderr and "run.json" in r.stderr and "'status'" in r.stderr, (args, r.stderr)
+    r = cli("show", str(extra))
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    bad_line = copy_of(good_run, tmp_path / "bad-line")
+    with open(bad_line / "records.jsonl", "a") as f:
+        f.write('{"type": "point", "benchmark": 5, "size": 8}\n')
+    r = cli("run", "--resume", str(bad_line), "--no-progress", "--no-report")   # complete: nothing launched
+    assert r.returncode == 0 and "records.jsonl line" in r.stderr and "skipped" in r.stderr, r.stderr
 
 
 # -- 6, 7. a SIGKILLed mpiscope: its run shows stopped, its ranks end ----------------------------
@@ -306,6 +365,7 @@ NONSENSE = [
     (["pairs", "x", "--top", "0"], "--top"),
     (["run", "--launch-target", "nan"], "--launch-target"),
     (["run", "--nodes", "0"], "--nodes"),
+    (["doctor", "-n", "100000", "--timeout", "5"], "far beyond"),
 ]
 
 
@@ -334,6 +394,28 @@ def test_oversubscribe_lets_a_user_insist():
     check_room(100000, Placement(), cores=2, insist=True)
     check_room(16, Placement(), cores=2)
     check_room(40, Placement(hosts=("a", "b", "c")), cores=2)
+
+
+def test_a_sweep_of_huge_rank_counts_is_refused_unless_insisted(cli, tmp_path):
+    spec = tmp_path / "big.toml"
+    body = '[measure]\nbenchmarks = ["pingpong"]\nsizes = "8"\n{extra}[factors]\nranks = [2, 100000]\n'
+    spec.write_text(body.format(extra=""))
+    runs = tmp_path / "runs"
+    for extra in ([], ["--dry-run"]):
+        msg = one_error_line(cli("sweep", str(spec), *extra, "--no-progress", "--runs-dir", str(runs)))
+        assert "ranks=100000" in msg and "far beyond" in msg and "--oversubscribe" in msg
+        assert "oversubscribe = true" in msg
+    assert not runs.exists()  # refused before anything was made or launched
+    r = cli("sweep", str(spec), "--dry-run", "--oversubscribe", "--runs-dir", str(runs))   # the CLI insists
+    assert r.returncode == 0, r.stderr
+    assert "-n 100000" in r.stdout
+    spec.write_text(body.format(extra="oversubscribe = true\n"))                            # the spec insists
+    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stderr
+    assert "-n 100000" in r.stdout
+    spec.write_text(body.format(extra='hosts = ["a", "b"]\n').replace("100000", "20"))  # room on two hosts
+    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -412,3 +494,40 @@ def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_pa
     report = run / "report.html"
     assert not report.exists() or report.read_text().endswith("</html>\n")
     records_of(run)
+
+
+# -- files read later: a batch job's measurement, the engine's MPI cache --------------------------
+
+def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(mpiscope_home, tmp_path):
+    from mpiscope.spec import expand, load_spec
+    from mpiscope.submit import load_measurement, save_measurement
+    from mpiscope.sweep import plan_sweep
+    spec = tmp_path / "s.toml"
+    spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\n[factors]\nranks = [2]\n'
+                    'engine_options = ["--window 8"]\n')
+    s = load_spec(spec)
+    ((_, m),) = plan_sweep(s, expand(s))
+    with tmpfs(tmp_path / "full", "64k") as full:
+        fill(full)
+        with pytest.raises(OSError):
+            save_measurement(m, full / "batch" / "job.json")
+        assert not list((full / "batch").iterdir())   # no part of it for the job to read
+        (full / "filler").unlink()
+        save_measurement(m, full / "batch" / "job.json")
+        assert load_measurement(full / "batch" / "job.json") == m
+
+
+def test_a_damaged_mpi_info_cache_is_asked_again(mpich_engine, tmp_path):
+    from mpiscope.mpi.build import mpi_info
+    engine = Path(shutil.copy2(mpich_engine, tmp_path / mpich_engine.name))
+    (tmp_path / "mpi-info.json").write_text('{"library": "MPICH Vers')   # cut short by a crash
+    info = mpi_info(engine)
+    assert isinstance(info, dict) and info
+    assert json.loads((tmp_path / "mpi-info.json").read_text()) == info
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_the_ring_study_names_no_option_it_lacks(mpiscope_home, tmp_path, capsys):
+    assert call(["study", "ring", "-n", "1000", "--runs-dir", str(tmp_path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "far beyond" in err and "--oversubscribe" in err and "--hosts" not in err and "--nodes" not in err

@@ -2,16 +2,22 @@
 as a user types them (a subprocess each): how many ended with a clean exit 2, a traceback, a hang
 (no end within --timeout), or were accepted with exit 0. Figures, not a test (issue 18).
 
-    python bench/fuzz/run.py [--jobs 2] [--timeout 60] [--seed 18] [--show-bad]
+    python bench/fuzz/run.py [--jobs 2] [--timeout 60] [--seed 18] [--only CMD,...] [--show-bad]
 
 Malformed invocations are bad by construction (one option out of range or not a choice, an
-unknown option, a missing or nonexistent argument, a spec that is no spec), so exit 0 there is
-nonsense accepted. On damaged run directories a reader may rightly succeed, skipping what it
-cannot read: exit 0 with a warning on stderr counts as handled, exit 0 without one as silent.
+unknown option, a missing or nonexistent argument, a spec that is no spec, a damaged OSU or IMB
+file to `import`), so exit 0 there is nonsense accepted. On damaged run directories a reader may
+rightly succeed, skipping what it cannot read; its exit 0 is classified:
+  warned               a warning on stderr names the damaged file (records.jsonl or run.json);
+  harmless by design   the damage is an unknown extra field (consumers ignore unknown fields),
+                       or the reader never reads the damaged file (`runs` reads only run.json);
+  silent               neither: damage skipped without a word, the figure that must be 0.
+`doctor` gets --timeout 5 in front of every case, so a case it accepted cannot run for long.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -52,6 +58,7 @@ READERS = [["show"], ["table"], ["export", "--format", "csv"], ["export", "--for
 class Case:
     argv: list[str]
     kind: str            # malformed | damaged
+    damage: str = ""     # damaged: how the run directory was damaged (its copy's name)
 
 
 @dataclass
@@ -85,7 +92,12 @@ def good_run(work: Path) -> Path:
     return next(runs.iterdir())
 
 
+HARMLESS = ("extra-record-field", "extra-run-field")  # unknown fields: read past by design
+RECORDS_ONLY = ("rec", "half", "garbage", "empty", "missing", "directory", "extra-record-field")
+
+
 def damaged_runs(good: Path, work: Path) -> list[Path]:
+    """Copies of `good`, each damaged one way; the copy's parent directory names the damage."""
     out = []
 
     def copy(name: str) -> Path:
@@ -106,7 +118,73 @@ def damaged_runs(good: Path, work: Path) -> list[Path]:
     (out[-1] / "records.jsonl").mkdir()
     for k, text in enumerate(BAD_RUN_JSON):
         (copy(f"meta{k}") / "run.json").write_text(text)
+    lines = [json.loads(x) for x in data.decode().splitlines()]
+    (copy("extra-record-field") / "records.jsonl").write_text(
+        "".join(json.dumps({**x, "note_from_a_later_version": [1, "x"]}) + "\n" for x in lines))
+    meta = json.loads((good / "run.json").read_text())
+    (copy("extra-run-field") / "run.json").write_text(json.dumps({**meta, "note_from_a_later_version": {"a": 1}}))
     return out
+
+
+def damage_of(run_dir: Path) -> str:
+    return run_dir.parent.name
+
+
+def damaged_file(damage: str) -> str:
+    return "records.jsonl" if damage.startswith(RECORDS_ONLY) else "run.json"
+
+
+def import_cases(work: Path) -> list[Case]:
+    """`import` fed damaged and garbage files, and the wrong --format: each must be refused."""
+    data = Path(__file__).resolve().parents[2] / "tests" / "data" / "imports"
+    osu, imb = data / "osu-7.4_latency_mpich.txt", data / "imb-2021_p2p_mpich.txt"
+    where = work / "imports"
+    where.mkdir()
+    files: list[Path] = []
+
+    def damaged(name: str, content: bytes) -> None:
+        files.append(where / name)
+        files[-1].write_bytes(content)
+
+    for src in (osu, imb):
+        text = src.read_text()
+        rows = [i for i, ln in enumerate(text.splitlines()) if ln.strip()[:1].isdigit()]
+        tag = src.stem.split("_")[0]
+
+        def with_row(name: str, change) -> None:  # one data row's fields changed
+            ls = text.splitlines()
+            ls[rows[len(rows) // 2]] = change(ls[rows[len(rows) // 2]].split())
+            damaged(f"{tag}-{name}.txt", ("\n".join(ls) + "\n").encode())
+
+        damaged(f"{tag}-cut.txt", text.encode()[:len(text) // 2 + 3])
+        damaged(f"{tag}-header-only.txt", ("\n".join(text.splitlines()[:rows[0]]) + "\n").encode())
+        with_row("size-word", lambda f: " ".join(["x" + f[0], *f[1:]]))
+        with_row("size-negative", lambda f: " ".join(["-" + f[0], *f[1:]]))
+        with_row("size-huge", lambda f: " ".join(["99999999999999999999", *f[1:]]))
+        with_row("figure-nan", lambda f: " ".join([f[0], "nan", *f[2:]]))
+        with_row("figure-inf", lambda f: " ".join([f[0], *f[1:-1], "inf"]))
+        with_row("figure-negative", lambda f: " ".join([f[0], *f[1:-1], "-7"]))
+        with_row("columns-missing", lambda f: f[0])
+        with_row("columns-extra", lambda f: " ".join([*f, "1", "2", "3", "4", "5"]))
+        with_row("binary-row", lambda f: "\x00\x01\x02")
+        damaged(f"{tag}-rows-shuffled-in-header.txt", ("\n".join(text.splitlines()[rows[0]:rows[0] + 3]
+                                                            + text.splitlines()) + "\n").encode())
+    damaged("binary.txt", b"\xff\xfe\x00garbage")
+    damaged("empty.txt", b"")
+    damaged("garbage.txt", bytes(random.Random(2).randrange(256) for _ in range(2048)))
+    damaged("words.txt", b"hello world\nthis is not a benchmark\n")
+    runs = ["--runs-dir", str(work / "runs")]
+    cases = [Case(["import", str(f), *runs], "malformed") for f in files]
+    cases += [Case(["import", str(f), "--format", fmt, *runs], "malformed")
+              for f in files[:4] + files[12:16] for fmt in ("osu", "imb")]
+    cases += [Case(["import", str(osu), "--format", "imb", *runs], "malformed"),
+              Case(["import", str(imb), "--format", "osu", *runs], "malformed"),
+              Case(["import", str(osu), str(files[2]), *runs], "malformed"),   # one good file, one damaged
+              Case(["import", str(where), *runs], "malformed"),                # a directory
+              Case(["import", "/nonexistent/osu.txt", *runs], "malformed"),
+              Case(["import", str(osu), "--ranks", "0", *runs], "malformed"),
+              Case(["import", str(osu), "--mpi-label", "", *runs], "malformed")]
+    return cases
 
 
 def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, work: Path,
@@ -116,7 +194,14 @@ def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, 
     spec_dir.mkdir()
     specs = {"binary": b"\xff\xfe", "empty": b"", "comment": b"# nothing\n", "toml-error": b"[sweep\n",
              "unknown-key": b'[sweep]\nname = "x"\nbogus = 1\n', "no-measure": b'[sweep]\nname = "x"\n',
-             "bad-factor": b'[sweep]\nname = "x"\n[measure]\nbenchmarks = ["pingpong"]\n[factors]\nranks = []\n'}
+             "bad-factor": b'[sweep]\nname = "x"\n[measure]\nbenchmarks = ["pingpong"]\n[factors]\nranks = []\n',
+             "huge-ranks": b'[measure]\nbenchmarks = ["pingpong"]\nsizes = "8"\n[factors]\nranks = [2, 100000]\n',
+             "ranks-zero": b'[measure]\nbenchmarks = ["pingpong"]\n[factors]\nranks = [0]\n',
+             "ranks-word": b'[measure]\nbenchmarks = ["pingpong"]\n[factors]\nranks = ["two"]\n',
+             "oversubscribe-word": b'[measure]\nbenchmarks = ["pingpong"]\noversubscribe = "yes"\n',
+             "sizes-negative": b'[measure]\nbenchmarks = ["pingpong"]\nsizes = "-1"\n',
+             "no-such-bench": b'[measure]\nbenchmarks = ["nosuchbench"]\n',
+             "no-such-mpi": b'[measure]\nbenchmarks = ["pingpong"]\n[factors]\nmpi = ["nosuchmpi"]\n'}
     for name, data in specs.items():
         (spec_dir / f"{name}.toml").write_bytes(data)
     runs_dir = work / "runs"
@@ -136,7 +221,8 @@ def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, 
 
     for path in sorted(cmds):
         actions = [a for a in cmds[path]._actions if a.option_strings and a.dest not in ("help", "runs_dir")]
-        base = [*path, *positionals(path)]
+        given = positionals(path)
+        base = [*path, *given] + (["--timeout", "5"] if path == ("doctor",) else [])
         # the only thing wrong: one option's value
         for a in actions:
             bad = BAD_NUMBERS.get(a.type, [])
@@ -148,10 +234,10 @@ def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, 
                 cases.append(Case(with_runs_dir(path, [*base, a.option_strings[-1]]), "malformed"))
         cases.append(Case(with_runs_dir(path, [*base, "--no-such-option"]), "malformed"))
         cases.append(Case(with_runs_dir(path, [*base, "extra-argument", "another"]), "malformed"))
-        if base != list(path):
+        if given:
             cases.append(Case(with_runs_dir(path, list(path)), "malformed"))  # a required argument missing
         # a jumble: the command's own options in random order with junk values, then one unknown option
-        for _ in range(4):
+        for _ in range(8):
             names = [s for a in actions for s in a.option_strings] or ["--x"]
             junk = [rng.choice(names + ["", "-", "nan", "-1", "1e999", "\u00e9", "'"]) for _ in range(rng.randint(1, 5))]
             cases.append(Case(with_runs_dir(path, [*base, *junk, f"--bogus-{rng.randrange(1000)}"]), "malformed"))
@@ -176,7 +262,11 @@ def malformed(cmds: dict[tuple[str, ...], argparse.ArgumentParser], good: Path, 
                  ["study", "grid", "--sizes", "x"], ["predict", "--alpha", "nan", "--beta", "1"],
                  ["table", str(good), "--latency-upto", "-5"], ["mpi", "show", ""], ["mpi", "add", ""],
                  ["runs", "--runs-dir", "/nonexistent"], ["plot", str(good), "-o", "/proc/x"],
-                 ["report", str(good), "-o", "/proc/x/r.html"], ["export", str(good), "-o", "/proc/x/x.csv"]):
+                 ["report", str(good), "-o", "/proc/x/r.html"], ["export", str(good), "-o", "/proc/x/x.csv"],
+                 ["doctor", "--timeout", "5", "-n", "100000"], ["doctor", "--timeout", "5", "-n", "0"],
+                 ["doctor", "--timeout", "0"], ["doctor", "--timeout", "5", "--facts", str(good / "run.json")],
+                 ["doctor", "--timeout", "5", "--save-facts", "/proc/x/facts.json"],
+                 ["study", "ring", "-n", "1000"], ["sweep", str(spec_dir / "huge-ranks.toml"), "--dry-run"]):
         cases.append(Case(argv + (["--runs-dir", str(runs_dir)] if argv[0] in ("run", "study") else []), "malformed"))
     return cases
 
@@ -187,11 +277,26 @@ def damaged(dirs: list[Path], good: Path, work: Path) -> list[Case]:
         out = work / "out" / d.parent.name
         for reader in READERS:
             args = [a.format(tmp=out, good=good) for a in reader]
-            argv = [*args, str(d)] if reader[0] == "run" else [args[0], str(d), *args[1:]]
-            cases.append(Case(argv, "damaged"))
-        cases.append(Case(["runs", "--runs-dir", str(d.parent)], "damaged"))
-        cases.append(Case(["predict", "--from", str(d)], "damaged"))
+            if reader[0] == "run":  # resume repairs what it can: on its own copy, not under the other readers
+                mine = work / "resumed" / d.parent.name
+                shutil.copytree(d, mine / d.name, symlinks=True)
+                argv = [*args, str(mine / d.name), "--no-progress", "--no-report"]
+            else:
+                argv = [args[0], str(d), *args[1:]]
+            cases.append(Case(argv, "damaged", damage_of(d)))
+        cases.append(Case(["runs", "--runs-dir", str(d.parent)], "damaged", damage_of(d)))
+        cases.append(Case(["predict", "--from", str(d)], "damaged", damage_of(d)))
     return cases
+
+
+def exit0_verdict(r: Result) -> str:
+    """warned | harmless | silent, for a reader of a damaged run directory that exited 0."""
+    name = damaged_file(r.case.damage)
+    if any("warning:" in ln and name in ln for ln in r.stderr.splitlines()):
+        return "warned"
+    if r.case.damage in HARMLESS or (r.case.argv[0] == "runs" and name == "records.jsonl"):
+        return "harmless"
+    return "silent"
 
 
 def attempt(case: Case, timeout: float) -> Result:
@@ -211,6 +316,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=18)
+    ap.add_argument("--only", metavar="CMD,...", help="only the cases of these commands (a quicker look)")
     ap.add_argument("--show-bad", action="store_true", help="print every traceback, hang and silent exit 0")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -218,7 +324,10 @@ def main() -> int:
     try:
         good = good_run(work)
         cmds = commands()
-        cases = malformed(cmds, good, work, rng) + damaged(damaged_runs(good, work), good, work)
+        cases = (malformed(cmds, good, work, rng) + import_cases(work)
+                 + damaged(damaged_runs(good, work), good, work))
+        if a.only:
+            cases = [c for c in cases if c.argv[0] in a.only.split(",")]
         for c in cases:
             for arg in c.argv:
                 if arg.startswith(str(work / "out")):
@@ -230,12 +339,13 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"commands: {len(cmds)} ({', '.join(' '.join(p) for p in sorted(cmds))})")
+    print(f"malformed invocations by command: "
+          f"{dict(sorted(Counter(r.case.argv[0] for r in results if r.case.kind == 'malformed').items()))}")
     for kind in ("malformed", "damaged"):
         mine = [r for r in results if r.case.kind == kind]
         tb = [r for r in mine if "Traceback" in r.stderr]
         hung = [r for r in mine if r.code is None]
         ok = [r for r in mine if r.code == 0]
-        warned = [r for r in ok if r.stderr.strip()]
         clean2 = [r for r in mine if r.code == 2 and "Traceback" not in r.stderr
                   and len([ln for ln in r.stderr.splitlines() if "error:" in ln]) == 1]
         other = Counter(r.code for r in mine if r.code not in (0, 2, None))
@@ -245,10 +355,17 @@ def main() -> int:
                   + (f" / other exits {dict(other)}" if other else ""))
             bad = tb + hung + ok
         else:
+            verdicts = {id(r): exit0_verdict(r) for r in ok}
+            by = Counter(verdicts.values())
             print(f"readers of damaged run directories: tried {len(mine)} / clean exit 2 {len(clean2)} / "
-                  f"tracebacks {len(tb)} / hangs {len(hung)} / exit 0 with a warning {len(warned)} / "
-                  f"exit 0 silently {len(ok) - len(warned)}" + (f" / other exits {dict(other)}" if other else ""))
-            bad = tb + hung
+                  f"tracebacks {len(tb)} / hangs {len(hung)} / exit 0 {len(ok)}: warned {by['warned']}, "
+                  f"harmless by design {by['harmless']}, silent {by['silent']}"
+                  + (f" / other exits {dict(other)}" if other else ""))
+            for verdict in ("warned", "harmless", "silent"):
+                kinds = Counter(r.case.damage for r in ok if verdicts[id(r)] == verdict)
+                if kinds:
+                    print(f"  exit 0, {verdict}, by damage: {dict(sorted(kinds.items()))}")
+            bad = tb + hung + [r for r in ok if verdicts[id(r)] == "silent"]
         if a.show_bad:
             for r in bad:
                 what = "hang" if r.code is None else "traceback" if "Traceback" in r.stderr else f"exit {r.code}"

@@ -650,8 +650,11 @@ def write_plots(runs: RunsLike, output: PathLike | None = None, fmt: str = "png"
     try:
         return figures.write_plots(found, out_dir, fmt)
     except OSError as e:
-        raise UsageError(f"cannot write the plots into {out_dir}: {e.strerror or e}: give a writable "
-                         f"directory with -o") from e
+        import errno
+        fix = ("free some space or give another directory with -o" if e.errno == errno.ENOSPC
+               else "give a writable directory with -o")
+        raise UsageError(f"cannot write the plots into {out_dir}: {e.strerror or e}: {fix}; no new plot file was "
+                         f"kept") from e
 
 
 def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathLike | None = None) -> Path:

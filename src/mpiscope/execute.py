@@ -119,7 +119,8 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
             total.status, total.error = "ok", None
         meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
         worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
-        run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=meta.points + total.points,
+        # the points the records hold: a resumed run's fragment cut off is not counted twice
+        run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=len(run.records().points),
                    warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,
                    timeouts=meta.timeouts + [to_json(t) for t in total.timeouts])
     except BaseException as e:  # never leave a run marked running

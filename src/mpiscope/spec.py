@@ -126,6 +126,7 @@ class Measure:
     engine_options: tuple[str, ...] = ()
     hosts: tuple[str, ...] | None = None
     hostfile: str | None = None
+    oversubscribe: bool = False        # launch even far more ranks than the cores (refused otherwise)
 
 
 @dataclass
@@ -213,6 +214,7 @@ MEASURE_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "benchmarks": _benchmarks, "sizes": _string, "units": _units, "ci_target": _positive_float,
     "max_time": _positive_float, "reps": _positive_int, "time_budget": _positive_float, "check": _bool,
     "raw": _bool, "engine_options": _argv, "hosts": _hosts, "hostfile": _string,
+    "oversubscribe": _bool,
 }
 MEASURE_KEYS = tuple(MEASURE_TYPES)
 

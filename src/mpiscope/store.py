@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 import socket
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -133,7 +133,9 @@ class Run:
         try:
             return RunMeta.from_json(json.loads((self.path / RUN_FILE).read_text()), self.id)
         except (OSError, ValueError) as e:
-            return RunMeta(id=self.id, status="unreadable", error=f"{RUN_FILE}: {e}")
+            said = str(e)  # a shape error names the file already
+            return RunMeta(id=self.id, status="unreadable",
+                           error=said if said.startswith(RUN_FILE) else f"{RUN_FILE}: {said}")
 
     def write_meta(self, meta: RunMeta) -> None:
         """run.json replaced whole; on a full disk the run's reserve makes room for it."""
@@ -158,15 +160,31 @@ class Run:
         return meta
 
     def records(self) -> RecordFile:
-        """The run's records, read once for as long as the file does not change."""
+        """The run's records, read once for as long as the file does not change. Its problems
+        name every damage a reader should warn about: lines skipped, and a run.json that cannot
+        be read or counts points the records no longer hold."""
         try:
             st = (self.path / RECORDS).stat()
             stamp = (st.st_mtime_ns, st.st_size)
         except OSError:
-            return read_records(self.path / RECORDS)
-        if self._records is None or self._records[0] != stamp:
-            self._records = (stamp, read_records(self.path / RECORDS))
-        return self._records[1]
+            recs = read_records(self.path / RECORDS)
+        else:
+            if self._records is None or self._records[0] != stamp:
+                self._records = (stamp, read_records(self.path / RECORDS))
+            recs = self._records[1]
+        damage = self._meta_problems(recs)
+        return replace(recs, problems=[*recs.problems, *damage]) if damage else recs
+
+    def _meta_problems(self, recs: RecordFile) -> list[str]:
+        meta = self.meta()
+        if meta.status == "unreadable":
+            return [f"{meta.error}: what the run measured with (MPI, plan, status) is unknown; its records "
+                    f"are read as they are"]
+        held = len(recs.points)
+        if meta.points > held:  # records are written before run.json counts them
+            return [f"{RUN_FILE} counts {meta.points} measured point(s) but {RECORDS} holds {held}: "
+                    f"{meta.points - held} were lost"]
+        return []
 
     def append(self, records: list[Record]) -> None:
         """Records mpiscope writes itself (skips after hangs, time-outs it saw, failures)."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mpiscope.atomic import write_atomic
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.plan import engine_plan
 from mpiscope.session import Measurement
@@ -36,7 +37,7 @@ START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI
 
 def save_measurement(m: Measurement, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dump(m), indent=1) + "\n")
+    write_atomic(path, json.dumps(dump(m), indent=1) + "\n")   # the job reads it, perhaps much later
 
 
 def load_measurement(path: Path) -> Measurement:
@@ -165,7 +166,7 @@ def submit(ms: list[Measurement], runs_dir: Path, console: Console, dry_run: boo
             continue
         save_measurement(m, saved)
         script = saved.with_suffix(".sbatch")
-        script.write_text(text)
+        write_atomic(script, text)
         job_id = sbatch(script)
         ids.append(job_id)
         console.print(f"submitted batch job {job_id}: {script} (log {job.log_dir}/slurm-{job_id}.out)",

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.launch import local_cores
-from mpiscope.launch.placement import Placement, make_placement
+from mpiscope.launch.placement import Placement, check_room, make_placement
 from mpiscope.plan import STARTUP_S, Part, default_ranks, engine_plan, make_plan, spread_budget
 from mpiscope.schedule import first_round_budget, policy_from, sampling
 from mpiscope.session import Measurement, Session, launch_argv, target
@@ -46,15 +46,24 @@ def _placement(spec: Spec, f: dict) -> Placement:
                           binding=f.get("binding"))
 
 
-def config_measurement(spec: Spec, config: Configuration) -> Measurement:
+def config_measurement(spec: Spec, config: Configuration, room: bool = False,
+                       oversubscribe: bool = False) -> Measurement:
     """What one configuration measures: its MPI, its plan as the engine checks it, its
-    environment, launcher arguments and placement, and its factors."""
+    environment, launcher arguments and placement, and its factors. With `room`, a rank count
+    far beyond the cores and hosts is refused unless the spec or `oversubscribe` insists
+    (a batch job's nodes are not known here, so a submitted sweep does not ask)."""
     f = config.factors
     m = spec.measure
     try:
         t = target(f.get("mpi"))
         placement = _placement(spec, f)
         ranks = placement.ranks(f.get("ranks")) or default_ranks(m.benchmarks, t.engine, local_cores())
+        if room:
+            try:
+                check_room(ranks, placement, local_cores(), insist=oversubscribe or m.oversubscribe,
+                           more_hosts="hosts or nodes in the spec")
+            except UsageError as e:
+                raise UsageError(f"{e} (in a spec: oversubscribe = true under [measure])") from e
         policy = policy_from(spec.launches, None, m.time_budget)
         ci_target, max_time = sampling(policy, m.ci_target, m.max_time, m.reps, m.time_budget)
         planned = make_plan(t.engine, m.benchmarks, ranks, sizes=m.sizes, units=m.units, ci_target=ci_target,
@@ -68,9 +77,10 @@ def config_measurement(spec: Spec, config: Configuration) -> Measurement:
                        policy=policy)
 
 
-def plan_sweep(spec: Spec, configs: list[Configuration]) -> list[tuple[Configuration, Measurement]]:
+def plan_sweep(spec: Spec, configs: list[Configuration], room: bool = False,
+               oversubscribe: bool = False) -> list[tuple[Configuration, Measurement]]:
     """Every configuration's measurement, all checked before anything is launched."""
-    return [(c, config_measurement(spec, c)) for c in configs]
+    return [(c, config_measurement(spec, c, room, oversubscribe)) for c in configs]
 
 
 def dry_run_lines(planned: list[tuple[Configuration, Measurement]]) -> list[str]:

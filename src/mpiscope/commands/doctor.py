@@ -11,7 +11,7 @@ from pathlib import Path
 def cmd_doctor(a: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from mpiscope.commands.options import parse_env, placement_from_args, split_args
+    from mpiscope.commands.options import check_ranks_room, parse_env, placement_from_args, split_args
     from mpiscope.console import err, out
     from mpiscope.doctor import exit_status
     from mpiscope.doctor.facts import Facts
@@ -33,6 +33,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
         placement = placement_from_args(a)
         if a.ranks is not None and a.ranks < 1:
             raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")
+        check_ranks_room(a, placement.ranks(a.ranks), placement)
         setup = Setup(target(a.mpi), placement, a.ranks, parse_env(a.env),
                       list(split_args(a.launcher_args, "--launcher-args")), a.timeout)
         if not a.json:

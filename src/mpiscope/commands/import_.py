@@ -10,7 +10,11 @@ from mpiscope import paths
 def cmd_import(a: argparse.Namespace) -> int:
     from mpiscope.console import out
     from mpiscope.importers import import_files
+    from mpiscope.errors import UsageError
     from mpiscope.store import Run
+    if a.mpi_label is not None and not a.mpi_label.strip():
+        raise UsageError("--mpi-label is empty: name the MPI library the files were measured with, or leave "
+                         "--mpi-label out")
     path = import_files(a.files, a.format, a.mpi_label, a.ranks, paths.runs_dir(a.runs_dir))
     recs = Run(path).records()
     names = sorted({(p.imported.tool_benchmark if p.imported else "?", p.benchmark + (f" {p.variant}" if p.variant

@@ -98,12 +98,13 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
                    help="launch even far more ranks than the cores the job can see (refused otherwise)")
 
 
-def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placement) -> None:
+def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placement,
+                     more_hosts: str | None = "--hosts, --nodes") -> None:
     """-n far beyond the cores and hosts: refused unless --oversubscribe."""
     from mpiscope.launch import local_cores
     from mpiscope.launch.placement import check_room
     if ranks is not None and not getattr(a, "submit", None):  # a batch job's nodes are not known here
-        check_room(ranks, placement, local_cores(), insist=getattr(a, "oversubscribe", False))
+        check_room(ranks, placement, local_cores(), insist=getattr(a, "oversubscribe", False), more_hosts=more_hosts)
 
 
 def placement_from_args(a: argparse.Namespace) -> Placement:

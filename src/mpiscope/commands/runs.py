@@ -7,7 +7,7 @@ from mpiscope import paths
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from mpiscope.console import make_table, out
+    from mpiscope.console import make_table, out, warn
     from mpiscope.errors import UsageError
     from mpiscope.store import list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
@@ -25,6 +25,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
             mpi = f"imported: {', '.join(map(str, imported.get('tools') or []))} ({imported.get('mpi_label') or '?'})"
             ranks, benchmarks = list(imported.get("ranks") or []), list(imported.get("benchmarks") or [])
         status = shown_status(m)
+        if status == "unreadable":
+            warn(f"run {run.id}: {m.error}: listed as unreadable")
         if status == "stopped":
             stopped.append(run.id)
         table.add_row(run.id, m.started, status, mpi,

@@ -62,7 +62,7 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.studies import ring
     cfg = ring_config(a, local_cores())
     from mpiscope.launch.placement import Placement
-    check_ranks_room(a, cfg.ranks, Placement())
+    check_ranks_room(a, cfg.ranks, Placement(), more_hosts=None)  # the ring study runs on this host
     t = target(a.mpi)
     m = ring.measurement(cfg, t, parse_env(a.base_env), split_args(a.launcher_args, "--launcher-args"), a.check)
     m.policy = policy_from(a.launches, a.launch_target, None)

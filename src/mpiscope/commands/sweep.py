@@ -18,7 +18,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if a.launches is not None:
         spec.launches = parse_launches(a.launches)
     configs = expand(spec)
-    planned = plan_sweep(spec, configs)
+    planned = plan_sweep(spec, configs, room=not a.submit, oversubscribe=a.oversubscribe)
     launches = launches_label(planned[0][1]) if planned else "?"
     if a.sbatch_args and not a.submit:
         from mpiscope.errors import UsageError
@@ -80,6 +80,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                                                         "shuffled order (overrides the spec; default: auto, as "
                                                         "`mpiscope run`)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--oversubscribe", action="store_true", help="launch even far more ranks than the cores and "
+                                                                "hosts (refused otherwise; also oversubscribe = true "
+                                                                "in [measure])")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the sweep directory")
     from mpiscope.commands.options import add_submit_options
     add_submit_options(p, dry_run=False)  # --dry-run above: with --submit it prints the scripts

@@ -83,11 +83,13 @@ def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str,
 RANKS_PER_CORE_LIMIT = 8  # beyond this the launcher runs out of files or processes before MPI starts
 
 
-def check_room(ranks: int, placement: Placement, cores: int, insist: bool = False) -> None:
+def check_room(ranks: int, placement: Placement, cores: int, insist: bool = False,
+               more_hosts: str | None = "--hosts, --nodes") -> None:
     """Refuse a rank count far beyond the cores the job can see (this host's, times the hosts or
     nodes named or allocated): MPICH stops at "Too many open files" after some hundreds of
     ranks, Open MPI keeps spawning. With `insist` (--oversubscribe) the user takes the blame;
-    with a hostfile the cores are unknown here, so nothing is refused."""
+    with a hostfile the cores are unknown here, so nothing is refused. `more_hosts` names how the
+    caller's user names more hosts (None: the command cannot)."""
     import os
     if insist or placement.hostfile:
         return
@@ -99,5 +101,6 @@ def check_room(ranks: int, placement: Placement, cores: int, insist: bool = Fals
     if ranks > limit:
         where = f"{hosts} host(s) x {cores} cores" if hosts else f"{cores} cores on this host"
         raise UsageError(f"-n {ranks} is far beyond the {room} cores the job can use ({where}; at most {limit} "
-                         f"ranks, {RANKS_PER_CORE_LIMIT} per core): name more hosts (--hosts, --nodes), lower -n, "
-                         f"or add --oversubscribe to launch them anyway (timings then measure the scheduler)")
+                         f"ranks, {RANKS_PER_CORE_LIMIT} per core): "
+                         + (f"name more hosts ({more_hosts}), " if more_hosts else "") + "lower -n, "
+                         "or add --oversubscribe to launch them anyway (timings then measure the scheduler)")

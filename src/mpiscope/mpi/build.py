@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from mpiscope import paths
+from mpiscope.atomic import write_atomic
 from mpiscope.errors import MpiscopeError
 
 ENGINE = "mpiscope-engine"
@@ -72,7 +73,12 @@ def build_engine(mpicc: Path, src: Path | None = None) -> Path:
             f"fix the compiler error above, or pick another MPI with --mpi"
         )
     shutil.rmtree(tmp / "obj", ignore_errors=True)
-    (tmp / "build.json").write_text(json.dumps({"mpicc": str(mpicc), "command": cmd, "src": str(src)}, indent=1))
+    try:
+        write_atomic(tmp / "build.json", json.dumps({"mpicc": str(mpicc), "command": cmd, "src": str(src)}, indent=1))
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise MpiscopeError(f"cannot write the engine build into {builds}: {e.strerror or e}; free some space "
+                            f"or set MPISCOPE_HOME to a writable directory") from e
     try:
         os.rename(tmp, final)
     except OSError:
@@ -84,14 +90,19 @@ def mpi_info(engine: Path) -> dict:
     """The engine's `--mpi-info` JSON (library version string), cached beside the binary."""
     cached = engine.parent / "mpi-info.json"
     if cached.is_file():
-        return json.loads(cached.read_text())
+        try:
+            found = json.loads(cached.read_text())
+            if isinstance(found, dict):
+                return found
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            pass  # a damaged cache is asked again
     try:
         r = subprocess.run([str(engine), "--mpi-info"], capture_output=True, text=True, timeout=60)
         info = json.loads(r.stdout)
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         raise MpiscopeError(f"{engine} --mpi-info did not answer with JSON ({e}): rebuild it or check the MPI") from e
     try:
-        cached.write_text(json.dumps(info))
+        write_atomic(cached, json.dumps(info))
     except OSError:
         pass
     return info

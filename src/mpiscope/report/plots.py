@@ -458,10 +458,27 @@ def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list
 
 
 def write_plots(plots: list[Plot], out_dir: Path, fmt: str = "png") -> list[Path]:
+    """Every plot, or (when one cannot be written: a full disk) none of the new ones: a set cut
+    short would pass for the whole set. Each file is written whole (`save`)."""
+    made_dir = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for p in plots:
-        path = out_dir / f"{p.name}.{fmt}"
-        save(p.figure, path)
-        paths.append(path)
+    paths: list[Path] = []
+    new: list[Path] = []
+    try:
+        for p in plots:
+            path = out_dir / f"{p.name}.{fmt}"
+            existed = path.exists()
+            save(p.figure, path)
+            paths.append(path)
+            if not existed:
+                new.append(path)
+    except BaseException:
+        for path in new:
+            path.unlink(missing_ok=True)
+        if made_dir:
+            try:
+                out_dir.rmdir()
+            except OSError:
+                pass
+        raise
     return paths
