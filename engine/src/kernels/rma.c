@@ -15,6 +15,7 @@
  * meet in a barrier and the target makes the public copy private before its
  * slots are compared: the synchronisation rules of MPI 3.1 section 11.7. */
 #include "kernels/rma.h"
+#include "kernels/nbc.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timer.h"
@@ -441,14 +442,6 @@ static void issue(const bench_ctx_t *c, const rma_state_t *s)
     }
 }
 
-static volatile double sink = 1.0;
-
-static void spin(long iters)
-{
-    double x = sink;
-    for (long i = 0; i < iters; i++) x = x * 0.9999999 + 1e-7;
-    sink = x;
-}
 
 static int copies_slots(const bench_ctx_t *c, const rma_state_t *s)
 {
@@ -551,7 +544,8 @@ void rma_event(bench_ctx_t *c)
     }
     for (int e = 0; e < epochs; e++) epoch(c, s);
     /* truly_passive_put, phase 1: the target computes without calling MPI */
-    if (c->phase == 1 && s->row->passive && s->norigins && !c->checking) spin(s->compute_iters);
+    if (c->phase == 1 && s->row->passive && s->norigins && !c->checking)
+        nbc_compute(s->compute_iters, 0, NULL);  /* the nbc rows' compute */
     if (c->checking) settle(c, s);
 }
 
@@ -620,24 +614,6 @@ long rma_verify(const bench_ctx_t *c, long *verified)
 
 /* ---- truly_passive_put ---- */
 
-static double seconds_per_iter;
-
-static double iteration_time(void)
-{
-    if (seconds_per_iter > 0) return seconds_per_iter;
-    enum { ITERS = 200000 };
-    spin(ITERS);
-    double best = 1e9;
-    for (int k = 0; k < 5; k++) {
-        double t0 = now_s();
-        spin(ITERS);
-        double dt = now_s() - t0;
-        if (dt < best) best = dt;
-    }
-    seconds_per_iter = best / ITERS;
-    return seconds_per_iter;
-}
-
 /* The target computes for 5 times the put's own time, at least 50 us: long
  * enough that a put waiting for the target is plain to see. */
 void rma_calibrate(bench_ctx_t *c, double phase0_event_s)
@@ -646,7 +622,7 @@ void rma_calibrate(bench_ctx_t *c, double phase0_event_s)
     double want = 5.0 * phase0_event_s;
     if (want < 50e-6) want = 50e-6;
     s->compute_s = want;
-    s->compute_iters = (long)(want / iteration_time());
+    s->compute_iters = nbc_compute_iters(want);
 }
 
 void rma_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
