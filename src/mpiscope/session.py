@@ -236,7 +236,8 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
     if outcome is None:
         return 0
     if outcome.status == "interrupted":
-        err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}")
+        err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}: "
+                  f"`mpiscope run --resume {run.id}` finishes the run", markup=False)
         return 130
     if outcome.error:
         tail = stderr_tail(run)

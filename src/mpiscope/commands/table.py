@@ -40,7 +40,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                        help="runs or a sweep side by side: sizes x configurations, MB/s (latency us)")
     p.add_argument("runs", nargs="+", metavar="RUN|SWEEP_DIR",
                    help="run ids, prefixes, paths, 'latest', or a sweep directory")
-    p.add_argument("--words", action="store_true", help="sizes in 8-byte words, as the ARSC newsletter")
+    p.add_argument("--words", action="store_true", help="sizes in 8-byte words (the ring study's unit) instead of bytes")
     p.add_argument("--format", choices=TABLE_FORMATS, default="terminal")
     p.add_argument("--benchmark", help="only this benchmark (default: one table per benchmark)")
     p.add_argument("--latency-upto", type=nonneg_int, default=LATENCY_UPTO, metavar="BYTES",

@@ -1,0 +1,36 @@
+"""What a first-time user trips over (issue 31): help texts that speak of material the user does
+not have, run ids cut short, and runs that differ without saying how. No MPI is launched here."""
+from __future__ import annotations
+
+from mpiscope.plan import Part, Plan
+from mpiscope.store import Run, RunMeta
+
+
+def test_help_texts_say_what_a_study_measures_not_where_it_came_from(cli):
+    for args in (("study", "--help"), ("study", "ring", "--help"), ("study", "grid", "--help"),
+                 ("table", "--help"), ("--help",)):
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        text = r.stdout.lower()
+        for word in ("chapter", "reference material", "newsletter", "exercise"):
+            assert word not in text, f"`mpiscope {' '.join(args)}` speaks of the {word}"
+
+
+def _run(runs_dir, env: dict[str, str], benchmarks: tuple[str, ...]) -> Run:
+    part = Part(Plan(benchmarks, 2, sizes="1:4M"), env=env)
+    run = Run.create(runs_dir, RunMeta(id="", parts=[part]))
+    run.update(status="ok", pid=None)
+    return run
+
+
+def test_runs_shows_whole_ids_and_what_differs(cli, tmp_path):
+    many = tuple(f"bench{i}" for i in range(30))  # a long row that once squeezed the id column
+    plain = _run(tmp_path, {"MPIR_CVAR_ASYNC_PROGRESS": "0"}, many)
+    perturbed = _run(tmp_path, {"MPIR_CVAR_ASYNC_PROGRESS": "0", "UCX_TLS": "tcp"}, many)
+    r = cli("runs", "--runs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert plain.id in r.stdout and perturbed.id in r.stdout  # whole, on one line each
+    assert "UCX_TLS=tcp" in next(line for line in r.stdout.splitlines() if perturbed.id in line)
+    assert "UCX_TLS unset" in next(line for line in r.stdout.splitlines() if plain.id in line)
+    assert "ASYNC_PROGRESS" not in r.stdout  # the same in every run: not a difference
+    assert max(map(len, r.stdout.splitlines())) <= 120  # a pipe's width: nothing cut off at the right
