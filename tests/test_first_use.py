@@ -34,3 +34,13 @@ def test_runs_shows_whole_ids_and_what_differs(cli, tmp_path):
     assert "UCX_TLS unset" in next(line for line in r.stdout.splitlines() if plain.id in line)
     assert "ASYNC_PROGRESS" not in r.stdout  # the same in every run: not a difference
     assert max(map(len, r.stdout.splitlines())) <= 120  # a pipe's width: nothing cut off at the right
+
+
+def test_pair_benchmarks_on_more_ranks_say_which_ranks_wait(mpich_engine):
+    from mpiscope.plan import idle_ranks_note
+    note = idle_ranks_note(mpich_engine, Plan(("pingpong", "allreduce"), 3))
+    assert note is not None and "ranks 0 and 1" in note and "rank 2 waits" in note and "pingpong" in note
+    assert "allreduce" not in note  # a collective uses every rank
+    assert "ranks 2-3" in idle_ranks_note(mpich_engine, Plan(("pingpong", "bw"), 4))
+    assert idle_ranks_note(mpich_engine, Plan(("pingpong",), 2)) is None
+    assert idle_ranks_note(mpich_engine, Plan(("allreduce",), 4)) is None

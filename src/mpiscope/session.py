@@ -22,7 +22,7 @@ from mpiscope.history import learn_drift
 from mpiscope.records.launches import drifts_kept
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
-from mpiscope.plan import Part, PlanPoint, engine_plan
+from mpiscope.plan import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
@@ -77,6 +77,9 @@ class Session:
         """The run directory with every part written down before the first launch, so that
         --resume knows what a cut-off run still lacks; each part's tag gets its number."""
         parts = [replace(p, tag={**p.tag, "part": k}) for k, p in enumerate(m.parts)]
+        for note in dict.fromkeys(idle_ranks_note(m.target.engine, p.plan) for p in parts):
+            if note:
+                self.console.print(f"note: {note}", markup=False)
         argv, env = launch_argv(m.target, parts[0])
         meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, keep_going=m.keep_going,
                        factors=m.factors, sweep=m.sweep, launcher_command=argv, launcher_env=env,
