@@ -2,6 +2,8 @@
 not have, run ids cut short, and runs that differ without saying how. No MPI is launched here."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from mpiscope.plan import Part, Plan
 from mpiscope.store import Run, RunMeta
 
@@ -44,3 +46,12 @@ def test_pair_benchmarks_on_more_ranks_say_which_ranks_wait(mpich_engine):
     assert "ranks 2-3" in idle_ranks_note(mpich_engine, Plan(("pingpong", "bw"), 4))
     assert idle_ranks_note(mpich_engine, Plan(("pingpong",), 2)) is None
     assert idle_ranks_note(mpich_engine, Plan(("allreduce",), 4)) is None
+
+
+def test_the_tidy_table_has_a_variant_column_whatever_the_runs_hold(tmp_path):
+    import mpiscope as ms
+    sample = Path(__file__).resolve().parent / "data" / "imports" / "osu-7.4_latency_mpich.txt"
+    run = ms.import_runs([sample], mpi_label="MPICH 5.0.2", runs_dir=tmp_path)
+    for df in (run.table(), run.table(per_launch=True)):  # docs/python.md's example, one file
+        rows = df[["benchmark", "variant", "size", "time_median_us", "estimate", "tool_benchmark"]]
+        assert len(rows) > 10 and rows["variant"].isna().all()

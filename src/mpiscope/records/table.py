@@ -75,9 +75,9 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
 def point_columns(p: Point) -> dict[str, Any]:
     """Every scalar of a point as a column, nested objects as parent_child (one level), so a new
     engine field reaches the table without code here."""
-    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks}
-    if p.variant is not None:
-        row["variant"] = p.variant
+    # variant always: a tidy table has the same columns whatever the runs hold
+    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks,
+                           "variant": p.variant}
     row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
                ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
     for name, value in vars(p.time_us).items():
