@@ -15,7 +15,7 @@ from rich.table import Table
 from mpiscope.errors import UsageError
 from mpiscope.records.table import tidy
 from mpiscope.units import human_size
-from mpiscope.store import SweepDir, runs_of
+from mpiscope.store import RunMeta, SweepDir, runs_of
 
 TABLE_FORMATS = ("terminal", "markdown", "csv")
 LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
@@ -246,15 +246,22 @@ def render_csv(tables: list[SideBySide]) -> str:
 
 
 def sweep_status_table(sd: SweepDir) -> Table:
-    """Which configuration launch produced which run, and how it ended."""
+    """Which run each configuration produced, how it ended, and how many launches it made."""
     plan = sd.plan()
-    last = {(e.config, e.launch): e for e in sd.entries() if e.event == "finished"}
+    last = {e.config: e for e in sd.entries() if e.event == "finished"}
+    runs = {e.config: run for e, run in sd.runs()}
     table = Table(title=f"sweep {plan.name}", title_justify="left")
-    for col in ("config", "factors", "launch", "status", "run"):
+    for col in ("config", "factors", "status", "launches", "run"):
         table.add_column(col, overflow="fold")
     for c in plan.configurations:
         label = ", ".join(f"{n}={_value(c.factors.get(n))}" for n in plan.varying) or "-"
-        for k in range(1, plan.launches + 1):
-            e = last.get((c.id, k))
-            table.add_row(c.id, label, str(k), e.status or "?" if e else "not run", (e.run or "") if e else "")
+        e = last.get(c.id)
+        run = runs.get(c.id)
+        made = str(launches_made(run.meta())) if run is not None else ""
+        table.add_row(c.id, label, (e.status or "?") if e else "not run", made, (e.run or "") if e else "")
     return table
+
+
+def launches_made(meta: RunMeta) -> int:
+    """The launches a run made: its parts carry their launch's number (one launch: no number)."""
+    return len({p.tag["launch"] for p in meta.parts if "launch" in p.tag}) or (1 if meta.parts else 0)
