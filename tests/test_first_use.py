@@ -55,3 +55,39 @@ def test_the_tidy_table_has_a_variant_column_whatever_the_runs_hold(tmp_path):
     for df in (run.table(), run.table(per_launch=True)):  # docs/python.md's example, one file
         rows = df[["benchmark", "variant", "size", "time_median_us", "estimate", "tool_benchmark"]]
         assert len(rows) > 10 and rows["variant"].isna().all()
+
+
+def _ring_frame() -> "pd.DataFrame":
+    """A ring study's launch-level rows as the tidy table has them: five algorithms, two loads,
+    two levels of a tuning variable, algorithm 1 stopping at 8 KiB, algorithm 5's nblock series."""
+    import pandas as pd
+    rows = []
+    for env in ("0", "1"):
+        for load in ("balanced", "imbalanced"):
+            for alg in range(1, 6):
+                for size in (8, 1024, 8192, 16384):
+                    if alg == 1 and size > 8192:
+                        continue
+                    rows.append({"benchmark": f"ringcs{alg}", "size": size, "series": f"alg{alg} {load} E={env}",
+                                 "algorithm": alg, "load": load, "env_E": env, "bw_median_MBps": 100.0 * alg + size,
+                                 "time_median_us": 1.0})
+        for nblock in (64, 256):
+            rows.append({"benchmark": "ringcs5", "size": 16384, "series": f"nblock {nblock} E={env}", "algorithm": 5,
+                         "load": "imbalanced", "env_E": env, "nblock": nblock, "bw_median_MBps": 1.0 * nblock,
+                         "time_median_us": 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_the_ring_studys_tables_agree_and_label_every_tuning_level():
+    from rich.console import Console
+
+    from mpiscope.studies.ring import print_tables
+    console = Console(width=200, record=True)
+    print_tables(console, _ring_frame(), [])
+    text = console.export_text()
+    bandwidth = text.split("leading algorithm")[0]
+    assert "16 KiB" in bandwidth  # the size the leader table quotes is a column of the bandwidth table
+    assert "alg 5 at 16 KiB" in text
+    nblock = text.split("MPI_Testall calls")[1].split("deadlocks")[0]
+    rows = [line for line in nblock.splitlines() if line.startswith("│")]
+    assert len(rows) == 4 and {r.split("│")[1].strip() for r in rows} == {"0", "1"}
