@@ -91,3 +91,15 @@ def test_the_ring_studys_tables_agree_and_label_every_tuning_level():
     nblock = text.split("MPI_Testall calls")[1].split("deadlocks")[0]
     rows = [line for line in nblock.splitlines() if line.startswith("│")]
     assert len(rows) == 4 and {r.split("│")[1].strip() for r in rows} == {"0", "1"}
+
+
+def test_unknown_hosts_fail_with_the_launchers_reason_and_the_doctor_command(cli, embedded_mpi, tmp_path):
+    r = cli("run", "-b", "pingpong", "--hosts", "nodex.invalid,nodey.invalid", "--sizes", "8", "--launches", "1",
+            "--no-progress", "--runs-dir", str(tmp_path), timeout=300)
+    assert r.returncode == 2
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("mpiscope: error: the launch failed") and "nodex.invalid" in last
+    assert "`mpiscope doctor --hosts nodex.invalid,nodey.invalid`" in last and "below" not in last
+    assert "benchmark" not in r.stdout  # no empty table
+    (run,) = tmp_path.iterdir()
+    assert not (run / "report.html").exists()  # no report of nothing
