@@ -41,6 +41,11 @@ def test_clean_setup_reports_no_fail(cli, tmp_path):
     assert checks["transport, same host"]["status"] == "ok"
     assert checks["OS noise (fixed work quantum)"]["status"] in ("ok", "warn")
     assert "at 20 ranks" in checks["OS noise (fixed work quantum)"]["figure"]
+    # the embedded MPICH is a CH4 build: only variables its device reads (issue 31), such as the
+    # shared-memory cell that sets its eager switch, never the CH3/Nemesis ones MPI_T also lists
+    tuning = checks["tuning variables in force"]["figure"]
+    assert "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=" in tuning and "device ch4" in tuning
+    assert "CH3" not in tuning and "NEMESIS" not in tuning
     for c in checks.values():
         assert c["status"] in ("ok", "warn", "skip")
         assert c["status"] == "ok" or c["status"] == "skip" or c["fix"]
@@ -199,6 +204,18 @@ def test_captured_link_down_host_is_named():
     assert failed and all(f.hosts[3] in x.fix for x in failed)
     assert not any(h in x.fix for x in failed for h in f.hosts[:3])
     assert c["every host answers"].status == FAIL
+    # no ok line beside the FAIL claims every host: the job ran on the three that answered
+    hello = c["MPI hello on every host"]
+    assert hello.status != "ok" and f.hosts[3] in hello.figure and "that answered" in hello.figure
+    assert "on the 3 of 4 hosts that answered" in c["one job of N ranks"].figure
+
+
+def test_noise_beyond_the_measured_ranks_is_labelled_an_extrapolation():
+    f, c = judged("openmpi-2x2.json")
+    figure = c["OS noise (fixed work quantum)"].figure
+    measured, _, extrapolated = figure.partition("extrapolated")
+    assert f"measured on {f.ranks} rank(s)" in measured and "assuming" in extrapolated
+    assert f"at {10 * f.ranks} ranks" in extrapolated and f"at {f.ranks} ranks" not in figure
 
 
 def test_captured_mpich_ofi_names_the_libfabric_provider():

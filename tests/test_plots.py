@@ -140,7 +140,10 @@ def test_collectives_against_size_and_rank_count(coll):
     assert [ax.get_title(loc="left") for ax in visible] == ["allreduce", "barrier"]
     assert all(ax.get_xlabel() == "ranks" for ax in visible)
     assert list(visible[0].get_xticks()) == [1, 2]
-    assert legend_texts(visible[1].get_legend()) == ["0 B"]
+    # one legend for the figure (issue 31: it was one per panel), and one time axis per row
+    assert all(ax.get_legend() is None for ax in visible) and len(fig.legends) == 1
+    assert "0 B" in legend_texts(fig.legends[0])
+    assert visible[0].get_shared_y_axes().joined(visible[0], visible[1])
     for ln in gids(visible[0], "series"):
         assert list(ln.get_xdata()) == [1, 2]
 

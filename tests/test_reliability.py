@@ -21,6 +21,17 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     by = {(rec["type"], rec.get("benchmark"), rec.get("size")) for rec in records}
 
+    # `table` marks the cells: hung where the launch timed out, skipped after two hangs in a row
+    t = cli("table", str(run), "--benchmark", "ringcs1")
+    assert t.returncode == 0, t.stderr
+    cells = {int(line.split("│")[1]): line.split("│")[2].strip() for line in t.stdout.splitlines()
+             if line.startswith("│") and line.split("│")[1].strip().isdigit()}
+    for kind, mark in (("timeout", "hung"), ("skip", "skipped")):
+        sizes = {s for k, b, s in by if (k, b) == (kind, "ringcs1")}
+        assert sizes and all(cells[s] == mark for s in sizes), (kind, cells)
+    assert all(cells[s] not in ("", "-", "hung", "skipped") for k, b, s in by if (k, b) == ("point", "ringcs1"))
+    assert "timed out" in t.stdout
+
     timeouts = sorted(rec["size"] for rec in records if rec["type"] == "timeout" and rec["benchmark"] == "ringcs1")
     assert timeouts == [1024, 2048]             # the eager limit, then the next size: two in a row
     assert all(("point", "ringcs1", s) in by for s in (256, 512))
@@ -34,6 +45,7 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     assert meta["status"] == "ok" and len(meta["timeouts"]) >= 2
     assert len(meta["launches"]) >= 3           # the first job, the next size alone, the next benchmark
     assert any("hung past" in w for w in meta["warnings"])
+
     engine = meta["engine_command"][0]
     left = subprocess.run(["pgrep", "-f", engine], capture_output=True, text=True).stdout.split()
     assert left == [], f"ranks of {engine} still running"

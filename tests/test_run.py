@@ -170,6 +170,7 @@ def test_ctrl_c_keeps_the_points_and_leaves_no_process(tmp_path):
     (run,) = tmp_path.iterdir()
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "interrupted" and meta["points"] >= 1
+    assert f"mpiscope run --resume {run.name}" in errs  # the message names the command that finishes it
     lines = (run / "records.jsonl").read_text().splitlines()
     assert all(json.loads(line) for line in lines)
     time.sleep(0.5)

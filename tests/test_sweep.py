@@ -152,6 +152,13 @@ def test_dry_run_prints_launch_commands_and_runs_nothing(cli, openmpi_prefix, tm
     assert [" -n 1 " in c for c in cmds] == [True, False, True, False]
     assert "/managed/openmpi/" in cmds[2] and "/managed/openmpi/" not in cmds[0]
     assert not (tmp_path / "runs").exists()
+    auto = cli("sweep", str(tmp_path / "spec.toml"), "--dry-run", "--runs-dir", str(tmp_path / "runs"),
+               env={"MPISCOPE_LAUNCHES": "auto"})
+    assert auto.returncode == 0, auto.stderr
+    headers = [line for line in auto.stdout.splitlines() if line.startswith("# c00")]
+    assert len(headers) == 4 and all(h.endswith("(auto launches: 3, then more where the interval is still wide, "
+                                                "each in its own order)") for h in headers)
+    assert "4 configuration(s), auto launches: 3" in auto.stdout
 
 
 # Each configuration takes about 3 s whatever the machine's speed (the CI target is never met,
@@ -256,6 +263,10 @@ def test_launches_report_within_and_between_launch_variation(cli, mpiscope_home,
     assert (entry["config"], entry["status"]) == ("c001", "ok")
     recs = [json.loads(line) for line in (tmp_path / "runs" / entry["run"] / "records.jsonl").read_text().splitlines()]
     assert sorted({r["tag"]["launch"] for r in recs if r["type"] == "point"}) == [0, 1, 2]
+    # the status table: one row per configuration, with the launches its run made
+    (row,) = [line for line in r.stdout.splitlines() if line.startswith("│ c001")]
+    assert [c.strip() for c in row.strip("│").split("│")][2:5] == ["ok", "3", entry["run"]]
+    assert "not run" not in r.stdout
     assert "launch-to-launch variation" in r.stdout
     v = cli("table", str(sd), "--variation")
     assert v.returncode == 0, v.stderr

@@ -208,12 +208,14 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
     """The tables of `mpiscope table`, one per benchmark: sizes x configurations (labelled by the
     factors that differ between the runs) in `.us` (microseconds) and `.bw` (MB/s) DataFrames;
     each cell a point's launch-level estimate, or with `per_launch` a column per launch."""
+    from mpiscope.records.table import unmeasured
     from mpiscope.report.levels import launch_frame
     from mpiscope.report.table import side_by_side as tables
     df = table(runs, per_launch=True, runs_dir=runs_dir)
     if df.empty or "benchmark" not in df:
         raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
-    return tables(df if per_launch else launch_frame(df), benchmark, words, per_launch=per_launch)
+    return tables(df if per_launch else launch_frame(df), benchmark, words, per_launch=per_launch,
+                  unmeasured=unmeasured(as_runs(runs, runs_dir)))
 
 
 # --- measuring ------------------------------------------------------------------------------

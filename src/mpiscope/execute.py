@@ -419,12 +419,11 @@ def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "") -> Non
                      f"the likely cause: {singleton_fix or SINGLETON_FIX}")
     elif ctx is None:
         out.status = "failed"
-        out.error = (f"the launch failed (exit {out.exit_code}) before the engine started; "
-                     f"see the launcher's stderr below")
+        out.error = f"the launch failed (exit {out.exit_code}) before the engine started"
     elif out.exit_code != 0 or not out.ended:
         out.status = "failed"
         cut = " (its last line was cut short and not stored)" if out.partial_line else ""
         out.error = (f"the engine stopped early (exit {out.exit_code}) after {out.points} point(s){cut}; "
-                     f"the points measured are kept; see the launcher's stderr below")
+                     f"the points measured are kept; the launcher's last lines are above")
     else:
         out.status = "ok"

@@ -248,6 +248,18 @@ def default_ranks(benchmarks: Sequence[str], engine: Path, cores: int) -> int:
     return 2 if pairs else max(2, cores)
 
 
+def idle_ranks_note(engine: Path, plan: Plan) -> str | None:
+    """A plan on more than two ranks whose pair benchmarks use ranks 0 and 1 only: said once,
+    because the other ranks then wait (and, on few cores, take cores from the pair)."""
+    rows = {b.name: b for b in registry(engine)}
+    pairs = [b for b in plan.benchmarks if b in rows and rows[b].pair_only]
+    if plan.ranks <= 2 or not pairs:
+        return None
+    idle = "rank 2 waits" if plan.ranks == 3 else f"ranks 2-{plan.ranks - 1} wait"
+    return (f"{', '.join(pairs)} {'uses' if len(pairs) == 1 else 'use'} ranks 0 and 1 only; {idle} "
+            f"(-n 2 measures the pair alone)")
+
+
 def order_options(order: str | None) -> list[str]:
     """The engine's --order: block, cyclic, or launch ranks in their new order (0,2,1,3);
     the engine checks it against the ranks."""

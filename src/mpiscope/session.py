@@ -22,7 +22,7 @@ from mpiscope.history import learn_drift
 from mpiscope.records.launches import drifts_kept
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
-from mpiscope.plan import Part, PlanPoint, engine_plan
+from mpiscope.plan import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
@@ -77,6 +77,9 @@ class Session:
         """The run directory with every part written down before the first launch, so that
         --resume knows what a cut-off run still lacks; each part's tag gets its number."""
         parts = [replace(p, tag={**p.tag, "part": k}) for k, p in enumerate(m.parts)]
+        for note in dict.fromkeys(idle_ranks_note(m.target.engine, p.plan) for p in parts):
+            if note:
+                self.console.print(f"note: {note}", markup=False)
         argv, env = launch_argv(m.target, parts[0])
         meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, keep_going=m.keep_going,
                        factors=m.factors, sweep=m.sweep, launcher_command=argv, launcher_env=env,
@@ -236,14 +239,38 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
     if outcome is None:
         return 0
     if outcome.status == "interrupted":
-        err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}")
+        err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}: "
+                  f"`mpiscope run --resume {run.id}` finishes the run", markup=False)
         return 130
     if outcome.error:
         tail = stderr_tail(run)
         if tail:
             err.print("launcher stderr (last lines):\n  " + "\n  ".join(tail), markup=False)
-        raise MpiscopeError(f"{outcome.error} (run kept in {run.path})")
+        meta = run.meta()
+        said = f": {telling_line(tail)}" if tail and not meta.points else ""
+        raise MpiscopeError(f"{outcome.error}{said}{doctor_hint(meta) if not meta.points else ''} "
+                            f"(run kept in {run.path})")
     return 0
+
+
+def doctor_hint(meta: RunMeta) -> str:
+    """A run on named hosts that measured nothing: the command that finds the host at fault."""
+    placement = meta.parts[0].placement if meta.parts else None
+    if placement is not None and placement.hosts:
+        return f"; `mpiscope doctor --hosts {','.join(placement.hosts)}` finds the host at fault"
+    if placement is not None and placement.hostfile:
+        return f"; `mpiscope doctor --hostfile {placement.hostfile}` finds the host at fault"
+    return ""
+
+
+def telling_line(lines: list[str]) -> str:
+    """The launcher's reason in one line: its first line that is not a call trace of its own
+    (Hydra prefixes those with [mpiexec@host], Open MPI frames them with dashes)."""
+    for line in lines:
+        text = line.strip()
+        if text and not text.startswith(("[mpiexec@", "---", "***")) and "(/" not in text:
+            return text[:300]
+    return lines[0].strip()[:300]
 
 
 def stderr_tail(run: Run, lines: int = 15) -> list[str]:
@@ -261,6 +288,8 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     model, a study's tables), the HTML report, where the run is kept, and the exit status."""
     from mpiscope.console import err, out
     unwritten = None
+    if outcome is not None and outcome.status == "failed" and not run.meta().points:
+        show, report = [], False  # nothing was measured: no empty table, no report of nothing
     try:
         for present in show:
             present(run)

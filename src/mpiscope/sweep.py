@@ -88,14 +88,17 @@ def dry_run_lines(planned: list[tuple[Configuration, Measurement]]) -> list[str]
     for config, m in planned:
         argv, launch_env = launch_argv(m.target, m.parts[0])
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch_env.items())
-        times = f" (x{launches_label(m)} launches, each in its own order)" if m.policy.first_round > 1 else ""
+        times = f" ({launches_words(m)}, each in its own order)" if m.policy.first_round > 1 else ""
         lines.append(f"# {config.id} {config.label(list(config.factors)) or '(no factors)'}{times}")
         lines.append((env + " " if env else "") + shlex.join(argv))
     return lines
 
 
-def launches_label(m: Measurement) -> str:
-    return "auto" if m.policy.auto else str(m.policy.count)
+def launches_words(m: Measurement) -> str:
+    """How many launches a configuration's run makes, in words."""
+    if m.policy.auto:
+        return f"auto launches: {m.policy.first_round}, then more where the interval is still wide"
+    return f"{m.policy.count} launches"
 
 
 def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], launches: int | None,

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from mpiscope import paths
+
+if TYPE_CHECKING:
+    from mpiscope.store import RunMeta
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
@@ -13,10 +17,19 @@ def cmd_runs(a: argparse.Namespace) -> int:
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.runs_dir is not None and not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
-    table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"))
+    table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points",
+                                                "differs"))
     stopped = []
-    for run in list_runs(runs_dir):
-        m = run.meta()
+    runs = list_runs(runs_dir)
+    # an id cut short cannot be given back to show, compare or --resume: the other columns wrap
+    metas = [run.meta() for run in runs]
+    differs = differing_settings(metas)
+    started = [m.started.replace("T", " ")[:16] for m in metas]
+    for col, texts in ((0, [run.id for run in runs]), (1, started)):
+        table.columns[col].no_wrap = True
+        table.columns[col].min_width = max(map(len, texts), default=3)
+    table.columns[7].overflow = table.columns[5].overflow = "fold"
+    for run, m, when, what in zip(runs, metas, started, differs):
         ranks = sorted({p.plan.ranks for p in m.parts})
         benchmarks = list(dict.fromkeys(b for p in m.parts for b in p.plan.benchmarks))
         mpi = m.mpi.name if m.mpi else "?"
@@ -29,13 +42,37 @@ def cmd_runs(a: argparse.Namespace) -> int:
             warn(f"run {run.id}: {m.error}: listed as unreadable")
         if status == "stopped":
             stopped.append(run.id)
-        table.add_row(run.id, m.started, status, mpi,
-                      ",".join(map(str, ranks)) or "?", ",".join(benchmarks), str(m.points))
+        table.add_row(run.id, when, status, mpi,
+                      ",".join(map(str, ranks)) or "?", ", ".join(benchmarks), str(m.points), what)
     out.print(table)
     if stopped:
         out.print(f"stopped: marked running, but the mpiscope measuring it is gone (killed, or the machine went "
                   f"down); `mpiscope run --resume {stopped[-1]}` finishes it", markup=False)
     return 0
+
+
+def settings(meta: "RunMeta") -> dict[str, str]:
+    """What a run was measured under besides its MPI and benchmarks: the ranks' environment,
+    launcher arguments, placement and the factors of its sweep."""
+    found: dict[str, str] = {}
+    for part in meta.parts:
+        found.update(part.env)
+        if part.launcher_args:
+            found["launcher args"] = " ".join(part.launcher_args)
+        for name, value in vars(part.placement).items():
+            if value is not None:
+                found[name] = ",".join(value) if isinstance(value, tuple) else str(value)
+    found.update({k: str(v) for k, v in meta.factors.items()})
+    return found
+
+
+def differing_settings(metas: "list[RunMeta]") -> list[str]:
+    """Per run, the settings whose value is not the same in every listed run (`K=V`, or `K unset`),
+    so a perturbed run stands out among runs of one setting."""
+    each = [settings(m) for m in metas]
+    keys = sorted({k for s in each for k in s})
+    varying = [k for k in keys if len({s.get(k) for s in each}) > 1]
+    return [" ".join(f"{k}={s[k]}" if k in s else f"{k} unset" for k in varying) for s in each]
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:

@@ -49,7 +49,7 @@ def ring_config(a: argparse.Namespace, cores: int):
     cfg.ci_target = a.ci_target or cfg.ci_target
     cfg.env_levels = parse_env_levels(a.env)
     if cfg.ranks < 2 or cfg.ranks % 2:
-        raise UsageError(f"the ring case study needs an even number of ranks (the chapter's driver): "
+        raise UsageError(f"the ring case study needs an even number of ranks (ranks exchange in pairs): "
                          f"use -n {max(2, cfg.ranks + 1)}")
     return cfg
 
@@ -94,7 +94,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
-    study = sub.add_parser("study", help="reproduce an experiment of the reference material")
+    study = sub.add_parser("study", help="case studies: the ring (five ways to write it, load imbalance, deadlock) and the process grid (P x Q, task order)")
     names = study.add_subparsers(dest="study", required=True, metavar="STUDY")
 
     p = names.add_parser("grid", parents=[runs_dir],
@@ -113,14 +113,13 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p = names.add_parser("ring", parents=[runs_dir],
                          help="the ring case study: five algorithms, load imbalance, MPI_Testall, deadlock")
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
-    p.add_argument("-n", "--ranks", type=int, help="even number of ranks (default: 4, the chapter's, or the cores)")
-    p.add_argument("--max-words", type=positive_int, help="largest message in 8-byte words (default 500000, the chapter's)")
+    p.add_argument("-n", "--ranks", type=int, help="even number of ranks (default: 4, or the cores if fewer)")
+    p.add_argument("--max-words", type=positive_int, help="largest message in 8-byte words (default 500000 = 4 MB)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="launch even far more ranks than the cores (refused otherwise)")
     p.add_argument("--sizes", help="message sizes in words, engine grammar (default 0:MAX_WORDS:*1.2)")
     p.add_argument("--imbalance", help="ncompute A,B for the unbalanced series (default 1,200)")
-    p.add_argument("--nblocks", help="algorithm 5's elements between MPI_Testall calls (default the chapter's "
-                                     "128..16384)")
+    p.add_argument("--nblocks", help="algorithm 5's elements between MPI_Testall calls (default 128..16384, powers of two)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=v1,v2",
                    help="sweep a tuning variable: every series runs once per level")
     p.add_argument("--base-env", action="append", default=[], metavar="K=V", help="fixed environment for the ranks")

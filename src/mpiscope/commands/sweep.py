@@ -13,20 +13,20 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
     from mpiscope.schedule import parse_launches
-    from mpiscope.sweep import launches_label
+    from mpiscope.sweep import launches_words
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
         spec.launches = parse_launches(a.launches)
     configs = expand(spec)
     planned = plan_sweep(spec, configs, room=not a.submit, oversubscribe=a.oversubscribe)
-    launches = launches_label(planned[0][1]) if planned else "?"
+    launches = launches_words(planned[0][1]) if planned else "no launches"
     if a.sbatch_args and not a.submit:
         from mpiscope.errors import UsageError
         raise UsageError("--sbatch-args goes with --submit slurm: add it, or leave --sbatch-args out")
     if a.dry_run and not a.submit:
         for line in dry_run_lines(planned):
             out.print(line, markup=False, highlight=False, soft_wrap=True)
-        out.print(f"{len(configs)} configuration(s), {launches} launch(es) each; nothing was run")
+        out.print(f"{len(configs)} configuration(s), {launches} each; nothing was run")
         return 0
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
@@ -38,7 +38,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         sd = open_for_resume(runs_dir, spec, configs)
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, Path(a.spec))
-    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s), {launches} launch(es) each, in {sd.path}")
+    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s), {launches} each, in {sd.path}")
     result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress)
     _report(sd, result)
     if not a.no_report:

@@ -14,8 +14,10 @@ def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
     from mpiscope.console import records_of
+    from mpiscope.records.table import unmeasured
     from mpiscope.store import runs_of
-    records_of(runs_of(a.runs, paths.runs_dir(a.runs_dir)))  # warns about damaged lines it leaves out
+    runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
+    records_of(runs)  # warns about damaged lines it leaves out
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
     if a.variation:
         from mpiscope.analysis.variation import variation
@@ -23,7 +25,7 @@ def cmd_table(a: argparse.Namespace) -> int:
         out.print(variation_table(variation(with_config(df), a.benchmark)))
         return 0
     tables = side_by_side(df if a.per_launch else launch_frame(df), a.benchmark, a.words, a.latency_upto,
-                          per_launch=a.per_launch)
+                          per_launch=a.per_launch, unmeasured=unmeasured(runs))
     if a.format == "csv":
         sys.stdout.write(render_csv(tables))
     elif a.format == "markdown":
@@ -40,7 +42,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                        help="runs or a sweep side by side: sizes x configurations, MB/s (latency us)")
     p.add_argument("runs", nargs="+", metavar="RUN|SWEEP_DIR",
                    help="run ids, prefixes, paths, 'latest', or a sweep directory")
-    p.add_argument("--words", action="store_true", help="sizes in 8-byte words, as the ARSC newsletter")
+    p.add_argument("--words", action="store_true", help="sizes in 8-byte words (the ring study's unit) instead of bytes")
     p.add_argument("--format", choices=TABLE_FORMATS, default="terminal")
     p.add_argument("--benchmark", help="only this benchmark (default: one table per benchmark)")
     p.add_argument("--latency-upto", type=nonneg_int, default=LATENCY_UPTO, metavar="BYTES",

@@ -79,6 +79,11 @@ def hello(f: Facts) -> Check:
     if job is None:
         return skip(name, "not launched")
     hosts = sorted({r.host for c in job.contexts for r in c.ranks})
+    left_out = [h for h in f.hosts if job.hosts and h not in job.hosts]
+    if job.ok and job.contexts and left_out:  # an ok here would contradict 'every host answers'
+        return warn(name, f"{job.contexts[0].world_size} rank(s) on the {len(job.hosts)} host(s) that answered; "
+                          f"not tried on {', '.join(left_out)}, which did not answer",
+                    f"bring {', '.join(left_out)} back (see 'every host answers'), then run doctor again")
     if job.ok and job.contexts:
         return ok(name, f"{job.contexts[0].world_size} rank(s) on {len(hosts)} host(s) in {job.elapsed_s:.1f} s "
                         f"(limit {job.limit_s:g} s)")

@@ -28,6 +28,10 @@ def one_job(f: Facts) -> Check:
     if split_job(sizes, f.ranks):
         return fail(name, f"asked for {f.ranks} ranks; {pairing(f)} gave {len(sizes)} job(s) of "
                           f"{'/'.join(map(str, sorted(set(sizes))))} rank(s)", f.singleton_fix or GENERIC_FIX)
+    given = len(f.hosts)
+    if job.hosts and given > len(job.hosts):  # hosts that did not answer were left out of the job
+        return ok(name, f"one job of {sizes[0]} ranks on the {len(job.hosts)} of {given} hosts that answered "
+                        f"({pairing(f)})")
     return ok(name, f"one job of {sizes[0]} ranks ({pairing(f)})")
 
 

@@ -50,7 +50,7 @@ class HostFacts:
     params: dict[str, str] = field(default_factory=dict)       # eager limits as the library's tool reports them
 
 
-def host_facts(lines: list[str], vendor: str) -> dict[str, HostFacts]:
+def host_facts(lines: list[str], vendor: str, device: str | None = None) -> dict[str, HostFacts]:
     """host -> HostFacts from the SYS_MARK lines of the reach command."""
     out: dict[str, HostFacts] = {}
     tool: dict[str, list[str]] = {}
@@ -76,14 +76,16 @@ def host_facts(lines: list[str], vendor: str) -> dict[str, HostFacts]:
         elif kind == "param":
             tool.setdefault(host, []).append(value)
     for host, text in tool.items():
-        out[host].params = eager_params(vendor, "\n".join(text))
+        out[host].params = eager_params(vendor, "\n".join(text), device)
     return out
 
 
 def all_host_facts(f: Facts) -> dict[str, HostFacts]:
     if f.reach is None:
         return {}
-    return host_facts([ln for r in (f.reach, *f.reach_bisection) for ln in r.stdout], f.vendor)
+    ctxs = f.job.contexts if f.job else []
+    device = mpich_device(ctxs[0].mpi_library_version) if ctxs else None
+    return host_facts([ln for r in (f.reach, *f.reach_bisection) for ln in r.stdout], f.vendor, device)
 
 
 def first_line(info: dict) -> str:
@@ -91,12 +93,28 @@ def first_line(info: dict) -> str:
 
 
 OMPI_EAGER = re.compile(r"^mca:btl:(\w+):param:(btl_\w+_eager_limit):value:(.*)$")
-MPICH_EAGER = re.compile(r"^\s*(MPIR_CVAR_\w*EAGER\w*)\s*=([^\t]*)\t")
+# MPICH's protocol limits: eager sizes, the thresholds where a path changes (CMA, XPMEM, the
+# netmods' eager limit) and the shared-memory cell a message must fit to go eager
+MPICH_LIMIT = re.compile(r"^\s*(MPIR_CVAR_\w*(?:EAGER|P2P_THRESHOLD|EAGER_THRESHOLD|CELL_SIZE)\w*)\s*=([^\t]*)\t")
+MPICH_DEVICE = re.compile(r"^MPICH Device:\s*(\S+)", re.M)
+# MPI_T lists every control variable MPICH was written with, whichever device it was built for:
+# a variable of another device, or of GPUs, is never read by the running library
+OTHER_DEVICE = {"ch4": ("_CH3_", "_NEMESIS_"), "ch3": ("_CH4_",)}
+NOT_PROTOCOL = ("CTXID", "GPU", "_RMA_", "UPPER_THRESHOLD")
 
 
-def eager_params(vendor: str, text: str) -> dict[str, str]:
-    """Eager limits from `ompi_info --param btl all --level 9 --parsable` (Open MPI) or from
-    `mpivars` (MPICH, the MPI_T control variables)."""
+def mpich_device(version_text: str) -> str | None:
+    """'ch4:ucx' from MPI_Get_library_version's (or mpichversion's) 'MPICH Device:' line."""
+    m = MPICH_DEVICE.search(version_text or "")
+    return m.group(1) if m else None
+
+
+def eager_params(vendor: str, text: str, device: str | None = None) -> dict[str, str]:
+    """Eager limits from `ompi_info --param btl all --level 9 --parsable` (Open MPI), or MPICH's
+    protocol limits from `mpivars` (the MPI_T control variables) that `device` (ch4:..., ch3:...)
+    reads; without a device, every one MPI_T lists."""
+    family = (device or "").split(":")[0]
+    skip = OTHER_DEVICE.get(family, ()) + NOT_PROTOCOL
     out: dict[str, str] = {}
     for line in text.splitlines():
         if vendor == "Open MPI":
@@ -104,8 +122,8 @@ def eager_params(vendor: str, text: str) -> dict[str, str]:
             if m and m.group(1) not in ("self", "vader"):
                 out[m.group(2)] = m.group(3)
         else:
-            m = MPICH_EAGER.match(line)
-            if m and m.group(2).strip() and "CTXID" not in m.group(1):
+            m = MPICH_LIMIT.match(line)
+            if m and m.group(2).strip() and not any(word in m.group(1) for word in skip):
                 out[m.group(1)] = m.group(2).strip()
     return out
 
@@ -138,8 +156,11 @@ def tuning(f: Facts) -> Check:
     env = {k: v for k, v in ctxs[0].env.items() if k not in f.doctor_env and k not in LAUNCHER_SET}
     eager = {k: v for k, v in env.items() if "EAGER" in k.upper()}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "none: the library's defaults"
+    device = mpich_device(ctxs[0].mpi_library_version)
     if f.library_params:
-        limit = ", ".join(f"{k}={v}" for k, v in sorted(f.library_params.items())) + " (as the library reports them)"
+        limit = ", ".join(f"{k}={v}" for k, v in sorted(f.library_params.items())) + \
+            (f" (as the library reports them; those device {device} reads)" if device else
+             " (as the library reports them)")
     elif eager:
         limit = ", ".join(f"{k}={v}" for k, v in sorted(eager.items()))
     else:

@@ -60,8 +60,9 @@ def checks(f: Facts) -> list[Check]:
     pred = predicted(samples)
     figure = (f"{len(samples)} quanta of {quiet:.3g} us on {n} rank(s): noise p50 {percentile(noise, .5):.3g} us, "
               f"p90 {percentile(noise, .9):.3g} us, p99 {percentile(noise, .99):.3g} us, max {max(noise):.3g} us; "
-              f"predicted slowdown of a barrier-synchronised step: "
-              + ", ".join(f"{pred[k]:.1%} at {k * n} ranks" for k in SCALES))
+              f"slowdown of a barrier-synchronised step: {pred[1]:.1%} measured on {n} rank(s); extrapolated "
+              f"(assuming every added rank sees this noise independently): "
+              + ", ".join(f"{pred[k]:.1%} at {k * n} ranks" for k in SCALES if k > 1))
     job_check = Check(name, "warn", figure, NOISE_FIX, GROUP) if pred[1] > WARN_AT else Check(name, "ok", figure,
                                                                                               group=GROUP)
     return [job_check, cores(f)]

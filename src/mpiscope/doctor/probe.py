@@ -16,7 +16,7 @@ from typing import Callable
 
 from mpiscope.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
-from mpiscope.doctor.library import MARK, SYS_MARK, TUNING_PREFIXES, answers, eager_params
+from mpiscope.doctor.library import MARK, SYS_MARK, TUNING_PREFIXES, answers, eager_params, mpich_device
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
 from mpiscope.execute import SINGLETON_FIX, Target, _stop
 from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
@@ -228,9 +228,9 @@ def library_tool(s: Setup) -> list[str]:
     return [str(lib.launcher.parent / tool[0]), *tool[1:]]
 
 
-def library_params(s: Setup) -> dict[str, str]:
+def library_params(s: Setup, device: str | None = None) -> dict[str, str]:
     """The eager limits as the library's own tool reports them on this machine, with the
-    user's --env applied."""
+    user's --env applied; for MPICH those of its `device` (the job's library version says it)."""
     lib = s.target.lib
     tool = library_tool(s)
     if not Path(tool[0]).exists():
@@ -240,7 +240,7 @@ def library_params(s: Setup) -> dict[str, str]:
                               env={**os.environ, **s.env}, stdin=subprocess.DEVNULL, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired):
         return {}
-    return eager_params(lib.vendor, done.stdout)
+    return eager_params(lib.vendor, done.stdout, device)
 
 
 def gather(s: Setup) -> Facts:
@@ -284,7 +284,7 @@ def gather(s: Setup) -> Facts:
     if ctxs:
         cpus = sorted({c for r in ctxs[0].ranks if r.host == f.local_host for c in r.cpus})
         f.governors = governors(cpus)
-    f.library_params = library_params(s)
+    f.library_params = library_params(s, mpich_device(ctxs[0].mpi_library_version) if ctxs else None)
     try:
         f.clocksource = (CLOCKSOURCE / "current_clocksource").read_text().strip()
         f.clocksources = (CLOCKSOURCE / "available_clocksource").read_text().split()

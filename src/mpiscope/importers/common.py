@@ -12,11 +12,14 @@ from mpiscope.errors import UsageError
 from mpiscope.records import Imported, Point, Rate, Stats
 
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",
-               "gather", "gatherv", "scatter", "scatterv", "reduce_scatter", "reduce_scatter_block", "scan",
-               "exscan")
+               "alltoallw", "gather", "gatherv", "scatter", "scatterv", "reduce_scatter", "reduce_scatter_block",
+               "scan", "exscan")
 NONBLOCKING = ("ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall", "ireduce_scatter",
-               "igather", "igatherv", "iscatter", "iscatterv", "iallgatherv", "ialltoallv", "ireduce_scatter_block",
-               "iscan", "iexscan")
+               "igather", "igatherv", "iscatter", "iscatterv", "iallgatherv", "ialltoallv", "ialltoallw",
+               "ireduce_scatter_block", "iscan", "iexscan")
+# the engine's neighbourhood collectives (docs/benchmarks.md, Neighbourhood), blocking and not
+NEIGHBOR = tuple(f"{i}neighbor_{c}" for i in ("", "i")
+                 for c in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"))
 # the engine's persistent collectives: <collective>_persistent (docs/benchmarks.md, Persistent)
 PERSISTENT = tuple(f"{c}_persistent" for c in COLLECTIVES)
 # the engine's one-sided rows (docs/benchmarks-rma.md); each point's variant is its synchronisation
@@ -41,6 +44,8 @@ _BYTES: dict[str, Callable[[int, int], float]] = {
 for _name in ("allgather", "allgatherv", "alltoall", "alltoallv", "gather", "gatherv", "scatter", "scatterv"):
     _BYTES[_name] = lambda x, n: n * x
 _BYTES["alltoallw"] = _BYTES["alltoall"]
+for _name in NEIGHBOR:  # per neighbour, as the collectives per peer
+    _BYTES[_name] = lambda x, n: x
 for _name in NONBLOCKING:
     _BYTES[_name] = _BYTES[_name[1:]]
 for _name in PERSISTENT:
@@ -65,8 +70,10 @@ class ImportFailed(UsageError):
 
 def family_of(benchmark: str) -> str:
     """The engine family of a mapped benchmark; `rma` or the tool's own for the rest."""
-    if benchmark in COLLECTIVES or benchmark == "alltoallw":
+    if benchmark in COLLECTIVES:
         return "coll"
+    if benchmark in NEIGHBOR:
+        return "neighbor"
     if benchmark in NONBLOCKING:
         return "nbc"
     if benchmark in PERSISTENT:

@@ -6,21 +6,39 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, RMA, Figure, ImportFailed, Row, Table, make_point,
-                                       number, rma_sync, size_of)
+from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
+                                       Row, Table, make_point, number, rma_sync, size_of)
 from mpiscope.records import Point
 
 TITLE = re.compile(r"#\s*OSU (?P<what>MPI.+?)\s+Test\s+v(?P<version>[\d.]+)\s*$")
-# point-to-point titles and (tool name, mpiscope name): the same measurement in both
+# OSU 7.4's point-to-point titles (`BENCHMARK` in c/mpi/pt2pt and c/mpi/startup, without "OSU MPI"
+# and "Test") -> (OSU program, mpiscope row): the same measurement in both
 P2P = {
     "Latency": ("osu_latency", "pingpong"),
     "Bandwidth": ("osu_bw", "bw"),
     "Bi-Directional Bandwidth": ("osu_bibw", "bibw"),
     "Multiple Bandwidth / Message Rate": ("osu_mbw_mr", "msgrate"),
+    "Latency Persistent": ("osu_latency_persistent", "pingpong_persistent"),
+    "Bandwidth Persistent": ("osu_bw_persistent", "bw_persistent"),
+    "Bi-Directional Bandwidth Persistent": ("osu_bibw_persistent", "osu_bibw_persistent"),
+    "Multi Latency": ("osu_multi_lat", "multi_lat"),
+    "Multi-process Latency": ("osu_latency_mp", "latency_mp"),
+    "Multi-threaded Latency": ("osu_latency_mt", "latency_mt"),
 }
+# pair benchmarks that run on any even number of ranks (OSU does not print how many)
+ANY_PAIRS = ("msgrate", "multi_lat")
+# start-up programs print a line of figures, not a table
+NO_TABLE = {"Init": "osu_init", "Hello World": "osu_hello"}
 ONE_SIDED = re.compile(r"MPI_(?P<op>\w+?)\s+(?P<kind>Latency|Bandwidth|Bi-directional Bandwidth|latency|bandwidth)",
                        re.IGNORECASE)
-COLLECTIVE = re.compile(r"(?P<nb>Non-blocking\s+)?(?P<op>\w+)\s+Latency", re.IGNORECASE)
+# a collective's title: "[Non-blocking ][Neighborhood ]OP [Persistent ]Latency"
+COLLECTIVE = re.compile(r"(?P<nb>Non-blocking\s+)?(?P<neighbor>Neighborhood\s+)?(?P<op>.+?)\s+"
+                        r"(?P<persistent>Persistent\s+)?Latency", re.IGNORECASE)
+# OSU's words for an operation that are not the MPI call's name in lower case
+OPERATIONS = {"all-to-all personalized exchange": "alltoall", "all-to-allv personalized exchange": "alltoallv",
+              "all-to-allw personalized exchange": "alltoallw", "all-to-all": "alltoall",
+              "all-to-allv": "alltoallv", "broadcast": "bcast"}
+ENGINE_COLLECTIVES = frozenset(COLLECTIVES + NONBLOCKING + PERSISTENT + NEIGHBOR)
 
 # The tool's columns, and the record field each holds. Avg is the mean over ranks of each
 # rank's average (collectives) or of the loop (point-to-point); Min and Max (-f) are over ranks
@@ -52,9 +70,13 @@ def looks_like(lines: list[str]) -> bool:
 
 
 def _names(what: str, path: Path, line: int) -> tuple[str, str, str]:
-    """(tool benchmark, mpiscope benchmark, kind) of a title's middle part."""
+    """(tool benchmark, mpiscope benchmark, kind) of a title's middle part; a title mpiscope has no
+    row for keeps the tool's name (`osu_...`)."""
     if what in P2P:
         return (*P2P[what], "p2p")
+    if what in NO_TABLE:
+        raise ImportFailed(path, line, f"{NO_TABLE[what]} prints one line of start-up times, not a table: "
+                                       f"measure them with `mpiscope run -b init,hello`")
     m = ONE_SIDED.fullmatch(what)
     if m:
         kind = {"latency": "latency", "bandwidth": "bw", "bi-directional bandwidth": "bibw"}[m["kind"].lower()]
@@ -62,14 +84,15 @@ def _names(what: str, path: Path, line: int) -> tuple[str, str, str]:
         row = f"{_RMA_OPS.get(op, op)}_{kind}"
         return f"osu_{row}", row if row in RMA else f"osu_{row}", "rma"
     m = COLLECTIVE.fullmatch(what)
-    if m:
+    if m and re.fullmatch(r"[\w-]+( [\w-]+)*", m["op"]):
         op = m["op"].lower()
-        name = ("i" if m["nb"] else "") + op
-        if name in COLLECTIVES or name in NONBLOCKING:
-            return f"osu_{name}", name, "nbc" if m["nb"] else "coll"
-        return f"osu_{name}", f"osu_{name}", "coll"
+        op = OPERATIONS.get(op, op.replace("-", "_").replace(" ", "_"))
+        name = ("i" if m["nb"] else "") + ("neighbor_" if m["neighbor"] else "") + op \
+            + ("_persistent" if m["persistent"] else "")
+        kind = "nbc" if m["nb"] else "coll"
+        return f"osu_{name}", name if name in ENGINE_COLLECTIVES else f"osu_{name}", kind
     raise ImportFailed(path, line, f"OSU benchmark '{what}' is not one mpiscope imports "
-                                   f"(latency, bw, bibw, mbw_mr, collectives, one-sided; docs/import.md)")
+                                   f"(point-to-point, collectives, one-sided; docs/import.md)")
 
 
 def split_heading(text: str) -> list[str]:
@@ -174,7 +197,7 @@ def _ranks(t: Table, path: Path, given: int | None) -> int:
                                              f"that is {implied} ranks")
         return implied
     if t.facts["kind"] in ("p2p", "rma"):
-        if given is not None and given != 2 and t.benchmark != "msgrate":
+        if given is not None and given != 2 and t.benchmark not in ANY_PAIRS:
             raise ImportFailed(path, t.line, f"--ranks {given}: {t.tool_benchmark} runs on 2 ranks")
         return given or 2
     if given is None:

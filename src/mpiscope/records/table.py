@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Protocol
 import pandas as pd
 
 from mpiscope.records.launches import Drift, config_of, drifts_kept
-from mpiscope.records.model import Context, Point
+from mpiscope.records.model import Context, Point, Skip, Timeout
 from mpiscope.records.reader import RecordFile
 
 # Nested point objects whose fields become columns under these names; lists (samples,
@@ -75,9 +75,9 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
 def point_columns(p: Point) -> dict[str, Any]:
     """Every scalar of a point as a column, nested objects as parent_child (one level), so a new
     engine field reaches the table without code here."""
-    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks}
-    if p.variant is not None:
-        row["variant"] = p.variant
+    # variant always: a tidy table has the same columns whatever the runs hold
+    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks,
+                           "variant": p.variant}
     row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
                ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
     for name, value in vars(p.time_us).items():
@@ -135,6 +135,22 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
                 rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, config_of(rec)))),
                              "point": rec})
     return pd.DataFrame(rows)
+
+
+def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:
+    """A row per point a launch did not measure: `what` is "hung" (a time-out) or "skipped",
+    with the reason; the same keys as the tidy table (run_id, benchmark, size, variant, launch)."""
+    rows = []
+    for run in runs:
+        for rec in run.records():
+            if isinstance(rec, (Timeout, Skip)):
+                launch = rec.tag.get("launch", 0)
+                rows.append({"run_id": run.id, "benchmark": rec.benchmark, "size": rec.size, "ranks": rec.ranks,
+                             "variant": rec.variant, "launch": launch if isinstance(launch, int) else 0,
+                             "what": "hung" if isinstance(rec, Timeout) else "skipped",
+                             "reason": getattr(rec, "reason", None) or "a time-out"})
+    return pd.DataFrame(rows, columns=["run_id", "benchmark", "size", "ranks", "variant", "launch", "what",
+                                       "reason"])
 
 
 def _drift_columns(drift: Drift | None) -> dict[str, Any]:

@@ -80,10 +80,16 @@ def _minor_label(axis, v: float) -> str:
     return f"{v:g}" if lo > 0 and hi / lo < 30 and lead in (2, 5) else ""
 
 
-def _grid(n: int, width: float = 4.0, height: float = 3.1) -> tuple[Figure, list]:
+# Collective panels: large enough to read, and one time axis per row of panels, so the
+# collectives of a row compare at a glance (barrier beside alltoall)
+COLLECTIVE_PANEL = {"width": 5.2, "height": 3.8, "sharey": "row"}
+
+
+def _grid(n: int, width: float = 4.0, height: float = 3.1, sharey: str | bool = False) -> tuple[Figure, list]:
     cols = min(n, 3 if n > 4 else 2 if n > 1 else 1)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols + 1, height * rows + 0.9), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols + 1, height * rows + 0.9), squeeze=False,
+                             sharey=sharey)
     flat = list(axes.ravel())
     for ax in flat[n:]:
         ax.set_visible(False)
@@ -258,7 +264,7 @@ def collective_size_plot(df: pd.DataFrame, path=None) -> Figure:
     if d.empty:
         raise ValueError("no collective measurements with sizes above 0")
     benches = sorted(set(d["benchmark"]))  # by name: a launch measures its points in a shuffled order
-    fig, axes = _grid(len(benches))
+    fig, axes = _grid(len(benches), **COLLECTIVE_PANEL)
     fig.suptitle("Collectives: time per call against message size", x=0.01, ha="left")
     for ax in axes:
         ax.set_ylabel("time per call (µs)")
@@ -295,7 +301,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
     keys = legend_keys(d, exclude=["benchmark", "ranks", "size"], first=["message size"],
                        within=["benchmark", "size", "ranks"])
     colors = _palette(d, keys)
-    fig, axes = _grid(len(benches))
+    fig, axes = _grid(len(benches), **COLLECTIVE_PANEL)
     fig.suptitle("Collectives: time per call against rank count", x=0.01, ha="left")
     for ax, bench in zip(axes, benches):
         _style(ax)
@@ -310,7 +316,7 @@ def collective_ranks_plot(df: pd.DataFrame, path=None) -> Figure:
         ax.set_xlabel("ranks")
         ax.set_ylabel("time per call (µs)")
         ax.set_title(bench, loc="left", fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+    _figure_legend(fig, colors)  # a colour is one size (and configuration) in every panel
     return finish(fig, path)
 
 

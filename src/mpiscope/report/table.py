@@ -6,7 +6,7 @@ per launch); terminal, Markdown, CSV."""
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +15,7 @@ from rich.table import Table
 from mpiscope.errors import UsageError
 from mpiscope.records.table import tidy
 from mpiscope.units import human_size
-from mpiscope.store import SweepDir, runs_of
+from mpiscope.store import RunMeta, SweepDir, runs_of
 
 TABLE_FORMATS = ("terminal", "markdown", "csv")
 LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
@@ -110,6 +110,7 @@ class SideBySide:
     oversubscribed: frozenset[str] = frozenset()  # configurations with more ranks than cores
     launches: tuple[int, int] | None = None  # fewest and most launches per point; None: per launch
     imported: tuple[str, ...] = ()  # columns of another tool's figures (mpiscope import)
+    marks: dict[tuple[int, str], str] = field(default_factory=dict)  # (size, column) -> hung / skipped
 
     def heading(self, col: str, sep: str = "\n") -> str:
         return col.replace("\n", sep) + (" *" if col in self.oversubscribed else "")
@@ -133,8 +134,14 @@ class SideBySide:
 
     @property
     def note(self) -> str:
-        return ("* more ranks than cores: ranks shared cores, so these timings are not trustworthy"
-                if self.oversubscribed else "")
+        notes = ["* more ranks than cores: ranks shared cores, so these timings are not trustworthy"
+                 if self.oversubscribed else ""]
+        if any(pd.isna(self.us.at[s, c]) and (s, c) not in self.marks for s in self.sizes for c in self.columns):
+            notes.append("- not measured in that configuration")
+        if self.marks:
+            notes.append("hung: a launch timed out at that size (a deadlock is a result); skipped: the engine "
+                         "or mpiscope left the point out, `mpiscope show RUN` says why")
+        return "\n".join(filter(None, notes))
 
     def size_label(self, size: int) -> str:
         if self.words:
@@ -147,10 +154,12 @@ class SideBySide:
 
     def cell(self, size: int, col: str) -> str:
         bw, us = self.bw.at[size, col], self.us.at[size, col]
+        mark = self.marks.get((size, col))
         if pd.isna(us):
-            return ""
+            return mark or "-"
         text = "-" if pd.isna(bw) else _fmt(bw)
-        return f"{text} ({_fmt(us)})" if size <= self.latency_upto else text
+        text = f"{text} ({_fmt(us)})" if size <= self.latency_upto else text
+        return f"{text} [{mark}]" if mark else text
 
 
 def _fmt(x: float) -> str:
@@ -161,9 +170,11 @@ def _fmt(x: float) -> str:
 
 
 def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = False,
-                 latency_upto: int = LATENCY_UPTO, per_launch: bool = False) -> list[SideBySide]:
+                 latency_upto: int = LATENCY_UPTO, per_launch: bool = False,
+                 unmeasured: pd.DataFrame | None = None) -> list[SideBySide]:
     """One table per benchmark (or just `benchmark`) of the launch-level frame, or with
-    `per_launch` of the tidy table's rows: a column per configuration and launch."""
+    `per_launch` of the tidy table's rows: a column per configuration and launch. `unmeasured`
+    (records.table.unmeasured) marks the cells where a launch hung or a point was skipped."""
     if benchmark is not None:
         if benchmark not in set(df["benchmark"]):
             have = ", ".join(dict.fromkeys(df["benchmark"]))
@@ -201,8 +212,40 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
                     else None if per_launch else (1, 1))
         imported = tuple(c for c in cols if c in set(part.loc[part["tool"].notna(), "config"])) \
             if "tool" in part else ()
-        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches, imported))
+        marks = _marks(part, unmeasured, per_launch)
+        extra = sorted({s for s, c in marks if c in cols} - set(sizes))
+        if extra:  # sizes where nothing was measured at all: a row that says why
+            sizes = sorted(sizes + extra)
+            bw, us = bw.reindex(sizes), us.reindex(sizes)
+        out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches, imported,
+                              {k: v for k, v in marks.items() if k[1] in cols}))
     return out
+
+
+def _marks(part: pd.DataFrame, unmeasured: pd.DataFrame | None, per_launch: bool) -> dict[tuple[int, str], str]:
+    """(size, column) -> "hung" / "skipped", or "hung in N launch(es)" where other launches measured
+    the point; the column of an unmeasured point is the column of its run (and launch, and variant)."""
+    if unmeasured is None or unmeasured.empty:
+        return {}
+    by_launch = per_launch and "launch" in part
+
+    def key(run_id: str, launch: int, variant: object) -> tuple:
+        return run_id, launch if by_launch else 0, "" if variant is None or variant != variant else str(variant)
+
+    column = {key(r.run_id, getattr(r, "launch", 0), getattr(r, "variant", None)): r.config
+              for r in part.itertuples()}
+    measured = set(zip(part["size"].astype(int), part["config"]))
+    found: dict[tuple[int, str], list[str]] = {}
+    for e in unmeasured[unmeasured["benchmark"] == part["benchmark"].iloc[0]].itertuples():
+        config = column.get(key(e.run_id, e.launch, e.variant))
+        if config is not None:
+            found.setdefault((int(e.size), config), []).append(e.what)
+    marks = {}
+    for (size, config), whats in found.items():
+        what = "hung" if "hung" in whats else "skipped"
+        n = whats.count(what)
+        marks[(size, config)] = f"{what} in {n} launch{'es' if n > 1 else ''}" if (size, config) in measured else what
+    return marks
 
 
 def render_terminal(t: SideBySide) -> Table:
@@ -246,15 +289,22 @@ def render_csv(tables: list[SideBySide]) -> str:
 
 
 def sweep_status_table(sd: SweepDir) -> Table:
-    """Which configuration launch produced which run, and how it ended."""
+    """Which run each configuration produced, how it ended, and how many launches it made."""
     plan = sd.plan()
-    last = {(e.config, e.launch): e for e in sd.entries() if e.event == "finished"}
+    last = {e.config: e for e in sd.entries() if e.event == "finished"}
+    runs = {e.config: run for e, run in sd.runs()}
     table = Table(title=f"sweep {plan.name}", title_justify="left")
-    for col in ("config", "factors", "launch", "status", "run"):
+    for col in ("config", "factors", "status", "launches", "run"):
         table.add_column(col, overflow="fold")
     for c in plan.configurations:
         label = ", ".join(f"{n}={_value(c.factors.get(n))}" for n in plan.varying) or "-"
-        for k in range(1, plan.launches + 1):
-            e = last.get((c.id, k))
-            table.add_row(c.id, label, str(k), e.status or "?" if e else "not run", (e.run or "") if e else "")
+        e = last.get(c.id)
+        run = runs.get(c.id)
+        made = str(launches_made(run.meta())) if run is not None else ""
+        table.add_row(c.id, label, (e.status or "?") if e else "not run", made, (e.run or "") if e else "")
     return table
+
+
+def launches_made(meta: RunMeta) -> int:
+    """The launches a run made: its parts carry their launch's number (one launch: no number)."""
+    return len({p.tag["launch"] for p in meta.parts if "launch" in p.tag}) or (1 if meta.parts else 0)
