@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, Union, overload
 
 from mpiscope import paths, store
+from mpiscope.describe import Description
 from mpiscope.errors import MeasurementError, UsageError
-from mpiscope.plan import DEFAULT_SIZES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from mpiscope.session import Measurement
     from mpiscope.store import RunMeta
 
-__all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "import_runs",
+__all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "import_runs",
            "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side",
            "table", "write_plots", "write_report"]
 
@@ -218,87 +217,41 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
 
 # --- measuring ------------------------------------------------------------------------------
 
-def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
-             *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
-             ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
-             time_budget: float | None = None, env: Mapping[str, str] | None = None,
-             launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
-             raw: bool = False, order: str | None = None, launcher: str | None = None,
-             hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
-             ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-             find_switches: bool = False, oversubscribe: bool = False) -> Measurement:
-    """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched: the
-    benchmarks on their ranks, or with none the characterisation (pair benchmarks on two ranks,
-    then the main collectives on every core). Builds the engine for `mpi` on first use. A rank
-    count far beyond the cores and hosts is refused unless `oversubscribe`."""
-    from dataclasses import replace
-
-    from mpiscope.launch import local_cores
-    from mpiscope.launch.placement import check_room, make_placement
-    from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, Part,
-                               default_ranks, make_plan, order_options, spread_budget)
-    from mpiscope.schedule import first_round_budget, policy_from, sampling
-    from mpiscope.session import Measurement, target
-    for name, value in (("ci_target", ci_target), ("max_time", max_time), ("time_budget", time_budget)):
-        if value is not None and not value > 0:  # NaN fails too
-            raise UsageError(f"{name} must be a positive number, got {value}")
-    if isinstance(benchmarks, str):
-        benchmarks = [b.strip() for b in benchmarks.split(",") if b.strip()]
-    env = dict(env or {})
-    for key in env:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise UsageError(f"env: '{key}' is not a valid variable name")
-    policy = policy_from(launches, launch_target, time_budget)
-    ci_target, max_time = sampling(policy, ci_target, max_time, reps, time_budget)
-    placement = make_placement(launcher=launcher, hosts=list(hosts) if hosts is not None else None,
-                               hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, mapping=map_by,
-                               binding=bind_to)
-    t = target(mpi)
-    asked = placement.ranks(ranks)
-    if asked is not None:
-        check_room(asked, placement, local_cores(), insist=oversubscribe)
-    groups = [(list(benchmarks or DEFAULT_BENCHMARKS), sizes)]
-    if benchmarks is None:
-        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if sizes == DEFAULT_SIZES else sizes))
-    if order in ("block", "cyclic") and not placement.mapping and placement.on_hosts:
-        placement = replace(placement, mapping=order)  # the launcher places ranks that way too, where it can
-    planned = []
-    for k, (bench, sz) in enumerate(groups):
-        n = asked or (default_ranks(bench, t.engine, local_cores()) if k == 0 else max(2, local_cores()))
-        planned.append(make_plan(t.engine, bench, n, sizes=sz, ci_target=ci_target, max_time=max_time, reps=reps,
-                                 check=check, raw=raw, engine_options=[*order_options(order), *engine_args]))
-    if find_switches:
-        from mpiscope.refine import check_refinable
-        check_refinable(*planned[0])
-    plans = spread_budget(planned, first_round_budget(policy))  # one budget for the whole run
-    return Measurement(t, [Part(p, env, tuple(launcher_args), placement) for p in plans], policy=policy)
+def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+             ranks: int | None = None, *, description: Description | None = None, **options: Any) -> Measurement:
+    """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched
+    (`planner.measurement`). The options are the fields of `describe.Description`, as keywords
+    (`mpi`, `launches`, `ci_target`, `env`, `hosts`, ...; docs/python.md lists them), over
+    `description` when one is given. Builds the engine for `mpi` on first use. A rank count far
+    beyond the cores and hosts is refused unless `oversubscribe`."""
+    from mpiscope.planner import measurement
+    return measurement(describe_run(benchmarks, sizes, ranks, description=description, **options))
 
 
-def measure(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
-            *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
-            ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
-            time_budget: float | None = None, env: Mapping[str, str] | None = None,
-            launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
-            raw: bool = False, order: str | None = None, launcher: str | None = None,
-            hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
-            ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-            find_switches: bool = False, runs_dir: PathLike | None = None, progress: bool = False,
-            report: bool = False) -> Run:
+def describe_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+                 ranks: int | None = None, *, description: Description | None = None,
+                 **options: Any) -> Description:
+    """The checked description of a run from keywords (errors name the keyword)."""
+    from mpiscope.describe import API, describe
+    return describe({"benchmarks": benchmarks, "sizes": sizes, "ranks": ranks, **options}, API, description)
+
+
+def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+            ranks: int | None = None, *, description: Description | None = None, runs_dir: PathLike | None = None,
+            progress: bool = False, report: bool = False, **options: Any) -> Run:
     """Measure now, through the one measurement session `mpiscope run` uses, and return the run.
-    The options are `mpiscope run`'s (see `plan_run`); `launches` None is the CLI's default
-    ($MPISCOPE_LAUNCHES, else auto). `progress`: a progress bar on standard error; `report`: write
-    report.html into the run's directory. A launch that fails raises MeasurementError (the run is
-    kept, its path in `.run_path`); Ctrl-C raises KeyboardInterrupt."""
+    The options are `plan_run`'s; `launches` None is the CLI's default ($MPISCOPE_LAUNCHES, else
+    auto). `progress`: a progress bar on standard error; `report`: write report.html into the
+    run's directory. A launch that fails raises MeasurementError (the run is kept, its path in
+    `.run_path`); Ctrl-C raises KeyboardInterrupt."""
     from mpiscope.console import err
     from mpiscope.session import Session, stderr_tail
-    m = plan_run(benchmarks, sizes, ranks, mpi=mpi, launches=launches, launch_target=launch_target,
-                 ci_target=ci_target, max_time=max_time, reps=reps, time_budget=time_budget, env=env,
-                 launcher_args=launcher_args, engine_args=engine_args, check=check, raw=raw, order=order,
-                 launcher=launcher, hosts=hosts, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node,
-                 map_by=map_by, bind_to=bind_to, find_switches=find_switches)
+    from mpiscope.planner import measurement
+    d = describe_run(benchmarks, sizes, ranks, description=description, **options)
+    m = measurement(d)
     session = Session(_runs_dir(runs_dir), err, progress=progress)
     run, outcome = session.run(m)
-    if outcome.status == "ok" and find_switches:
+    if outcome.status == "ok" and d.find_switches:
         from mpiscope.refine import refine_run
         outcome = refine_run(session, m.target, run)
     if report:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import shlex
 
 from mpiscope.errors import UsageError
@@ -52,13 +51,9 @@ def nonneg_int(text: str) -> int:
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
-    env = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise UsageError(f"--env expects NAME=VALUE with a valid variable name, got '{item}'")
-        env[key] = value
-    return env
+    """--env NAME=VALUE items, checked as the description checks them (each name once)."""
+    from mpiscope.describe import CLI, parse_field
+    return parse_field("env", items, CLI) if items else {}
 
 
 def split_args(text: str | None, option: str) -> tuple[str, ...]:
@@ -71,15 +66,16 @@ def split_args(text: str | None, option: str) -> tuple[str, ...]:
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """--launches and --launch-target (docs/statistics.md)."""
-    from mpiscope.schedule import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
+    from mpiscope.repetition import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
     g = p.add_argument_group("launches (the unit of evidence)")
     g.add_argument("--launches", metavar="N|auto",
                    help=f"measure every point in N launches, each in its own shuffled order (default auto: "
                         f"{MIN_LAUNCHES}, then up to {MAX_LAUNCHES} while the interval is wider than "
                         f"--launch-target and the time budget allows); 1: one launch, whose interval covers "
                         f"that launch only")
-    g.add_argument("--launch-target", type=float, metavar="F",
-                   help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate ({LAUNCH_TARGET})")
+    g.add_argument("--launch-target", metavar="F",
+                   help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate (0.05 or 5%%; "
+                        f"default {LAUNCH_TARGET})")
 
 
 def add_placement_options(p: argparse.ArgumentParser) -> None:
