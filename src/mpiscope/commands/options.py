@@ -9,6 +9,8 @@ from mpiscope.errors import UsageError
 from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
 from mpiscope.launch.placement import Placement, make_placement
 
+SYSTEMS = ("slurm",)  # the batch systems --submit writes jobs for (submit.py)
+
 
 def csv(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
@@ -110,7 +112,6 @@ def placement_from_args(a: argparse.Namespace) -> Placement:
 
 def add_submit_options(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """--submit, --sbatch-args (and --dry-run, unless the command has its own)."""
-    from mpiscope.submit import SYSTEMS
     g = p.add_argument_group("batch submission")
     g.add_argument("--submit", choices=SYSTEMS,
                    help="do not measure now: write one batch script per configuration and submit it")

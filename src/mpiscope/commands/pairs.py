@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from mpiscope.commands.options import nonneg_int, positive_int
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mpiscope.records import Point
 
 MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted rings)"}
@@ -17,6 +17,7 @@ MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted 
 
 def matrix(point: Point, mode: str, key: str = "matrix_us") -> np.ndarray:
     """A mode's matrix with NaN where the engine wrote null (the diagonal)."""
+    import numpy as np
     rows = point.details["pair_map"][mode][key]
     return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
@@ -24,6 +25,7 @@ def matrix(point: Point, mode: str, key: str = "matrix_us") -> np.ndarray:
 def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int, int, float, float]]:
     """The `top` slowest (from, to) pairs: time per message and its ratio to the median pair.
     A symmetric map names each pair once."""
+    import numpy as np
     off = ~np.isnan(us)
     if symmetric:
         off &= np.triu(np.ones(us.shape, dtype=bool), 1)
@@ -36,6 +38,7 @@ def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int
 
 
 def print_point(console, point: Point, hosts: list[str], top: int) -> None:
+    import numpy as np
     from mpiscope.console import make_table
     from mpiscope.units import human_size
     for mode, label in MODES.items():
