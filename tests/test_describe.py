@@ -103,8 +103,8 @@ def test_a_stored_description_reads_back_as_it_was(name, monkeypatch):
      "measure.hosts: 'a;touch x' is not a host name"),
     (dict(hosts=["a"], hostfile="f"), "--hosts and --hostfile both name the hosts",
      "hosts and hostfile both name the hosts", "measure.hosts and measure.hostfile"),
-    (dict(bind_to="cores"), "--bind-to has no value 'cores': did you mean 'core'?", "bind_to has no value",
-     "measure.binding: has no value"),
+    (dict(bind_to="cores"), "--bind-to unknown value 'cores': did you mean 'core'?", "bind_to unknown value",
+     "measure.binding: unknown value"),
 ])
 def test_one_validation_words_the_field_for_each_front_end(values, cli, api, spec):
     for front, message in ((CLI, cli), (API, api), (SPEC, spec)):

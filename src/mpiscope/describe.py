@@ -118,7 +118,7 @@ def _choice(options: Sequence[str]) -> Callable[[Any], str]:
         if v not in options:
             close = get_close_matches(str(v), options, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise ValueError(f"has no value {v!r}: {hint}use one of {', '.join(options)}")
+            raise ValueError(f"unknown value {v!r}: {hint}use one of {', '.join(options)}")
         return v
     return parse
 
