@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from mpiscope.errors import UsageError
 from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
-from mpiscope.plan import DEFAULT_SIZES
+from mpiscope.plan import DEFAULT_SIZES, range_typo
 from mpiscope.repetition import default_launches, parse_launches
 
 UNITS = ("bytes", "words")
@@ -155,20 +155,15 @@ def _names(v: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-_RANGE_TYPO = re.compile(r"\s*(\d+[KMG]?B?)\s*-\s*(\d+[KMG]?B?)\s*", re.IGNORECASE)
-
-
 def _sizes(v: Any) -> str:
     """The engine's size expression (the engine checks it when it plans); a list of sizes is
     joined. A-B, the usual slip for a range, is refused with the range it meant."""
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         return ",".join(map(str, v))
     text = _text(v)
-    for term in text.split(","):
-        typo = _RANGE_TYPO.fullmatch(term)
-        if typo:
-            raise ValueError(f"'{term.strip()}' is no size: a range is written A:B, did you mean "
-                             f"'{typo[1]}:{typo[2]}'?")
+    typo = range_typo(text)
+    if typo:
+        raise ValueError(typo)
     return text
 
 

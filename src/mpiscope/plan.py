@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
@@ -197,6 +198,19 @@ def expand_benchmarks(engine: Path, names: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_RANGE_TYPO = re.compile(r"\s*(\d+[KMG]?B?)\s*-\s*(\d+[KMG]?B?)\s*", re.IGNORECASE)
+
+
+def range_typo(expr: str) -> str | None:
+    """The problem with a size expression that writes a range A-B (the engine reads '-B' as a
+    suffix): the range it meant, A:B; None when there is no such term."""
+    for term in expr.split(","):
+        typo = _RANGE_TYPO.fullmatch(term)
+        if typo:
+            return f"'{term.strip()}' is no size: a range is written A:B, did you mean '{typo[1]}:{typo[2]}'?"
+    return None
+
+
 @lru_cache(maxsize=256)
 def engine_plan(engine: Path, plan: Plan) -> Planned:
     """The points the engine makes of `plan`, in measuring order; the engine's own one-line
@@ -207,6 +221,9 @@ def engine_plan(engine: Path, plan: Plan) -> Planned:
             close = get_close_matches(name, sorted(known), n=2)
             hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
             raise UsageError(f"unknown benchmark '{name}': {hint}`mpiscope bench list` shows all of them")
+    typo = range_typo(plan.sizes or "")
+    if typo:
+        raise UsageError(typo)
     data = _ask(engine, ["--plan", "--ranks", str(plan.ranks), *plan.engine_args()], "--plan")
     try:
         return load(Planned, data, "the engine's plan")

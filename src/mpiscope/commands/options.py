@@ -58,6 +58,22 @@ def parse_env(items: list[str]) -> dict[str, str]:
     return parse_field("env", items, CLI) if items else {}
 
 
+def one_size(text: str | int, option: str, units: str | None = None) -> int:
+    """A size option in the engine's one size grammar (64K, 1M, 4096B), in bytes (in `units`' count:
+    words are 8 bytes); the engine of the default MPI reads it, as it reads --sizes."""
+    if isinstance(text, int):
+        return text
+    from mpiscope.plan import expand_sizes
+    from mpiscope.session import target
+    try:
+        sizes = expand_sizes(target(None).engine, text, units)
+    except UsageError as e:
+        raise UsageError(f"{option} {text}: {e}") from None
+    if len(sizes) != 1:
+        raise UsageError(f"{option} takes one size such as 64K, got '{text}' ({len(sizes)} sizes)")
+    return sizes[0]
+
+
 def split_args(text: str | None, option: str) -> tuple[str, ...]:
     """One shell-quoted string of arguments (--launcher-args, --sbatch-args)."""
     try:

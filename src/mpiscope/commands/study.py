@@ -6,7 +6,7 @@ import argparse
 
 from mpiscope import paths
 from mpiscope.commands.options import (add_launch_options, add_placement_options, check_ranks_room, parse_env,
-                                       placement_from_args, positive_int)
+                                       one_size, placement_from_args)
 from mpiscope.errors import UsageError
 
 
@@ -30,7 +30,7 @@ def ring_config(a: argparse.Namespace, d, cores: int):
     if a.quick:
         cfg.max_words, cfg.step, cfg.nblocks, cfg.max_time, cfg.warmup_bytes = 2048, 2.0, list(QUICK_NBLOCKS), 0.02, "256K"
     if a.max_words is not None:
-        cfg.max_words = a.max_words
+        cfg.max_words = one_size(a.max_words, "--max-words", "words") // 8
     if cfg.max_words < 1:
         raise UsageError(f"--max-words must be at least 1, got {cfg.max_words}")
     cfg.sizes_expr = a.sizes
@@ -117,7 +117,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                          help="the ring case study: five algorithms, load imbalance, MPI_Testall, deadlock")
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
     p.add_argument("-n", "--ranks", help="even number of ranks (default: 4, the chapter's, or the cores)")
-    p.add_argument("--max-words", type=positive_int, help="largest message in 8-byte words (default 500000, the chapter's)")
+    p.add_argument("--max-words", help="largest message in 8-byte words (default 500000, the chapter's)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="launch even far more ranks than the cores (refused otherwise)")
     p.add_argument("--sizes", help="message sizes in words, engine grammar (default 0:MAX_WORDS:*1.2)")
