@@ -10,7 +10,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overload
 
 from mpiscope import paths, store
 from mpiscope.describe import Description
@@ -470,28 +470,35 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_ch
 
 # --- predicting -----------------------------------------------------------------------------
 
+# How the API names predict's inputs in its messages; the CLI passes its flags instead.
+PREDICT_NAMES = {"alpha": "alpha", "beta": "beta", "gamma": "gamma", "given": "alpha= and beta= (us, us per byte)",
+                 "source": "a source run of `measure(\"pingpong\")`"}
+
+
 def prediction_parameters(records: Sequence[Record], alpha: float | None = None, beta: float | None = None,
-                          gamma: float | None = None, where: str = "the runs") -> tuple[Params | ParamsFor, str]:
+                          gamma: float | None = None, where: str = "the runs",
+                          names: Mapping[str, str] = PREDICT_NAMES) -> tuple[Params | ParamsFor, str]:
     """alpha, beta (given, or each size's pingpong regime fitted from `records`) and gamma (given,
     or the slope of the records' reduce_local sweep, else 0); and a line saying where they came
-    from. Regimes that are no model are skipped with a warning."""
+    from. Regimes that are no model are skipped with a warning. Messages name the inputs as
+    `names` does (the API's keywords by default; the CLI gives its flags)."""
     from mpiscope.analysis.predict import Params, gamma_from_records, regime_params
     from mpiscope.report.model import summarise
-    gsrc = "--gamma"
+    gsrc = "given"
     if gamma is None:
         gamma = gamma_from_records(records)
         gsrc = "reduce_local sweep of the run" if gamma is not None else "none measured: 0"
         gamma = gamma or 0.0
     if alpha is not None and beta is not None:
         if alpha < 0 or beta < 0 or gamma < 0:
-            raise UsageError("--alpha, --beta and --gamma must not be negative")
+            raise UsageError(f"{names['alpha']}, {names['beta']} and {names['gamma']} must not be negative")
         return Params(alpha, beta, gamma), \
             f"alpha {alpha:g} us, beta {beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
     fits = Model(summarise(records)).fits()
     if not fits:
         raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
-                         f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
-    usable = usable_fits(fits, where)
+                         f"{names['given']}, or {names['source']}")
+    usable = usable_fits(fits, where, names)
     desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
                      for (lo, hi), f in usable)
     tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.estimate}s" for r in records
@@ -502,7 +509,7 @@ def prediction_parameters(records: Sequence[Record], alpha: float | None = None,
 
 
 def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
-                where: str) -> list[tuple[tuple[int, int], HockneyFit]]:
+                where: str, names: Mapping[str, str] = PREDICT_NAMES) -> list[tuple[tuple[int, int], HockneyFit]]:
     """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
     skipped with a warning; none left is a usage error."""
     from mpiscope.console import warn
@@ -514,7 +521,7 @@ def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
     if not ok:
         raise UsageError(f"{where} has no pingpong regime that is a model "
                          f"({'; '.join(flag for *_, flag in fits)}): measure more sizes, or give "
-                         f"--alpha US --beta US_PER_BYTE")
+                         f"{names['given']}")
     return ok
 
 
@@ -539,7 +546,7 @@ class Prediction:
 
 
 def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = None,
-            ranks: Sequence[int] = PREDICT_RANKS, sizes: Sequence[int] | str = PREDICT_SIZES, *,
+            ranks: Sequence[int] | str = PREDICT_RANKS, sizes: Sequence[int] | str = PREDICT_SIZES, *,
             alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
             runs_dir: PathLike | None = None) -> Prediction:
     """Collective algorithm times (Thakur, Rabenseifner & Gropp) at any rank count and size, from
@@ -556,12 +563,18 @@ def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = 
         raise UsageError("give either a source run or alpha and beta, not both")
     if alpha is None and source is None:
         raise UsageError("predict needs alpha and beta: a source run (a pingpong sweep) or alpha= and beta=")
-    ps = sorted({int(p) for p in ranks})
+    from mpiscope.plan import expand_counts, expand_sizes
+    from mpiscope.session import target
+    if isinstance(ranks, str):  # the engine's size grammar, or the progression 2,4,...,1024
+        try:
+            ps = expand_counts(ranks, lambda expr: expand_sizes(target(None).engine, expr))
+        except UsageError as e:
+            raise UsageError(f"ranks {e}") from None
+    else:
+        ps = sorted({int(p) for p in ranks})
     if not ps or ps[0] < 1:
-        raise UsageError("rank counts must be at least 1")
+        raise UsageError("ranks: rank counts must be at least 1")
     if isinstance(sizes, str):
-        from mpiscope.plan import expand_sizes
-        from mpiscope.session import target
         ns = expand_sizes(target(None).engine, sizes)
     else:
         ns = [int(n) for n in sizes]
