@@ -3,7 +3,8 @@ sampling, the placement and its room check, the engine's plan of every part, and
 over them. `mpiscope run`, the API, a sweep's configurations and `run --again` all plan here."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
 from mpiscope.describe import Description, to_json
 from mpiscope.errors import UsageError
@@ -25,13 +26,41 @@ def placement(d: Description) -> Placement:
                           binding=d.bind_to)
 
 
-def measurement(d: Description, room: bool = True, more_hosts: str | None = "--hosts, --nodes",
-                room_hint: str = "") -> Measurement:
-    """What `d` measures, planned by the engine but not launched: the benchmarks on their ranks,
-    or with none the characterisation (pair benchmarks on two ranks, then the main collectives on
-    every core). Builds the engine for `d.mpi` on first use. With `room`, a rank count far beyond
-    the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not known
-    before it runs, so it does not ask)."""
+@dataclass(frozen=True)
+class Group:
+    """One part of a measurement: benchmarks at sizes, with what sets it apart from the others."""
+    benchmarks: tuple[str, ...]
+    sizes: str | None
+    units: str | None = None
+    ranks: int | None = None          # None: the description's, else two for pair benchmarks, else the cores
+    engine_options: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)    # over the description's
+    tag: dict[str, Any] = field(default_factory=dict)    # a study's series
+    mapping: str | None = None        # on hosts the launcher places the ranks so too (block, cyclic)
+
+
+def groups(d: Description) -> list[Group]:
+    """What the description itself asks for: its benchmarks, or with none the characterisation
+    (pair benchmarks on two ranks, then the main collectives on every core)."""
+    from mpiscope.launch import local_cores
+    units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
+    mapping = d.order if d.order in ("block", "cyclic") and not d.map_by else None
+    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, d.sizes, units, mapping=mapping)]
+    if d.benchmarks is None:
+        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.sizes == DEFAULT_SIZES else d.sizes,
+                         units, ranks=max(2, local_cores()), mapping=mapping))
+    return out
+
+
+def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: bool = True,
+                more_hosts: str | None = "--hosts, --nodes", room_hint: str = "",
+                factors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+                keep_going: bool = False) -> Measurement:
+    """What `d` measures, planned by the engine but not launched: `parts` (a study's series),
+    or by default the description's own groups (then run.json keeps the description, for
+    `run --again`). Builds the engine for `d.mpi` on first use. With `room`, a rank count far
+    beyond the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not
+    known before it runs, so it does not ask)."""
     from mpiscope.launch import local_cores
     pol = policy(d)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
@@ -43,24 +72,23 @@ def measurement(d: Description, room: bool = True, more_hosts: str | None = "--h
             check_room(asked, where, local_cores(), insist=d.oversubscribe, more_hosts=more_hosts)
         except UsageError as e:
             raise UsageError(f"{e}{room_hint}") from e
-    groups = [(list(d.benchmarks or DEFAULT_BENCHMARKS), d.sizes)]
-    if d.benchmarks is None:
-        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if d.sizes == DEFAULT_SIZES else d.sizes))
-    if d.order in ("block", "cyclic") and not where.mapping and where.on_hosts:
-        where = replace(where, mapping=d.order)  # the launcher places ranks that way too, where it can
-    units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
+    todo = list(parts) if parts is not None else groups(d)
     planned = []
-    for k, (bench, sizes) in enumerate(groups):
-        n = asked or (default_ranks(bench, t.engine, local_cores()) if k == 0 else max(2, local_cores()))
-        planned.append(make_plan(t.engine, bench, n, sizes=sizes, units=units, ci_target=ci_target,
+    for g in todo:
+        n = asked or g.ranks or default_ranks(g.benchmarks, t.engine, local_cores())
+        planned.append(make_plan(t.engine, g.benchmarks, n, sizes=g.sizes, units=g.units, ci_target=ci_target,
                                  max_time=max_time, reps=d.reps, check=d.check, raw=d.raw,
-                                 engine_options=[*order_options(d.order), *d.engine_args]))
+                                 engine_options=[*order_options(d.order), *d.engine_args, *g.engine_options]))
     if d.find_switches:
         from mpiscope.refine import check_refinable
         check_refinable(*planned[0])
-    plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole run
-    parts = [Part(p, dict(d.env), d.launcher_args, where) for p in plans]
-    return Measurement(t, parts, dict(d.factors), policy=pol, extra={"description": to_json(d)})
+    plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole measurement
+    out = [Part(p, {**d.env, **g.env}, d.launcher_args,
+                replace(where, mapping=g.mapping) if g.mapping and where.on_hosts else where, dict(g.tag))
+           for p, g in zip(plans, todo)]
+    kept = {"description": to_json(d)} if parts is None else {}
+    return Measurement(t, out, {**d.factors, **(factors or {})}, extra={**kept, **(extra or {})}, policy=pol,
+                       keep_going=keep_going)
 
 
 def stored_description(run) -> Description:

@@ -3,10 +3,10 @@ measured by the session (studies/ holds what each measures and shows)."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, check_ranks_room, parse_env,
-                                       one_size, placement_from_args)
+from mpiscope.commands.options import add_launch_options, add_placement_options, one_size, parse_env
 from mpiscope.errors import UsageError
 
 
@@ -17,11 +17,9 @@ def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
 
 def study_description(a: argparse.Namespace, env: list[str]):
     """The options a study shares with `run`, checked by the one validation (describe.py)."""
-    from mpiscope.describe import CLI, describe
-    return describe({"mpi": a.mpi, "ranks": a.ranks, "max_time": a.max_time,
-                     "ci_target": getattr(a, "ci_target", None), "env": env or None,
-                     "launcher_args": a.launcher_args, "launches": a.launches, "launch_target": a.launch_target,
-                     "check": getattr(a, "check", None) or None}, CLI)
+    from mpiscope.describe import CLI, FIELDS, describe
+    values = {name: getattr(a, name) for name in FIELDS if name != "env" and hasattr(a, name)}
+    return describe({**{k: v for k, v in values.items() if v not in (None, False, [], "")}, "env": env or None}, CLI)
 
 
 def ring_config(a: argparse.Namespace, d, cores: int):
@@ -62,15 +60,11 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
     from mpiscope.launch import local_cores
     from mpiscope.session import Session, conclude, target
-    from mpiscope.planner import policy
     from mpiscope.studies import ring
     d = study_description(a, a.base_env)
     cfg = ring_config(a, d, local_cores())
-    from mpiscope.launch.placement import Placement
-    check_ranks_room(a, cfg.ranks, Placement(), more_hosts=None)  # the ring study runs on this host
     t = target(d.mpi)
-    m = ring.measurement(cfg, t, d.env, d.launcher_args, d.check)
-    m.policy = policy(d)
+    m = ring.measurement(cfg, d, t)
     session = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
     run, outcome = session.run(m, announce=lambda run: out.print(
         f"ring case study: {len(m.parts)} series on {cfg.ranks} ranks of {t.lib.name}, run {run.id}"))
@@ -82,16 +76,12 @@ def cmd_ring(a: argparse.Namespace) -> int:
 def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.console import err
     from mpiscope.launch import local_cores
-    from mpiscope.session import Session, conclude, target
-    from mpiscope.planner import policy
+    from mpiscope.planner import placement
+    from mpiscope.session import Session, conclude
     from mpiscope.studies import grid
     d = study_description(a, a.env)
-    placement = placement_from_args(a)
-    t = target(d.mpi)
-    ranks = placement.ranks(d.ranks) or local_cores()
-    check_ranks_room(a, ranks, placement)
-    m = grid.measurement(t, ranks, a.sizes, d.max_time, d.env, d.launcher_args, placement)
-    m.policy = policy(d)
+    d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())
+    m = grid.measurement(d)
     run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)
     return conclude(run, outcome, show=[grid.show_results], report=False)
 
