@@ -209,39 +209,43 @@ def _hosts(v: Any) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Field:
     """One option of the description: how each front end names it and what it accepts."""
-    name: str          # the attribute and the API keyword
-    flag: str          # `mpiscope run`'s option
-    key: str           # a spec's key: under [measure], or a top-level key with a '.' of its own
+    name: str                  # the attribute and the API keyword
     parse: Callable[[Any], Any]
+    flag: str = ""             # `mpiscope run`'s option (default --name-with-dashes)
+    key: str = ""              # a spec's key under [measure] (default the name)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flag", self.flag or "--" + self.name.replace("_", "-"))
+        object.__setattr__(self, "key", self.key or self.name)
 
 
 FIELDS: dict[str, Field] = {f.name: f for f in (
-    Field("benchmarks", "-b/--bench", "benchmarks", _names),
-    Field("sizes", "--sizes", "sizes", _sizes),
-    Field("units", "--units", "units", _choice(UNITS)),
-    Field("ranks", "-n/--ranks", "ranks", _whole),
-    Field("mpi", "--mpi", "mpi", _text),
-    Field("ci_target", "--ci-target", "ci_target", _positive),
-    Field("max_time", "--max-time", "max_time", _positive),
-    Field("reps", "--reps", "reps", _whole),
-    Field("time_budget", "--time-budget", "time_budget", _positive),
-    Field("launches", "--launches", "launches", parse_launches),
-    Field("launch_target", "--launch-target", "launch_target", _fraction),
-    Field("env", "--env", "env", _env),
-    Field("launcher_args", "--launcher-args", "launcher_args", _argv),
-    Field("engine_args", "--engine-args", "engine_options", _argv),
-    Field("check", "--check", "check", _flag),
-    Field("raw", "--raw", "raw", _flag),
-    Field("order", "--order", "order", _text),
-    Field("launcher", "--launcher", "launcher", _choice(LAUNCHERS)),
-    Field("hosts", "--hosts", "hosts", _hosts),
-    Field("hostfile", "--hostfile", "hostfile", _text),
-    Field("nodes", "--nodes", "nodes", _whole),
-    Field("ranks_per_node", "--ranks-per-node", "ranks_per_node", _whole),
-    Field("map_by", "--map-by", "mapping", _choice(MAPPINGS)),
-    Field("bind_to", "--bind-to", "binding", _choice(BINDINGS)),
-    Field("oversubscribe", "--oversubscribe", "oversubscribe", _flag),
-    Field("find_switches", "--find-switches", "find_switches", _flag),
+    Field("benchmarks", _names, flag="-b/--bench"),
+    Field("sizes", _sizes),
+    Field("units", _choice(UNITS)),
+    Field("ranks", _whole, flag="-n/--ranks"),
+    Field("mpi", _text),
+    Field("ci_target", _positive),
+    Field("max_time", _positive),
+    Field("reps", _whole),
+    Field("time_budget", _positive),
+    Field("launches", parse_launches),
+    Field("launch_target", _fraction),
+    Field("env", _env),
+    Field("launcher_args", _argv),
+    Field("engine_args", _argv, key="engine_options"),
+    Field("check", _flag),
+    Field("raw", _flag),
+    Field("order", _text),
+    Field("launcher", _choice(LAUNCHERS)),
+    Field("hosts", _hosts),
+    Field("hostfile", _text),
+    Field("nodes", _whole),
+    Field("ranks_per_node", _whole),
+    Field("map_by", _choice(MAPPINGS), key="mapping"),
+    Field("bind_to", _choice(BINDINGS), key="binding"),
+    Field("oversubscribe", _flag),
+    Field("find_switches", _flag),
 )}
 SPEC_KEYS = {f.key: f.name for f in FIELDS.values()}
 
