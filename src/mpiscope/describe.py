@@ -71,6 +71,12 @@ def _text(v: Any) -> str:
     return text
 
 
+def _mpi(v: Any) -> str:
+    if isinstance(v, str) and not v.strip():  # `--mpi ''` is a slip, not a request for the default
+        raise ValueError("name is empty: give one of `mpiscope mpi list`, or leave it out for the default")
+    return _text(v)
+
+
 def _whole(v: Any) -> int:
     if isinstance(v, bool):
         raise ValueError(f"expects a whole number, got {v!r}")
@@ -224,7 +230,7 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("sizes", _sizes),
     Field("units", _choice(UNITS)),
     Field("ranks", _whole, flag="-n/--ranks"),
-    Field("mpi", _text),
+    Field("mpi", _mpi),
     Field("ci_target", _positive),
     Field("max_time", _positive),
     Field("reps", _whole),

@@ -18,7 +18,7 @@ def given_options(a: argparse.Namespace) -> dict:
     """The description's fields given on the command line (field name -> value as typed)."""
     from mpiscope.describe import FIELDS
     values = {name: getattr(a, DEST.get(name, name)) for name in FIELDS}
-    return {k: v for k, v in values.items() if v not in (None, False, [], "")}
+    return {k: v for k, v in values.items() if v is not None and v is not False and v != []}
 
 
 def description(a: argparse.Namespace):

@@ -19,7 +19,7 @@ def study_description(a: argparse.Namespace, env: list[str]):
     """The options a study shares with `run`, checked by the one validation (describe.py)."""
     from mpiscope.describe import CLI, FIELDS, describe
     values = {name: getattr(a, name) for name in FIELDS if name != "env" and hasattr(a, name)}
-    return describe({**{k: v for k, v in values.items() if v not in (None, False, [], "")}, "env": env or None}, CLI)
+    return describe({**{k: v for k, v in values.items() if v is not None and v is not False and v != []}, "env": env or None}, CLI)
 
 
 def ring_config(a: argparse.Namespace, d, cores: int):
