@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from mpiscope.session import Measurement
     from mpiscope.store import RunMeta
 
-__all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "import_runs",
-           "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side",
-           "table", "write_plots", "write_report"]
+__all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare",
+           "describe_run", "fit", "import_runs", "list_runs", "load", "load_runs", "load_sweep", "measure",
+           "plan_run", "plots", "predict", "side_by_side", "table", "write_plots", "write_report"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
