@@ -9,7 +9,7 @@ from dataclasses import fields
 
 import pytest
 
-from mpiscope.commands.run import description
+from mpiscope.commands.options import description
 from mpiscope.describe import API, CLI, FIELDS, SPEC, SPEC_KEYS, Description, describe, from_json, to_json
 from mpiscope.errors import UsageError
 from mpiscope.spec import parse_spec

@@ -52,7 +52,7 @@ def test_a_run_keeps_its_description_and_again_repeats_it(cli, tmp_path):
 @pytest.mark.slow
 def test_a_spec_and_the_api_plan_as_run_plans(mpiscope_home, monkeypatch):
     from mpiscope import api
-    from mpiscope.commands.run import description
+    from mpiscope.commands.options import description
     from mpiscope.cli import parser
     from mpiscope.planner import measurement
     from mpiscope.spec import expand, parse_spec

@@ -74,6 +74,23 @@ def one_size(text: str | int, option: str, units: str | None = None) -> int:
     return sizes[0]
 
 
+# argparse's names of the description's fields that commands spell otherwise
+DEST = {"benchmarks": "bench"}
+
+
+def given_options(a: argparse.Namespace) -> dict:
+    """The description's fields a command's flags gave (field name -> value as typed)."""
+    from mpiscope.describe import FIELDS
+    values = {name: getattr(a, DEST.get(name, name), None) for name in FIELDS}
+    return {k: v for k, v in values.items() if v is not None and v is not False and v != []}
+
+
+def description(a: argparse.Namespace, **values):
+    """The description from a command's flags (and `values` over them), checked once (describe.py)."""
+    from mpiscope.describe import CLI, describe
+    return describe({**given_options(a), **values}, CLI)
+
+
 def split_args(text: str | None, option: str) -> tuple[str, ...]:
     """One shell-quoted string of arguments (--launcher-args, --sbatch-args)."""
     try:

@@ -5,27 +5,10 @@ from __future__ import annotations
 import argparse
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, names,
-                                       positive_float, split_args)
+from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, description,
+                                       given_options, names, positive_float, split_args)
 from mpiscope.errors import UsageError
 from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
-
-# argparse's names of the description's fields that `run` spells otherwise
-DEST = {"benchmarks": "bench"}
-
-
-def given_options(a: argparse.Namespace) -> dict:
-    """The description's fields given on the command line (field name -> value as typed)."""
-    from mpiscope.describe import FIELDS
-    values = {name: getattr(a, DEST.get(name, name)) for name in FIELDS}
-    return {k: v for k, v in values.items() if v is not None and v is not False and v != []}
-
-
-def description(a: argparse.Namespace):
-    """The run's description from its flags, checked once (describe.py)."""
-    from mpiscope.describe import CLI, describe
-    return describe(given_options(a), CLI)
-
 
 def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out

@@ -6,20 +6,13 @@ import argparse
 from dataclasses import replace
 
 from mpiscope import paths
-from mpiscope.commands.options import add_launch_options, add_placement_options, one_size, parse_env
+from mpiscope.commands.options import add_launch_options, add_placement_options, description, one_size, parse_env
 from mpiscope.errors import UsageError
 
 
 def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
     """--env NAME=v1,v2 (repeatable): the levels of each tuning variable."""
     return {k: [v for v in vals.split(",") if v] or [""] for k, vals in parse_env(items).items()}
-
-
-def study_description(a: argparse.Namespace, env: list[str]):
-    """The options a study shares with `run`, checked by the one validation (describe.py)."""
-    from mpiscope.describe import CLI, FIELDS, describe
-    values = {name: getattr(a, name) for name in FIELDS if name != "env" and hasattr(a, name)}
-    return describe({**{k: v for k, v in values.items() if v is not None and v is not False and v != []}, "env": env or None}, CLI)
 
 
 def ring_config(a: argparse.Namespace, d, cores: int):
@@ -61,7 +54,7 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.launch import local_cores
     from mpiscope.session import Session, conclude, target
     from mpiscope.studies import ring
-    d = study_description(a, a.base_env)
+    d = description(a, env=a.base_env or None)
     cfg = ring_config(a, d, local_cores())
     t = target(d.mpi)
     m = ring.measurement(cfg, d, t)
@@ -79,7 +72,7 @@ def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.planner import placement
     from mpiscope.session import Session, conclude
     from mpiscope.studies import grid
-    d = study_description(a, a.env)
+    d = description(a)
     d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())
     m = grid.measurement(d)
     run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)

@@ -157,8 +157,9 @@ def find(name: str | None) -> MpiLibrary:
     if len(of_vendor) == 1:
         return of_vendor[0]
     if of_vendor:
-        raise UsageError(f"'{name}' is the vendor of {len(of_vendor)} libraries ({', '.join(lib.name for lib in of_vendor)})"
-                         f": give one of their names (`mpiscope mpi list` shows them)")
+        which = ", ".join(lib.name for lib in of_vendor)
+        raise UsageError(f"'{name}' is the vendor of {len(of_vendor)} libraries ({which}): give one of their "
+                         f"names (`mpiscope mpi list` shows them)")
     names = [lib.name for lib in libs]
     close = get_close_matches(name, names + [_plain(lib.vendor) for lib in libs if lib.vendor != "unknown"], n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
