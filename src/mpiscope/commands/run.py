@@ -48,6 +48,7 @@ def refuse_options(a: argparse.Namespace, why: str, stored=None) -> None:
         given = {k: v for k, v in given.items() if parse_field(k, v, CLI) != getattr(stored, k)}
     flags = [FIELDS[name].flag.split("/")[-1] for name in given]
     flags += ["--clock-mhz"] if a.clock_mhz is not None else []
+    flags += ["--submit"] if a.submit and a.resume else []  # a resume measures here, in the run's directory
     if flags:
         raise UsageError(f"{why}: leave out {', '.join(flags)}")
 
