@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mpiscope.analysis import ring as rf
+from mpiscope.describe import Description
 from mpiscope.records.table import tidy
 from mpiscope.report import plots
 from mpiscope.execute import Target
@@ -29,7 +30,7 @@ def _records(run: Path) -> list[dict]:
 def test_plan_follows_the_chapter(embedded_mpi, mpich_engine):
     words = [b // 8 for b in expand_sizes(mpich_engine, "0:30:*1.2", "words")]
     assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
-    m = measurement(RingStudyConfig(), Target(embedded_mpi, mpich_engine), {}, (), check=False)
+    m = measurement(RingStudyConfig(), Description(launches=1), Target(embedded_mpi, mpich_engine))
     todo = m.extra["series"]
     names = [s["name"] for s in todo]
     assert len(names) == len(set(names)) == len(m.parts) == 10 + len(CHAPTER_NBLOCKS)

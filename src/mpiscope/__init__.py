@@ -6,8 +6,8 @@ The Python API (mpiscope.api, docs/python.md) is reachable from here, loaded on 
 __version__ = "0.1.0"
 
 # mpiscope.api.__all__ (tests/test_api.py checks that they agree)
-API = ("Comparison", "Model", "Prediction", "Run", "Runs", "RecordsWarning", "compare", "fit", "list_runs", "load",
-       "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table", "write_plots",
+API = ("Comparison", "Description", "Model", "Prediction", "Run", "Runs", "RecordsWarning", "compare", "describe_run",
+       "fit", "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table", "write_plots",
        "write_report", "import_runs")
 
 

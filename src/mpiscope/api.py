@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overload
 
 from mpiscope import paths, store
+from mpiscope.describe import Description
 from mpiscope.errors import MeasurementError, UsageError
-from mpiscope.plan import DEFAULT_SIZES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,9 +29,9 @@ if TYPE_CHECKING:
     from mpiscope.session import Measurement
     from mpiscope.store import RunMeta
 
-__all__ = ["Comparison", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare", "fit", "import_runs",
-           "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side",
-           "table", "write_plots", "write_report"]
+__all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare",
+           "describe_run", "fit", "import_runs", "list_runs", "load", "load_runs", "load_sweep", "measure",
+           "plan_run", "plots", "predict", "side_by_side", "table", "write_plots", "write_report"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
@@ -220,87 +219,41 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
 
 # --- measuring ------------------------------------------------------------------------------
 
-def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
-             *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
-             ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
-             time_budget: float | None = None, env: Mapping[str, str] | None = None,
-             launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
-             raw: bool = False, order: str | None = None, launcher: str | None = None,
-             hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
-             ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-             find_switches: bool = False, oversubscribe: bool = False) -> Measurement:
-    """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched: the
-    benchmarks on their ranks, or with none the characterisation (pair benchmarks on two ranks,
-    then the main collectives on every core). Builds the engine for `mpi` on first use. A rank
-    count far beyond the cores and hosts is refused unless `oversubscribe`."""
-    from dataclasses import replace
-
-    from mpiscope.launch import local_cores
-    from mpiscope.launch.placement import check_room, make_placement
-    from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, Part,
-                               default_ranks, make_plan, order_options, spread_budget)
-    from mpiscope.schedule import first_round_budget, policy_from, sampling
-    from mpiscope.session import Measurement, target
-    for name, value in (("ci_target", ci_target), ("max_time", max_time), ("time_budget", time_budget)):
-        if value is not None and not value > 0:  # NaN fails too
-            raise UsageError(f"{name} must be a positive number, got {value}")
-    if isinstance(benchmarks, str):
-        benchmarks = [b.strip() for b in benchmarks.split(",") if b.strip()]
-    env = dict(env or {})
-    for key in env:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise UsageError(f"env: '{key}' is not a valid variable name")
-    policy = policy_from(launches, launch_target, time_budget)
-    ci_target, max_time = sampling(policy, ci_target, max_time, reps, time_budget)
-    placement = make_placement(launcher=launcher, hosts=list(hosts) if hosts is not None else None,
-                               hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, mapping=map_by,
-                               binding=bind_to)
-    t = target(mpi)
-    asked = placement.ranks(ranks)
-    if asked is not None:
-        check_room(asked, placement, local_cores(), insist=oversubscribe)
-    groups = [(list(benchmarks or DEFAULT_BENCHMARKS), sizes)]
-    if benchmarks is None:
-        groups.append((list(DEFAULT_COLLECTIVES), DEFAULT_COLLECTIVE_SIZES if sizes == DEFAULT_SIZES else sizes))
-    if order in ("block", "cyclic") and not placement.mapping and placement.on_hosts:
-        placement = replace(placement, mapping=order)  # the launcher places ranks that way too, where it can
-    planned = []
-    for k, (bench, sz) in enumerate(groups):
-        n = asked or (default_ranks(bench, t.engine, local_cores()) if k == 0 else max(2, local_cores()))
-        planned.append(make_plan(t.engine, bench, n, sizes=sz, ci_target=ci_target, max_time=max_time, reps=reps,
-                                 check=check, raw=raw, engine_options=[*order_options(order), *engine_args]))
-    if find_switches:
-        from mpiscope.refine import check_refinable
-        check_refinable(*planned[0])
-    plans = spread_budget(planned, first_round_budget(policy))  # one budget for the whole run
-    return Measurement(t, [Part(p, env, tuple(launcher_args), placement) for p in plans], policy=policy)
+def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+             ranks: int | None = None, *, description: Description | None = None, **options: Any) -> Measurement:
+    """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched
+    (`planner.measurement`). The options are the fields of `describe.Description`, as keywords
+    (`mpi`, `launches`, `ci_target`, `env`, `hosts`, ...; docs/python.md lists them), over
+    `description` when one is given. Builds the engine for `mpi` on first use. A rank count far
+    beyond the cores and hosts is refused unless `oversubscribe`."""
+    from mpiscope.planner import measurement
+    return measurement(describe_run(benchmarks, sizes, ranks, description=description, **options))
 
 
-def measure(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT_SIZES, ranks: int | None = None,
-            *, mpi: str | None = None, launches: int | str | None = None, launch_target: float | None = None,
-            ci_target: float | None = None, max_time: float | None = None, reps: int | None = None,
-            time_budget: float | None = None, env: Mapping[str, str] | None = None,
-            launcher_args: Sequence[str] = (), engine_args: Sequence[str] = (), check: bool = False,
-            raw: bool = False, order: str | None = None, launcher: str | None = None,
-            hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
-            ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-            find_switches: bool = False, runs_dir: PathLike | None = None, progress: bool = False,
-            report: bool = False) -> Run:
+def describe_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+                 ranks: int | None = None, *, description: Description | None = None,
+                 **options: Any) -> Description:
+    """The checked description of a run from keywords (errors name the keyword)."""
+    from mpiscope.describe import API, describe
+    return describe({"benchmarks": benchmarks, "sizes": sizes, "ranks": ranks, **options}, API, description)
+
+
+def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence[int] | None = None,
+            ranks: int | None = None, *, description: Description | None = None, runs_dir: PathLike | None = None,
+            progress: bool = False, report: bool = False, **options: Any) -> Run:
     """Measure now, through the one measurement session `mpiscope run` uses, and return the run.
-    The options are `mpiscope run`'s (see `plan_run`); `launches` None is the CLI's default
-    ($MPISCOPE_LAUNCHES, else auto). `progress`: a progress bar on standard error; `report`: write
-    report.html into the run's directory. A launch that fails raises MeasurementError (the run is
-    kept, its path in `.run_path`); Ctrl-C raises KeyboardInterrupt."""
+    The options are `plan_run`'s; `launches` None is the CLI's default ($MPISCOPE_LAUNCHES, else
+    auto). `progress`: a progress bar on standard error; `report`: write report.html into the
+    run's directory. A launch that fails raises MeasurementError (the run is kept, its path in
+    `.run_path`); Ctrl-C raises KeyboardInterrupt."""
     from mpiscope.console import err
     from mpiscope.session import Session, stderr_tail
-    m = plan_run(benchmarks, sizes, ranks, mpi=mpi, launches=launches, launch_target=launch_target,
-                 ci_target=ci_target, max_time=max_time, reps=reps, time_budget=time_budget, env=env,
-                 launcher_args=launcher_args, engine_args=engine_args, check=check, raw=raw, order=order,
-                 launcher=launcher, hosts=hosts, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node,
-                 map_by=map_by, bind_to=bind_to, find_switches=find_switches)
+    from mpiscope.planner import measurement
+    d = describe_run(benchmarks, sizes, ranks, description=description, **options)
+    m = measurement(d)
     session = Session(_runs_dir(runs_dir), err, progress=progress)
     run, outcome = session.run(m)
-    if outcome.status == "ok" and find_switches:
+    if outcome.status == "ok" and d.find_switches:
         from mpiscope.refine import refine_run
         outcome = refine_run(session, m.target, run)
     if report:
@@ -519,28 +472,35 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_ch
 
 # --- predicting -----------------------------------------------------------------------------
 
+# How the API names predict's inputs in its messages; the CLI passes its flags instead.
+PREDICT_NAMES = {"alpha": "alpha", "beta": "beta", "gamma": "gamma", "given": "alpha= and beta= (us, us per byte)",
+                 "source": "a source run of `measure(\"pingpong\")`"}
+
+
 def prediction_parameters(records: Sequence[Record], alpha: float | None = None, beta: float | None = None,
-                          gamma: float | None = None, where: str = "the runs") -> tuple[Params | ParamsFor, str]:
+                          gamma: float | None = None, where: str = "the runs",
+                          names: Mapping[str, str] = PREDICT_NAMES) -> tuple[Params | ParamsFor, str]:
     """alpha, beta (given, or each size's pingpong regime fitted from `records`) and gamma (given,
     or the slope of the records' reduce_local sweep, else 0); and a line saying where they came
-    from. Regimes that are no model are skipped with a warning."""
+    from. Regimes that are no model are skipped with a warning. Messages name the inputs as
+    `names` does (the API's keywords by default; the CLI gives its flags)."""
     from mpiscope.analysis.predict import Params, gamma_from_records, regime_params
     from mpiscope.report.model import summarise
-    gsrc = "--gamma"
+    gsrc = "given"
     if gamma is None:
         gamma = gamma_from_records(records)
         gsrc = "reduce_local sweep of the run" if gamma is not None else "none measured: 0"
         gamma = gamma or 0.0
     if alpha is not None and beta is not None:
         if alpha < 0 or beta < 0 or gamma < 0:
-            raise UsageError("--alpha, --beta and --gamma must not be negative")
+            raise UsageError(f"{names['alpha']}, {names['beta']} and {names['gamma']} must not be negative")
         return Params(alpha, beta, gamma), \
             f"alpha {alpha:g} us, beta {beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
     fits = Model(summarise(records)).fits()
     if not fits:
         raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
-                         f"--alpha US --beta US_PER_BYTE, or --from a run of `mpiscope run -b pingpong`")
-    usable = usable_fits(fits, where)
+                         f"{names['given']}, or {names['source']}")
+    usable = usable_fits(fits, where, names)
     desc = "; ".join(f"{lo}..{hi} B: alpha {f.alpha_us:.3g} us, beta {f.beta_us_per_byte:.3g} us/byte"
                      for (lo, hi), f in usable)
     tools = sorted({f"{r.imported.tool.upper()} {r.imported.tool_version} {r.estimate}s" for r in records
@@ -551,7 +511,7 @@ def prediction_parameters(records: Sequence[Record], alpha: float | None = None,
 
 
 def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
-                where: str) -> list[tuple[tuple[int, int], HockneyFit]]:
+                where: str, names: Mapping[str, str] = PREDICT_NAMES) -> list[tuple[tuple[int, int], HockneyFit]]:
     """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
     skipped with a warning; none left is a usage error."""
     from mpiscope.console import warn
@@ -563,7 +523,7 @@ def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
     if not ok:
         raise UsageError(f"{where} has no pingpong regime that is a model "
                          f"({'; '.join(flag for *_, flag in fits)}): measure more sizes, or give "
-                         f"--alpha US --beta US_PER_BYTE")
+                         f"{names['given']}")
     return ok
 
 
@@ -588,7 +548,7 @@ class Prediction:
 
 
 def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = None,
-            ranks: Sequence[int] = PREDICT_RANKS, sizes: Sequence[int] | str = PREDICT_SIZES, *,
+            ranks: Sequence[int] | str = PREDICT_RANKS, sizes: Sequence[int] | str = PREDICT_SIZES, *,
             alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
             runs_dir: PathLike | None = None) -> Prediction:
     """Collective algorithm times (Thakur, Rabenseifner & Gropp) at any rank count and size, from
@@ -605,12 +565,18 @@ def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = 
         raise UsageError("give either a source run or alpha and beta, not both")
     if alpha is None and source is None:
         raise UsageError("predict needs alpha and beta: a source run (a pingpong sweep) or alpha= and beta=")
-    ps = sorted({int(p) for p in ranks})
+    from mpiscope.plan import expand_counts, expand_sizes
+    from mpiscope.session import target
+    if isinstance(ranks, str):  # the engine's size grammar, or the progression 2,4,...,1024
+        try:
+            ps = expand_counts(ranks, lambda expr: expand_sizes(target(None).engine, expr))
+        except UsageError as e:
+            raise UsageError(f"ranks {e}") from None
+    else:
+        ps = sorted({int(p) for p in ranks})
     if not ps or ps[0] < 1:
-        raise UsageError("rank counts must be at least 1")
+        raise UsageError("ranks: rank counts must be at least 1")
     if isinstance(sizes, str):
-        from mpiscope.plan import expand_sizes
-        from mpiscope.session import target
         ns = expand_sizes(target(None).engine, sizes)
     else:
         ns = [int(n) for n in sizes]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.launch.placement import Placement
@@ -197,6 +198,19 @@ def expand_benchmarks(engine: Path, names: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_RANGE_TYPO = re.compile(r"\s*(\d+[KMG]?B?)\s*-\s*(\d+[KMG]?B?)\s*", re.IGNORECASE)
+
+
+def range_typo(expr: str) -> str | None:
+    """The problem with a size expression that writes a range A-B (the engine reads '-B' as a
+    suffix): the range it meant, A:B; None when there is no such term."""
+    for term in expr.split(","):
+        typo = _RANGE_TYPO.fullmatch(term)
+        if typo:
+            return f"'{term.strip()}' is no size: a range is written A:B, did you mean '{typo[1]}:{typo[2]}'?"
+    return None
+
+
 @lru_cache(maxsize=256)
 def engine_plan(engine: Path, plan: Plan) -> Planned:
     """The points the engine makes of `plan`, in measuring order; the engine's own one-line
@@ -207,6 +221,9 @@ def engine_plan(engine: Path, plan: Plan) -> Planned:
             close = get_close_matches(name, sorted(known), n=2)
             hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
             raise UsageError(f"unknown benchmark '{name}': {hint}`mpiscope bench list` shows all of them")
+    typo = range_typo(plan.sizes or "")
+    if typo:
+        raise UsageError(typo)
     data = _ask(engine, ["--plan", "--ranks", str(plan.ranks), *plan.engine_args()], "--plan")
     try:
         return load(Planned, data, "the engine's plan")
@@ -219,6 +236,37 @@ def expand_sizes(engine: Path, expr: str, units: str | None = None) -> list[int]
     measure nothing, such as `mpiscope predict`)."""
     one_rank = next(b.name for b in registry(engine) if b.min_ranks == 1)  # any row: the sizes are the plan's
     return list(engine_plan(engine, Plan((one_rank,), 1, expr, units)).sizes_bytes)
+
+
+def progression(text: str) -> str:
+    """'2,4,...,1024' (the progression its two terms before '...' start, up to the term after it)
+    as the engine's size expression: a ratio of 2 or more is geometric (2:1024:*2), any other pair
+    steps by the difference (2,3,...,6 is 2:6:+1); the terms before and after stay as they are."""
+    head, _, tail = text.partition("...")
+    a_b = [t for t in head.split(",") if t.strip()]
+    end = [t for t in tail.split(",") if t.strip()]
+    try:
+        a, b, c = int(a_b[-2]), int(a_b[-1]), int(end[0])
+        lead = [str(int(t)) for t in a_b[:-2]]
+    except (ValueError, IndexError):
+        raise UsageError(f"'{text}': write two terms, '...', and the last, e.g. 2,4,...,1024") from None
+    if a < 1 or b <= a or c < b:
+        raise UsageError(f"'{text}': the terms must grow, e.g. 2,4,...,1024 or 2,3,...,16")
+    step = f"*{b // a}" if b % a == 0 else f"+{b - a}"
+    return ",".join([*lead, f"{a}:{c}:{step}", *(t.strip() for t in end)])
+
+
+def expand_counts(text: str, expand: Callable[[str], list[int]]) -> list[int]:
+    """Counts of at least 1 (rank counts) in the engine's size grammar (2:1024, 3,5,7), or the
+    progression form 2,4,...,1024, as `expand` (an engine's expand_sizes) reads them; sorted,
+    each once."""
+    try:
+        counts = expand(progression(text) if "..." in text else text)
+    except UsageError as e:
+        raise UsageError(str(e) if str(e).startswith("'") else f"'{text}': {e}") from None
+    if not counts or min(counts) < 1:
+        raise UsageError(f"'{text}': rank counts must be at least 1")
+    return sorted(set(counts))
 
 
 def make_plan(engine: Path, benchmarks: Sequence[str], ranks: int, *, sizes: str | None = None,

@@ -12,89 +12,21 @@ launches only pay while the between-launch error is not swamped by the drift fro
 learnt from earlier runs)."""
 from __future__ import annotations
 
-import os
 import random
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from mpiscope.analysis.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
                                         launches_needed, log_se)
-from mpiscope.errors import UsageError
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
+from mpiscope.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 
-MIN_LAUNCHES = 3
-MAX_LAUNCHES = 10
-LAUNCH_TARGET = 0.05   # the launch-level interval's half-width, relative to the estimate
-AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
-# The first round's sampling per launch, unless the user chose it: enough to estimate the
-# variance components, no more (three launches of 0.2 s cost less than one of 1 s).
-FIRST_ROUND_CI_TARGET = 0.05
-FIRST_ROUND_MAX_TIME_S = 0.2
 # A point whose variance over launches is at most this share of its drift from run to run gets no
 # more launches: 1 - sqrt(3/4) < 15 % of the half-width is all that more launches could still gain.
 DRIFT_DOMINATES = 1 / 3
-
-
-@dataclass(frozen=True)
-class LaunchPolicy:
-    """How many launches: a fixed count, or auto (None): MIN_LAUNCHES, then more while the
-    launch-level interval is wider than `target` and the budget allows, up to MAX_LAUNCHES."""
-    count: int | None = None
-    target: float = LAUNCH_TARGET
-    budget_s: float | None = None
-
-    @property
-    def auto(self) -> bool:
-        return self.count is None
-
-    @property
-    def first_round(self) -> int:
-        return self.count or MIN_LAUNCHES
-
-
-DEFAULT_ENV = "MPISCOPE_LAUNCHES"  # a site's or a user's default for --launches (e.g. 1)
-
-
-def parse_launches(text: str | int | None, option: str = "--launches") -> int | None:
-    """`--launches`: a positive number, or auto (None); not given: $MPISCOPE_LAUNCHES, else auto."""
-    if text is None:
-        text, option = os.environ.get(DEFAULT_ENV) or "auto", DEFAULT_ENV
-    if text == "auto":
-        return None
-    try:
-        n = int(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"{option} takes a number of launches or 'auto', got '{text}'") from None
-    if not 1 <= n <= 1000:
-        raise UsageError(f"{option} must be between 1 and 1000, got {n}")
-    return n
-
-
-def policy_from(launches: str | int | None, target: float | None, budget_s: float | None) -> LaunchPolicy:
-    """The policy from the options --launches, --launch-target and --time-budget."""
-    if target is not None and not (0 < target < 1):
-        raise UsageError(f"--launch-target must be a fraction between 0 and 1 (0.05: +-5 %), got {target}")
-    return LaunchPolicy(parse_launches(launches), target or LAUNCH_TARGET, budget_s)
-
-
-def first_round_budget(policy: LaunchPolicy) -> float | None:
-    """The share of --time-budget the first round's launches may spend per launch: all of it
-    over fixed launches; with auto launches half, the rest is for the launches that follow."""
-    if policy.budget_s is None:
-        return None
-    return policy.budget_s / policy.first_round / (2 if policy.auto else 1)
-
-
-def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | None, reps: int | None,
-             time_budget: float | None) -> tuple[float | None, float | None]:
-    """The engine's --ci-target and --max-time per launch: the user's, or with several launches
-    and nothing chosen, the first round's lighter sampling."""
-    if policy.first_round == 1 or any(v is not None for v in (ci_target, max_time, reps, time_budget)):
-        return ci_target, max_time
-    return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
 
 
 def config(tag: dict) -> tuple:

@@ -21,8 +21,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from mpiscope.describe import SPEC, SPEC_KEYS, Description, Front, describe, parse_field
 from mpiscope.errors import UsageError
-from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
 COMBINE_KEYS = ("mode", "zip")
@@ -60,80 +60,29 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-_positive_int = _checked(lambda v: _number(v) and isinstance(v, int) and v >= 1, "a whole number of at least 1")
-_positive_float = _checked(lambda v: _number(v) and v > 0, "a positive number", float)
 _string = _checked(lambda v: _number(v) or isinstance(v, str), "a string", str)
-_bool = _checked(lambda v: isinstance(v, bool), "true or false")
-_units = _checked(lambda v: v in ("bytes", "words"), '"bytes" or "words" (8-byte words)')
 
 
-def _argv(path: str) -> Callable[[Any], tuple[str, ...]]:
-    """Launcher or engine arguments: one shell-quoted string or a list of strings."""
-    def conv(v: Any) -> tuple[str, ...]:
-        if isinstance(v, str):
-            try:
-                return tuple(shlex.split(v))
-            except ValueError as e:
-                raise UsageError(f"{path}: '{v}' cannot be split ({e}): balance the quotes") from e
-        if isinstance(v, list) and all(isinstance(x, str) for x in v):
-            return tuple(v)
-        raise UsageError(f"{path}: expected a string such as \"--mca btl self,vader\" or a list of strings, "
-                         f"got {v!r}")
-    return conv
-
-
-def _hosts(path: str) -> Callable[[Any], tuple[str, ...]]:
-    def conv(v: Any) -> tuple[str, ...]:
-        if isinstance(v, str):
-            v = [h for h in v.split(",") if h]
-        if isinstance(v, list) and v and all(isinstance(x, str) and x for x in v):
-            return tuple(v)
-        raise UsageError(f"{path}: expected host names, \"a,b\" or [\"a\", \"b\"], got {v!r}")
-    return conv
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[str], Callable[[Any], str]]:
-    def make(path: str) -> Callable[[Any], str]:
-        def conv(v: Any) -> str:
-            if v not in options:
-                raise UsageError(f"{path}: unknown value {v!r}: {_hint(str(v), options)}use one of "
-                                 f"{', '.join(options)}")
-            return v
-        return conv
+def _field(name: str) -> Callable[[str], Callable[[Any], Any]]:
+    """A description field's one check, worded for the spec path it was read at."""
+    def make(path: str) -> Callable[[Any], Any]:
+        table, _, _ = path.rpartition(".")
+        return lambda v: parse_field(name, v, Front("spec", table))
     return make
 
 
+# The description's fields a spec can vary from configuration to configuration.
 FACTOR_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
-    "mpi": _string, "ranks": _positive_int, "nodes": _positive_int, "ranks_per_node": _positive_int,
-    "mapping": _choice(MAPPINGS), "binding": _choice(BINDINGS), "hosts": _hosts, "hostfile": _string,
-    "launcher": _choice(LAUNCHERS), "launcher_args": _argv, "engine_options": _argv,
-}
+    key: _field(SPEC_KEYS[key]) for key in ("mpi", "ranks", "nodes", "ranks_per_node", "mapping", "binding",
+                                            "hosts", "hostfile", "launcher", "launcher_args", "engine_options")}
 FACTOR_KEYS = (*FACTOR_TYPES, "env")
-
-
-@dataclass
-class Measure:
-    """What every configuration measures (the same for all of them)."""
-    benchmarks: list[str] = field(default_factory=lambda: ["pingpong", "bw"])
-    sizes: str = "1:4M"
-    units: str = "bytes"
-    ci_target: float | None = None
-    max_time: float | None = None
-    reps: int | None = None
-    time_budget: float | None = None
-    check: bool = False
-    raw: bool = False
-    engine_options: tuple[str, ...] = ()
-    hosts: tuple[str, ...] | None = None
-    hostfile: str | None = None
-    oversubscribe: bool = False        # launch even far more ranks than the cores (refused otherwise)
 
 
 @dataclass
 class Spec:
     name: str
     description: str
-    measure: Measure
+    measure: Description  # what every configuration measures, before its factors' levels
     factors: dict[str, list]  # factor name (env.NAME for variables) -> levels, in file order
     mode: str = "matrix"
     zip_groups: list[list[str]] = field(default_factory=list)
@@ -179,6 +128,10 @@ def _levels(value: Any, path: str, conv: Callable[[Any], Any]) -> list:
     return levels
 
 
+def _env_level(var: str) -> Callable[[Any], str]:
+    return lambda v: parse_field("env", {var: v}, Front("spec", "factors"))[var]
+
+
 def _parse_factors(table: Any) -> dict[str, list]:
     if not isinstance(table, dict):
         raise UsageError("factors: expected a table such as [factors] with ranks = [2, 4]")
@@ -192,7 +145,7 @@ def _parse_factors(table: Any) -> dict[str, list]:
             for var, levels in value.items():
                 if not var.replace("_", "a").isalnum() or var[0].isdigit():
                     raise UsageError(f"factors.env.{var}: not a valid environment variable name")
-                out[f"env.{var}"] = _levels(levels, f"factors.env.{var}", _string(f"factors.env.{var}"))
+                out[f"env.{var}"] = _levels(levels, f"factors.env.{var}", _env_level(var))
             continue
         if key not in FACTOR_TYPES:
             raise _unknown("factors", key, FACTOR_KEYS)
@@ -200,30 +153,15 @@ def _parse_factors(table: Any) -> dict[str, list]:
     return out
 
 
-def _benchmarks(path: str) -> Callable[[Any], list[str]]:
-    def conv(v: Any) -> list[str]:
-        b = [x.strip() for x in v.split(",") if x.strip()] if isinstance(v, str) else v
-        if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
-            raise UsageError(f"{path}: expected a list of benchmark names, got {b!r}")
-        return list(b)
-    return conv
+# Every field of the description but launches (a top-level key) can be fixed under [measure].
+MEASURE_KEYS = tuple(k for k in SPEC_KEYS if k != "launches")
 
 
-# The size expression is a string here: the engine checks it when the sweep is planned.
-MEASURE_TYPES: dict[str, Callable[[str], Callable[[Any], Any]]] = {
-    "benchmarks": _benchmarks, "sizes": _string, "units": _units, "ci_target": _positive_float,
-    "max_time": _positive_float, "reps": _positive_int, "time_budget": _positive_float, "check": _bool,
-    "raw": _bool, "engine_options": _argv, "hosts": _hosts, "hostfile": _string,
-    "oversubscribe": _bool,
-}
-MEASURE_KEYS = tuple(MEASURE_TYPES)
-
-
-def _parse_measure(table: Any) -> Measure:
+def _parse_measure(table: Any) -> Description:
     if not isinstance(table, dict):
         raise UsageError("measure: expected a table, e.g. [measure] with benchmarks = [\"pingpong\"]")
     _check_keys(table, "measure", MEASURE_KEYS)
-    return Measure(**{k: MEASURE_TYPES[k](f"measure.{k}")(v) for k, v in table.items()})
+    return describe({SPEC_KEYS[k]: v for k, v in table.items()}, SPEC)
 
 
 def _parse_combine(table: Any, factors: dict[str, list]) -> tuple[str, list[list[str]]]:
@@ -321,9 +259,9 @@ def parse_spec(text: str, name: str = "experiment") -> Spec:
 
 def _launches(value: Any) -> int | None:
     """launches = N or "auto" (absent: the default of --launches)."""
-    if value is None or value == "auto":
+    if value is None:
         return None
-    return _positive_int("launches")(value)
+    return parse_field("launches", value, Front("spec"))
 
 
 def load_spec(path: Path) -> Spec:

@@ -28,7 +28,6 @@ from mpiscope.session import Measurement
 from mpiscope.store import SweepDir, SweepEntry, SweepRef
 from mpiscope.typed import dump, load
 
-SYSTEMS = ("slurm",)
 BATCH_DIR = "batch"  # under the runs directory: scripts, saved configurations, job logs
 START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI_Init on many nodes
 

@@ -21,60 +21,49 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.launch import local_cores
-from mpiscope.launch.placement import Placement, check_room, make_placement
-from mpiscope.plan import STARTUP_S, Part, default_ranks, engine_plan, make_plan, spread_budget
-from mpiscope.schedule import first_round_budget, policy_from, sampling
-from mpiscope.session import Measurement, Session, launch_argv, target
+from mpiscope.describe import SPEC_KEYS, Description
+from mpiscope.plan import STARTUP_S, engine_plan
+from mpiscope.planner import measurement
+from mpiscope.session import Measurement, Session, launch_argv
 from mpiscope.spec import Configuration, Spec, json_factors, varying
 from mpiscope.store import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, list_runs, utc_now
 
 
 
-def _placement(spec: Spec, f: dict) -> Placement:
-    """The configuration's placement, checked by the launchers' one placement check.
-    `nodes` with a host list takes its first N hosts."""
-    hosts = f.get("hosts", spec.measure.hosts)
-    nodes = f.get("nodes")
+def config_description(spec: Spec, config: Configuration) -> Description:
+    """The description of one configuration: the spec's [measure] with the configuration's
+    levels (checked when the spec was read). `nodes` with a host list takes its first N hosts."""
+    d = spec.measure
+    levels: dict = {}
+    env = dict(d.env)
+    for name, level in config.factors.items():
+        if name.startswith("env."):
+            env[name[4:]] = level
+        elif name == "engine_options":
+            levels["engine_args"] = (*d.engine_args, *level)
+        else:
+            levels[SPEC_KEYS[name]] = level
+    hosts, nodes = levels.get("hosts", d.hosts), levels.get("nodes")
     if hosts and nodes:
         if nodes > len(hosts):
             raise UsageError(f"nodes = {nodes} but only {len(hosts)} host(s) are given: add hosts or lower nodes")
-        hosts = hosts[:nodes]
-    return make_placement(launcher=f.get("launcher"), hosts=list(hosts) if hosts else None,
-                          hostfile=f.get("hostfile", spec.measure.hostfile), nodes=nodes,
-                          ranks_per_node=f.get("ranks_per_node"), mapping=f.get("mapping"),
-                          binding=f.get("binding"))
+        levels["hosts"] = hosts[:nodes]
+    launches = spec.launches if spec.launches is not None else d.launches
+    return replace(d, **levels, env=env, launches=launches, factors=json_factors(config.factors))
 
 
 def config_measurement(spec: Spec, config: Configuration, room: bool = False,
                        oversubscribe: bool = False) -> Measurement:
-    """What one configuration measures: its MPI, its plan as the engine checks it, its
-    environment, launcher arguments and placement, and its factors. With `room`, a rank count
-    far beyond the cores and hosts is refused unless the spec or `oversubscribe` insists
-    (a batch job's nodes are not known here, so a submitted sweep does not ask)."""
-    f = config.factors
-    m = spec.measure
+    """What one configuration measures (`planner.measurement` of its description). With `room`,
+    a rank count far beyond the cores and hosts is refused unless the spec or `oversubscribe`
+    insists (a batch job's nodes are not known here, so a submitted sweep does not ask)."""
     try:
-        t = target(f.get("mpi"))
-        placement = _placement(spec, f)
-        ranks = placement.ranks(f.get("ranks")) or default_ranks(m.benchmarks, t.engine, local_cores())
-        if room:
-            try:
-                check_room(ranks, placement, local_cores(), insist=oversubscribe or m.oversubscribe,
-                           more_hosts="hosts or nodes in the spec")
-            except UsageError as e:
-                raise UsageError(f"{e} (in a spec: oversubscribe = true under [measure])") from e
-        policy = policy_from(spec.launches, None, m.time_budget)
-        ci_target, max_time = sampling(policy, m.ci_target, m.max_time, m.reps, m.time_budget)
-        planned = make_plan(t.engine, m.benchmarks, ranks, sizes=m.sizes, units=m.units, ci_target=ci_target,
-                            max_time=max_time, reps=m.reps, check=m.check, raw=m.raw,
-                            engine_options=[*m.engine_options, *f.get("engine_options", ())])
-        (plan,) = spread_budget([planned], first_round_budget(policy))
+        d = config_description(spec, config)
+        return measurement(replace(d, oversubscribe=d.oversubscribe or oversubscribe), room=room,
+                           more_hosts="hosts or nodes in the spec",
+                           room_hint=" (in a spec: oversubscribe = true under [measure])")
     except UsageError as e:
-        raise UsageError(f"configuration {config.id} ({config.label(list(f))}): {e}") from e
-    env = {n[4:]: v for n, v in f.items() if n.startswith("env.")}
-    return Measurement(t, [Part(plan, env, tuple(f.get("launcher_args", ())), placement)], json_factors(f),
-                       policy=policy)
+        raise UsageError(f"configuration {config.id} ({config.label(list(config.factors))}): {e}") from e
 
 
 def plan_sweep(spec: Spec, configs: list[Configuration], room: bool = False,
@@ -86,11 +75,12 @@ def plan_sweep(spec: Spec, configs: list[Configuration], room: bool = False,
 def dry_run_lines(planned: list[tuple[Configuration, Measurement]]) -> list[str]:
     lines = []
     for config, m in planned:
-        argv, launch_env = launch_argv(m.target, m.parts[0])
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch_env.items())
         times = f" ({launches_words(m)}, each in its own order)" if m.policy.first_round > 1 else ""
         lines.append(f"# {config.id} {config.label(list(config.factors)) or '(no factors)'}{times}")
-        lines.append((env + " " if env else "") + shlex.join(argv))
+        for part in m.parts:
+            argv, launch_env = launch_argv(m.target, part)
+            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch_env.items())
+            lines.append((env + " " if env else "") + shlex.join(argv))
     return lines
 
 
@@ -229,7 +219,11 @@ def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuratio
     """One configuration launch; a launcher that cannot even start is recorded as a failed
     configuration."""
     try:
-        return session.run(m)
+        run, outcome = session.run(m)
+        if outcome.status == "ok" and m.extra.get("description", {}).get("find_switches"):
+            from mpiscope.refine import refine_run
+            outcome = refine_run(session, m.target, run)
+        return run, outcome
     except MpiscopeError as e:
         sd.log(SweepEntry(config.id, k, status="failed", error=str(e)))
         return None, str(e)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mpiscope import paths
-from mpiscope.report.export import FORMATS
+from mpiscope.report.formats import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import shlex
 
 from mpiscope.errors import UsageError
 from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
 from mpiscope.launch.placement import Placement, make_placement
+
+SYSTEMS = ("slurm",)  # the batch systems --submit writes jobs for (submit.py)
 
 
 def csv(text: str) -> list[str]:
@@ -52,13 +53,42 @@ def nonneg_int(text: str) -> int:
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
-    env = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise UsageError(f"--env expects NAME=VALUE with a valid variable name, got '{item}'")
-        env[key] = value
-    return env
+    """--env NAME=VALUE items, checked as the description checks them (each name once)."""
+    from mpiscope.describe import CLI, parse_field
+    return parse_field("env", items, CLI) if items else {}
+
+
+def one_size(text: str | int, option: str, units: str | None = None) -> int:
+    """A size option in the engine's one size grammar (64K, 1M, 4096B), in bytes (in `units`' count:
+    words are 8 bytes); the engine of the default MPI reads it, as it reads --sizes."""
+    if isinstance(text, int):
+        return text
+    from mpiscope.plan import expand_sizes
+    from mpiscope.session import target
+    try:
+        sizes = expand_sizes(target(None).engine, text, units)
+    except UsageError as e:
+        raise UsageError(f"{option} {text}: {e}") from None
+    if len(sizes) != 1:
+        raise UsageError(f"{option} takes one size such as 64K, got '{text}' ({len(sizes)} sizes)")
+    return sizes[0]
+
+
+# argparse's names of the description's fields that commands spell otherwise
+DEST = {"benchmarks": "bench"}
+
+
+def given_options(a: argparse.Namespace) -> dict:
+    """The description's fields a command's flags gave (field name -> value as typed)."""
+    from mpiscope.describe import FIELDS
+    values = {name: getattr(a, DEST.get(name, name), None) for name in FIELDS}
+    return {k: v for k, v in values.items() if v is not None and v is not False and v != []}
+
+
+def description(a: argparse.Namespace, **values):
+    """The description from a command's flags (and `values` over them), checked once (describe.py)."""
+    from mpiscope.describe import CLI, describe
+    return describe({**given_options(a), **values}, CLI)
 
 
 def split_args(text: str | None, option: str) -> tuple[str, ...]:
@@ -71,15 +101,16 @@ def split_args(text: str | None, option: str) -> tuple[str, ...]:
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """--launches and --launch-target (docs/statistics.md)."""
-    from mpiscope.schedule import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
+    from mpiscope.repetition import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
     g = p.add_argument_group("launches (the unit of evidence)")
     g.add_argument("--launches", metavar="N|auto",
                    help=f"measure every point in N launches, each in its own shuffled order (default auto: "
                         f"{MIN_LAUNCHES}, then up to {MAX_LAUNCHES} while the interval is wider than "
                         f"--launch-target and the time budget allows); 1: one launch, whose interval covers "
                         f"that launch only")
-    g.add_argument("--launch-target", type=float, metavar="F",
-                   help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate ({LAUNCH_TARGET})")
+    g.add_argument("--launch-target", metavar="F",
+                   help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate (0.05 or 5%%; "
+                        f"default {LAUNCH_TARGET})")
 
 
 def add_placement_options(p: argparse.ArgumentParser) -> None:
@@ -114,7 +145,6 @@ def placement_from_args(a: argparse.Namespace) -> Placement:
 
 def add_submit_options(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """--submit, --sbatch-args (and --dry-run, unless the command has its own)."""
-    from mpiscope.submit import SYSTEMS
     g = p.add_argument_group("batch submission")
     g.add_argument("--submit", choices=SYSTEMS,
                    help="do not measure now: write one batch script per configuration and submit it")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from mpiscope.commands.options import nonneg_int, positive_int
+from mpiscope.commands.options import one_size, positive_int
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mpiscope.records import Point
 
 MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted rings)"}
@@ -17,6 +17,7 @@ MODES = {"one_pair": "one pair at a time", "rings": "all pairs at once (shifted 
 
 def matrix(point: Point, mode: str, key: str = "matrix_us") -> np.ndarray:
     """A mode's matrix with NaN where the engine wrote null (the diagonal)."""
+    import numpy as np
     rows = point.details["pair_map"][mode][key]
     return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
@@ -24,6 +25,7 @@ def matrix(point: Point, mode: str, key: str = "matrix_us") -> np.ndarray:
 def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int, int, float, float]]:
     """The `top` slowest (from, to) pairs: time per message and its ratio to the median pair.
     A symmetric map names each pair once."""
+    import numpy as np
     off = ~np.isnan(us)
     if symmetric:
         off &= np.triu(np.ones(us.shape, dtype=bool), 1)
@@ -36,6 +38,7 @@ def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int
 
 
 def print_point(console, point: Point, hosts: list[str], top: int) -> None:
+    import numpy as np
     from mpiscope.console import make_table
     from mpiscope.units import human_size
     for mode, label in MODES.items():
@@ -63,6 +66,7 @@ def cmd_pairs(a: argparse.Namespace) -> int:
 
     if a.top < 1:
         raise UsageError(f"--top must be at least 1, got {a.top}")
+    size = one_size(a.size, "--size") if a.size is not None else None
     run = resolve(a.run, paths.runs_dir(a.runs_dir))
     recs = run.records()
     warn_problems(run.id, recs.problems)
@@ -74,7 +78,7 @@ def cmd_pairs(a: argparse.Namespace) -> int:
     out.print(f"run {run.id}: {points[0].ranks} ranks on {len(set(hosts)) or '?'} host(s), "
               f"order {points[0].order}", highlight=False)
     for point in points:
-        if a.size is None or point.size == a.size:
+        if size is None or point.size == size:
             print_point(out, point, hosts, a.top)
     return 0
 
@@ -83,6 +87,6 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p = sub.add_parser("pairs", parents=[runs_dir],
                        help="the pairs benchmark's rank x rank maps and the slowest pairs")
     p.add_argument("run", help="run id, unique prefix, 'latest', or a path")
-    p.add_argument("--size", type=nonneg_int, help="only this size in bytes")
+    p.add_argument("--size", help="only this size (64K, 1M, or bytes)")
     p.add_argument("--top", type=positive_int, default=3, help="slowest pairs named per map (3)")
     p.set_defaults(func=cmd_pairs)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from itertools import count, takewhile
 from typing import TYPE_CHECKING, Callable
 
 from mpiscope import paths
@@ -17,6 +16,9 @@ if TYPE_CHECKING:
 
 Expand = Callable[[str], list[int]]  # a size expression as the engine expands it, in bytes
 
+# predict's inputs as the CLI names them in messages (api.PREDICT_NAMES names the keywords)
+FLAGS = {"alpha": "--alpha", "beta": "--beta", "gamma": "--gamma", "given": "--alpha US --beta US_PER_BYTE",
+         "source": "--from a run of `mpiscope run -b pingpong`"}
 DEFAULT_RANKS = "2,4,...,1024"
 DEFAULT_SIZES = "8,1K,64K,1M"
 
@@ -29,34 +31,13 @@ def default_expand(expr: str) -> list[int]:
 
 
 def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
-    """'2,4,...,1024' (the progression the terms before '...' start), '2,3,4',
-    or a size expression such as '2:1024' (powers of two), which `expand` reads."""
-    if "..." not in text:
-        try:
-            ps = expand(text)
-        except UsageError as e:
-            raise UsageError(f"-n '{text}': {e}") from None
-    else:
-        head, _, tail = text.partition("...")
-        a_b = [t for t in head.split(",") if t.strip()]
-        end = [t for t in tail.split(",") if t.strip()]
-        try:
-            a, b = int(a_b[-2]), int(a_b[-1])
-            c = int(end[0])
-            ps = [int(t) for t in a_b[:-2]]
-        except (ValueError, IndexError):
-            raise UsageError(f"-n '{text}': write two terms, '...', and the last, e.g. 2,4,...,1024")
-        if a < 1 or b <= a or c < b:
-            raise UsageError(f"-n '{text}': the terms must grow, e.g. 2,4,...,1024 or 2,3,...,16")
-        # doubling (2,4,...) is geometric; any other pair steps by the difference
-        if b % a == 0:  # b > a: a ratio of 2 or more
-            ps += takewhile(lambda x: x <= c, (a * (b // a) ** k for k in count()))
-        else:
-            ps += list(range(a, c + 1, b - a))
-        ps += [int(t) for t in end]
-    if not ps or min(ps) < 1:
-        raise UsageError(f"-n '{text}': rank counts must be at least 1")
-    return sorted(set(ps))
+    """-n: rank counts in the engine's size grammar ('2:1024', '2,3,4'), or the documented
+    progression '2,4,...,1024', which `expand` (the engine) reads as the same grammar."""
+    from mpiscope.plan import expand_counts
+    try:
+        return expand_counts(text, expand)
+    except UsageError as e:
+        raise UsageError(f"-n {e}") from None
 
 
 def _records(refs: list[str], runs_dir) -> list[Record]:
@@ -75,7 +56,7 @@ def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None
         raise UsageError("give either --from RUN or --alpha/--beta, not both")
     records = _records([a.from_run], runs_dir) if a.from_run else (fallback or [])
     return prediction_parameters(records, a.alpha, a.beta, a.gamma,
-                                 f"run {a.from_run}" if a.from_run else "the validated runs")
+                                 f"run {a.from_run}" if a.from_run else "the validated runs", FLAGS)
 
 
 def cmd_predict(a: argparse.Namespace) -> int:

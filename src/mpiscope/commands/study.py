@@ -3,10 +3,10 @@ measured by the session (studies/ holds what each measures and shows)."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from mpiscope import paths
-from mpiscope.commands.options import (add_launch_options, add_placement_options, check_ranks_room, parse_env,
-                                       placement_from_args, positive_int, split_args)
+from mpiscope.commands.options import add_launch_options, add_placement_options, description, one_size, parse_env
 from mpiscope.errors import UsageError
 
 
@@ -15,15 +15,13 @@ def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
     return {k: [v for v in vals.split(",") if v] or [""] for k, vals in parse_env(items).items()}
 
 
-def ring_config(a: argparse.Namespace, cores: int):
+def ring_config(a: argparse.Namespace, d, cores: int):
     from mpiscope.studies.ring import QUICK_NBLOCKS, RingStudyConfig
-    if a.ranks is not None and a.ranks < 1:
-        raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")
-    cfg = RingStudyConfig(ranks=a.ranks if a.ranks is not None else max(2, min(4, cores - cores % 2)))
+    cfg = RingStudyConfig(ranks=d.ranks if d.ranks is not None else max(2, min(4, cores - cores % 2)))
     if a.quick:
         cfg.max_words, cfg.step, cfg.nblocks, cfg.max_time, cfg.warmup_bytes = 2048, 2.0, list(QUICK_NBLOCKS), 0.02, "256K"
     if a.max_words is not None:
-        cfg.max_words = a.max_words
+        cfg.max_words = one_size(a.max_words, "--max-words", "words") // 8
     if cfg.max_words < 1:
         raise UsageError(f"--max-words must be at least 1, got {cfg.max_words}")
     cfg.sizes_expr = a.sizes
@@ -42,11 +40,8 @@ def ring_config(a: argparse.Namespace, cores: int):
             cfg.nblocks = []
         if not cfg.nblocks or min(cfg.nblocks) < 1:
             raise UsageError(f"--nblocks expects positive integers, e.g. 128,1024,16384; got '{a.nblocks}'")
-    for name, value in (("--max-time", a.max_time), ("--ci-target", a.ci_target)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{name} must be a positive number, got {value}")
-    cfg.max_time = a.max_time or cfg.max_time
-    cfg.ci_target = a.ci_target or cfg.ci_target
+    cfg.max_time = d.max_time or cfg.max_time
+    cfg.ci_target = d.ci_target or cfg.ci_target
     cfg.env_levels = parse_env_levels(a.env)
     if cfg.ranks < 2 or cfg.ranks % 2:
         raise UsageError(f"the ring case study needs an even number of ranks (ranks exchange in pairs): "
@@ -58,14 +53,11 @@ def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.console import err, out
     from mpiscope.launch import local_cores
     from mpiscope.session import Session, conclude, target
-    from mpiscope.schedule import policy_from
     from mpiscope.studies import ring
-    cfg = ring_config(a, local_cores())
-    from mpiscope.launch.placement import Placement
-    check_ranks_room(a, cfg.ranks, Placement(), more_hosts=None)  # the ring study runs on this host
-    t = target(a.mpi)
-    m = ring.measurement(cfg, t, parse_env(a.base_env), split_args(a.launcher_args, "--launcher-args"), a.check)
-    m.policy = policy_from(a.launches, a.launch_target, None)
+    d = description(a, env=a.base_env or None)
+    cfg = ring_config(a, d, local_cores())
+    t = target(d.mpi)
+    m = ring.measurement(cfg, d, t)
     session = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress)
     run, outcome = session.run(m, announce=lambda run: out.print(
         f"ring case study: {len(m.parts)} series on {cfg.ranks} ranks of {t.lib.name}, run {run.id}"))
@@ -77,18 +69,12 @@ def cmd_ring(a: argparse.Namespace) -> int:
 def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.console import err
     from mpiscope.launch import local_cores
-    from mpiscope.session import Session, conclude, target
-    from mpiscope.schedule import policy_from
+    from mpiscope.planner import placement
+    from mpiscope.session import Session, conclude
     from mpiscope.studies import grid
-    if a.max_time is not None and not a.max_time > 0:
-        raise UsageError(f"--max-time must be a positive number, got {a.max_time}")
-    placement = placement_from_args(a)
-    t = target(a.mpi)
-    ranks = placement.ranks(a.ranks) or local_cores()
-    check_ranks_room(a, ranks, placement)
-    m = grid.measurement(t, ranks, a.sizes, a.max_time, parse_env(a.env),
-                         split_args(a.launcher_args, "--launcher-args"), placement)
-    m.policy = policy_from(a.launches, a.launch_target, None)
+    d = description(a)
+    d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())
+    m = grid.measurement(d)
     run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)
     return conclude(run, outcome, show=[grid.show_results], report=False)
 
@@ -100,9 +86,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p = names.add_parser("grid", parents=[runs_dir],
                          help="every P x Q process grid under block and cyclic ordering (HPL's pattern)")
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
-    p.add_argument("-n", "--ranks", type=int, help="number of ranks (default: the local cores)")
+    p.add_argument("-n", "--ranks", help="number of ranks (default: the local cores)")
     p.add_argument("--sizes", default="64K,1M", help="panel sizes in bytes (default 64K,1M)")
-    p.add_argument("--max-time", type=float, default=0.2, help="time cap per point and phase, seconds (0.2)")
+    p.add_argument("--max-time", default="0.2", help="time cap per point and phase, seconds (0.2)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -113,8 +99,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p = names.add_parser("ring", parents=[runs_dir],
                          help="the ring case study: five algorithms, load imbalance, MPI_Testall, deadlock")
     p.add_argument("--mpi", help="MPI library by name (default: the embedded MPICH)")
-    p.add_argument("-n", "--ranks", type=int, help="even number of ranks (default: 4, or the cores if fewer)")
-    p.add_argument("--max-words", type=positive_int, help="largest message in 8-byte words (default 500000 = 4 MB)")
+    p.add_argument("-n", "--ranks", help="even number of ranks (default: 4, or the cores if fewer)")
+    p.add_argument("--max-words", help="largest message in 8-byte words (default 500000 = 4 MB)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="launch even far more ranks than the cores (refused otherwise)")
     p.add_argument("--sizes", help="message sizes in words, engine grammar (default 0:MAX_WORDS:*1.2)")
@@ -123,8 +109,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--env", action="append", default=[], metavar="NAME=v1,v2",
                    help="sweep a tuning variable: every series runs once per level")
     p.add_argument("--base-env", action="append", default=[], metavar="K=V", help="fixed environment for the ranks")
-    p.add_argument("--max-time", type=float, help="time cap per point, seconds (default 0.1; --quick 0.02)")
-    p.add_argument("--ci-target", type=float, help="stop a point when the 95%% CI is within +-F (default 0.05)")
+    p.add_argument("--max-time", help="time cap per point, seconds (default 0.1; --quick 0.02)")
+    p.add_argument("--ci-target", help="stop a point when the 95%% CI is within +-F (default 0.05)")
     p.add_argument("--quick", action="store_true", help="small sizes (up to 2048 words), 3 nblocks, short points")
     p.add_argument("--check", action="store_true", help="verify the ring's contents before timing each point")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")

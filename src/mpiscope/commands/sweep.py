@@ -12,11 +12,11 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from mpiscope.spec import expand, load_spec
     from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
-    from mpiscope.schedule import parse_launches
+    from mpiscope.describe import CLI, parse_field
     from mpiscope.sweep import launches_words
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
-        spec.launches = parse_launches(a.launches)
+        spec.launches = parse_field("launches", a.launches, CLI)
     configs = expand(spec)
     planned = plan_sweep(spec, configs, room=not a.submit, oversubscribe=a.oversubscribe)
     launches = launches_words(planned[0][1]) if planned else "no launches"

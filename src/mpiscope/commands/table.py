@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from mpiscope import paths
-from mpiscope.commands.options import nonneg_int
+from mpiscope.commands.options import one_size
 
 
 def cmd_table(a: argparse.Namespace) -> int:
@@ -18,13 +18,14 @@ def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.store import runs_of
     runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines it leaves out
+    latency_upto = one_size(a.latency_upto, "--latency-upto")
     df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
     if a.variation:
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import variation_table
         out.print(variation_table(variation(with_config(df), a.benchmark)))
         return 0
-    tables = side_by_side(df if a.per_launch else launch_frame(df), a.benchmark, a.words, a.latency_upto,
+    tables = side_by_side(df if a.per_launch else launch_frame(df), a.benchmark, a.words, latency_upto,
                           per_launch=a.per_launch, unmeasured=unmeasured(runs))
     if a.format == "csv":
         sys.stdout.write(render_csv(tables))
@@ -37,7 +38,7 @@ def cmd_table(a: argparse.Namespace) -> int:
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
-    from mpiscope.report.table import LATENCY_UPTO, TABLE_FORMATS
+    from mpiscope.report.formats import LATENCY_UPTO, TABLE_FORMATS
     p = sub.add_parser("table", parents=[runs_dir],
                        help="runs or a sweep side by side: sizes x configurations, MB/s (latency us)")
     p.add_argument("runs", nargs="+", metavar="RUN|SWEEP_DIR",
@@ -45,7 +46,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--words", action="store_true", help="sizes in 8-byte words (the ring study's unit) instead of bytes")
     p.add_argument("--format", choices=TABLE_FORMATS, default="terminal")
     p.add_argument("--benchmark", help="only this benchmark (default: one table per benchmark)")
-    p.add_argument("--latency-upto", type=nonneg_int, default=LATENCY_UPTO, metavar="BYTES",
+    p.add_argument("--latency-upto", default=LATENCY_UPTO, metavar="SIZE",
                    help=f"show the latency beside MB/s up to this size (default {LATENCY_UPTO})")
     p.add_argument("--per-launch", action="store_true",
                    help="a column per configuration and launch (default: one per configuration, its "

@@ -123,6 +123,26 @@ def default_name(libs: list[MpiLibrary]) -> str:
     return libs[0].name
 
 
+def _plain(vendor: str) -> str:
+    """A vendor as a user types it: 'Open MPI' -> openmpi, 'MPICH' -> mpich."""
+    return "".join(c for c in vendor.lower() if c.isalnum())
+
+
+def _of_vendor(name: str, libs: list[MpiLibrary]) -> list[MpiLibrary]:
+    """The libraries whose vendor `name` names (`--mpi mpich`, `--mpi openmpi`), identified; one
+    whose engine cannot be built is no candidate."""
+    out = []
+    for lib in libs:
+        if lib.vendor == "unknown":
+            try:
+                lib = identify(lib)
+            except MpiscopeError:
+                continue
+        if _plain(lib.vendor) == _plain(name):
+            out.append(lib)
+    return out
+
+
 def find(name: str | None) -> MpiLibrary:
     """The library called `name` (default: the embedded one), identified."""
     if name is not None and not name.strip():  # `--mpi ''` is a slip, not a request for the default
@@ -133,8 +153,15 @@ def find(name: str | None) -> MpiLibrary:
     for lib in libs:
         if lib.name == name:
             return identify(lib)
+    of_vendor = _of_vendor(name, libs)
+    if len(of_vendor) == 1:
+        return of_vendor[0]
+    if of_vendor:
+        which = ", ".join(lib.name for lib in of_vendor)
+        raise UsageError(f"'{name}' is the vendor of {len(of_vendor)} libraries ({which}): give one of their "
+                         f"names (`mpiscope mpi list` shows them)")
     names = [lib.name for lib in libs]
-    close = get_close_matches(name, names, n=1)
+    close = get_close_matches(name, names + [_plain(lib.vendor) for lib in libs if lib.vendor != "unknown"], n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
     raise UsageError(f"unknown MPI '{name}': {hint}known: {', '.join(names) or 'none'} "
                      f"(`mpiscope mpi list` shows them, `mpiscope mpi add` registers one)")

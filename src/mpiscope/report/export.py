@@ -9,8 +9,8 @@ import pandas as pd
 from mpiscope.atomic import write_atomic
 from mpiscope.errors import UsageError
 from mpiscope.records.table import OBJECT_COLUMNS
+from mpiscope.report.formats import FORMATS
 
-FORMATS = ("csv", "json", "parquet", "markdown")
 
 
 def _markdown(df: pd.DataFrame) -> str:

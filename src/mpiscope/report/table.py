@@ -14,11 +14,10 @@ from rich.table import Table
 
 from mpiscope.errors import UsageError
 from mpiscope.records.table import tidy
+from mpiscope.report.formats import LATENCY_UPTO
 from mpiscope.units import human_size
 from mpiscope.store import RunMeta, SweepDir, runs_of
 
-TABLE_FORMATS = ("terminal", "markdown", "csv")
-LATENCY_UPTO = 256  # bytes: the newsletter shows the latency up to 32 words
 # What tells plain runs apart when they carry no sweep factors, in label order.
 FALLBACK_LABELS = ("mpi_name", "mpi_version", "world_size", "hosts", "launcher")
 # Engine options that follow from the machine's state or the plan, not from a choice.

@@ -36,21 +36,14 @@ def print_comparison(console, ranking: pd.DataFrame) -> None:
         console.print(table)
 
 
-def measurement(target, ranks: int, sizes: str, max_time: float | None, env: dict[str, str],
-                launcher_args: tuple[str, ...], placement):
-    """Both task orderings as two parts of one run; on several hosts the launcher places the
-    ranks that way too, where it can."""
-    from dataclasses import replace
-
-    from mpiscope.plan import Part, make_plan, order_options
-    from mpiscope.session import Measurement
-    parts = []
-    for order in ORDERS:
-        plan, _ = make_plan(target.engine, ["grid"], ranks, sizes=sizes, max_time=max_time,
-                            engine_options=order_options(order))
-        where = replace(placement, mapping=order) if placement.on_hosts else placement
-        parts.append(Part(plan, env, launcher_args, where))
-    return Measurement(target, parts, factors={"study": "grid"}, extra={"study": "grid"})
+def measurement(d):
+    """Both task orderings as two parts of one run (`planner.measurement` of the description
+    `d`); on several hosts the launcher places the ranks that way too, where it can."""
+    from mpiscope.plan import order_options
+    from mpiscope.planner import Group
+    from mpiscope.planner import measurement as plan
+    parts = [Group(("grid",), d.sizes, engine_options=tuple(order_options(order)), mapping=order) for order in ORDERS]
+    return plan(d, parts, factors={"study": "grid"}, extra={"study": "grid"})
 
 
 def show_results(run) -> None:

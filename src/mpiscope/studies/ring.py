@@ -90,26 +90,27 @@ def series(cfg: RingStudyConfig, top: int) -> list[Series]:
     return out
 
 
-def measurement(cfg: RingStudyConfig, target, base_env: dict[str, str], launcher_args: tuple[str, ...],
-                check: bool):
-    """The study as one run: a part per series, each tagged with the series' factors; a
-    failed series does not stop the next."""
-    from mpiscope.plan import Part, Plan, engine_plan, make_plan
-    from mpiscope.session import Measurement
+def measurement(cfg: RingStudyConfig, d, target):
+    """The study as one run (`planner.measurement` of the description `d` with the study's
+    ranks and sampling): a part per series, each tagged with the series' factors; a failed series
+    does not stop the next."""
+    from dataclasses import replace
+
+    from mpiscope.plan import Plan, engine_plan
+    from mpiscope.planner import Group
+    from mpiscope.planner import measurement as plan
     sweep = engine_plan(target.engine, Plan(("ringcs1",), cfg.ranks, cfg.sizes_words(), "words"))
     todo = series(cfg, max(sweep.sizes_bytes))
-    parts = []
-    for s in todo:
-        plan, _ = make_plan(target.engine, [s.benchmark], cfg.ranks, sizes=s.sizes, units=s.units,
-                            ci_target=cfg.ci_target, max_time=cfg.max_time, check=check,
-                            engine_options=list(s.engine_options))
-        parts.append(Part(plan, {**base_env, **dict(s.env)}, launcher_args, tag={"series": s.name, **dict(s.tag)}))
+    parts = [Group((s.benchmark,), s.sizes, s.units, engine_options=s.engine_options, env=dict(s.env),
+                   tag={"series": s.name, **dict(s.tag)}) for s in todo]
+    base_env = d.env
     config = {**vars(cfg), "words": [size // 8 for size in sweep.sizes_bytes]}
     extra = {"study": "ring", "env": base_env, "config": config,
              "series": [{"name": s.name, "benchmark": s.benchmark, "sizes": s.sizes, "units": s.units,
                          "env": dict(s.env), "tag": dict(s.tag), "engine_options": list(s.engine_options)}
                         for s in todo]}
-    return Measurement(target, parts, factors={"study": "ring"}, extra=extra, keep_going=True)
+    d = replace(d, ranks=cfg.ranks, max_time=cfg.max_time, ci_target=cfg.ci_target)
+    return plan(d, parts, more_hosts=None, factors={"study": "ring"}, extra=extra, keep_going=True)
 
 
 def show_results(cfg: RingStudyConfig):

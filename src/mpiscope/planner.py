@@ -1,0 +1,101 @@
+"""The one step from a description to a Measurement: the launch policy and the first round's
+sampling, the placement and its room check, the engine's plan of every part, and one time budget
+over them. `mpiscope run`, the API, a sweep's configurations and `run --again` all plan here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from mpiscope.describe import Description, to_json
+from mpiscope.errors import UsageError
+from mpiscope.launch.placement import Placement, check_room, make_placement
+from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
+                           default_ranks, make_plan, order_options, spread_budget)
+from mpiscope.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
+from mpiscope.session import Measurement, target
+
+
+def policy(d: Description) -> LaunchPolicy:
+    return policy_from(d.launches, d.launch_target, d.time_budget)
+
+
+def placement(d: Description) -> Placement:
+    """The launchers' one placement check over the description's placement fields."""
+    return make_placement(launcher=d.launcher, hosts=list(d.hosts) if d.hosts is not None else None,
+                          hostfile=d.hostfile, nodes=d.nodes, ranks_per_node=d.ranks_per_node, mapping=d.map_by,
+                          binding=d.bind_to)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One part of a measurement: benchmarks at sizes, with what sets it apart from the others."""
+    benchmarks: tuple[str, ...]
+    sizes: str | None
+    units: str | None = None
+    ranks: int | None = None          # None: the description's, else two for pair benchmarks, else the cores
+    engine_options: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)    # over the description's
+    tag: dict[str, Any] = field(default_factory=dict)    # a study's series
+    mapping: str | None = None        # on hosts the launcher places the ranks so too (block, cyclic)
+
+
+def groups(d: Description) -> list[Group]:
+    """What the description itself asks for: its benchmarks, or with none the characterisation
+    (pair benchmarks on two ranks, then the main collectives on every core)."""
+    from mpiscope.launch import local_cores
+    units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
+    mapping = d.order if d.order in ("block", "cyclic") and not d.map_by else None
+    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, d.sizes, units, mapping=mapping)]
+    if d.benchmarks is None:
+        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.sizes == DEFAULT_SIZES else d.sizes,
+                         units, ranks=max(2, local_cores()), mapping=mapping))
+    return out
+
+
+def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: bool = True,
+                more_hosts: str | None = "--hosts, --nodes", room_hint: str = "",
+                factors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+                keep_going: bool = False) -> Measurement:
+    """What `d` measures, planned by the engine but not launched: `parts` (a study's series),
+    or by default the description's own groups (then run.json keeps the description, for
+    `run --again`). Builds the engine for `d.mpi` on first use. With `room`, a rank count far
+    beyond the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not
+    known before it runs, so it does not ask)."""
+    from mpiscope.launch import local_cores
+    pol = policy(d)
+    ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
+    where = placement(d)
+    t = target(d.mpi)
+    asked = where.ranks(d.ranks)
+    if asked is not None and room:
+        try:
+            check_room(asked, where, local_cores(), insist=d.oversubscribe, more_hosts=more_hosts)
+        except UsageError as e:
+            raise UsageError(f"{e}{room_hint}") from e
+    todo = list(parts) if parts is not None else groups(d)
+    planned = []
+    for g in todo:
+        n = asked or g.ranks or default_ranks(g.benchmarks, t.engine, local_cores())
+        planned.append(make_plan(t.engine, g.benchmarks, n, sizes=g.sizes, units=g.units, ci_target=ci_target,
+                                 max_time=max_time, reps=d.reps, check=d.check, raw=d.raw,
+                                 engine_options=[*order_options(d.order), *d.engine_args, *g.engine_options]))
+    if d.find_switches:
+        from mpiscope.refine import check_refinable
+        check_refinable(*planned[0])
+    plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole measurement
+    out = [Part(p, {**d.env, **g.env}, d.launcher_args,
+                replace(where, mapping=g.mapping) if g.mapping and where.on_hosts else where, dict(g.tag))
+           for p, g in zip(plans, todo)]
+    kept = {"description": to_json(d)} if parts is None else {}
+    return Measurement(t, out, {**d.factors, **(factors or {})}, extra={**kept, **(extra or {})}, policy=pol,
+                       keep_going=keep_going)
+
+
+def stored_description(run) -> Description:
+    """The description a run was measured from (run.json's `description`), for `run --again`."""
+    from mpiscope.describe import from_json
+    data = run.meta().extra.get("description")
+    if data is None:
+        raise UsageError(f"run {run.id} keeps no description (a study, an import, or a run measured before runs "
+                         f"kept theirs): measure it again with its options (`mpiscope show {run.id}` lists them)")
+    return from_json(data, f"run {run.id}")

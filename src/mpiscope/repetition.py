@@ -1,0 +1,82 @@
+"""How many launches a run makes (docs/statistics.md): the launch policy, its option's one
+grammar (`--launches N|auto`, a spec's `launches`, the API's `launches`), and the share of the
+time budget its first round may spend. schedule.py decides the launches that follow."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+MIN_LAUNCHES = 3
+MAX_LAUNCHES = 10
+LAUNCH_TARGET = 0.05   # the launch-level interval's half-width, relative to the estimate
+AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
+# The first round's sampling per launch, unless the user chose it: enough to estimate the
+# variance components, no more (three launches of 0.2 s cost less than one of 1 s).
+FIRST_ROUND_CI_TARGET = 0.05
+FIRST_ROUND_MAX_TIME_S = 0.2
+DEFAULT_ENV = "MPISCOPE_LAUNCHES"  # a site's or a user's default for --launches (e.g. 1)
+MOST_LAUNCHES = 1000
+
+
+@dataclass(frozen=True)
+class LaunchPolicy:
+    """How many launches: a fixed count, or auto (None): MIN_LAUNCHES, then more while the
+    launch-level interval is wider than `target` and the budget allows, up to MAX_LAUNCHES."""
+    count: int | None = None
+    target: float = LAUNCH_TARGET
+    budget_s: float | None = None
+
+    @property
+    def auto(self) -> bool:
+        return self.count is None
+
+    @property
+    def first_round(self) -> int:
+        return self.count or MIN_LAUNCHES
+
+
+def parse_launches(value: str | int) -> int | None:
+    """A number of launches (1 to 1000) or 'auto' (None); ValueError with the problem."""
+    if value == "auto":
+        return None
+    try:
+        n = int(value) if not isinstance(value, (bool, float)) else None
+    except (TypeError, ValueError):
+        n = None
+    if n is None:
+        raise ValueError(f"takes a number of launches or 'auto', got '{value}'")
+    if not 1 <= n <= MOST_LAUNCHES:
+        raise ValueError(f"must be between 1 and {MOST_LAUNCHES}, got {n}")
+    return n
+
+
+def default_launches() -> int | None:
+    """The launches when none are asked for: $MPISCOPE_LAUNCHES, else auto."""
+    text = os.environ.get(DEFAULT_ENV) or "auto"
+    try:
+        return parse_launches(text)
+    except ValueError as e:
+        from mpiscope.errors import UsageError
+        raise UsageError(f"{DEFAULT_ENV} {e}: set it to a number or auto, or unset it") from None
+
+
+def policy_from(launches: int | None, target: float | None, budget_s: float | None) -> LaunchPolicy:
+    """The policy of checked options (the description's launches, launch_target, time_budget)."""
+    return LaunchPolicy(launches, target or LAUNCH_TARGET, budget_s)
+
+
+def first_round_budget(policy: LaunchPolicy) -> float | None:
+    """The share of --time-budget the first round's launches may spend per launch: all of it
+    over fixed launches; with auto launches half, the rest is for the launches that follow."""
+    if policy.budget_s is None:
+        return None
+    return policy.budget_s / policy.first_round / (2 if policy.auto else 1)
+
+
+def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | None, reps: int | None,
+             time_budget: float | None) -> tuple[float | None, float | None]:
+    """The engine's --ci-target and --max-time per launch: the user's, or with several launches
+    and nothing chosen, the first round's lighter sampling."""
+    if policy.first_round == 1 or any(v is not None for v in (ci_target, max_time, reps, time_budget)):
+        return ci_target, max_time
+    return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
