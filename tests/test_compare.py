@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiscope.analysis.compare import (CI_Z, MANN_WHITNEY, ONE_VS_LAUNCHES, WELCH, compare_points, compare_runs,
+from mpiscope.results.compare import (CI_Z, MANN_WHITNEY, ONE_VS_LAUNCHES, WELCH, compare_points, compare_runs,
                                        launches_line, regressions)
-from mpiscope.analysis.launches import aggregate, drift_between_runs
+from mpiscope.results.launches import aggregate, drift_between_runs
 from mpiscope.records import Context, End, Point, Stats
 from mpiscope.store import Run, RunMeta
 
@@ -70,7 +70,7 @@ def a_run(rng, L: int, drift: float, slower: float = 1.0) -> list[Point]:
 
 
 def drift_of(rng, L: int, drift: float, runs: int = 10) -> dict:
-    """The drift a run keeps, learnt like `mpiscope.history` does from `runs` runs of each point."""
+    """The drift a run keeps, learnt like `mpiscope.results.history` does from `runs` runs of each point."""
     history = [aggregate(a_run(rng, L, drift)) for _ in range(runs)]
     return {(lps[0].key, lps[0].config): drift_between_runs(list(lps)) for lps in zip(*history)}
 

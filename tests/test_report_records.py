@@ -173,7 +173,7 @@ def test_side_by_side_table_and_variation(runs):
 
 
 def test_compare_on_typed_points(runs):
-    from mpiscope.analysis.compare import compare_points, regressions
+    from mpiscope.results.compare import compare_points, regressions
     changes = compare_points(runs["p2p"].records(), runs["slower"].records())
     assert len(changes) == 2 * len(SIZES) and all(pc.test == "ci z-test" for pc in changes)
     assert {pc.verdict for pc in changes} == {"slower"}
@@ -228,7 +228,7 @@ def summary_text(run: Run) -> str:
 
 
 def test_summary_has_one_row_per_point_over_three_launches(multi):
-    from mpiscope.analysis.launches import aggregate
+    from mpiscope.results.launches import aggregate
     from mpiscope.report.summary import SINGLE_LAUNCH_NOTE
     text = summary_text(multi["three"])
     assert "3 launches" in text and SINGLE_LAUNCH_NOTE.split(":")[0] not in text
@@ -303,7 +303,7 @@ def test_report_and_plots_draw_each_launch_beside_its_point(multi):
 
 
 def test_launch_frame_and_per_launch_rows(multi):
-    from mpiscope.analysis.launches import aggregate
+    from mpiscope.results.launches import aggregate
     from mpiscope.report.export import render
     from mpiscope.report.levels import launch_frame
     df = tidy([multi["three"], multi["one"]])

@@ -19,23 +19,21 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from mpiscope.analysis.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
+from mpiscope.results.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
                                         launches_needed, log_se)
 from mpiscope.errors import UsageError
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
+from mpiscope.results.policy import POLICY
 
-MIN_LAUNCHES = 3
-MAX_LAUNCHES = 10
-LAUNCH_TARGET = 0.05   # the launch-level interval's half-width, relative to the estimate
-AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
-# The first round's sampling per launch, unless the user chose it: enough to estimate the
-# variance components, no more (three launches of 0.2 s cost less than one of 1 s).
-FIRST_ROUND_CI_TARGET = 0.05
-FIRST_ROUND_MAX_TIME_S = 0.2
-# A point whose variance over launches is at most this share of its drift from run to run gets no
-# more launches: 1 - sqrt(3/4) < 15 % of the half-width is all that more launches could still gain.
-DRIFT_DOMINATES = 1 / 3
+# Values and evidence: `mpiscope.results.policy`.
+MIN_LAUNCHES = POLICY.min_launches
+MAX_LAUNCHES = POLICY.max_launches
+LAUNCH_TARGET = POLICY.launch_target
+AUTO_BUDGET_S = POLICY.auto_budget_s
+FIRST_ROUND_CI_TARGET = POLICY.first_round_ci_target
+FIRST_ROUND_MAX_TIME_S = POLICY.first_round_max_time_s
+DRIFT_DOMINATES = POLICY.drift_dominates
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,7 @@ class LaunchPolicy:
     count: int | None = None
     target: float = LAUNCH_TARGET
     budget_s: float | None = None
+    history: str = "auto"  # the earlier runs the drift is learnt from: auto, none, or run ids
 
     @property
     def auto(self) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from mpiscope.analysis.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
+from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
                                         aggregate, aggregate_runs, drift_between_runs, drifts_kept,
                                         engine_ci_target, find_modes, heterogeneity_p, launches_needed,
                                         samples_per_launch, summarise, widened, with_drift)

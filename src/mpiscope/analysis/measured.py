@@ -11,7 +11,7 @@ import numpy as np
 
 from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
 
-from .launches import aggregate, config_of, launch_of
+from mpiscope.results.launches import aggregate, config_of, launch_of
 
 # A CI narrower than this fraction of the median is not believed: the medians
 # of neighbouring sizes scatter more than their own CIs say (cache state, page

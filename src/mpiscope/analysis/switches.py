@@ -14,7 +14,7 @@ from mpiscope.records import Point
 
 from .clock import Clock
 from .hockney import HockneyFit, fit_hockney, format_hockney_table, implausible
-from .launches import Z95, launch_of
+from mpiscope.results.launches import Z95, launch_of
 from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, Measured, arrays, launch_level, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 import pandas as pd
 
-from mpiscope.records.launches import Drift, config_of, drifts_kept
+from mpiscope.results.points import Drift, config_of, drifts_kept
 from mpiscope.records.model import Context, Point
 from mpiscope.records.reader import RecordFile
 

@@ -1,5 +1,5 @@
 """The launch-level frame: the tidy table with one row per point and configuration of a run, its
-figures taken over the run's launches (`analysis.launches.aggregate`), which every table, plot,
+figures taken over the run's launches (`results.launches.aggregate`), which every table, plot,
 export and report shows unless asked for each launch's own rows."""
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from mpiscope.analysis.launches import Drift, LaunchPoint, Mode, aggregate_runs, with_drift
+from mpiscope.results.evidence import evidence
+from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, Mode, aggregate_runs, with_drift
+from mpiscope.results.points import disturbed_of
 
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup")
 # Launch-level columns, in the order they follow the point's figures.
 LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
-                 "run_levels")
+                 "run_levels", "evidence", "disturbed")
 
 
 def is_launch_level(df: pd.DataFrame) -> bool:
@@ -51,10 +53,10 @@ def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
 
 
 def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
-    """A point of one run with the run-to-run drift its run.json keeps (a sweep configuration's
-    runs pooled are several runs already: no drift added)."""
+    """A point of one run with the run-to-run drift its run.json keeps, else the stated prior (a
+    sweep configuration's runs pooled are several runs already: no drift added)."""
     drift = base.get("drift")
-    return with_drift(lp, drift) if runs == 1 and isinstance(drift, Drift) else lp
+    return with_drift(lp, drift if isinstance(drift, Drift) else PRIOR_DRIFT) if runs == 1 else lp
 
 
 def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
@@ -77,7 +79,8 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                share_between=lp.share_between, half_width_rel=lp.half_width_rel, modes=modes_text(lp.modes),
                run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
                drift_var=lp.drift.var if lp.drift is not None else None,
-               drift_runs=lp.drift.runs if lp.drift is not None else None, drift=lp.drift, point=lp)
+               drift_runs=lp.drift.runs if lp.drift is not None and not lp.drift.prior else None,
+               drift=lp.drift, evidence=evidence(lp), disturbed=len(lp.disturbed), point=lp)
     return row
 
 
@@ -98,9 +101,17 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     for _, g in df.groupby(group, sort=False):
         base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
         runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
+
+        def cause(p: Any) -> str:  # the tidy table's `disturbed` column, else the record's own
+            value = base[id(p)].get("disturbed")
+            return value if isinstance(value, str) else disturbed_of(p)
         rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
-                 for lp in aggregate_runs(runs)]
+                 for lp in aggregate_runs(runs, cause)]
     out = pd.DataFrame(rows)
+    # one order everywhere: benchmark, variant, size (issue 31), then ranks
+    keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]
+    if keys:
+        out = out.sort_values(keys, kind="stable", na_position="first", ignore_index=True)
     if "not_converged" in out and not out["not_converged"].any():
         out = out.drop(columns="not_converged")
     return out

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mpiscope.analysis.launches import (Drift, LaunchPoint, aggregate, config_of, drifts_kept, launch_of,
+from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, config_of, drifts_kept, launch_of,
                                        widened)
 from mpiscope.console import make_table
 from mpiscope.records import Point, RecordFile, Skip, Timeout
