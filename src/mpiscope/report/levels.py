@@ -17,7 +17,7 @@ _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup")
 # Launch-level columns, in the order they follow the point's figures.
 LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
-                 "run_levels", "evidence", "disturbed")
+                 "run_levels", "evidence", "disturbed_launches")
 
 
 def is_launch_level(df: pd.DataFrame) -> bool:
@@ -80,7 +80,7 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
                drift_var=lp.drift.var if lp.drift is not None else None,
                drift_runs=lp.drift.runs if lp.drift is not None and not lp.drift.prior else None,
-               drift=lp.drift, evidence=evidence(lp), disturbed=len(lp.disturbed), point=lp)
+               drift=lp.drift, evidence=evidence(lp), disturbed_launches=len(lp.disturbed), point=lp)
     return row
 
 

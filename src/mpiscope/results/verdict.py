@@ -44,11 +44,13 @@ def launches_to_decide(diff: float, launch_var: float, drift_var: float, margin:
     `drift_var`. None when no number does (the drift alone is too wide, or no distance)."""
     change = math.expm1(diff)
     distance = abs(diff) if abs(change) >= margin else min(math.log1p(margin) - diff, diff - math.log1p(-margin))
-    z = policy.z95 + float(special.ndtri(policy.power))
-    room = (distance / z) ** 2 - 2 * drift_var
-    if not (distance > 0 and room > 0 and np.isfinite(launch_var)):
+    if not (distance > 0 and np.isfinite(launch_var)):
         return None
-    return max(2, math.ceil(2 * launch_var / room))
+    n = np.arange(2, 1001)
+    df = 2 * n - 2  # Welch's with equal sides and variances
+    z = special.stdtrit(df, 0.5 + policy.level / 2) + special.stdtrit(df, policy.power)
+    ok = np.nonzero(z * np.sqrt(2 * launch_var / n + 2 * drift_var) <= distance)[0]
+    return int(n[ok[0]]) if len(ok) else None
 
 
 def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, drift_var: float = 0.0,
