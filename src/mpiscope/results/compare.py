@@ -321,10 +321,12 @@ def launches_line(changes: list[PointChange]) -> str:
                                  else "a t test of one launch against the other side's launches"
                                  for pc in level}))
     drifted = [pc for pc in level if pc.drift_runs]
+    prior = [pc for pc in level if pc.drift is not None and pc.drift.prior]
     if drifted:
         tests += (f", with the drift from run to run learnt from {span([pc.drift_runs for pc in drifted])} runs "
                   f"({len(drifted)} of {len(level)} points)")
     return (f"launch level: {tests}; baseline {span([pc.base_launches for pc in level])} launches, "
             f"candidate {span([pc.cand_launches for pc in level])} per point"
             + (f" ({len(changes) - len(level)} points with one launch per side: samples compared)"
-               if len(level) < len(changes) else ""))
+               if len(level) < len(changes) else "")
+            + (f"; with {prior[0].drift.described} for {len(prior)} of {len(level)} points" if prior else ""))
