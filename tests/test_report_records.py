@@ -275,7 +275,7 @@ def svgs(page: str) -> list[str]:
 def test_report_and_plots_draw_each_launch_beside_its_point(multi):
     from mpiscope.report import plots
     from mpiscope.report.html import render
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     df = tidy([multi["three"]])
     assert sorted(df["launch"].unique()) == [0, 1, 2] and len(df) == 3 * 2 * len(SIZES)
     fig = plots.latency_plot(df)
@@ -305,7 +305,7 @@ def test_report_and_plots_draw_each_launch_beside_its_point(multi):
 def test_launch_frame_and_per_launch_rows(multi):
     from mpiscope.results.launches import aggregate
     from mpiscope.report.export import render
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     df = tidy([multi["three"], multi["one"]])
     lf = launch_frame(df)
     assert len(lf) == 2 * len(SIZES) + 1 and "launch" not in lf and "point" in lf

@@ -195,10 +195,10 @@ def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = 
     """The tidy table of runs (`records.table.tidy`): every factor of a run and launch a column,
     every figure of a point a column, the typed point in `point`. By default one row per point with
     its launch-level estimate (`time_median_us`) and 95 % interval (`time_ci_low_us`,
-    `time_ci_high_us`) over its launches (`report.levels.launch_frame`); `per_launch`: one row per
+    `time_ci_high_us`) over its launches (`results.frame.launch_frame`); `per_launch`: one row per
     point and launch."""
     from mpiscope.records.table import tidy
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     df = tidy(as_runs(runs, runs_dir))
     return df if per_launch else launch_frame(df)
 
@@ -208,7 +208,7 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
     """The tables of `mpiscope table`, one per benchmark: sizes x configurations (labelled by the
     factors that differ between the runs) in `.us` (microseconds) and `.bw` (MB/s) DataFrames;
     each cell a point's launch-level estimate, or with `per_launch` a column per launch."""
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     from mpiscope.report.table import side_by_side as tables
     df = table(runs, per_launch=True, runs_dir=runs_dir)
     if df.empty or "benchmark" not in df:

@@ -17,13 +17,12 @@ import random
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-import numpy as np
-
-from mpiscope.results.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
-                                        launches_needed, log_se)
+from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
+                                       launch_of, launches_needed)
 from mpiscope.errors import UsageError
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
+from mpiscope.results.points import tag_configuration
 from mpiscope.results.policy import POLICY
 
 # Values and evidence: `mpiscope.results.policy`.
@@ -96,11 +95,6 @@ def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | No
     return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
 
 
-def config(tag: dict) -> tuple:
-    """A part's configuration: its tag without the launch-like keys (as records are grouped)."""
-    return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS))
-
-
 def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...]:
     """Plan ids in a random order: sizes and benchmarks shuffled within each group of ranks
     (--npmin), and the groups in a random order (each group is one communicator)."""
@@ -140,7 +134,7 @@ def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci
     """One more launch of each part of the first round, measuring only the `short` points."""
     out = []
     for part in first_round:
-        cfg = set(config(part.tag))  # a record's configuration may say more (its rank order)
+        cfg = set(tag_configuration(part.tag))  # a record's configuration may say more (its rank order)
         entries = [e for e in part.entries(engine_plan(engine, part.plan))
                    if any(key == e.key and cfg <= set(c) for key, c in short)]
         if not entries:
@@ -164,14 +158,6 @@ def _cost_s(lps: Sequence[LaunchPoint], overhead_s: float, parts: int) -> float:
     far, and the launch overhead per part."""
     per_point = [sum(p.elapsed_s for p in lp.points) / max(1, len(lp.points)) for lp in lps]
     return sum(per_point) + overhead_s * parts
-
-
-def drift_dominates(lp: LaunchPoint, drift: Drift | None) -> bool:
-    """Whether more launches of this run would narrow `lp`'s interval by little: its variance
-    over launches is already at most DRIFT_DOMINATES of the drift from run to run, which no
-    launch of this run can reduce (the half-width would shrink by under 15 %)."""
-    se = log_se(lp)
-    return drift is not None and drift.var > 0 and np.isfinite(se) and se ** 2 <= DRIFT_DOMINATES * drift.var
 
 
 def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,

@@ -202,11 +202,11 @@ def _not_hung_before(run: Run, part: Part, entries: list[PlanPoint]) -> list[Pla
     """`entries` without the points that hung in an earlier launch of the same configuration,
     nor the larger sizes of their series (a deadlock is a result: found once, it is not waited
     for again); those are recorded as skipped in this launch."""
-    from mpiscope.schedule import config
-    cfg = config(part.tag)
+    from mpiscope.results.points import tag_configuration
+    cfg = tag_configuration(part.tag)
     hung: dict[tuple, int] = {}  # series -> smallest size that hung
     for t in run.records():
-        if isinstance(t, Timeout) and config(t.tag) == cfg:
+        if isinstance(t, Timeout) and tag_configuration(t.tag) == cfg:
             series = (t.benchmark, t.ranks, t.variant)
             hung[series] = min(t.size, hung.get(series, t.size))
     if not hung:

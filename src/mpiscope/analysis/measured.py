@@ -11,7 +11,7 @@ import numpy as np
 
 from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
 
-from mpiscope.results.launches import aggregate, config_of, launch_of
+from mpiscope.results.launches import aggregate, configuration_of, launch_of
 
 # A CI narrower than this fraction of the median is not believed: the medians
 # of neighbouring sizes scatter more than their own CIs say (cache state, page
@@ -98,7 +98,7 @@ def launch_level(points: Iterable[Measured]) -> list[Measured]:
         if not (isinstance(p, Point) and "launch" in p.tag):
             rest.append(p)
             continue
-        k = (p.key, config_of(p), launch_of(p))
+        k = (p.key, configuration_of(p), launch_of(p))
         if k in seen:
             run, seen = run + 1, set()
         seen.add(k)

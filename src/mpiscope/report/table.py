@@ -1,6 +1,6 @@
 """Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
-for small messages. Built from the launch-level frame (report.levels: each cell a point's
+for small messages. Built from the launch-level frame (results.frame: each cell a point's
 estimate over its launches) or from the tidy table's per-launch rows (records.table, a column
 per launch); terminal, Markdown, CSV."""
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pandas as pd
 from rich.table import Table
 
 from mpiscope.errors import UsageError
+from mpiscope.report.numbers import cell
 from mpiscope.records.table import tidy
 from mpiscope.units import human_size
 from mpiscope.store import SweepDir, runs_of
@@ -149,15 +150,8 @@ class SideBySide:
         bw, us = self.bw.at[size, col], self.us.at[size, col]
         if pd.isna(us):
             return ""
-        text = "-" if pd.isna(bw) else _fmt(bw)
-        return f"{text} ({_fmt(us)})" if size <= self.latency_upto else text
-
-
-def _fmt(x: float) -> str:
-    """Three significant digits or one decimal, whichever is more: 0.4, 5.3, 18, 176.8, 1024."""
-    if x >= 100:
-        return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
-    return f"{x:.3g}" if x < 10 else f"{x:.1f}"
+        text = "-" if pd.isna(bw) else cell(bw)
+        return f"{text} ({cell(us)})" if size <= self.latency_upto else text
 
 
 def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = False,

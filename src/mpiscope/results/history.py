@@ -6,7 +6,7 @@ changes more slowly (measured here: the next run's estimate fell inside the laun
 directory are the level above launches: at the end of a run, each point's run-to-run variance is
 estimated from this run's and those runs' launch-level estimates, kept in run.json (`drift`), and
 every reader widens the point's interval by it (`results.launches.widened`). The store and
-the setting of a launch live here; the statistics in `results.launches`.
+the configuration of a launch live here; the statistics in `results.launches`.
 """
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "max_r
 # Environment the launcher sets per launch without changing what is measured.
 _INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
 
-PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (setting, point key, configuration)
+PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (configuration digest, point key, series)
 
 
-def setting(run: Run, ctx: Context) -> str:
+def configuration_digest(run: Run, ctx: Context) -> str:
     """A short digest of what makes one launch's points comparable with another's: the hosts and
     placement, the library and engine, the tuning variables, the options that change what is
     measured, and what a sweep or study varied."""
@@ -51,13 +51,13 @@ def setting(run: Run, ctx: Context) -> str:
 
 
 def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
-    """The run's points over its launches, each under its setting (a launch's points take the
-    setting of the context record before them)."""
+    """The run's points over its launches, each under its configuration (a launch's points take the
+    configuration of the context record before them)."""
     groups: dict[str, list[Point]] = {}
-    current = None  # points before any context record: their setting is unknown, they match nothing
+    current = None  # points before any context record: their configuration is unknown, they match nothing
     for rec in run.records():
         if isinstance(rec, Context):
-            current = setting(run, rec)
+            current = configuration_digest(run, rec)
         elif isinstance(rec, Point) and current is not None:
             groups.setdefault(current, []).append(rec)
     return {(s, lp.key, lp.config): lp for s, recs in groups.items() for lp in aggregate(recs)}
@@ -70,9 +70,9 @@ def _started(run: Run) -> datetime | None:
         return None
 
 
-def _same_run_setting(a: Any, b: Any) -> bool:
+def _same_run_configuration(a: Any, b: Any) -> bool:
     """What run.json says without reading records: host, library and factors (a cheap first sieve;
-    each launch's setting decides)."""
+    each launch's configuration decides)."""
     def lib(m: Any) -> tuple:
         return tuple(getattr(m.mpi, k, None) for k in ("vendor", "version", "prefix"))
     return a.host == b.host and lib(a) == lib(b) and a.factors == b.factors
@@ -91,7 +91,7 @@ def earlier_runs(run: Run) -> list[Run]:
             continue
         when = _started(other)
         meta = other.meta()
-        if when is None or when >= start or meta.status != "ok" or not _same_run_setting(meta, mine):
+        if when is None or when >= start or meta.status != "ok" or not _same_run_configuration(meta, mine):
             continue
         if start - when > timedelta(days=HISTORY_DAYS):
             continue
@@ -143,7 +143,7 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
 
 def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequence[Run]] | None = None
                 ) -> dict[str, Any]:
-    """Each point's run-to-run drift from this run and the earlier runs of its setting that
+    """Each point's run-to-run drift from this run and the earlier runs of its configuration that
     measured it in two launches or more, as kept in run.json's `drift`: the runs used and, per
     point, its variance, run count, the runs it came from and those left out with the reason.
     `history`: "auto" (the latest HISTORY_RUNS earlier runs here), "none" (none: the prior), or

@@ -20,10 +20,10 @@ from scipy import special
 
 from mpiscope.records import Point
 from mpiscope.results.location import huber
-from mpiscope.results.points import LAUNCH_TAGS, Drift, config_of, disturbed_of, drifts_kept, launch_of
+from mpiscope.results.points import LAUNCH_TAGS, Drift, configuration_of, disturbed_of, drifts_kept, launch_of
 from mpiscope.results.policy import POLICY
 
-__all__ = ["LAUNCH_TAGS", "Drift", "config_of", "drifts_kept", "launch_of"]  # defined with the records
+__all__ = ["LAUNCH_TAGS", "Drift", "configuration_of", "drifts_kept", "launch_of"]  # defined with the records
 
 # Names of the policy's constants as this module's code reads them (values and evidence:
 # `mpiscope.results.policy`).
@@ -157,7 +157,7 @@ def summarise(points: list[Point], level: float = 0.95,
         s = first.time_us
         return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
                            s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
-                           config=config_of(first), points=tuple(points), samples=first.samples_us,
+                           config=configuration_of(first), points=tuple(points), samples=first.samples_us,
                            disturbed=bad, busy=busy)
     logs = np.log(med)
     k = len(logs)
@@ -170,7 +170,7 @@ def summarise(points: list[Point], level: float = 0.95,
     return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(np.exp(centre)),
                        float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),
                        within_var=within, between_var=between, modes=find_modes(med, within),
-                       config=config_of(first), points=tuple(points), disturbed=bad, busy=busy)
+                       config=configuration_of(first), points=tuple(points), disturbed=bad, busy=busy)
 
 
 # --- runs: drift beyond the launches ---------------------------------------------------------
@@ -320,6 +320,14 @@ def launches_needed(lp: LaunchPoint, target_rel: float, level: float = 0.95, max
     return int(n[ok[0]]) if len(ok) else int(n[-1])
 
 
+def drift_dominates(lp: LaunchPoint, drift: Drift | None) -> bool:
+    """Whether more launches of this run would narrow `lp`'s interval by little: its variance
+    over launches is already at most POLICY.drift_dominates of the drift from run to run, which no
+    launch of this run can reduce (the half-width would shrink by under 15 %)."""
+    se = log_se(lp)
+    return drift is not None and drift.var > 0 and np.isfinite(se) and se ** 2 <= POLICY.drift_dominates * drift.var
+
+
 def samples_per_launch(lp: LaunchPoint, launch_overhead_s: float, points_per_launch: int = 1) -> float:
     """Kalibera & Jones' optimal number of samples per launch for `lp`,
     n1* = sqrt(c2 S1^2 / (c1 S2^2)): c1 the cost of a sample (its median time), c2 the cost of a
@@ -371,7 +379,7 @@ def _aggregate(launched: Iterable[tuple[Hashable, Any]],
     groups: dict[tuple, dict[Hashable, Point]] = {}
     for launch, r in launched:
         if isinstance(r, Point) and r.median is not None and r.median > 0:  # the estimate (Point.estimate)
-            groups.setdefault((r.key, config_of(r)), {})[launch] = r
+            groups.setdefault((r.key, configuration_of(r)), {})[launch] = r
     return [summarise([g[k] for k in sorted(g)], disturbed=disturbed) for g in groups.values()]
 
 

@@ -22,11 +22,16 @@ def launch_of(p: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def config_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
+def tag_configuration(tag: Mapping[str, Any]) -> tuple[tuple[str, Hashable], ...]:
+    """The configuration a tag names: its keys but the launch-like ones (a study's series, a
+    sweep's configuration), sorted."""
+    return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)))
+
+
+def configuration_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
     """What, beyond the point's key, makes it a different configuration: a study's series, and
     the ranks' renumbering (`--order`, which the grid study's two parts differ by)."""
-    tag = getattr(p, "tag", None) or {}
-    out = [(k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)]
+    out = list(tag_configuration(getattr(p, "tag", None) or {}))
     order = getattr(p, "order", None)
     if isinstance(order, str) and order not in ("", "launch"):
         out.append(("rank_order", order))
