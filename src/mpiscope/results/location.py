@@ -1,6 +1,7 @@
 """The robust launch-level location: Huber's M-estimator of the log launch medians, with a MAD
-scale (docs/statistics.md, "The estimate"). Clean launches give the mean and the sample variance
-(the Student interval as before); one wild launch counts as at most `huber_k` scales."""
+scale, from POLICY.robust_min_launches launches on (docs/statistics.md, "The estimate"). Clean
+launches give the mean and the sample variance (the Student interval as before); one wild launch
+counts as at most `huber_k` scales."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +17,8 @@ def huber(y: np.ndarray, floor: float = 0.0, policy: Policy = POLICY) -> tuple[f
     y = np.asarray(y, float)
     if len(y) < 2:
         return float(y.mean()), float("nan")
+    if len(y) < policy.robust_min_launches:  # too few to tell a wild launch from spread
+        return float(y.mean()), float(y.var(ddof=1))
     k = policy.huber_k
     scale = max(policy.mad_sigma * float(np.median(np.abs(y - np.median(y)))), floor)
     if not scale > 0:

@@ -29,6 +29,12 @@ class Policy:
     # cover 93 %: tests/analysis/test_launches.py), while one wild launch moves the estimate by
     # at most about huber_k scales / (L - 1).
     huber_k: float = 2.0
+    # Huber's estimate from this many launches on: the MAD of 3-4 launches cannot tell a wild
+    # launch from spread (with 3 normal launches the farther one lies beyond 2 MAD-scales in about
+    # a third of sets, and the clipped variance then ignored it: bench/evidence/run.py's false
+    # slower/faster rose from 0 to 12 %). Below, the geometric mean and Student interval, whose
+    # width shows a wild launch as "insufficient evidence" and earns the point more launches.
+    robust_min_launches: int = 5
     # An interval whose high/low exceeds this carries no usable information (a factor 2 either
     # way): it is shown as "insufficient evidence: about N more launches", never as a band.
     max_span: float = 2.0
@@ -62,10 +68,10 @@ class Policy:
     history_days: int = 7           # older runs may describe another state of the machine
     # Until the drift is learnt, a stated prior for it: a run effect of this standard deviation on
     # the log scale, treated as known. The spread of one point's estimate over ten quiet runs here
-    # was 1.2x-3x max/min (docs/statistics.md "Runs"); 0.1 (10 %) brings the coverage of the next
-    # run's estimate from the first run to >= 80 % (bench/evidence/run.py) while a 50 % change
-    # stays decidable with one run a side.
-    prior_drift_sd: float = 0.10
+    # was 1.2x-3x max/min, median about 1.6x (notes/launch-noise.md); ten normal draws span about
+    # 3.1 SD, so 1.6x is an SD of log(1.6) / 3.1 = 0.15. With 0.10 the first run's interval held the
+    # next run's estimate in 75-80 % of the points of bench/evidence/run.py, under the 80 % target.
+    prior_drift_sd: float = 0.15
     # A run whose estimate differs from this one's by more than this factor sits in another state
     # of the machine (a changed link, another machine): not learnt from, named with the reason.
     # Quiet runs here spread by at most 3.1x max/min (Open MPI pingpong, launch-noise notes).
