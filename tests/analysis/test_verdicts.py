@@ -11,7 +11,7 @@ from mpiscope.results.compare import compare_runs, regressions
 from mpiscope.results.evidence import evidence
 from mpiscope.results.history import learn
 from mpiscope.results.launches import PRIOR_DRIFT, aggregate, summarise, with_drift
-from mpiscope.results.location import huber
+from mpiscope.results.location import robust_location
 from mpiscope.results.points import Drift
 from mpiscope.results.policy import POLICY
 from mpiscope.results.verdict import decide, launches_to_decide
@@ -91,25 +91,32 @@ def test_inconclusive_says_how_many_launches_would_decide():
 
 
 def test_one_wild_launch_moves_the_estimate_less_than_the_bound():
-    """One launch 1000x off among five moves the log estimate by at most 3 huber_k scales / (L-1)
-    from the median of the four others (docs/statistics.md; simulated worst 2.4 of 5000), while the
-    mean moves by log(1000)/5."""
+    """One launch 1.6x-1000x off among five is left out: the estimate is the geometric mean of
+    the other four (moved by 0, within the stated bound of docs/statistics.md), where the plain
+    geometric mean moves by log(factor)/5; a launch within the spread of one level stays."""
     rng = np.random.default_rng(31)
     for _ in range(500):
-        clean = rng.normal(0.0, 0.05, 4)
-        wild = np.append(clean, np.log(1000.0))
-        mu, _ = huber(wild)
-        scale = POLICY.mad_sigma * float(np.median(np.abs(wild - np.median(wild))))
-        assert abs(mu - np.median(clean)) <= 3 * POLICY.huber_k * scale / 4
-        assert abs(mu - clean.mean()) < 0.2 * np.log(1000.0) / 5
+        clean = rng.normal(0.0, 0.03, 4)
+        for factor in (1.6, 10.0, 1000.0):
+            mu, var, out = robust_location(np.append(clean, clean.mean() + np.log(factor)))
+            assert out == 1 and mu == pytest.approx(clean.mean()) and var == pytest.approx(clean.var(ddof=1))
+    tail = np.array([0.0, 0.01, -0.02, 0.015, 0.06])  # a launch 6 % off: the spread of one level
+    assert robust_location(tail)[2] == 0 and robust_location(tail)[0] == pytest.approx(tail.mean())
+
+
+def test_three_launches_are_never_trimmed():
+    """Three or four launches cannot tell a wild launch from spread: the geometric mean, whose
+    interval then shows the disagreement (and is flagged when wider than a factor 2)."""
+    y = np.log([1.0, 1.01, 50.0])
+    assert robust_location(y)[2] == 0 and robust_location(y)[0] == pytest.approx(y.mean())
 
 
 def test_clean_launches_give_the_geometric_mean_and_student_interval():
     """No wild launch: the estimate is the geometric mean and the variance the sample variance
     (the interval as before the robust estimate)."""
-    y = np.log([1.0, 1.02, 0.99, 1.01])
-    mu, var = huber(y)
-    assert mu == pytest.approx(y.mean()) and var == pytest.approx(y.var(ddof=1))
+    y = np.log([1.0, 1.02, 0.99, 1.01, 1.0, 0.98])
+    mu, var, out = robust_location(y)
+    assert out == 0 and mu == pytest.approx(y.mean()) and var == pytest.approx(y.var(ddof=1))
 
 
 def test_a_wide_interval_is_flagged_with_the_launches_it_needs():

@@ -23,7 +23,7 @@ from mpiscope.records import Record
 
 from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
 from mpiscope.analysis.measured import Measured, is_measured
-from mpiscope.results.location import huber
+from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
 from mpiscope.results.verdict import INCONCLUSIVE, decide
 
@@ -211,12 +211,13 @@ def summary(changes: list[PointChange]) -> str:
 def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None
            ) -> tuple[float, float, float, float, float, float]:
     """Welch's t test on log launch medians (Welch-Satterthwaite degrees of freedom), each side
-    by its robust centre and variance (`location.huber`: the mean and sample variance when no
-    launch is wild); Hedges' g as effect size. With a run-to-run `drift`, each side's mean also
+    by its robust centre and variance (`location.robust_location`: the mean and sample variance
+    of the launches that are not wild); Hedges' g as effect size. With a run-to-run `drift`, each side's mean also
     carries its run's effect: 2 x its variance joins the difference's, with runs - 1 degrees of
     freedom (none lost for the stated prior). Returns (p, g, diff, se, df, one launch's variance).
     Written out: scipy's ttest_ind costs more than everything else here."""
-    (mb, sb), (mc, sc) = huber(b), huber(c)
+    (mb, sb, wb), (mc, sc, wc) = robust_location(b), robust_location(c)
+    b, c = b[:len(b) - wb], c[:len(c) - wc]  # only the counts matter below
     diff = mc - mb
     vb, vc = sb / len(b), sc / len(c)
     vr, dr = (2 * drift.var, drift.runs - 1) if drift is not None and (drift.runs >= 2 or drift.prior) else (0.0, 1)

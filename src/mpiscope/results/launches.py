@@ -19,7 +19,7 @@ import numpy as np
 from scipy import special
 
 from mpiscope.records import Point
-from mpiscope.results.location import huber
+from mpiscope.results.location import robust_location
 from mpiscope.results.points import LAUNCH_TAGS, Drift, configuration_of, disturbed_of, drifts_kept, launch_of
 from mpiscope.results.policy import POLICY
 
@@ -135,10 +135,10 @@ def summarise(points: list[Point], level: float = 0.95,
     cause from `disturbed`) are kept in `disturbed` and left out of the estimate, unless more than
     POLICY.busy_share of the launches are: then all count and `busy` names the cause.
 
-    Estimate: Huber's M-estimate of the log launch medians (`location.huber`: the geometric mean
-    when no launch is wild). Interval: Student's t with L-1 degrees of freedom on Huber's variance
-    (the sample variance when no launch is clipped: exact when they are normal, whatever the split
-    of their variance into within and between). One launch: its own interval."""
+    Estimate: the geometric mean of the launch medians without wild launches
+    (`location.robust_location`). Interval: Student's t with L-1 degrees of freedom over the log
+    launch medians kept (exact when they are normal, whatever the split of their variance into
+    within and between). One launch: its own interval."""
     # a point's estimate: its median, or an imported point's own figure (Point.estimate)
     points = [p for p in points if p.median is not None and p.median > 0]
     if not points:
@@ -162,7 +162,8 @@ def summarise(points: list[Point], level: float = 0.95,
     logs = np.log(med)
     k = len(logs)
     var = float(logs.var(ddof=1))
-    centre, robust_var = huber(logs, np.sqrt(within) if np.isfinite(within) else 0.0)
+    centre, robust_var, left_out = robust_location(logs, within)
+    k -= left_out
     # identical medians (a coarse timer) would give a zero-width interval: their own error instead
     total = robust_var if robust_var > 0 or not np.isfinite(within) else within
     half = special.stdtrit(k - 1, 0.5 + level / 2) * np.sqrt(total / k)

@@ -1,38 +1,38 @@
-"""The robust launch-level location: Huber's M-estimator of the log launch medians, with a MAD
-scale, from POLICY.robust_min_launches launches on (docs/statistics.md, "The estimate"). Clean
-launches give the mean and the sample variance (the Student interval as before); one wild launch
-counts as at most `huber_k` scales."""
+"""The robust launch-level location (docs/statistics.md, "The estimate"): the geometric mean of
+the launch medians without its wild launches. From POLICY.robust_min_launches launches on, a
+launch whose log median lies more than POLICY.wild_sd robust standard deviations (MAD-based, at
+least the launches' own sampling SE) and POLICY.wild_ratio-fold from the median of the launch
+medians is wild, as long as at least POLICY.robust_keep of the launches stay: another mode or a
+disturbed launch, not the tail of one level. Clean launches give exactly the geometric mean and
+the Student interval."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from mpiscope.results.policy import POLICY, Policy
 
 
-def huber(y: np.ndarray, floor: float = 0.0, policy: Policy = POLICY) -> tuple[float, float]:
-    """(location, variance of one observation) of `y` (log launch medians). The scale is
-    1.4826 MAD, at least `floor` (the launches' own sampling SE: a spread inside it is no spread),
-    else the sample SD when both are 0; the variance is Huber's sandwich
-    s^2 sum(psi^2)/(L-1) / mean(psi')^2, the sample variance when no launch is clipped."""
-    y = np.asarray(y, float)
-    if len(y) < 2:
-        return float(y.mean()), float("nan")
-    if len(y) < policy.robust_min_launches:  # too few to tell a wild launch from spread
-        return float(y.mean()), float(y.var(ddof=1))
-    k = policy.huber_k
-    scale = max(policy.mad_sigma * float(np.median(np.abs(y - np.median(y)))), floor)
-    if not scale > 0:
-        scale = float(y.std(ddof=1))
-    if not scale > 0:
-        return float(y.mean()), 0.0
-    mu = float(np.median(y))
-    for _ in range(100):
-        r = (y - mu) / scale
-        step = scale * float(np.clip(r, -k, k).mean()) / max(float((np.abs(r) <= k).mean()), 1 / len(y))
-        mu += step
-        if abs(step) <= 1e-12 * scale:
-            break
-    r = (y - mu) / scale
-    psi, inside = np.clip(r, -k, k), float((np.abs(r) <= k).mean())
-    var = scale ** 2 * float((psi ** 2).sum()) / (len(y) - 1) / max(inside, 1 / len(y)) ** 2
-    return mu, var
+def wild(logs: np.ndarray, within_var: float = 0.0, policy: Policy = POLICY) -> np.ndarray:
+    """Which of `logs` (log launch medians) are wild launches (all False when none may be left
+    out: too few launches, or too many would go)."""
+    logs = np.asarray(logs, float)
+    out = np.zeros(len(logs), dtype=bool)
+    if len(logs) < policy.robust_min_launches:
+        return out
+    centre = float(np.median(logs))
+    within = within_var if np.isfinite(within_var) else 0.0
+    spread = max(policy.mad_sigma * float(np.median(np.abs(logs - centre))), math.sqrt(max(within, 0.0)))
+    far = np.abs(logs - centre) > max(policy.wild_sd * spread, math.log(policy.wild_ratio))
+    return far if far.any() and (~far).sum() >= max(3, policy.robust_keep * len(logs)) else out
+
+
+def robust_location(logs: np.ndarray, within_var: float = 0.0, policy: Policy = POLICY
+                    ) -> tuple[float, float, int]:
+    """(location, variance of one launch, launches left out as wild) of `logs`: the mean and
+    sample variance of the launches that are not wild."""
+    logs = np.asarray(logs, float)
+    kept = logs[~wild(logs, within_var, policy)]
+    var = float(kept.var(ddof=1)) if len(kept) >= 2 else float("nan")
+    return float(kept.mean()), var, len(logs) - len(kept)

@@ -24,17 +24,20 @@ class Policy:
     level: float = 0.95            # the level of every interval shown
 
     # --- the robust launch-level estimate ---
-    # Huber's tuning constant: about 99 % efficiency at the normal distribution (1.345 gives 95 %
-    # asymptotically, but with 3-8 launches its clipping of normal launches made the 95 % interval
-    # cover 93 %: tests/analysis/test_launches.py), while one wild launch moves the estimate by
-    # at most about huber_k scales / (L - 1).
-    huber_k: float = 2.0
-    # Huber's estimate from this many launches on: the MAD of 3-4 launches cannot tell a wild
-    # launch from spread (with 3 normal launches the farther one lies beyond 2 MAD-scales in about
-    # a third of sets, and the clipped variance then ignored it: bench/evidence/run.py's false
-    # slower/faster rose from 0 to 12 %). Below, the geometric mean and Student interval, whose
-    # width shows a wild launch as "insufficient evidence" and earns the point more launches.
+    # From this many launches on, wild launches are left out of the estimate: the MAD of 3-4
+    # launches cannot tell a wild launch from spread (tried: Huber's M-estimate with a MAD scale
+    # on 3 launches clipped a normal launch in about a third of sets and its interval then ignored
+    # it: bench/evidence/run.py's false slower/faster rose from 0 to 12 %). Below, the geometric
+    # mean and Student interval, whose width shows a wild launch as "insufficient evidence" and
+    # earns the point more launches.
     robust_min_launches: int = 5
+    # A wild launch lies more than wild_sd robust SDs and wild_ratio-fold from the median launch:
+    # 3.5 SDs is beyond the tail of one normal level (p < 5e-4 a launch), 1.5-fold beyond the
+    # spread of one level here (launches differ by 1.2x-1.6x; Open MPI's second mode is 2-3x);
+    # robust_keep of the launches must stay, so a real second mode (> 30 %) is kept and named.
+    wild_sd: float = 3.5
+    wild_ratio: float = 1.5
+    robust_keep: float = 0.7
     # An interval whose high/low exceeds this carries no usable information (a factor 2 either
     # way): it is shown as "insufficient evidence: about N more launches", never as a band.
     max_span: float = 2.0

@@ -1,6 +1,7 @@
 """One point's verdict from the difference of two sides' log estimates (docs/statistics.md,
 "Verdicts"): slower / faster (significant after adjustment, and beyond the margin), same
-(equivalence shown, two one-sided tests: the 95 % interval of the ratio lies inside +-margin),
+(equivalence shown, two one-sided tests: the 95 % interval of the ratio lies inside
+[1/(1+margin), 1+margin], the margin symmetric on the log scale),
 or inconclusive (neither), with the launches a side that would decide it at the observed
 variance (power analysis). `decide` is the function `mpiscope tune` and `compare` call."""
 from __future__ import annotations
@@ -39,11 +40,11 @@ def interval(diff: float, se: float, df: float, policy: Policy = POLICY) -> tupl
 def launches_to_decide(diff: float, launch_var: float, drift_var: float, margin: float,
                        policy: Policy = POLICY) -> int | None:
     """The launches a side at which a test at the observed log difference `diff` decides with
-    chance POLICY.power: the difference from 0 when |ratio - 1| >= margin, else its distance to
-    the margin (equivalence); one launch's log variance `launch_var`, each side's run effect
+    chance POLICY.power: the difference from 0 when the ratio lies beyond the margin (outside
+    [1/(1+margin), 1+margin]), else its distance to the margin (equivalence); one launch's log variance `launch_var`, each side's run effect
     `drift_var`. None when no number does (the drift alone is too wide, or no distance)."""
-    change = math.expm1(diff)
-    distance = abs(diff) if abs(change) >= margin else min(math.log1p(margin) - diff, diff - math.log1p(-margin))
+    m = math.log1p(margin)
+    distance = abs(diff) if abs(diff) >= m else m - abs(diff)
     if not (distance > 0 and np.isfinite(launch_var)):
         return None
     n = np.arange(2, 1001)
@@ -60,11 +61,11 @@ def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, d
     p-value of the difference, `launch_var` one launch's log variance, `drift_var` each side's
     run effect already in `se`."""
     lo, hi = interval(diff, se, df, policy)
-    ratio, change = math.exp(diff), math.expm1(diff)
-    if np.isfinite(lo) and lo > math.log1p(-margin) and hi < math.log1p(margin):
+    ratio, m = math.exp(diff), math.log1p(margin)  # the margin is symmetric on the log scale
+    if np.isfinite(lo) and -m < lo and hi < m:
         return Verdict(SAME, ratio, math.exp(lo), math.exp(hi))
-    if np.isfinite(p_adj) and p_adj < policy.alpha and abs(change) >= margin:
-        return Verdict(SLOWER if change > 0 else FASTER, ratio, math.exp(lo), math.exp(hi))
+    if np.isfinite(p_adj) and p_adj < policy.alpha and abs(diff) >= m:
+        return Verdict(SLOWER if diff > 0 else FASTER, ratio, math.exp(lo), math.exp(hi))
     return Verdict(INCONCLUSIVE, ratio, math.exp(lo) if np.isfinite(lo) else lo,
                    math.exp(hi) if np.isfinite(hi) else hi,
                    launches_to_decide(diff, launch_var, drift_var, margin, policy))
