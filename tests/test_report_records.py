@@ -235,7 +235,8 @@ def test_summary_has_one_row_per_point_over_three_launches(multi):
     rows = [line.split("│")[1:-1] for line in text.splitlines() if line.startswith("│ pingpong")]
     assert len(rows) == len(SIZES) + 1  # 17 points once each, the time-out once
     # a first run: the interval includes the stated prior for the drift from run to run
-    lp = {p.size: with_drift(p, PRIOR_DRIFT) for p in aggregate(multi["three"].records()) if p.benchmark == "pingpong"}
+    lp = {p.size: with_drift(p, PRIOR_DRIFT) for p in aggregate(multi["three"].records())
+          if p.benchmark == "pingpong"}
     for cells in rows[:-1]:
         size = next(s for s in SIZES if cells[1].strip() == human_size(s))
         est, ci, launches = (c.strip() for c in cells[2:5])

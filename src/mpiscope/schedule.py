@@ -30,8 +30,6 @@ MIN_LAUNCHES = POLICY.min_launches
 MAX_LAUNCHES = POLICY.max_launches
 LAUNCH_TARGET = POLICY.launch_target
 AUTO_BUDGET_S = POLICY.auto_budget_s
-FIRST_ROUND_CI_TARGET = POLICY.first_round_ci_target
-FIRST_ROUND_MAX_TIME_S = POLICY.first_round_max_time_s
 DRIFT_DOMINATES = POLICY.drift_dominates
 
 
@@ -92,7 +90,7 @@ def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | No
     and nothing chosen, the first round's lighter sampling."""
     if policy.first_round == 1 or any(v is not None for v in (ci_target, max_time, reps, time_budget)):
         return ci_target, max_time
-    return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
+    return POLICY.first_round_ci_target, POLICY.first_round_max_time_s
 
 
 def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...]:

@@ -34,7 +34,6 @@ WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
 # A side imported from another tool (mpiscope import): its figure is the tool's (often a mean, not
 # a median) with no interval and no samples, so no test applies; the change is shown, untested.
 NO_TEST = "none (imported)"
-DRIFT_MATERIAL = POLICY.drift_material
 
 
 @dataclass
@@ -226,7 +225,8 @@ def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None
     if vb + vc + vr > 0:
         df = (vb + vc + vr) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + drift_df) \
             if vb + vc + drift_df > 0 else float("inf")
-        if vr >= DRIFT_MATERIAL * (vb + vc + vr) and drift is not None and not drift.prior:  # a drift that matters, from few runs:
+        # a learnt drift that matters is estimated from few runs:
+        if vr >= POLICY.drift_material * (vb + vc + vr) and drift is not None and not drift.prior:
             df = min(df, dr, len(b) + len(c) - 2)  # no more degrees of freedom than its own R - 1
         p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc + vr)))
     else:

@@ -22,9 +22,6 @@ from mpiscope.results.points import Drift, drifts_kept
 from mpiscope.results.policy import POLICY
 from mpiscope.store import Run, list_runs
 
-# The earlier runs a point's drift is learnt from (values and evidence: `results.policy`).
-HISTORY_RUNS = POLICY.history_runs
-HISTORY_DAYS = POLICY.history_days
 # Engine options that change how long or how precisely a point is sampled, not what is measured.
 _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "max_reps", "ci_target", "max_time_s",
                      "warmup", "warmup_bytes", "timeout_s", "max_memory_bytes", "raw", "check", "benchmarks",
@@ -79,7 +76,7 @@ def _same_run_configuration(a: Any, b: Any) -> bool:
 
 
 def earlier_runs(run: Run) -> list[Run]:
-    """The finished runs beside `run` started before it and at most HISTORY_DAYS earlier, newest
+    """The finished runs beside `run` started before it and at most POLICY.history_days earlier, newest
     first."""
     start = _started(run)
     if start is None:
@@ -93,7 +90,7 @@ def earlier_runs(run: Run) -> list[Run]:
         meta = other.meta()
         if when is None or when >= start or meta.status != "ok" or not _same_run_configuration(meta, mine):
             continue
-        if start - when > timedelta(days=HISTORY_DAYS):
+        if start - when > timedelta(days=POLICY.history_days):
             continue
         out.append(other)
     return sorted(out, key=_started, reverse=True)
@@ -115,7 +112,7 @@ def _why_not(mine: LaunchPoint, other: LaunchPoint) -> str:
 def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[Any, LaunchPoint]]]
           ) -> dict[Any, Drift]:
     """Each point's drift from this run's points `mine` and earlier runs' (id, points), newest
-    first: at most HISTORY_RUNS runs a point, leaving out (with the reason) runs with disturbed
+    first: at most POLICY.history_runs runs a point, leaving out (with the reason) runs with disturbed
     launches and runs in another state of the machine (`_why_not`); None-free: points with too
     few runs are left out."""
     out = {}
@@ -127,7 +124,7 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
         left: list[tuple[str, str]] = []
         for run_id, points in others:
             other = points.get(k)
-            if other is None or other.launches < 2 or len(used) >= HISTORY_RUNS:
+            if other is None or other.launches < 2 or len(used) >= POLICY.history_runs:
                 continue
             why = _why_not(lp, other)
             if why:
@@ -146,7 +143,7 @@ def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequen
     """Each point's run-to-run drift from this run and the earlier runs of its configuration that
     measured it in two launches or more, as kept in run.json's `drift`: the runs used and, per
     point, its variance, run count, the runs it came from and those left out with the reason.
-    `history`: "auto" (the latest HISTORY_RUNS earlier runs here), "none" (none: the prior), or
+    `history`: "auto" (the latest POLICY.history_runs earlier runs here), "none" (none: the prior), or
     run ids (comma-separated, read by `resolve`). Points with too few such runs are left out (the
     prior drift stands for theirs)."""
     if history == "none":

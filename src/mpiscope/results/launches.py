@@ -29,14 +29,7 @@ __all__ = ["LAUNCH_TAGS", "Drift", "configuration_of", "drifts_kept", "launch_of
 # `mpiscope.results.policy`).
 Z95 = POLICY.z95
 MIN_LAUNCHES = POLICY.min_launches
-MODE_MIN_LAUNCHES = POLICY.mode_min_launches
-MODE_MIN_RATIO = POLICY.mode_min_ratio
-MODE_MIN_GAP_SE = POLICY.mode_min_gap_se
-MODE_MAX_LEVELS = POLICY.mode_max_levels
-MODE_MAX_R2 = POLICY.mode_max_r2
-MODE_MAX_R3 = POLICY.mode_max_r3
 CI_TARGET_MIN, CI_TARGET_MAX = POLICY.ci_target_min, POLICY.ci_target_max
-DRIFT_MIN_RUNS = POLICY.drift_min_runs
 
 
 @dataclass(frozen=True)
@@ -187,11 +180,11 @@ def log_se(lp: LaunchPoint, level: float = 0.95) -> float:
 def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
     """The run-to-run drift of one point from its launch-level estimates in several runs of one
     configuration: the variance of their log estimates less the mean of their own squared
-    standard errors (method of moments, at least 0). None with fewer than DRIFT_MIN_RUNS runs of
+    standard errors (method of moments, at least 0). None with fewer than POLICY.drift_min_runs runs of
     two or more launches. Its `levels`: the levels the runs fell into, by the criteria of the
     launches' modes (`find_modes`, runs in place of launches)."""
     lps = [lp for lp in runs if lp.launches >= 2 and np.isfinite(log_se(lp))]
-    if len(lps) < DRIFT_MIN_RUNS:
+    if len(lps) < POLICY.drift_min_runs:
         return None
     y = np.log([lp.median for lp in lps])
     se2 = np.array([log_se(lp) for lp in lps]) ** 2
@@ -235,9 +228,9 @@ def _ss(x: np.ndarray) -> float:
 
 
 def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
-    """The split of sorted `x` into `parts` (2 or 3) runs of at least MODE_MIN_LAUNCHES each with
+    """The split of sorted `x` into `parts` (2 or 3) runs of at least POLICY.mode_min_launches each with
     the least within-level sum of squares ([] when none is allowed); exhaustive, by prefix sums."""
-    m, L = MODE_MIN_LAUNCHES, len(x)
+    m, L = POLICY.mode_min_launches, len(x)
     if L < parts * m:
         return []
     c = x - x.mean()
@@ -261,12 +254,13 @@ def _levels_hold(x: np.ndarray, levels: list[np.ndarray], within_var: float) -> 
     """Whether `levels` (a split of sorted `x`) are distinct levels by the criteria above."""
     if not levels:
         return False
-    table = MODE_MAX_R2 if len(levels) == 2 else MODE_MAX_R3
+    table = POLICY.mode_max_r2 if len(levels) == 2 else POLICY.mode_max_r3
     total = _ss(x)
     if total <= 0 or sum(_ss(lv) for lv in levels) / total > table.get(len(x), table[max(table)]):
         return False
     gap_se = np.sqrt(2 * within_var) if np.isfinite(within_var) else 0.0
-    return all(hi.mean() - lo.mean() >= np.log(MODE_MIN_RATIO) and hi[0] - lo[-1] > MODE_MIN_GAP_SE * gap_se
+    return all(hi.mean() - lo.mean() >= np.log(POLICY.mode_min_ratio)
+               and hi[0] - lo[-1] > POLICY.mode_min_gap_se * gap_se
                for lo, hi in zip(levels, levels[1:]))
 
 
@@ -274,14 +268,14 @@ def find_modes(medians: Sequence[float], within_var: float = 0.0) -> tuple[Mode,
     """The levels that launch medians fall into, fastest first, or () when they form one level.
     Two levels are tried first, and a level that holds two levels by the same criteria is split
     again; when no two-level split holds, three levels at once (three equal levels defeat any
-    split into two). At most MODE_MAX_LEVELS. `within_var`: the launches' own log-scale sampling
+    split into two). At most POLICY.mode_max_levels. `within_var`: the launches' own log-scale sampling
     variance."""
     x = np.sort(np.log(np.asarray([m for m in medians if m > 0], float)))
     levels = _best_split(x, 2)
     if _levels_hold(x, levels, within_var):
         for j, lv in enumerate(levels):
             sub = _best_split(lv, 2)
-            if len(levels) < MODE_MAX_LEVELS and _levels_hold(lv, sub, within_var):
+            if len(levels) < POLICY.mode_max_levels and _levels_hold(lv, sub, within_var):
                 levels[j:j + 1] = sub
                 break
     else:

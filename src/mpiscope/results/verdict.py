@@ -41,8 +41,9 @@ def launches_to_decide(diff: float, launch_var: float, drift_var: float, margin:
                        policy: Policy = POLICY) -> int | None:
     """The launches a side at which a test at the observed log difference `diff` decides with
     chance POLICY.power: the difference from 0 when the ratio lies beyond the margin (outside
-    [1/(1+margin), 1+margin]), else its distance to the margin (equivalence); one launch's log variance `launch_var`, each side's run effect
-    `drift_var`. None when no number does (the drift alone is too wide, or no distance)."""
+    [1/(1+margin), 1+margin]), else its distance to the margin (equivalence); one launch's log
+    variance `launch_var`, each side's run effect `drift_var`. None when no number does (the drift
+    alone is too wide, or no distance)."""
     m = math.log1p(margin)
     distance = abs(diff) if abs(diff) >= m else m - abs(diff)
     if not (distance > 0 and np.isfinite(launch_var)):
