@@ -182,3 +182,23 @@ def test_first_run_interval_includes_the_prior():
     wide = with_drift(lp, PRIOR_DRIFT)
     assert wide.ci_high / wide.median >= np.exp(0.95 * POLICY.z95 * POLICY.prior_drift_sd)
     assert wide.ci_high / wide.ci_low < POLICY.max_span and evidence(wide) == ""
+
+
+def test_a_launch_that_hung_shows_no_eight_decade_band(tmp_path, capsys):
+    """The issue's sweep whose one launch of three hung showed '5.41e-10-4480490294511 us':
+    stored and read back, the point's interval is named in `show`, the API's table and the export
+    as 'insufficient evidence: about N more launches', never printed as a band."""
+    from mpiscope import api
+    from mpiscope.cli import main
+    from mpiscope.records import Context, End
+    from mpiscope.store import Run, RunMeta
+    recs = [Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01), tag={"launch": k})
+            for k, m in enumerate((1.0, 1.1, 5e-4))]
+    run = Run.create(tmp_path, RunMeta(id=""))
+    run.append([Context(world_size=2), *recs, End(points=3)])
+    run.update(status="ok")
+    row = api.table(run.path).iloc[0]
+    assert row["evidence"].startswith("insufficient evidence: about ") and row["time_ci_high_us"] > 1e3
+    assert main(["show", run.id, "--runs-dir", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "insufficient evidence" in text and "e-0" not in text

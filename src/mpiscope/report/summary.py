@@ -79,6 +79,10 @@ def note(lp: LaunchPoint, launches: int) -> str:
     parts = [modes_text(lp.modes)] if lp.modes else []
     if lp.drift is not None and lp.drift.levels:
         parts.append("runs " + run_levels_text(lp.drift.levels))
+    if lp.drift is not None and lp.drift.left_out:  # earlier runs not pooled into the drift, and why
+        run_id, why = lp.drift.left_out[0]
+        more = f" and {len(lp.drift.left_out) - 1} more" if len(lp.drift.left_out) > 1 else ""
+        parts.append(f"drift not learnt from run {run_id}{more}: {why}")
     parts += [imported_note(p) for p in lp.points[:1] if p.imported is not None]
     stopped = [p for p in lp.points if p.stopped_early]
     if stopped:
