@@ -139,7 +139,7 @@ def test_compare_is_what_mpiscope_compare_prints(two_runs, runs_dir, cli):
     base, cand = two_runs
     c = api.compare(base, cand)
     t = c.table()
-    assert sorted(t["size"]) == EXPECTED and set(t["verdict"]) <= {"slower", "faster", "same"}
+    assert sorted(t["size"]) == EXPECTED and set(t["verdict"]) <= {"slower", "faster", "same", "inconclusive"}
     assert {"baseline_us", "candidate_us", "change", "test", "p_adj", "effect"} <= set(t.columns)
     assert ((t["candidate_us"] / t["baseline_us"] - 1) - t["change"]).abs().max() < 1e-12
     assert c.baseline_name == base.id and c.candidate_name == cand.id

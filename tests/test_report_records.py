@@ -173,7 +173,7 @@ def test_side_by_side_table_and_variation(runs):
 
 
 def test_compare_on_typed_points(runs):
-    from mpiscope.analysis.compare import compare_points, regressions
+    from mpiscope.results.compare import compare_points, regressions
     changes = compare_points(runs["p2p"].records(), runs["slower"].records())
     assert len(changes) == 2 * len(SIZES) and all(pc.test == "ci z-test" for pc in changes)
     assert {pc.verdict for pc in changes} == {"slower"}
@@ -228,13 +228,15 @@ def summary_text(run: Run) -> str:
 
 
 def test_summary_has_one_row_per_point_over_three_launches(multi):
-    from mpiscope.analysis.launches import aggregate
     from mpiscope.report.summary import SINGLE_LAUNCH_NOTE
+    from mpiscope.results.launches import PRIOR_DRIFT, aggregate, with_drift
     text = summary_text(multi["three"])
     assert "3 launches" in text and SINGLE_LAUNCH_NOTE.split(":")[0] not in text
     rows = [line.split("│")[1:-1] for line in text.splitlines() if line.startswith("│ pingpong")]
     assert len(rows) == len(SIZES) + 1  # 17 points once each, the time-out once
-    lp = {p.size: p for p in aggregate(multi["three"].records()) if p.benchmark == "pingpong"}
+    # a first run: the interval includes the stated prior for the drift from run to run
+    lp = {p.size: with_drift(p, PRIOR_DRIFT) for p in aggregate(multi["three"].records())
+          if p.benchmark == "pingpong"}
     for cells in rows[:-1]:
         size = next(s for s in SIZES if cells[1].strip() == human_size(s))
         est, ci, launches = (c.strip() for c in cells[2:5])
@@ -275,7 +277,7 @@ def svgs(page: str) -> list[str]:
 def test_report_and_plots_draw_each_launch_beside_its_point(multi):
     from mpiscope.report import plots
     from mpiscope.report.html import render
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     df = tidy([multi["three"]])
     assert sorted(df["launch"].unique()) == [0, 1, 2] and len(df) == 3 * 2 * len(SIZES)
     fig = plots.latency_plot(df)
@@ -303,16 +305,16 @@ def test_report_and_plots_draw_each_launch_beside_its_point(multi):
 
 
 def test_launch_frame_and_per_launch_rows(multi):
-    from mpiscope.analysis.launches import aggregate
     from mpiscope.report.export import render
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
+    from mpiscope.results.launches import PRIOR_DRIFT, aggregate, with_drift
     df = tidy([multi["three"], multi["one"]])
     lf = launch_frame(df)
     assert len(lf) == 2 * len(SIZES) + 1 and "launch" not in lf and "point" in lf
     assert set(lf["launches"]) == {3, 1}
     lp = {(p.benchmark, p.size): p for p in aggregate(multi["three"].records())}
     row = lf[(lf["run_id"] == multi["three"].id) & (lf["benchmark"] == "bw") & (lf["size"] == 1024)].iloc[0]
-    want = lp["bw", 1024]
+    want = with_drift(lp["bw", 1024], PRIOR_DRIFT)  # a first run: the stated prior for the drift
     assert (row.time_median_us, row.time_ci_low_us, row.time_ci_high_us) == (want.median, want.ci_low, want.ci_high)
     assert row.bw_median_MBps == pytest.approx(1024 / want.median) and row.samples == 150
     assert row.launch_medians_us.split() == [f"{m:.6g}" for m in want.launch_medians]

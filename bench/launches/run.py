@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiscope.analysis.launches import LaunchPoint, aggregate, drifts_kept, widened
+from mpiscope.results.launches import LaunchPoint, aggregate, drifts_kept, widened
 from mpiscope.store import Run
 from mpiscope.units import human_size
 

@@ -19,7 +19,7 @@ from mpiscope.errors import MeasurementError, UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mpiscope.analysis.compare import PointChange
+    from mpiscope.results.compare import PointChange
     from mpiscope.analysis.hockney import HockneyFit
     from mpiscope.analysis.predict import Params, ParamsFor
     from mpiscope.records import Point, Record
@@ -194,10 +194,10 @@ def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = 
     """The tidy table of runs (`records.table.tidy`): every factor of a run and launch a column,
     every figure of a point a column, the typed point in `point`. By default one row per point with
     its launch-level estimate (`time_median_us`) and 95 % interval (`time_ci_low_us`,
-    `time_ci_high_us`) over its launches (`report.levels.launch_frame`); `per_launch`: one row per
+    `time_ci_high_us`) over its launches (`results.frame.launch_frame`); `per_launch`: one row per
     point and launch."""
     from mpiscope.records.table import tidy
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     df = tidy(as_runs(runs, runs_dir))
     return df if per_launch else launch_frame(df)
 
@@ -208,7 +208,7 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
     factors that differ between the runs) in `.us` (microseconds) and `.bw` (MB/s) DataFrames;
     each cell a point's launch-level estimate, or with `per_launch` a column per launch."""
     from mpiscope.records.table import unmeasured
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     from mpiscope.report.table import side_by_side as tables
     df = table(runs, per_launch=True, runs_dir=runs_dir)
     if df.empty or "benchmark" not in df:
@@ -356,7 +356,7 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
 
 @dataclass
 class Comparison:
-    """Two sides compared point by point (`analysis.compare.PointChange` in `changes`)."""
+    """Two sides compared point by point (`results.compare.PointChange` in `changes`)."""
     baseline: list[Run]
     candidate: list[Run]
     changes: list[PointChange]
@@ -381,28 +381,34 @@ class Comparison:
     @property
     def summary(self) -> str:
         """How many points got slower, faster, stayed the same."""
-        from mpiscope.analysis.compare import summary
+        from mpiscope.results.compare import summary
         return summary(self.changes)
 
     @property
     def launches(self) -> str:
         """Which test judged the points, on how many launches."""
-        from mpiscope.analysis.compare import launches_line
+        from mpiscope.results.compare import launches_line
         return launches_line(self.changes)
 
     def regressions(self, fail_on: float) -> list[PointChange]:
         """The points significantly slower by more than `fail_on` (0.05: 5 %)."""
-        from mpiscope.analysis.compare import regressions
+        from mpiscope.results.compare import regressions
         return regressions(self.changes, fail_on)
 
     def table(self) -> pd.DataFrame:
-        """A row per point: medians (us), the change (0.1: 10 % slower), the test, adjusted p,
-        effect size and verdict (slower, faster, same)."""
+        """A row per point, sorted by benchmark, variant, size: estimates (us), the change (0.1:
+        10 % slower), the ratio with its 95 % interval, the test, adjusted p, effect size, verdict
+        (slower, faster, same, inconclusive), launches a side that would decide an inconclusive
+        one, and the drift from run to run in the test (and whether it decided the verdict)."""
         import pandas as pd
         return pd.DataFrame([{"benchmark": pc.label, "size": pc.size, "ranks": pc.ranks, "baseline_us": pc.base_us,
-                              "candidate_us": pc.cand_us, "change": pc.change, "test": pc.test, "p_adj": pc.p_adj,
-                              "effect": pc.effect, "verdict": pc.verdict, "baseline_launches": pc.base_launches,
-                              "candidate_launches": pc.cand_launches} for pc in self.changes])
+                              "candidate_us": pc.cand_us, "change": pc.change, "ratio": pc.cand_us / pc.base_us,
+                              "ratio_low": pc.ratio_low, "ratio_high": pc.ratio_high, "test": pc.test,
+                              "p_adj": pc.p_adj, "effect": pc.effect, "verdict": pc.verdict,
+                              "launches_needed": pc.launches_needed, "baseline_launches": pc.base_launches,
+                              "candidate_launches": pc.cand_launches,
+                              "drift": pc.drift.described if pc.drift is not None else "",
+                              "drift_decided": pc.drift_decided} for pc in self.changes])
 
     def __str__(self) -> str:
         return f"{self.candidate_name} against baseline {self.baseline_name}: {self.summary}"
@@ -440,27 +446,27 @@ def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
 
 
 def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_change: float = 0.05,
-            benchmark: str | None = None, runs_dir: PathLike | None = None) -> Comparison:
-    """What got significantly slower or faster from `baseline` to `candidate` (each a side as
-    `compare_side` reads it), at the launch level when the sides hold several launches; p-values
-    adjusted together (Benjamini-Hochberg) at `alpha`; changes below `min_change` (0.05: 5 %)
-    count as the same. UsageError when the sides have no point in common."""
-    from mpiscope.analysis.compare import compare_runs
-    from mpiscope.records.launches import drifts_kept
+            benchmark: str | None = None, runs_dir: PathLike | None = None, history: str = "auto") -> Comparison:
+    """`baseline` against `candidate` (each a side as `compare_side` reads it), point by point, at
+    the launch level when the sides hold several launches: slower / faster (significant after
+    Benjamini-Hochberg adjustment at `alpha`, and beyond the margin `min_change`), same (the 95 %
+    interval of the ratio inside +-`min_change`) or inconclusive. With one run a side, the drift
+    from run to run joins the test: `history` "auto" (the drift either run keeps, the one learnt
+    from more runs), "none" (no earlier run: the stated prior), or runs (ids, comma-separated) to
+    learn it from; the prior where none is learnt. UsageError when the sides have no point in
+    common."""
+    from mpiscope.results.compare import compare_runs
+    from mpiscope.results.history import drift_scope
+    from mpiscope.results.launches import PRIOR_DRIFT
     if not 0 < alpha < 1:
         raise UsageError(f"alpha must be between 0 and 1, got {alpha}")
     if not min_change >= 0:
         raise UsageError(f"min_change must be a fraction of 0 or more (0.05: 5 %), got {min_change}")
     b_runs, c_runs = compare_side(baseline, runs_dir), compare_side(candidate, runs_dir)
     # the launch is the unit: every launch of every run on a side is one observation of a point
-    # with one run a side, the drift from run to run that either keeps (the one learnt from more runs)
-    drift = {}
-    for run in (b_runs[0], c_runs[0]):
-        for key, d in drifts_kept(run.meta().extra).items():
-            if key not in drift or d.runs > drift[key].runs:
-                drift[key] = d
+    drift = drift_scope(history, b_runs, c_runs, lambda ref: compare_side(ref, runs_dir))
     changes = compare_runs([r.records().points for r in b_runs], [r.records().points for r in c_runs],
-                           alpha, min_change, drift)
+                           alpha, min_change, drift, PRIOR_DRIFT)
     if benchmark:
         changes = [pc for pc in changes if pc.benchmark == benchmark]
     if not changes:

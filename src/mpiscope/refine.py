@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mpiscope.analysis.launches import launch_of
+from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Measured, select
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.console import err, warn

@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-MIN_LAUNCHES = 3
-MAX_LAUNCHES = 10
-LAUNCH_TARGET = 0.05   # the launch-level interval's half-width, relative to the estimate
-AUTO_BUDGET_S = 25.0   # measuring time of an auto run without --time-budget
-# The first round's sampling per launch, unless the user chose it: enough to estimate the
-# variance components, no more (three launches of 0.2 s cost less than one of 1 s).
-FIRST_ROUND_CI_TARGET = 0.05
-FIRST_ROUND_MAX_TIME_S = 0.2
+from mpiscope.results.policy import POLICY
+
+# Values and their evidence: `mpiscope.results.policy`.
+MIN_LAUNCHES = POLICY.min_launches
+MAX_LAUNCHES = POLICY.max_launches
+LAUNCH_TARGET = POLICY.launch_target
+AUTO_BUDGET_S = POLICY.auto_budget_s
 DEFAULT_ENV = "MPISCOPE_LAUNCHES"  # a site's or a user's default for --launches (e.g. 1)
 MOST_LAUNCHES = 1000
 
@@ -25,6 +24,7 @@ class LaunchPolicy:
     count: int | None = None
     target: float = LAUNCH_TARGET
     budget_s: float | None = None
+    history: str = "auto"  # the earlier runs the drift is learnt from: auto, none, or run ids
 
     @property
     def auto(self) -> bool:
@@ -79,4 +79,4 @@ def sampling(policy: LaunchPolicy, ci_target: float | None, max_time: float | No
     and nothing chosen, the first round's lighter sampling."""
     if policy.first_round == 1 or any(v is not None for v in (ci_target, max_time, reps, time_budget)):
         return ci_target, max_time
-    return FIRST_ROUND_CI_TARGET, FIRST_ROUND_MAX_TIME_S
+    return POLICY.first_round_ci_target, POLICY.first_round_max_time_s

@@ -16,22 +16,12 @@ import random
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-import numpy as np
-
-from mpiscope.analysis.launches import (LAUNCH_TAGS, Drift, LaunchPoint, aggregate, engine_ci_target, launch_of,
-                                        launches_needed, log_se)
 from mpiscope.plan import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
 from mpiscope.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
-
-# A point whose variance over launches is at most this share of its drift from run to run gets no
-# more launches: 1 - sqrt(3/4) < 15 % of the half-width is all that more launches could still gain.
-DRIFT_DOMINATES = 1 / 3
-
-
-def config(tag: dict) -> tuple:
-    """A part's configuration: its tag without the launch-like keys (as records are grouped)."""
-    return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS))
+from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
+                                       launch_of, launches_needed)
+from mpiscope.results.points import tag_configuration
 
 
 def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...]:
@@ -73,7 +63,7 @@ def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci
     """One more launch of each part of the first round, measuring only the `short` points."""
     out = []
     for part in first_round:
-        cfg = set(config(part.tag))  # a record's configuration may say more (its rank order)
+        cfg = set(tag_configuration(part.tag))  # a record's configuration may say more (its rank order)
         entries = [e for e in part.entries(engine_plan(engine, part.plan))
                    if any(key == e.key and cfg <= set(c) for key, c in short)]
         if not entries:
@@ -97,14 +87,6 @@ def _cost_s(lps: Sequence[LaunchPoint], overhead_s: float, parts: int) -> float:
     far, and the launch overhead per part."""
     per_point = [sum(p.elapsed_s for p in lp.points) / max(1, len(lp.points)) for lp in lps]
     return sum(per_point) + overhead_s * parts
-
-
-def drift_dominates(lp: LaunchPoint, drift: Drift | None) -> bool:
-    """Whether more launches of this run would narrow `lp`'s interval by little: its variance
-    over launches is already at most DRIFT_DOMINATES of the drift from run to run, which no
-    launch of this run can reduce (the half-width would shrink by under 15 %)."""
-    se = log_se(lp)
-    return drift is not None and drift.var > 0 and np.isfinite(se) and se ** 2 <= DRIFT_DOMINATES * drift.var
 
 
 def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,

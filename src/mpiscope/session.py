@@ -18,8 +18,8 @@ from rich.console import Console
 from mpiscope import __version__
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.execute import Outcome, Target, launch_of, run_part
-from mpiscope.history import learn_drift
-from mpiscope.records.launches import drifts_kept
+from mpiscope.results.history import learn_drift
+from mpiscope.results.points import drifts_kept
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan import Part, PlanPoint, engine_plan, idle_ranks_note
@@ -64,6 +64,12 @@ def launch_argv(target: Target, part: Part) -> tuple[list[str], dict[str, str]]:
     return launch.argv, launch.env
 
 
+def _resolver(run: Run) -> Callable[[str], list[Run]]:
+    """Runs named as RUN1,RUN2,... (--history), looked up beside `run`."""
+    from mpiscope.store import resolve
+    return lambda refs: [resolve(r.strip(), run.path.parent) for r in refs.split(",") if r.strip()]
+
+
 class Session:
     """Measures into runs under `runs_dir`, reporting progress and warnings on `console`."""
 
@@ -104,7 +110,7 @@ class Session:
             if m.policy.auto and outcome.status == "ok":
                 outcome = self._more_launches(run, m, started, time.monotonic() - started)
             if outcome.status == "ok" and launch_count(run.records()) > 1:
-                run.update(extra={**run.meta().extra, "drift": learn_drift(run)})
+                run.update(extra={**run.meta().extra, "drift": learn_drift(run, m.policy.history, _resolver(run))})
         except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
             error = "interrupted between launches; every point measured so far is kept"
             run.update(status="interrupted", error=error)
@@ -119,7 +125,7 @@ class Session:
         rng = random.Random()
         outcome = Outcome(status="ok")
         while True:
-            drift = drifts_kept({"drift": learn_drift(run)})
+            drift = drifts_kept({"drift": learn_drift(run, m.policy.history, _resolver(run))})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
                                      m.target.engine, m.policy, time.monotonic() - started, overhead, rng, drift)
             if not parts:
@@ -199,11 +205,11 @@ def _not_hung_before(run: Run, part: Part, entries: list[PlanPoint]) -> list[Pla
     """`entries` without the points that hung in an earlier launch of the same configuration,
     nor the larger sizes of their series (a deadlock is a result: found once, it is not waited
     for again); those are recorded as skipped in this launch."""
-    from mpiscope.schedule import config
-    cfg = config(part.tag)
+    from mpiscope.results.points import tag_configuration
+    cfg = tag_configuration(part.tag)
     hung: dict[tuple, int] = {}  # series -> smallest size that hung
     for t in run.records():
-        if isinstance(t, Timeout) and config(t.tag) == cfg:
+        if isinstance(t, Timeout) and tag_configuration(t.tag) == cfg:
             series = (t.benchmark, t.ranks, t.variant)
             hung[series] = min(t.size, hung.get(series, t.size))
     if not hung:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mpiscope.analysis.hockney import fit_hockney, implausible
-from mpiscope.analysis.launches import launch_of
+from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Synthetic, select
 from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
 from mpiscope.records import Context, Point, Stats

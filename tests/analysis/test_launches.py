@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from mpiscope.analysis.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
+from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
                                         aggregate, aggregate_runs, drift_between_runs, drifts_kept,
                                         engine_ci_target, find_modes, heterogeneity_p, launches_needed,
                                         samples_per_launch, summarise, widened, with_drift)
@@ -273,7 +273,7 @@ def test_runs_that_fall_into_levels_are_reported_as_levels():
     """A state of the machine lasting seconds puts whole runs in one mode (MPICH here: an 8 B
     allreduce at 0.25 us in 17 runs of 20, 1.0 us in 3, every launch of a run alike): the drift
     says so beside its variance, and the summary's note names the levels."""
-    from mpiscope.report.levels import run_levels_text
+    from mpiscope.results.frame import run_levels_text
     rng = np.random.default_rng(5)
     runs = [summarise(launches(rng, 3, 0.02, true=t)) for t in [0.25] * 8 + [1.0] * 3]
     drift = drift_between_runs(runs)

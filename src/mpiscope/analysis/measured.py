@@ -11,7 +11,8 @@ import numpy as np
 
 from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
 
-from .launches import aggregate, config_of, launch_of
+from mpiscope.results.launches import aggregate, configuration_of, launch_of
+from mpiscope.results.policy import POLICY
 
 # A CI narrower than this fraction of the median is not believed: the medians
 # of neighbouring sizes scatter more than their own CIs say (cache state, page
@@ -57,7 +58,7 @@ class Synthetic:
 
 def sigma(p: Measured) -> float:
     """Standard error of the median, from the 95 % CI, floored."""
-    s = (p.ci_high - p.ci_low) / 2.0 / 1.96 if p.ci_low is not None and p.ci_high is not None else 0.0
+    s = (p.ci_high - p.ci_low) / 2.0 / POLICY.z95 if p.ci_low is not None and p.ci_high is not None else 0.0
     return max(s, REL_SIGMA_FLOOR * abs(p.median or 0.0), ABS_SIGMA_FLOOR_US)
 
 
@@ -98,7 +99,7 @@ def launch_level(points: Iterable[Measured]) -> list[Measured]:
         if not (isinstance(p, Point) and "launch" in p.tag):
             rest.append(p)
             continue
-        k = (p.key, config_of(p), launch_of(p))
+        k = (p.key, configuration_of(p), launch_of(p))
         if k in seen:
             run, seen = run + 1, set()
         seen.add(k)

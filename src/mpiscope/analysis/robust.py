@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
+from mpiscope.results.policy import POLICY
+
 TUKEY_C = 4.685      # 95 % efficiency at the normal distribution
 
 
@@ -52,7 +54,7 @@ def robust_line(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
     rw = np.ones_like(x)
     for _ in range(iters):
         z = (y - a - b * x) / sigma
-        scale = 1.4826 * np.median(np.abs(z - np.median(z)))
+        scale = POLICY.mad_sigma * np.median(np.abs(z - np.median(z)))
         # Never call the noise smaller than the points' own error bars say.
         scale = max(scale, 1.0)
         u = z / (TUKEY_C * scale)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mpiscope.results.policy import POLICY
+
 PARAMS_PER_SEGMENT = 3          # intercept, slope, and the break's position
 
 
@@ -59,7 +61,7 @@ def noise_level(x: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> float:
         e.append((y[i] - pred) / math.sqrt(var))
     if len(e) < 3:
         return 1.0
-    return max((1.4826 * float(np.median(np.abs(e)))) ** 2, 1.0)
+    return max((POLICY.mad_sigma * float(np.median(np.abs(e)))) ** 2, 1.0)
 
 
 def segment_costs(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,

@@ -14,7 +14,9 @@ from mpiscope.records import Point
 
 from .clock import Clock
 from .hockney import HockneyFit, fit_hockney, format_hockney_table, implausible
-from .launches import Z95, launch_of
+from mpiscope.results.launches import Z95, launch_of
+from mpiscope.results.location import wild
+from mpiscope.results.policy import POLICY
 from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, Measured, arrays, launch_level, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment
@@ -57,16 +59,10 @@ DIRECTION_RATIO = 1.25
 # much (another mode on one side only; see `_shows`).
 OTHER_MODE = 2.0
 OTHER_MODE_JUMP = 1.5
-# The segmentation reads a point of ROBUST_MIN_LAUNCHES launches or more without its outlying
-# launches (`_segmentation_input`): a launch median more than OUTLYING robust standard deviations
-# (MAD-based, log scale) and OTHER_MODE_JUMP-fold from the median of the launch medians, as long
-# as those left are DOMINANT of the launches. One or two launches in another mode (Open MPI's fast launches at
-# 0.2 us) then neither pull the level down nor widen the interval, where with them the geometric
-# mean and its t-interval do both and the point counts for nothing.
-ROBUST_MIN_LAUNCHES = 5
-OUTLYING = 3.5
-DOMINANT = 0.7
-MAD_SIGMA = 1.4826             # MAD -> standard deviation (normal)
+# The segmentation reads a point of POLICY.robust_min_launches launches or more without its wild
+# launches (`_segmentation_input`, `results.location.wild`): one or two launches in another mode
+# (Open MPI's fast launches at 0.2 us) then neither pull the level down nor widen the interval,
+# where with them the geometric mean and its t-interval do both and the point counts for nothing.
 
 
 @dataclass(frozen=True)
@@ -197,7 +193,7 @@ def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray 
         rest = np.delete(z, out)
         # phi comes from few points when sizes are sparse: trust the merged
         # fit's own spread when it is larger.
-        spread = max(1.0, 1.4826 * float(np.median(rest)))
+        spread = max(1.0, POLICY.mad_sigma * float(np.median(rest)))
         if np.all(rest < limit * spread):
             return lo + out
     return None
@@ -261,9 +257,8 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
 
 def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sizes, levels, sigmas) the segmentation reads: `arrays`, except for a point of
-    ROBUST_MIN_LAUNCHES launches or more with a minority of outlying launch medians (more than
-    OUTLYING MAD-based standard deviations and OTHER_MODE_JUMP-fold from their median, log scale:
-    another mode, not the tail of one; DOMINANT of them stay),
+    POLICY.robust_min_launches launches or more with a minority of wild launch medians
+    (`results.location.wild`: another mode, not the tail of one),
     read as the geometric mean and t-interval of the others (`launches.summarise`, floored by
     `measured.sigma`). The point's own estimate and interval, all launches, stay what the fits
     and the reports use."""
@@ -271,15 +266,13 @@ def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray
     for i, p in enumerate(pts):
         med = np.asarray(getattr(p, "launch_medians", ()), float)
         med = med[med > 0]
-        if len(med) < ROBUST_MIN_LAUNCHES:
+        if len(med) < POLICY.robust_min_launches:
             continue
         logs = np.log(med)
-        centre = float(np.median(logs))
         within = getattr(p, "within_var", float("nan"))
         within = within if np.isfinite(within) else 0.0
-        spread = max(MAD_SIGMA * float(np.median(np.abs(logs - centre))), math.sqrt(within))
-        keep = np.abs(logs - centre) <= max(OUTLYING * spread, math.log(OTHER_MODE_JUMP))
-        if keep.all() or keep.sum() < max(3, DOMINANT * len(logs)):
+        keep = ~wild(logs, within)  # the results layer's rule for wild launches
+        if keep.all():
             continue
         kept = logs[keep]
         var = float(kept.var(ddof=1))
@@ -556,7 +549,7 @@ def _repeat_spread(pts: Sequence[Measured]) -> tuple[float | None, float | None]
     for group in groups:
         m = [p.median for p in group]
         spread.append(max(m) / min(m) - 1 if min(m) > 0 else math.inf)
-        ci.extend(2 * sigma(p) * 1.96 / p.median for p in group if p.median > 0)
+        ci.extend(2 * sigma(p) * Z95 / p.median for p in group if p.median > 0)
     if not spread:
         return None, None
     return float(np.median(spread)), float(np.median(ci))

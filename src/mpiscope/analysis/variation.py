@@ -1,5 +1,5 @@
 """Within-launch against between-launch variation of repeated launches of one configuration,
-from the launch-level statistics of `analysis.launches` (docs/statistics.md).
+from the launch-level statistics of `results.launches` (docs/statistics.md).
 
 Per configuration and point: the launch-level estimate and its 95 % interval; within a launch,
 each launch's own 95 % CI of the median (relative half-width, median over the launches); between
@@ -15,7 +15,7 @@ import pandas as pd
 
 from mpiscope.errors import UsageError
 
-from .launches import LaunchPoint, aggregate_runs, heterogeneity_p
+from mpiscope.results.launches import LaunchPoint, aggregate_runs, heterogeneity_p
 
 
 def _config(df: pd.DataFrame) -> pd.Series:

@@ -1,5 +1,5 @@
 """`mpiscope compare BASELINE CANDIDATE [--fail-on 5%]`: what got significantly slower or faster,
-at the launch level when the runs hold several launches (analysis.compare)."""
+at the launch level when the runs hold several launches (results.compare)."""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +20,14 @@ def percent(text: str, option: str) -> float:
         raise UsageError(f"{option} expects a percentage such as 5%, got '{text}'") from None
 
 
+def _ratio(pc) -> str:
+    """'1.52 [1.31, 1.77]': the ratio candidate / baseline with its 95 % interval."""
+    ratio = pc.cand_us / pc.base_us
+    if pc.ratio_low == pc.ratio_low and pc.ratio_high == pc.ratio_high:  # not nan
+        return f"{ratio:.3g} [{pc.ratio_low:.3g}, {pc.ratio_high:.3g}]"
+    return f"{ratio:.3g}"
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -28,53 +36,76 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from mpiscope.errors import UsageError
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
-    min_change = percent(a.min_change, "--min-change")
+    # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else 5 %
+    margin = percent(a.min_change, "--min-change") if a.min_change is not None else \
+        fail_on if fail_on is not None else 0.05
     if not 0 < a.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
     runs_dir = paths.runs_dir(a.runs_dir)
     b_runs, c_runs = compare_side(a.baseline, runs_dir), compare_side(a.candidate, runs_dir)
     for run in b_runs + c_runs:
         warn_problems(run.id, run.records().problems)
-    c = compare(b_runs, c_runs, a.alpha, min_change, a.benchmark)
+    c = compare(b_runs, c_runs, a.alpha, margin, a.benchmark, runs_dir=runs_dir, history=a.history)
     changes, base, cand = c.changes, c.baseline_name, c.candidate_name
     figure = {"baseline": c.baseline_figure, "candidate": c.candidate_figure}
-    table = Table(title=f"{cand} against baseline {base}", title_justify="left")
+    table = Table(title=f"{cand} against baseline {base} (margin ±{100 * margin:g}%)", title_justify="left")
     for col in ("benchmark", "size", "ranks", f"baseline us{figure['baseline']}",
-                f"candidate us{figure['candidate']}", "change", "test", "p (adj.)", "effect", "verdict"):
+                f"candidate us{figure['candidate']}", "ratio [95% interval]", "test", "p (adj.)", "effect",
+                "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
                          no_wrap=col == "test")
-    style = {"slower": "red", "faster": "green", "same": "", "untested": "yellow"}
+    style = {"slower": "red", "faster": "green", "same": "", "inconclusive": "yellow", "untested": "yellow"}
     for pc in changes:
         effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
             pc.test, f"g={pc.effect:+.1f}") if pc.verdict != "untested" else "-"
+        verdict = pc.verdict
+        if pc.verdict == "inconclusive":
+            verdict += (f" (about {pc.launches_needed} launches a side)" if pc.launches_needed else
+                        " (more runs: the drift from run to run)" if pc.drift is not None and not pc.drift.prior
+                        else "")
+        if pc.drift_decided:
+            verdict += " [drift decided]"
         table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
-                      f"{100 * pc.change:+.1f}%", pc.test,
-                      f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
-                      f"[{style[pc.verdict]}]{pc.verdict}[/]" if style[pc.verdict] else pc.verdict)
+                      _ratio(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
+                      f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
     out.print(c.summary, highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
         out.print(c.launches, highlight=False)  # which test, on how many launches
+    status = 0
     if fail_on is not None:
         bad = c.regressions(fail_on)
         if bad:
             err.print(f"mpiscope: {len(bad)} point(s) significantly slower by more than {a.fail_on}: "
                       + ", ".join(f"{pc.label} {pc.size} B {100 * pc.change:+.1f}%" for pc in bad[:8]),
                       highlight=False, soft_wrap=True)
-            return 1
-    return 0
+            status = 1
+    if a.strict:
+        unsure = [pc for pc in changes if pc.verdict == "inconclusive"]
+        if unsure:
+            err.print(f"mpiscope: {len(unsure)} point(s) inconclusive (--strict): "
+                      + ", ".join(f"{pc.label} {pc.size} B" for pc in unsure[:8])
+                      + "; measure more launches a side (--launches N)", highlight=False, soft_wrap=True)
+            status = 1
+    return status
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
     p = sub.add_parser("compare", parents=[runs_dir],
-                       help="per point: change of the median, significance, effect size; --fail-on for CI")
+                       help="per point: slower, faster, same (shown within a margin) or inconclusive, with the "
+                            "ratio's interval; --fail-on for CI")
     p.add_argument("baseline", help="a run (id, prefix, 'latest', path); runs of one configuration as "
                                     "RUN1,RUN2,... or a sweep directory: every launch is one observation")
     p.add_argument("candidate", help="the same for the candidate")
     p.add_argument("--fail-on", metavar="PCT", help="exit 1 when a point is significantly slower by more "
                                                     "than PCT, e.g. 5%%")
-    p.add_argument("--min-change", default="5%", metavar="PCT",
-                   help="smaller changes count as unchanged even when significant (default 5%%)")
+    p.add_argument("--strict", action="store_true", help="also exit 1 when a point is inconclusive")
+    p.add_argument("--min-change", metavar="PCT",
+                   help="the margin: 'same' needs the ratio's interval within ±PCT, slower/faster a change of "
+                        "at least PCT (default the --fail-on value, else 5%%)")
+    p.add_argument("--history", default="auto", metavar="none|auto|RUNS",
+                   help="the drift from run to run in a comparison of one run a side: auto (kept in the runs), "
+                        "none (a stated prior only), or RUN1,RUN2,... to learn it from (default auto)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after adjustment (default 0.05)")
     p.add_argument("--benchmark", help="only this benchmark")
     p.set_defaults(func=cmd_compare)

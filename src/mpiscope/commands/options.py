@@ -111,6 +111,9 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--launch-target", metavar="F",
                    help=f"auto launches: the launch-level 95%% interval's aim, +-F x estimate (0.05 or 5%%; "
                         f"default {LAUNCH_TARGET})")
+    g.add_argument("--history", default="auto", metavar="none|auto|RUNS",
+                   help="the earlier runs the drift from run to run is learnt from: auto (this configuration's "
+                        "latest runs here), none (a stated prior only), or RUN1,RUN2,... (default auto)")
 
 
 def add_placement_options(p: argparse.ArgumentParser) -> None:

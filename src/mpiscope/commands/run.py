@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from mpiscope import paths
 from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, description,
@@ -25,7 +26,12 @@ def cmd_run(a: argparse.Namespace) -> int:
         raise UsageError("--find-switches chooses its next sizes from the run's results, which a batch job "
                          "cannot wait for: run it without --submit")
     m = measurement(d, room=not a.submit)  # a batch job's nodes are not known here: its room is not checked
+    m.policy = replace(m.policy, history=a.history)
     runs_dir = paths.runs_dir(a.runs_dir)
+    if a.history not in ("auto", "none"):  # named runs: found now, not after measuring
+        from mpiscope.store import resolve
+        for ref in a.history.split(","):
+            resolve(ref.strip(), runs_dir)
     if a.submit:
         from mpiscope.submit import submit
         submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))

@@ -10,7 +10,7 @@ from mpiscope.commands.options import one_size
 
 def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.console import out
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
     from mpiscope.console import records_of

@@ -2,7 +2,7 @@
 record's tag; 0 in runs of one launch), every factor of its run and launch a column (library,
 ranks, hosts, options, tuning variables, sweep factors, study tags), every figure of the point a
 column, and the typed point itself in `point` for the analysis. The launch-level frame built on
-it (one row per point over its launches) is `report.levels.launch_frame`."""
+it (one row per point over its launches) is `results.frame.launch_frame`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 import pandas as pd
 
-from mpiscope.records.launches import Drift, config_of, drifts_kept
+from mpiscope.results.points import Drift, configuration_of, drifts_kept
 from mpiscope.records.model import Context, Point, Skip, Timeout
 from mpiscope.records.reader import RecordFile
 
@@ -132,7 +132,7 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
                 ctx = rec
                 base = run_columns(run, ctx)
             elif isinstance(rec, Point):
-                rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, config_of(rec)))),
+                rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
                              "point": rec})
     return pd.DataFrame(rows)
 
@@ -155,7 +155,7 @@ def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:
 
 def _drift_columns(drift: Drift | None) -> dict[str, Any]:
     """The run-to-run drift run.json keeps for the point (docs/statistics.md), for the launch-level
-    frame to apply (`report.levels`), or nothing."""
+    frame to apply (`results.frame`), or nothing."""
     return {} if drift is None else {"drift": drift}
 
 

@@ -1,6 +1,6 @@
 """`mpiscope report`: one self-contained HTML file (inline CSS, plots as inline SVG images, no
 scripts, system fonts) with the summary, models, plots, tables, provenance and warnings of runs.
-Every figure is launch-level (report.levels): a point's estimate and 95 % interval over its
+Every figure is launch-level (results.frame): a point's estimate and 95 % interval over its
 launches, each launch a dot in the plots, the levels launches fell into in the tables."""
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from html import escape
 from itertools import groupby
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from mpiscope import __version__
@@ -20,7 +19,8 @@ from mpiscope.records import Context, RecordFile
 from mpiscope.records.table import tidy
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi
-from mpiscope.report.levels import launch_frame
+from mpiscope.report.numbers import num, pct
+from mpiscope.results.frame import launch_frame
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
@@ -29,12 +29,6 @@ from mpiscope.units import human_size
 from mpiscope.store import Run
 
 CSS = (Path(__file__).with_name("report.css")).read_text()
-
-
-def _num(x, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and not np.isfinite(x)):
-        return "–" if x is None or np.isnan(x) else "∞"
-    return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:,.0f}"
 
 
 def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -128,11 +122,12 @@ def _cards(df: pd.DataFrame) -> str:
         peak = rows.loc[rows["bw_median_MBps"].idxmax()]
         cards.append(
             f'<div class="card"><div class="card-title">{escape(label)}</div>'
-            f'<div class="metric"><span class="value">{_num(small.time_median_us)}</span> µs</div>'
+            f'<div class="metric"><span class="value">{num(small.time_median_us)}</span> µs</div>'
             f'<div class="caption">{escape(small.benchmark)} latency at {human_size(int(small["size"]))}'
-            + (f' ({_interval(small)} {_num(small.time_ci_low_us)}–{_num(small.time_ci_high_us)})</div>'
+            + (f' ({escape(str(small.get("evidence")))})</div>' if small.get("evidence") else
+               f' ({_interval(small)} {num(small.time_ci_low_us)}–{num(small.time_ci_high_us)})</div>'
                if small.get("stop_reason") != "imported" else " (imported: the tool's figure, no interval)</div>")
-            + f'<div class="metric"><span class="value">{_num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
+            + f'<div class="metric"><span class="value">{num(peak.bw_median_MBps, 4)}</span> MB/s</div>'
             f'<div class="caption">peak bandwidth: {escape(peak.benchmark)} at {human_size(int(peak["size"]))}</div>'
             f'</div>')
     return f'<div class="cards">{"".join(cards)}</div>'
@@ -154,7 +149,7 @@ def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> st
 
 def _estimate(v: float, ci, scale: float = 1.0) -> str:
     """A fitted figure and its interval, both times `scale`."""
-    return f'{_num(v * scale, 4)} <span class="ci">[{_num(ci[0] * scale, 4)}, {_num(ci[1] * scale, 4)}]</span>'
+    return f'{num(v * scale, 4)} <span class="ci">[{num(ci[0] * scale, 4)}, {num(ci[1] * scale, 4)}]</span>'
 
 
 def _models(models: list[SeriesModel]) -> str:
@@ -168,7 +163,7 @@ def _models(models: list[SeriesModel]) -> str:
             continue
         sw = "".join(
             f"<li>switch at ~{human_size(int(round(s.size)))} (between measured sizes {s.bracket[0]} and "
-            f"{s.bracket[1]} B): time jumps {s.jump * 100:+.1f}%, per-byte cost ×{_num(s.slope_ratio)}</li>"
+            f"{s.bracket[1]} B): time jumps {s.jump * 100:+.1f}%, per-byte cost ×{num(s.slope_ratio)}</li>"
             for s in m.report.switches)
         head = ["", *(f"regime {i + 1}: {human_size(r.size_range[0])}–{human_size(r.size_range[1])}"
                       for i, r in enumerate(m.report.regimes))]
@@ -201,16 +196,18 @@ def _plots(plots: list[Plot]) -> str:
 
 
 def _cell(row) -> tuple[str, str]:
-    ci = f'<span class="ci">{_num(row.time_ci_low_us)}–{_num(row.time_ci_high_us)}</span>'
+    ci = f'<span class="ci">{num(row.time_ci_low_us)}–{num(row.time_ci_high_us)}</span>'
     unconverged = not pd.isna(row.converged) and not bool(row.converged)  # a missing value says nothing
     if getattr(row, "stop_reason", None) == "imported":  # another tool's figure: no interval, no stopping rule
         unconverged, ci = False, '<span class="ci">no interval</span>'
+    if getattr(row, "evidence", ""):  # an interval that informs nothing is named, never shown as a band
+        ci = f'<span class="ci flag">{escape(str(row.evidence))}</span>'
     launches = int(getattr(row, "launches", 1) or 1)
     stopped = getattr(row, "not_converged", None)
     where = f" in {int(stopped)} of {launches} launches" if launches > 1 and stopped == stopped and stopped else ""
     flag = (f' <span class="flag" title="did not converge{where}: {escape(str(row.stop_reason))}">†</span>'
             if unconverged else "")
-    return f"{_num(row.time_median_us)}{flag} {ci}", _num(getattr(row, "bw_median_MBps", None), 4)
+    return f"{num(row.time_median_us)}{flag} {ci}", num(getattr(row, "bw_median_MBps", None), 4)
 
 
 def _side_by_side(df: pd.DataFrame, heading: str) -> str:
@@ -226,10 +223,6 @@ def _side_by_side(df: pd.DataFrame, heading: str) -> str:
     return "".join(parts)
 
 
-def _pct(x) -> str:
-    return "–" if x is None or x != x else f"{100 * x:.0f}%"
-
-
 def _one_config(rows: pd.DataFrame, heading: str) -> str:
     """Size down; with several launches the launch-level columns: launches, the share of variance
     between them, and the levels they fell into."""
@@ -243,8 +236,8 @@ def _one_config(rows: pd.DataFrame, heading: str) -> str:
         return heading + _table(head, body, "data")
     head = ["size", "estimate µs [95% interval over launches]", "MB/s", "launches", "between launches",
             "launch medians µs", "levels"]
-    body = [[human_size(int(r.size)), *_cell(r), str(int(r.launches)), _pct(r.share_between),
-             f'<span class="launch-medians">{" ".join(_num(m) for m in r.point.launch_medians)}</span>',
+    body = [[human_size(int(r.size)), *_cell(r), str(int(r.launches)), pct(r.share_between),
+             f'<span class="launch-medians">{" ".join(num(m) for m in r.point.launch_medians)}</span>',
              f'<span class="modes">{escape(str(r.modes))}</span>' if isinstance(r.modes, str) and r.modes else ""]
             for r in rows.sort_values("size").itertuples()]
     return heading + _table(head, body, "data")

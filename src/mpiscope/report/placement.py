@@ -12,6 +12,7 @@ from rich.table import Table
 
 from mpiscope.analysis import HockneyFit, fit_hockney
 from mpiscope.console import make_table
+from mpiscope.report.numbers import num
 from mpiscope.records import INTER, INTRA, MIXED, Point, Record
 from mpiscope.units import human_size
 
@@ -52,10 +53,6 @@ def groups(records: Iterable[Record]) -> list[Group]:
     return out
 
 
-def _num(x: float) -> str:
-    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
-
-
 def placement_table(gs: list[Group]) -> Table:
     table = make_table("by placement: pairs on one host (intra-node) and across hosts (inter-node); "
                        "Hockney fit T(n) = alpha + n / bandwidth per group",
@@ -65,11 +62,11 @@ def placement_table(gs: list[Group]) -> Table:
         first = min(g.points, key=lambda p: p.size)
         last = max(g.points, key=lambda p: p.size)
         bw = last.bw_MBps.median if last.bw_MBps else None
-        fit_a = _num(g.fit.alpha_us) if g.fit else "-"
-        fit_bw = _num(g.fit.bandwidth_MBps) if g.fit and g.fit.beta_us_per_byte > 0 else "-"
+        fit_a = num(g.fit.alpha_us) if g.fit else "-"
+        fit_bw = num(g.fit.bandwidth_MBps) if g.fit and g.fit.beta_us_per_byte > 0 else "-"
         table.add_row(g.benchmark, g.placement,
                       f"{human_size(g.sizes[0])}–{human_size(g.sizes[-1])}" if len(g.sizes) > 1 else human_size(g.sizes[0]),
-                      _num(first.median), _num(bw) if bw else "-", fit_a, fit_bw)
+                      num(first.median), num(bw) if bw else "-", fit_a, fit_bw)
     return table
 
 

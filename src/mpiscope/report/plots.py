@@ -1,4 +1,4 @@
-"""Figures from the tidy table at the launch level (report.levels): point-to-point latency and
+"""Figures from the tidy table at the launch level (results.frame): point-to-point latency and
 bandwidth with each point's estimate, its 95 % interval as a band and every launch's median as a
 dot beside it, and the fitted Hockney model; collectives against size and rank count, the ring
 case study, pair matrices.
@@ -24,7 +24,8 @@ from mpiscope.records import Point
 from mpiscope.records.table import points_of
 from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
-from mpiscope.report.levels import is_launch_level, launch_dots, launch_frame
+from mpiscope.report.levels import launch_dots
+from mpiscope.results.frame import is_launch_level, launch_frame
 from mpiscope.units import human_size
 
 COLLECTIVE = ("coll", "nbc", "neighbor", "persistent")
@@ -113,6 +114,9 @@ def _draw(ax, x, rows: pd.DataFrame, color, label: str | None, bandwidth: bool =
         y = rows["bw_median_MBps"].to_numpy(float)
     else:
         lo, hi, y = (rows[c].to_numpy(float) for c in ("time_ci_low_us", "time_ci_high_us", "time_median_us"))
+    if "evidence" in rows:  # an interval flagged as no evidence is not drawn as a band
+        flagged = rows["evidence"].fillna("").astype(str).str.len().to_numpy() > 0
+        lo, hi = np.where(flagged, np.nan, lo), np.where(flagged, np.nan, hi)
     ax.fill_between(x, lo, hi, color=color, alpha=0.22, linewidth=0, gid="ci-band")
     ax.plot(x, y, marker="o", markersize=2.8, linewidth=1.4, color=color, label=label, gid="series")
     idx, med, off = launch_dots(rows)

@@ -3,7 +3,6 @@ launches, how many launches, the share of variance between them, MB/s, and what 
 (levels the launches fell into, launches that did not converge, skips and time-outs)."""
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Mapping, Sequence
 
@@ -11,11 +10,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mpiscope.analysis.launches import (Drift, LaunchPoint, aggregate, config_of, drifts_kept, launch_of,
+from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, configuration_of, drifts_kept, launch_of,
                                        widened)
 from mpiscope.console import make_table
+from mpiscope.report.numbers import num, pct
+from mpiscope.results.evidence import evidence
 from mpiscope.records import Point, RecordFile, Skip, Timeout
-from mpiscope.report.levels import modes_text, run_levels_text
+from mpiscope.results.frame import modes_text, run_levels_text
 from mpiscope.store import RunMeta
 from mpiscope.units import human_size
 
@@ -24,13 +25,11 @@ SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and say
 
 
 def _num(x: float | None, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
+    return num(x, digits, missing="-", grouping=False)
 
 
 def _pct(x: float) -> str:
-    return "-" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
+    return pct(x, missing="-")
 
 
 def _label(rec: Point | Skip | Timeout | LaunchPoint, world: int | None) -> str:
@@ -80,6 +79,10 @@ def note(lp: LaunchPoint, launches: int) -> str:
     parts = [modes_text(lp.modes)] if lp.modes else []
     if lp.drift is not None and lp.drift.levels:
         parts.append("runs " + run_levels_text(lp.drift.levels))
+    if lp.drift is not None and lp.drift.left_out:  # earlier runs not pooled into the drift, and why
+        run_id, why = lp.drift.left_out[0]
+        more = f" and {len(lp.drift.left_out) - 1} more" if len(lp.drift.left_out) > 1 else ""
+        parts.append(f"drift not learnt from run {run_id}{more}: {why}")
     parts += [imported_note(p) for p in lp.points[:1] if p.imported is not None]
     stopped = [p for p in lp.points if p.stopped_early]
     if stopped:
@@ -87,18 +90,27 @@ def note(lp: LaunchPoint, launches: int) -> str:
         parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")
     if launches > 1 and lp.single_launch:
         parts.append("1 launch only: the interval is that launch's own")
+    if lp.disturbed:
+        parts.append(f"{len(lp.disturbed)} disturbed launch(es) left out: {lp.disturbed[0]}")
     return "; ".join(p for p in parts if p)
 
 
 def drift_caption(lps: Sequence[LaunchPoint]) -> str:
     """What the launch-level intervals cover: this run's launches, or also the drift from run to
     run learnt from earlier runs of the configuration (each point's drift says from how many)."""
-    widened_ = [lp for lp in lps if lp.drift is not None]
+    widened_ = [lp for lp in lps if lp.drift is not None and not lp.drift.prior]
+    prior = [lp for lp in lps if lp.drift is not None and lp.drift.prior]
+    text = ""
     if widened_:
         runs = sorted({lp.drift.runs for lp in widened_})
         span = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
-        return (f"intervals include the drift from run to run, learnt from {span} runs of this configuration "
+        text = (f"intervals include the drift from run to run, learnt from {span} runs of this configuration "
                 f"(this one and earlier ones here) for {len(widened_)} of {len(lps)} points")
+    if prior:
+        text += ("; " if text else "intervals include ") + (
+            f"{prior[0].drift.described} for {len(prior)} of {len(lps)} points (docs/statistics.md)")
+    if text:
+        return text
     return ("intervals cover this run's launches, which share the machine's state for seconds: the next run "
             "may sit outside them; from the third run of a configuration on, they include its drift from run "
             "to run (docs/statistics.md)")
@@ -120,7 +132,7 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
     missed: dict[tuple, set[int]] = defaultdict(set)  # the launches a point was skipped or hung in
     for r in records:
         kind = 0 if isinstance(r, Point) else 1 if isinstance(r, Timeout) else 2
-        config = config_of(r)
+        config = configuration_of(r)
         order = (benches[r.benchmark], r.ranks, r.variant or "", r.size, configs.setdefault(config, len(configs)),
                  kind)
         if kind:
@@ -133,7 +145,9 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                 rows[order] = [_label(r, world), human_size(r.size), "-", "", "", "", "",
                                f"no valid sample: {r.stop_reason or '?'}"]
                 continue
+            flag = evidence(lp)  # an interval that informs nothing is named, never drawn
             rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
+                           f"[yellow]{escape(flag)}[/]" if flag else
                            f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
                            str(lp.launches), _pct(lp.share_between),
                            _num(mbps(lp), 4), escape(note(lp, launches))]

@@ -1,6 +1,6 @@
 """Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
-for small messages. Built from the launch-level frame (report.levels: each cell a point's
+for small messages. Built from the launch-level frame (results.frame: each cell a point's
 estimate over its launches) or from the tidy table's per-launch rows (records.table, a column
 per launch); terminal, Markdown, CSV."""
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pandas as pd
 from rich.table import Table
 
 from mpiscope.errors import UsageError
+from mpiscope.report.numbers import cell
 from mpiscope.records.table import tidy
 from mpiscope.report.formats import LATENCY_UPTO
 from mpiscope.units import human_size
@@ -156,16 +157,9 @@ class SideBySide:
         mark = self.marks.get((size, col))
         if pd.isna(us):
             return mark or "-"
-        text = "-" if pd.isna(bw) else _fmt(bw)
-        text = f"{text} ({_fmt(us)})" if size <= self.latency_upto else text
+        text = "-" if pd.isna(bw) else cell(bw)
+        text = f"{text} ({cell(us)})" if size <= self.latency_upto else text
         return f"{text} [{mark}]" if mark else text
-
-
-def _fmt(x: float) -> str:
-    """Three significant digits or one decimal, whichever is more: 0.4, 5.3, 18, 176.8, 1024."""
-    if x >= 100:
-        return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
-    return f"{x:.3g}" if x < 10 else f"{x:.1f}"
 
 
 def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = False,

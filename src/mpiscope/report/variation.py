@@ -7,10 +7,11 @@ import pandas as pd
 from rich.table import Table
 
 from mpiscope.console import make_table
+from mpiscope.report.numbers import pct
 
 
 def _pct(x: float) -> str:
-    return "-" if x is None or np.isnan(x) else f"{100 * x:.1f}%"
+    return pct(x, 1, missing="-")
 
 
 def variation_table(v: pd.DataFrame) -> Table:

@@ -51,7 +51,7 @@ def show_results(run) -> None:
     from mpiscope.analysis.grid import ranking
     from mpiscope.console import out
     from mpiscope.records.table import tidy
-    from mpiscope.report.levels import launch_frame
+    from mpiscope.results.frame import launch_frame
     table = ranking(launch_frame(tidy([run])))
     if not table.empty:
         ctx = run.records().context

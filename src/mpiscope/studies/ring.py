@@ -119,7 +119,7 @@ def show_results(cfg: RingStudyConfig):
         from mpiscope.console import out
         from mpiscope.records.table import tidy
         from mpiscope.report import ring_figures
-        from mpiscope.report.levels import launch_frame
+        from mpiscope.results.frame import launch_frame
         print_tables(out, launch_frame(tidy([run])), run.records())
         for path in ring_figures.write_all(run, run.path):
             out.print(f"figure: {path}")

@@ -13,7 +13,7 @@ launch's sampling error only, so `min_change` stands guard against launch-to-lau
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,8 +21,11 @@ from scipy import special, stats
 
 from mpiscope.records import Record
 
-from .launches import Drift, LaunchPoint, aggregate_runs
-from .measured import Measured, is_measured
+from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
+from mpiscope.analysis.measured import Measured, is_measured
+from mpiscope.results.location import robust_location
+from mpiscope.results.policy import POLICY
+from mpiscope.results.verdict import INCONCLUSIVE, decide
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
 # The tests, as the output names them; the last two are at the launch level.
@@ -31,9 +34,6 @@ WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
 # A side imported from another tool (mpiscope import): its figure is the tool's (often a mean, not
 # a median) with no interval and no samples, so no test applies; the change is shown, untested.
 NO_TEST = "none (imported)"
-# A drift from run to run whose share of the difference's variance is at least this caps the
-# test's degrees of freedom at the drift's own (a smaller one barely moves the test: Welch's stand).
-DRIFT_MATERIAL = 0.05
 
 
 @dataclass
@@ -48,12 +48,23 @@ class PointChange:
     p: float
     effect: float  # Cliff's delta (raw), z (summaries) or Hedges' g (launches); positive = slower
     p_adj: float = float("nan")
-    verdict: str = "same"  # slower | faster | same
+    verdict: str = INCONCLUSIVE  # slower | faster | same | inconclusive | untested
     variant: str | None = None
     base_launches: int = 1
     cand_launches: int = 1
     config: tuple = ()  # tag keys beyond the point's key (a study's series)
     drift_runs: int = 0  # the runs the run-to-run drift in the test was learnt from (0: none)
+    ratio_low: float = float("nan")   # the 95 % interval of cand / base
+    ratio_high: float = float("nan")
+    launches_needed: int | None = None  # inconclusive: launches a side that would decide it
+    drift: Drift | None = None  # the drift from run to run in the test (learnt, or the prior)
+    drift_decided: bool = False  # without the drift the verdict would differ
+    # the test's log difference, its standard error (drift included), degrees of freedom, one
+    # launch's log variance: what the verdict is decided from
+    diff: float = float("nan")
+    se: float = float("nan")
+    df: float = float("inf")
+    launch_var: float = float("nan")
 
     @property
     def label(self) -> str:
@@ -83,7 +94,7 @@ def _ci_z(b: Measured, c: Measured) -> tuple[float, float]:
     def se(t: Measured) -> float:
         if t.ci_low is None or t.ci_high is None:
             return float("nan")
-        return max(t.ci_high - t.ci_low, 1e-12 * t.median) / (2 * 1.96)
+        return max(t.ci_high - t.ci_low, 1e-12 * t.median) / (2 * POLICY.z95)
     s = np.hypot(se(b), se(c))
     if not np.isfinite(s):
         return float("nan"), float("nan")
@@ -106,8 +117,8 @@ def _one_launch_each(b: Measured, c: Measured) -> tuple[str, float, float]:
     return (CI_Z, *_ci_z(b, c))
 
 
-def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Measured], alpha: float = 0.05,
-                   min_change: float = 0.05) -> list[PointChange]:
+def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Measured],
+                   alpha: float = POLICY.alpha, min_change: float = POLICY.margin) -> list[PointChange]:
     """Every point measured in both runs; a verdict is slower/faster when the adjusted p < alpha and
     the median moved by at least `min_change` (launches differ by a few percent anyway)."""
     b_pts, c_pts = _points(base), _points(cand)
@@ -116,13 +127,24 @@ def compare_points(base: Iterable[Record | Measured], cand: Iterable[Record | Me
         b, c = b_pts[key], c_pts[key]
         test, p, effect = _one_launch_each(b, c)
         out.append(PointChange(key[0], key[1], key[2], b.median, c.median, c.median / b.median - 1,
-                               test, p, effect, variant=key[3]))
+                               test, p, effect, variant=key[3], diff=float(np.log(c.median / b.median)),
+                               se=_one_launch_se(b, c)))
     _judge(out, alpha, min_change)
     return out
 
 
+def _one_launch_se(b: Measured, c: Measured) -> float:
+    """The log difference's standard error from one launch a side's own 95 % intervals."""
+    def se(t: Measured) -> float:
+        if t.ci_low is None or t.ci_high is None or not t.ci_low > 0:
+            return float("nan")
+        return float(np.log(t.ci_high / t.ci_low) / (2 * POLICY.z95))
+    return float(np.hypot(se(b), se(c)))
+
+
 def _judge(out: list[PointChange], alpha: float, min_change: float) -> None:
-    """Adjust the p-values together (Benjamini-Hochberg), then give each point its verdict."""
+    """Adjust the p-values together (Benjamini-Hochberg), then give each point its verdict
+    (`results.verdict.decide`, margin `min_change`) and note where the drift decided it."""
     ps = np.array([pc.p for pc in out], float)
     ok = np.isfinite(ps)
     if ok.any():
@@ -130,11 +152,23 @@ def _judge(out: list[PointChange], alpha: float, min_change: float) -> None:
         adj[ok] = stats.false_discovery_control(ps[ok], method="bh")
         for pc, pa in zip(out, adj):
             pc.p_adj = float(pa)
+    policy = replace(POLICY, alpha=alpha)
     for pc in out:
         if pc.test == NO_TEST:
             pc.verdict = "untested"
-        elif np.isfinite(pc.p_adj) and pc.p_adj < alpha and abs(pc.change) >= min_change:
-            pc.verdict = "slower" if pc.change > 0 else "faster"
+            continue
+        drift_var = pc.drift.var if pc.drift is not None else 0.0
+        v = decide(pc.diff, pc.se, pc.df, pc.p_adj, pc.launch_var, drift_var, min_change, policy)
+        pc.verdict, pc.ratio_low, pc.ratio_high, pc.launches_needed = v.verdict, v.low, v.high, v.launches_needed
+        if pc.launches_needed is None and pc.verdict == INCONCLUSIVE and not pc.launch_level:
+            pc.launches_needed = POLICY.min_launches  # one launch a side: launches show the variance
+        if drift_var > 0:
+            se0 = float(np.sqrt(max(pc.se ** 2 - 2 * drift_var, 0.0)))
+            p0 = float(2 * special.stdtr(pc.df, -abs(pc.diff) / se0)) if se0 > 0 else float(pc.diff == 0)
+            # the p-value without the drift, adjusted by the same factor as the one with it
+            scale = pc.p_adj / pc.p if pc.p > 0 and np.isfinite(pc.p_adj) else 1.0
+            pc.drift_decided = decide(pc.diff, se0, pc.df, min(1.0, p0 * scale), pc.launch_var, 0.0,
+                                      min_change, policy).verdict != pc.verdict
 
 
 def regressions(changes: list[PointChange], fail_on: float) -> list[PointChange]:
@@ -143,46 +177,65 @@ def regressions(changes: list[PointChange], fail_on: float) -> list[PointChange]
 
 
 def summary(changes: list[PointChange]) -> str:
-    slower = [pc for pc in changes if pc.verdict == "slower"]
-    faster = [pc for pc in changes if pc.verdict == "faster"]
-    untested = [pc for pc in changes if pc.verdict == "untested"]
-    parts = [f"{len(changes)} points compared: {len(slower)} significantly slower, "
-             f"{len(faster)} significantly faster, "
-             f"{len(changes) - len(slower) - len(faster) - len(untested)} unchanged"]
+    """'N points compared: a slower, b faster, c same, d inconclusive (...)'; the worst and best."""
+    count = {v: [pc for pc in changes if pc.verdict == v] for v in ("slower", "faster", "same", "inconclusive",
+                                                                      "untested")}
+    slower, faster, untested = count["slower"], count["faster"], count["untested"]
+    parts = [f"{len(changes)} points compared: {len(slower)} slower, {len(faster)} faster, "
+             f"{len(count['same'])} same (within the margin), {len(count['inconclusive'])} inconclusive"]
     if untested:
         parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
                      f"tool's, with no interval or samples to test)")
+    needed = [pc.launches_needed for pc in count["inconclusive"] if pc.launches_needed]
+    if needed:
+        parts.append(f"inconclusive points would need about {min(needed)}-{max(needed)} launches a side"
+                     if min(needed) != max(needed) else
+                     f"inconclusive points would need about {needed[0]} launches a side")
     if slower:
         w = max(slower, key=lambda pc: pc.change)
         parts.append(f"worst: {w.label} {w.size} B {100 * w.change:+.1f}%")
     if faster:
         b = min(faster, key=lambda pc: pc.change)
         parts.append(f"best: {b.label} {b.size} B {100 * b.change:+.1f}%")
+    decided = [pc for pc in changes if pc.drift_decided]
+    if decided:
+        parts.append(f"the drift from run to run decided {len(decided)} verdict(s) "
+                     f"({decided[0].drift.described if decided[0].drift else ''})")
     tests = sorted({pc.test for pc in changes})
     if tests == [CI_Z]:
         parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
     return "; ".join(parts)
 
 
-def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None) -> tuple[float, float]:
-    """Welch's t test on log launch medians (Welch-Satterthwaite degrees of freedom); Hedges' g
-    as effect size. With a run-to-run `drift`, each side's mean also carries its run's effect:
-    2 x its variance joins the difference's, with runs - 1 degrees of freedom. Written out:
-    scipy's ttest_ind costs more than everything else here."""
-    diff = c.mean() - b.mean()
-    vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
-    vr, dr = (2 * drift.var, drift.runs - 1) if drift is not None and drift.runs >= 2 else (0.0, 1)
+def _welch(b: np.ndarray, c: np.ndarray, drift: Drift | None = None
+           ) -> tuple[float, float, float, float, float, float]:
+    """Welch's t test on log launch medians (Welch-Satterthwaite degrees of freedom), each side
+    by its robust centre and variance (`location.robust_location`: the mean and sample variance
+    of the launches that are not wild); Hedges' g as effect size. With a run-to-run `drift`, each side's mean also
+    carries its run's effect: 2 x its variance joins the difference's, with runs - 1 degrees of
+    freedom (none lost for the stated prior). Returns (p, g, diff, se, df, one launch's variance).
+    Written out: scipy's ttest_ind costs more than everything else here."""
+    (mb, sb, wb), (mc, sc, wc) = robust_location(b), robust_location(c)
+    b, c = b[:len(b) - wb], c[:len(c) - wc]  # only the counts matter below
+    diff = mc - mb
+    vb, vc = sb / len(b), sc / len(c)
+    vr, dr = (2 * drift.var, drift.runs - 1) if drift is not None and (drift.runs >= 2 or drift.prior) else (0.0, 1)
+    drift_df = 0.0 if drift is not None and drift.prior else vr ** 2 / dr
+    df = float("inf")
     if vb + vc + vr > 0:
-        df = (vb + vc + vr) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + vr ** 2 / dr)
-        if vr >= DRIFT_MATERIAL * (vb + vc + vr):  # a drift that matters is estimated from few runs:
+        df = (vb + vc + vr) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + drift_df) \
+            if vb + vc + drift_df > 0 else float("inf")
+        # a learnt drift that matters is estimated from few runs:
+        if vr >= POLICY.drift_material * (vb + vc + vr) and drift is not None and not drift.prior:
             df = min(df, dr, len(b) + len(c) - 2)  # no more degrees of freedom than its own R - 1
         p = float(2 * special.stdtr(df, -abs(diff) / np.sqrt(vb + vc + vr)))
     else:
         p = 0.0 if diff else 1.0
-    pooled = np.sqrt(((len(b) - 1) * b.var(ddof=1) + (len(c) - 1) * c.var(ddof=1)) / (len(b) + len(c) - 2))
+    pooled2 = ((len(b) - 1) * sb + (len(c) - 1) * sc) / (len(b) + len(c) - 2)
+    pooled = np.sqrt(pooled2)
     g = diff / pooled if pooled > 0 else (float("inf") * np.sign(diff) if diff else 0.0)
     g *= 1 - 3 / (4 * (len(b) + len(c)) - 9)  # Hedges' small-sample correction
-    return p, float(g)
+    return p, float(g), float(diff), float(np.sqrt(vb + vc + vr)), float(df), float(pooled2)
 
 
 def _one_vs_launches(one: float, many: np.ndarray) -> tuple[float, float]:
@@ -199,44 +252,59 @@ def _one_vs_launches(one: float, many: np.ndarray) -> tuple[float, float]:
 def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> PointChange:
     """One point of both sides, by the test its launches allow; `drift`: the run-to-run drift when
     each side is one run."""
+    diff, se, df, var = float(np.log(c.median / b.median)), float("nan"), float("inf"), float("nan")
+    used = None
     if _imported(b) or _imported(c):
         test, p, effect = NO_TEST, float("nan"), float("nan")
     elif b.launches >= 2 and c.launches >= 2:
-        test = WELCH
-        p, effect = _welch(np.log(b.launch_medians), np.log(c.launch_medians), drift)
+        test, used = WELCH, drift
+        p, effect, diff, se, df, var = _welch(np.log(b.launch_medians), np.log(c.launch_medians), drift)
     elif b.launches >= 2 or c.launches >= 2:
         test = ONE_VS_LAUNCHES
+        many = np.log(c.launch_medians if c.launches >= 2 else b.launch_medians)
+        var, df = float(many.var(ddof=1)), len(many) - 1
+        se = float(np.sqrt(var * (1 + 1 / len(many))))
         if c.launches >= 2:
-            p, effect = _one_vs_launches(np.log(b.median), np.log(c.launch_medians))
+            p, effect = _one_vs_launches(np.log(b.median), many)
+            diff = float(many.mean() - np.log(b.median))
         else:
-            p, effect = _one_vs_launches(np.log(c.median), np.log(b.launch_medians))
-            effect = -effect
+            p, effect = _one_vs_launches(np.log(c.median), many)
+            effect, diff = -effect, float(np.log(c.median) - many.mean())
     else:
         test, p, effect = _one_launch_each(b, c)
+        se = _one_launch_se(b, c)
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
-                       config=b.config, drift_runs=drift.runs if drift is not None and test == WELCH else 0)
+                       config=b.config, drift_runs=used.runs if used is not None else 0, drift=used,
+                       diff=diff, se=se, df=df, launch_var=var)
 
 
-def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = 0.05,
-                 min_change: float = 0.05, drift: Mapping[tuple, Drift] | None = None) -> list[PointChange]:
+def sort_key(pc: PointChange) -> tuple:
+    """Rows by benchmark, variant, size (then ranks and series): the one order of every table."""
+    return (pc.benchmark, pc.variant or "", pc.size, pc.ranks, str(pc.config))
+
+
+def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = POLICY.alpha,
+                 min_change: float = POLICY.margin, drift: Mapping[tuple, Drift] | None = None,
+                 fallback: Drift | None = None) -> list[PointChange]:
     """The one path of `mpiscope compare`: each side is one or more runs of one configuration
     (their records); every launch of every run (its tag's `launch`) is one launch. Every point
     measured on both sides is compared with the test its launches allow (see the module); with
     one launch per side this is `compare_points`. `drift`: the run-to-run drift of each point
     (key, configuration), used when each side is one run of several launches (launches of one
-    run share a state that the next run does not). Verdicts as in `compare_points`."""
+    run share a state that the next run does not); `fallback`: the drift of points with none
+    (the API passes the stated prior). Verdicts as in `compare_points`."""
     b_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(base)}
     c_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(cand)}
     one_run_each = len(base) == 1 and len(cand) == 1
-    out = [_change(b_pts[key], c_pts[key], (drift or {}).get(key) if one_run_each else None)
+    out = [_change(b_pts[key], c_pts[key], ((drift or {}).get(key) or fallback) if one_run_each else None)
            for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
-    return out
+    return sorted(out, key=sort_key)
 
 
 def compare_launches(base: list[Iterable[Record]], cand: list[Iterable[Record]],
-                     alpha: float = 0.05, min_change: float = 0.05) -> list[PointChange]:
+                     alpha: float = POLICY.alpha, min_change: float = POLICY.margin) -> list[PointChange]:
     """Several runs per side, each a launch (or several): `compare_runs`."""
     return compare_runs(base, cand, alpha, min_change)
 
@@ -254,10 +322,12 @@ def launches_line(changes: list[PointChange]) -> str:
                                  else "a t test of one launch against the other side's launches"
                                  for pc in level}))
     drifted = [pc for pc in level if pc.drift_runs]
+    prior = [pc for pc in level if pc.drift is not None and pc.drift.prior]
     if drifted:
         tests += (f", with the drift from run to run learnt from {span([pc.drift_runs for pc in drifted])} runs "
                   f"({len(drifted)} of {len(level)} points)")
     return (f"launch level: {tests}; baseline {span([pc.base_launches for pc in level])} launches, "
             f"candidate {span([pc.cand_launches for pc in level])} per point"
             + (f" ({len(changes) - len(level)} points with one launch per side: samples compared)"
-               if len(level) < len(changes) else ""))
+               if len(level) < len(changes) else "")
+            + (f"; with {prior[0].drift.described} for {len(prior)} of {len(level)} points" if prior else ""))

@@ -1,7 +1,7 @@
 """What a record's tag and a run.json say about launches and configurations: which launch a record
 belongs to, what configuration it measures beyond its point's key, and the run-to-run drift a
 run keeps for its points (docs/statistics.md). The statistics on them are
-`mpiscope.analysis.launches`."""
+`mpiscope.results.launches`."""
 from __future__ import annotations
 
 import math
@@ -22,15 +22,27 @@ def launch_of(p: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def config_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
+def tag_configuration(tag: Mapping[str, Any]) -> tuple[tuple[str, Hashable], ...]:
+    """The configuration a tag names: its keys but the launch-like ones (a study's series, a
+    sweep's configuration), sorted."""
+    return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)))
+
+
+def configuration_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
     """What, beyond the point's key, makes it a different configuration: a study's series, and
     the ranks' renumbering (`--order`, which the grid study's two parts differ by)."""
-    tag = getattr(p, "tag", None) or {}
-    out = [(k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)]
+    out = list(tag_configuration(getattr(p, "tag", None) or {}))
     order = getattr(p, "order", None)
     if isinstance(order, str) and order not in ("", "launch"):
         out.append(("rank_order", order))
     return tuple(sorted(out))
+
+
+def disturbed_of(p: Any) -> str:
+    """Why a launch's record is disturbed ("" when it is not, or when the records predate the
+    engine's per-launch counters): the record's `disturbed` cause."""
+    cause = getattr(p, "disturbed", "")
+    return cause if isinstance(cause, str) else ""
 
 
 @dataclass(frozen=True)
@@ -45,10 +57,21 @@ class Drift:
     var: float
     runs: int
     levels: tuple[tuple[float, float, int], ...] = ()
+    sources: tuple[str, ...] = ()  # the ids of the earlier runs it was learnt from
+    left_out: tuple[tuple[str, str], ...] = ()  # (run id, why) of earlier runs not learnt from
+    prior: bool = False  # not learnt: the policy's stated prior (POLICY.prior_drift_sd), known
+
+    @property
+    def described(self) -> str:
+        """'the drift learnt from runs A, B' / 'the prior drift (10 %, not yet learnt)'."""
+        if self.prior:
+            return f"the prior drift ({100 * self.var ** 0.5:.0f} %, not yet learnt from earlier runs)"
+        text = f"the drift learnt from {self.runs} runs"
+        return text + (f" ({', '.join(self.sources)} and this one)" if self.sources else "")
 
 
 def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
-    """The drift a run.json keeps (`drift`, written by `mpiscope.history` at the end of a run),
+    """The drift a run.json keeps (`drift`, written by `mpiscope.results.history` at the end of a run),
     by (point key, configuration); {} when there is none or it is damaged."""
     kept = extra.get("drift") if isinstance(extra, Mapping) else None
     points = kept.get("points") if isinstance(kept, Mapping) else None
@@ -58,7 +81,8 @@ def drifts_kept(extra: Mapping[str, Any]) -> dict[tuple, Drift]:
             key = (str(p["benchmark"]), int(p["size"]), int(p["ranks"]), p["variant"])
             config = tuple((str(k), v) for k, v in p["config"])
             levels = tuple((float(m), float(share), int(n)) for m, share, n in p.get("levels") or ())
-            drift = Drift(float(p["var"]), int(p["runs"]), levels)
+            drift = Drift(float(p["var"]), int(p["runs"]), levels, tuple(map(str, p.get("from") or ())),
+                          tuple((str(i), str(why)) for i, why in p.get("left_out") or ()))
             hash((key, config))  # a list where a value belongs: damaged
         except (KeyError, TypeError, ValueError, AttributeError):
             continue

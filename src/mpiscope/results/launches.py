@@ -13,47 +13,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import special
 
 from mpiscope.records import Point
-from mpiscope.records.launches import LAUNCH_TAGS, Drift, config_of, drifts_kept, launch_of
+from mpiscope.results.location import robust_location
+from mpiscope.results.points import LAUNCH_TAGS, Drift, configuration_of, disturbed_of, drifts_kept, launch_of
+from mpiscope.results.policy import POLICY
 
-__all__ = ["LAUNCH_TAGS", "Drift", "config_of", "drifts_kept", "launch_of"]  # defined with the records
+__all__ = ["LAUNCH_TAGS", "Drift", "configuration_of", "drifts_kept", "launch_of"]  # defined with the records
 
-# The engine's interval of a median is a 95 % one: its half-width is this many standard errors.
-Z95 = 1.959964
-# With one launch the between-launch variance is unknown; this many launches estimate it.
-MIN_LAUNCHES = 3
-
-# Modes (docs/statistics.md, checked by simulation in tests/analysis/test_launches.py): a split
-# of the sorted log launch medians into levels is believed only when every level has
-# MODE_MIN_LAUNCHES launches, adjacent levels differ by MODE_MIN_RATIO, the gap between them
-# exceeds MODE_MIN_GAP_SE standard errors of the launches' own sampling, and the split leaves at
-# most MODE_MAX_R2[L] (two levels) or MODE_MAX_R3[L] (three) of the variance within the levels.
-# Those are the 3 % and 1 % quantiles of that share for L launches drawn from one log-normal
-# level (100 000-200 000 simulated sets per L): one level is called several in at most ~4 % of
-# cases whatever its spread (less when the spread is small: the other criteria stop it). Beyond
-# the tables the last entry is used (stricter, as the quantiles grow with L).
-MODE_MIN_LAUNCHES = 2
-MODE_MIN_RATIO = 1.10
-MODE_MIN_GAP_SE = 4.0
-MODE_MAX_LEVELS = 3
-MODE_MAX_R2 = {4: 0.0199, 5: 0.0366, 6: 0.0553, 7: 0.0744, 8: 0.0913, 9: 0.107, 10: 0.1199, 11: 0.1318,
-               12: 0.142, 13: 0.1519, 14: 0.1594, 15: 0.1663, 16: 0.1735, 17: 0.1789, 18: 0.1852, 19: 0.1907,
-               20: 0.1942}
-MODE_MAX_R3 = {6: 0.008, 7: 0.0106, 8: 0.015, 9: 0.0197, 10: 0.0246, 11: 0.0293, 12: 0.0341, 13: 0.0384,
-               14: 0.0432, 15: 0.047, 16: 0.0504, 17: 0.0545, 18: 0.0571, 19: 0.0611, 20: 0.0632}
-
-# Kalibera & Jones planning: the engine's --ci-target is kept within these bounds.
-CI_TARGET_MIN, CI_TARGET_MAX = 0.005, 0.2
-
-# Run-to-run drift: learnt from this many runs of a configuration at least (this one included),
-# each with at least two launches of the point (a run of one launch cannot tell its launch
-# effect from the run's).
-DRIFT_MIN_RUNS = 3
+# Names of the policy's constants as this module's code reads them (values and evidence:
+# `mpiscope.results.policy`).
+Z95 = POLICY.z95
+MIN_LAUNCHES = POLICY.min_launches
+CI_TARGET_MIN, CI_TARGET_MAX = POLICY.ci_target_min, POLICY.ci_target_max
 
 
 @dataclass(frozen=True)
@@ -83,6 +59,8 @@ class LaunchPoint:
     drift: Drift | None = None  # the run-to-run drift the interval includes (`with_drift`)
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
+    disturbed: tuple[str, ...] = ()  # the causes of the launches left out as disturbed
+    busy: str = ""  # most launches disturbed: the commonest cause, and no usable interval
 
     @property
     def n(self) -> int:
@@ -143,17 +121,28 @@ def _within(points: Sequence[Point]) -> float:
     return float(np.mean(se ** 2)) if len(se) else float("nan")
 
 
-def summarise(points: list[Point], level: float = 0.95) -> LaunchPoint:
+def summarise(points: list[Point], level: float = 0.95,
+              disturbed: Callable[[Point], str] = disturbed_of) -> LaunchPoint:
     """One point from its launches' records (one record per launch, all of one key). Launches
-    without a positive median are left out; none left is a ValueError.
+    without a positive median are left out; none left is a ValueError. Disturbed launches (a
+    cause from `disturbed`) are kept in `disturbed` and left out of the estimate, unless more than
+    POLICY.busy_share of the launches are: then all count and `busy` names the cause.
 
-    Estimate: the geometric mean of the launch medians. Interval: Student's t with L-1 degrees
-    of freedom over the log launch medians (exact when they are normal, whatever the split of
-    their variance into within and between). One launch: its own interval."""
+    Estimate: the geometric mean of the launch medians without wild launches
+    (`location.robust_location`). Interval: Student's t with L-1 degrees of freedom over the log
+    launch medians kept (exact when they are normal, whatever the split of their variance into
+    within and between). One launch: its own interval."""
     # a point's estimate: its median, or an imported point's own figure (Point.estimate)
     points = [p for p in points if p.median is not None and p.median > 0]
     if not points:
         raise ValueError("no launch has a positive median")
+    causes = [disturbed(p) for p in points]
+    bad = tuple(c for c in causes if c)
+    busy = ""
+    if bad and len(bad) > POLICY.busy_share * len(points):
+        busy = max(set(bad), key=bad.count)  # the commonest cause
+    elif bad:
+        points = [p for p, c in zip(points, causes) if not c]
     first = points[0]
     med = np.array([p.median for p in points], float)
     within = _within(points)
@@ -161,19 +150,21 @@ def summarise(points: list[Point], level: float = 0.95) -> LaunchPoint:
         s = first.time_us
         return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
                            s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
-                           config=config_of(first), points=tuple(points), samples=first.samples_us)
+                           config=configuration_of(first), points=tuple(points), samples=first.samples_us,
+                           disturbed=bad, busy=busy)
     logs = np.log(med)
     k = len(logs)
     var = float(logs.var(ddof=1))
+    centre, robust_var, left_out = robust_location(logs, within)
+    k -= left_out
     # identical medians (a coarse timer) would give a zero-width interval: their own error instead
-    total = var if var > 0 or not np.isfinite(within) else within
+    total = robust_var if robust_var > 0 or not np.isfinite(within) else within
     half = special.stdtrit(k - 1, 0.5 + level / 2) * np.sqrt(total / k)
     between = max(0.0, var - within) if np.isfinite(within) else float("nan")
-    centre = logs.mean()
     return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(np.exp(centre)),
                        float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),
                        within_var=within, between_var=between, modes=find_modes(med, within),
-                       config=config_of(first), points=tuple(points))
+                       config=configuration_of(first), points=tuple(points), disturbed=bad, busy=busy)
 
 
 # --- runs: drift beyond the launches ---------------------------------------------------------
@@ -189,11 +180,11 @@ def log_se(lp: LaunchPoint, level: float = 0.95) -> float:
 def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
     """The run-to-run drift of one point from its launch-level estimates in several runs of one
     configuration: the variance of their log estimates less the mean of their own squared
-    standard errors (method of moments, at least 0). None with fewer than DRIFT_MIN_RUNS runs of
+    standard errors (method of moments, at least 0). None with fewer than POLICY.drift_min_runs runs of
     two or more launches. Its `levels`: the levels the runs fell into, by the criteria of the
     launches' modes (`find_modes`, runs in place of launches)."""
     lps = [lp for lp in runs if lp.launches >= 2 and np.isfinite(log_se(lp))]
-    if len(lps) < DRIFT_MIN_RUNS:
+    if len(lps) < POLICY.drift_min_runs:
         return None
     y = np.log([lp.median for lp in lps])
     se2 = np.array([log_se(lp) for lp in lps]) ** 2
@@ -202,18 +193,23 @@ def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
                  tuple((m.median, m.share, m.launches) for m in levels))
 
 
+PRIOR_DRIFT = Drift(POLICY.prior_drift_sd ** 2, 0, prior=True)
+
+
 def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> LaunchPoint:
     """`lp` with an interval that holds from run to run: the run's estimate, its standard error
     over launches combined with the run-to-run drift, t quantile at Satterthwaite's degrees of
-    freedom (launches - 1 for the first part, runs - 1 for the drift), and never narrower than
-    the launches' own interval (the two parts' degrees of freedom add up, so a small drift
-    could otherwise narrow it). Unchanged with one launch or no drift."""
+    freedom (launches - 1 for the first part, runs - 1 for a learnt drift, none lost for the
+    prior, which is stated, not estimated), and never narrower than the launches' own interval
+    (the two parts' degrees of freedom add up, so a small drift could otherwise narrow it).
+    Unchanged with one launch or no drift."""
     se = log_se(lp, level)
-    if drift is None or not np.isfinite(se) or drift.runs < 2:
+    if drift is None or not np.isfinite(se) or (drift.runs < 2 and not drift.prior):
         return lp
     a, b = se ** 2, drift.var
     total = a + b
-    dof = total ** 2 / (a ** 2 / (lp.launches - 1) + b ** 2 / (drift.runs - 1)) if total > 0 else lp.launches - 1
+    drift_term = 0.0 if drift.prior else b ** 2 / (drift.runs - 1)
+    dof = total ** 2 / (a ** 2 / (lp.launches - 1) + drift_term) if total > 0 else lp.launches - 1
     centre = np.log(lp.median)
     half = max(special.stdtrit(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
                centre - np.log(lp.ci_low))
@@ -221,8 +217,8 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> Lau
 
 
 def widened(lps: Iterable[LaunchPoint], drift: Mapping[tuple, Drift]) -> list[LaunchPoint]:
-    """`lps` with the drift kept for each (unchanged where there is none)."""
-    return [with_drift(lp, drift.get((lp.key, lp.config))) for lp in lps]
+    """`lps` with the drift kept for each, or the prior drift where none was learnt yet."""
+    return [with_drift(lp, drift.get((lp.key, lp.config)) or PRIOR_DRIFT) for lp in lps]
 
 
 # --- modes -------------------------------------------------------------------------------
@@ -232,9 +228,9 @@ def _ss(x: np.ndarray) -> float:
 
 
 def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
-    """The split of sorted `x` into `parts` (2 or 3) runs of at least MODE_MIN_LAUNCHES each with
+    """The split of sorted `x` into `parts` (2 or 3) runs of at least POLICY.mode_min_launches each with
     the least within-level sum of squares ([] when none is allowed); exhaustive, by prefix sums."""
-    m, L = MODE_MIN_LAUNCHES, len(x)
+    m, L = POLICY.mode_min_launches, len(x)
     if L < parts * m:
         return []
     c = x - x.mean()
@@ -258,12 +254,13 @@ def _levels_hold(x: np.ndarray, levels: list[np.ndarray], within_var: float) -> 
     """Whether `levels` (a split of sorted `x`) are distinct levels by the criteria above."""
     if not levels:
         return False
-    table = MODE_MAX_R2 if len(levels) == 2 else MODE_MAX_R3
+    table = POLICY.mode_max_r2 if len(levels) == 2 else POLICY.mode_max_r3
     total = _ss(x)
     if total <= 0 or sum(_ss(lv) for lv in levels) / total > table.get(len(x), table[max(table)]):
         return False
     gap_se = np.sqrt(2 * within_var) if np.isfinite(within_var) else 0.0
-    return all(hi.mean() - lo.mean() >= np.log(MODE_MIN_RATIO) and hi[0] - lo[-1] > MODE_MIN_GAP_SE * gap_se
+    return all(hi.mean() - lo.mean() >= np.log(POLICY.mode_min_ratio)
+               and hi[0] - lo[-1] > POLICY.mode_min_gap_se * gap_se
                for lo, hi in zip(levels, levels[1:]))
 
 
@@ -271,14 +268,14 @@ def find_modes(medians: Sequence[float], within_var: float = 0.0) -> tuple[Mode,
     """The levels that launch medians fall into, fastest first, or () when they form one level.
     Two levels are tried first, and a level that holds two levels by the same criteria is split
     again; when no two-level split holds, three levels at once (three equal levels defeat any
-    split into two). At most MODE_MAX_LEVELS. `within_var`: the launches' own log-scale sampling
+    split into two). At most POLICY.mode_max_levels. `within_var`: the launches' own log-scale sampling
     variance."""
     x = np.sort(np.log(np.asarray([m for m in medians if m > 0], float)))
     levels = _best_split(x, 2)
     if _levels_hold(x, levels, within_var):
         for j, lv in enumerate(levels):
             sub = _best_split(lv, 2)
-            if len(levels) < MODE_MAX_LEVELS and _levels_hold(lv, sub, within_var):
+            if len(levels) < POLICY.mode_max_levels and _levels_hold(lv, sub, within_var):
                 levels[j:j + 1] = sub
                 break
     else:
@@ -316,6 +313,14 @@ def launches_needed(lp: LaunchPoint, target_rel: float, level: float = 0.95, max
     half = special.stdtrit(n - 1, 0.5 + level / 2) * np.sqrt(var / n)
     ok = np.nonzero(half <= np.log1p(target_rel))[0]
     return int(n[ok[0]]) if len(ok) else int(n[-1])
+
+
+def drift_dominates(lp: LaunchPoint, drift: Drift | None) -> bool:
+    """Whether more launches of this run would narrow `lp`'s interval by little: its variance
+    over launches is already at most POLICY.drift_dominates of the drift from run to run, which no
+    launch of this run can reduce (the half-width would shrink by under 15 %)."""
+    se = log_se(lp)
+    return drift is not None and drift.var > 0 and np.isfinite(se) and se ** 2 <= POLICY.drift_dominates * drift.var
 
 
 def samples_per_launch(lp: LaunchPoint, launch_overhead_s: float, points_per_launch: int = 1) -> float:
@@ -364,12 +369,13 @@ def by_launch(records: Iterable[Any]) -> dict[int, list[Point]]:
     return dict(sorted(out.items()))
 
 
-def _aggregate(launched: Iterable[tuple[Hashable, Any]]) -> list[LaunchPoint]:
+def _aggregate(launched: Iterable[tuple[Hashable, Any]],
+               disturbed: Callable[[Point], str] = disturbed_of) -> list[LaunchPoint]:
     groups: dict[tuple, dict[Hashable, Point]] = {}
     for launch, r in launched:
         if isinstance(r, Point) and r.median is not None and r.median > 0:  # the estimate (Point.estimate)
-            groups.setdefault((r.key, config_of(r)), {})[launch] = r
-    return [summarise([g[k] for k in sorted(g)]) for g in groups.values()]
+            groups.setdefault((r.key, configuration_of(r)), {})[launch] = r
+    return [summarise([g[k] for k in sorted(g)], disturbed=disturbed) for g in groups.values()]
 
 
 def aggregate(records: Iterable[Any]) -> list[LaunchPoint]:
@@ -378,7 +384,8 @@ def aggregate(records: Iterable[Any]) -> list[LaunchPoint]:
     return _aggregate((launch_of(r), r) for r in records)
 
 
-def aggregate_runs(runs: Sequence[Iterable[Any]]) -> list[LaunchPoint]:
+def aggregate_runs(runs: Sequence[Iterable[Any]], disturbed: Callable[[Point], str] = disturbed_of
+                   ) -> list[LaunchPoint]:
     """The same over several runs of one configuration (a sweep's launches, RUN1,RUN2,...): every
     launch of every run is one launch."""
-    return _aggregate(((i, launch_of(r)), r) for i, recs in enumerate(runs) for r in recs)
+    return _aggregate((((i, launch_of(r)), r) for i, recs in enumerate(runs) for r in recs), disturbed)

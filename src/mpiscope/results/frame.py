@@ -1,0 +1,117 @@
+"""The launch-level frame: the tidy table with one row per point and configuration of a run, its
+figures taken over the run's launches (`results.launches.aggregate`) with the drift and the
+evidence flag, sorted by benchmark, variant, size: what every table, plot, export, report and the
+API show unless asked for each launch's own rows."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import pandas as pd
+
+from mpiscope.results.evidence import evidence
+from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, Mode, aggregate_runs, with_drift
+from mpiscope.results.points import disturbed_of
+
+# Columns of one launch's record that no launch-level figure replaces: left out of the frame.
+_PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
+               "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup")
+# Launch-level columns, in the order they follow the point's figures.
+LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
+                 "run_levels", "evidence", "disturbed_launches")
+
+
+def is_launch_level(df: pd.DataFrame) -> bool:
+    return "launches" in df.columns
+
+
+def modes_text(modes: Iterable[Mode], unit: str = "us") -> str:
+    """'2 levels: 0.145 us (60%), 0.4 us (40%)'; '' for one level."""
+    modes = list(modes)
+    if len(modes) < 2:
+        return ""
+    return f"{len(modes)} levels: " + ", ".join(f"{m.median:.3g} {unit} ({100 * m.share:.0f}%)" for m in modes)
+
+
+def run_levels_text(levels: Iterable[tuple[float, float, int]], unit: str = "us") -> str:
+    """'in 2 levels: 0.25 us (17 of 20 runs), 1.0 us (3)'; '' for one level."""
+    levels = list(levels)
+    if len(levels) < 2:
+        return ""
+    total = sum(n for _, _, n in levels)
+    first, *rest = levels
+    return (f"in {len(levels)} levels: {first[0]:.3g} {unit} ({first[2]} of {total} runs), "
+            + ", ".join(f"{m:.3g} {unit} ({n})" for m, _, n in rest))
+
+
+def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
+    """A rate column (bytes per time) at the launch-level estimate: the first launch's rate
+    scaled by its time over the estimate, so bw, busbw and the ring's figures all follow."""
+    v, t = row.get(col), row.get("time_median_us")
+    if v is None or t is None or pd.isna(v) or pd.isna(t) or not lp.median:
+        return v
+    return float(v) * float(t) / lp.median
+
+
+def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
+    """A point of one run with the run-to-run drift its run.json keeps, else the stated prior (a
+    sweep configuration's runs pooled are several runs already: no drift added)."""
+    drift = base.get("drift")
+    return with_drift(lp, drift if isinstance(drift, Drift) else PRIOR_DRIFT) if runs == 1 else lp
+
+
+def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
+    est = base.get("estimate")
+    if isinstance(est, str) and est != "median":  # an imported tool's mean: its own figures follow
+        base = {**base, **{f"{pre}_median_{unit}": base.get(f"{pre}_{est}_{unit}")
+                           for pre, unit in (("time", "us"), ("bw", "MBps"), ("busbw", "MBps"))}}
+    row = {k: v for k, v in base.items() if k not in _PER_LAUNCH}
+    for col in [c for c in row if c.endswith("_MBps") or c == "msg_rate"]:
+        row[col] = _rate(base, col, lp)
+    pts = lp.points
+    stopped = [p for p in pts if p.stopped_early]
+    row.update(time_median_us=lp.median, time_ci_low_us=lp.ci_low, time_ci_high_us=lp.ci_high,
+               samples=sum(p.time_us.n for p in pts), converged=not stopped,
+               stop_reason=stopped[0].stop_reason if stopped else base.get("stop_reason"),
+               not_converged=len(stopped),
+               elapsed_s=sum(p.elapsed_s or 0.0 for p in pts) if "elapsed_s" in base else None,
+               invalid=sum(p.invalid or 0 for p in pts) if "invalid" in base else None,
+               launches=lp.launches, launch_medians_us=" ".join(f"{m:.6g}" for m in lp.launch_medians),
+               share_between=lp.share_between, half_width_rel=lp.half_width_rel, modes=modes_text(lp.modes),
+               run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
+               drift_var=lp.drift.var if lp.drift is not None else None,
+               drift_runs=lp.drift.runs if lp.drift is not None and not lp.drift.prior else None,
+               drift=lp.drift, evidence=evidence(lp), disturbed_launches=len(lp.disturbed), point=lp)
+    return row
+
+
+def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per point and configuration: `time_median_us` is the launch-level estimate and
+    `time_ci_*_us` its 95 % interval over launches (a single launch: that launch's own), the rates
+    follow the estimate, `launches` counts the launches, `share_between` is the share of a
+    launch's variance that lies between launches, `modes` names the levels the launches fell
+    into, `point` holds the `LaunchPoint`; the other columns are the first launch's. The launches
+    of a configuration are those of one run, or of every run of one sweep configuration (a
+    sweep's own launches). A frame already at this level is returned as it is."""
+    if df.empty or is_launch_level(df) or "point" not in df or "run_id" not in df:
+        return df
+    group = df["run_id"].astype(object)
+    if "sweep_config" in df:
+        group = df["sweep_config"].where(df["sweep_config"].notna(), group)
+    rows = []
+    for _, g in df.groupby(group, sort=False):
+        base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
+        runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
+
+        def cause(p: Any) -> str:  # the tidy table's `disturbed` column, else the record's own
+            value = base[id(p)].get("disturbed")
+            return value if isinstance(value, str) else disturbed_of(p)
+        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
+                 for lp in aggregate_runs(runs, cause)]
+    out = pd.DataFrame(rows)
+    # one order everywhere: benchmark, variant, size (issue 31), then ranks
+    keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]
+    if keys:
+        out = out.sort_values(keys, kind="stable", na_position="first", ignore_index=True)
+    if "not_converged" in out and not out["not_converged"].any():
+        out = out.drop(columns="not_converged")
+    return out

@@ -1,0 +1,183 @@
+"""Run-to-run drift, learnt from the earlier runs of a configuration (docs/statistics.md, "Runs").
+
+The launches of one run follow each other within seconds and share a state of the machine that
+changes more slowly (measured here: the next run's estimate fell inside the launch-level interval
+62-74 % of the time instead of ~85 %). Earlier runs of the same configuration in the same runs
+directory are the level above launches: at the end of a run, each point's run-to-run variance is
+estimated from this run's and those runs' launch-level estimates, kept in run.json (`drift`), and
+every reader widens the point's interval by it (`results.launches.widened`). The store and
+the configuration of a launch live here; the statistics in `results.launches`.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+from mpiscope.records import Context, Point
+from mpiscope.results.launches import LaunchPoint, aggregate, drift_between_runs
+from mpiscope.results.points import Drift, drifts_kept
+from mpiscope.results.policy import POLICY
+from mpiscope.store import Run, list_runs
+
+# Engine options that change how long or how precisely a point is sampled, not what is measured.
+_SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "max_reps", "ci_target", "max_time_s",
+                     "warmup", "warmup_bytes", "timeout_s", "max_memory_bytes", "raw", "check", "benchmarks",
+                     "npmin", "points"}
+# Environment the launcher sets per launch without changing what is measured.
+_INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
+
+PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (configuration digest, point key, series)
+
+
+def configuration_digest(run: Run, ctx: Context) -> str:
+    """A short digest of what makes one launch's points comparable with another's: the hosts and
+    placement, the library and engine, the tuning variables, the options that change what is
+    measured, and what a sweep or study varied."""
+    meta = run.meta()
+    described: dict[str, Any] = dict(
+        factors=meta.factors, hosts=sorted(ctx.hosts), library=ctx.mpi_library_version, engine=ctx.engine_version,
+        world=ctx.world_size, by_host=ctx.ranks_by_host, order=ctx.order, oversubscribed=ctx.oversubscribed,
+        binding=[(r.cpus if r.bound else None, r.bound) for r in ctx.ranks],
+        env={k: v for k, v in ctx.env.items() if k not in _INCIDENTAL_ENV},
+        options={k: v for k, v in ctx.options.items() if k not in _SAMPLING_OPTIONS})
+    text = json.dumps(described, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
+    """The run's points over its launches, each under its configuration (a launch's points take the
+    configuration of the context record before them)."""
+    groups: dict[str, list[Point]] = {}
+    current = None  # points before any context record: their configuration is unknown, they match nothing
+    for rec in run.records():
+        if isinstance(rec, Context):
+            current = configuration_digest(run, rec)
+        elif isinstance(rec, Point) and current is not None:
+            groups.setdefault(current, []).append(rec)
+    return {(s, lp.key, lp.config): lp for s, recs in groups.items() for lp in aggregate(recs)}
+
+
+def _started(run: Run) -> datetime | None:
+    try:
+        return datetime.strptime(run.meta().started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _same_run_configuration(a: Any, b: Any) -> bool:
+    """What run.json says without reading records: host, library and factors (a cheap first sieve;
+    each launch's configuration decides)."""
+    def lib(m: Any) -> tuple:
+        return tuple(getattr(m.mpi, k, None) for k in ("vendor", "version", "prefix"))
+    return a.host == b.host and lib(a) == lib(b) and a.factors == b.factors
+
+
+def earlier_runs(run: Run) -> list[Run]:
+    """The finished runs beside `run` started before it and at most POLICY.history_days earlier, newest
+    first."""
+    start = _started(run)
+    if start is None:
+        return []
+    mine = run.meta()
+    out = []
+    for other in reversed(list_runs(run.path.parent)):
+        if other.id == run.id:
+            continue
+        when = _started(other)
+        meta = other.meta()
+        if when is None or when >= start or meta.status != "ok" or not _same_run_configuration(meta, mine):
+            continue
+        if start - when > timedelta(days=POLICY.history_days):
+            continue
+        out.append(other)
+    return sorted(out, key=_started, reverse=True)
+
+
+def _why_not(mine: LaunchPoint, other: LaunchPoint) -> str:
+    """Why an earlier run's point is not learnt from ("" when it is)."""
+    if other.launches < 2:
+        return ""  # silently: a run of one launch cannot tell its launch effect from the run's
+    if other.disturbed:
+        return f"disturbed launches ({other.disturbed[0]})"
+    ratio = other.median / mine.median
+    if max(ratio, 1 / ratio) > POLICY.state_ratio:
+        return (f"another state of the machine: {other.median:.3g} us against {mine.median:.3g} us "
+                f"(more than {POLICY.state_ratio:g}x apart)")
+    return ""
+
+
+def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[Any, LaunchPoint]]]
+          ) -> dict[Any, Drift]:
+    """Each point's drift from this run's points `mine` and earlier runs' (id, points), newest
+    first: at most POLICY.history_runs runs a point, leaving out (with the reason) runs with disturbed
+    launches and runs in another state of the machine (`_why_not`); None-free: points with too
+    few runs are left out."""
+    out = {}
+    for k, lp in mine.items():
+        if lp.launches < 2 or lp.disturbed:
+            continue
+        used: list[LaunchPoint] = []
+        ids: list[str] = []
+        left: list[tuple[str, str]] = []
+        for run_id, points in others:
+            other = points.get(k)
+            if other is None or other.launches < 2 or len(used) >= POLICY.history_runs:
+                continue
+            why = _why_not(lp, other)
+            if why:
+                left.append((run_id, why))
+            else:
+                used.append(other)
+                ids.append(run_id)
+        drift = drift_between_runs([lp, *used])
+        if drift is not None:
+            out[k] = replace(drift, sources=tuple(ids), left_out=tuple(left))
+    return out
+
+
+def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequence[Run]] | None = None
+                ) -> dict[str, Any]:
+    """Each point's run-to-run drift from this run and the earlier runs of its configuration that
+    measured it in two launches or more, as kept in run.json's `drift`: the runs used and, per
+    point, its variance, run count, the runs it came from and those left out with the reason.
+    `history`: "auto" (the latest POLICY.history_runs earlier runs here), "none" (none: the prior), or
+    run ids (comma-separated, read by `resolve`). Points with too few such runs are left out (the
+    prior drift stands for theirs)."""
+    if history == "none":
+        return {"runs": [], "points": []}
+    others = earlier_runs(run) if history == "auto" or resolve is None else \
+        [r for r in resolve(history) if r.id != run.id]
+    mine = launch_points(run)
+    learnt = learn(mine, [(other.id, launch_points(other)) for other in others])
+    used = sorted({i for d in learnt.values() for i in d.sources})
+    points = []
+    for k, drift in learnt.items():
+        _, (benchmark, size, ranks, variant), config = k
+        points.append({"benchmark": benchmark, "size": size, "ranks": ranks, "variant": variant,
+                       "config": [list(c) for c in config], "var": drift.var, "runs": drift.runs,
+                       "levels": [list(level) for level in drift.levels], "from": list(drift.sources),
+                       "left_out": [list(x) for x in drift.left_out]})
+    return {"runs": used, "points": points}
+
+
+def drift_scope(history: str, base: Sequence[Run], cand: Sequence[Run],
+                resolve: Callable[[str], Sequence[Run]]) -> dict[tuple, Drift]:
+    """The drift from run to run a comparison of one run a side uses, by (point key,
+    configuration): "auto" the one either run keeps (learnt from more runs), "none" none (the
+    prior stands in), else learnt now from the runs `history` names (`resolve`) and the baseline."""
+    if len(base) != 1 or len(cand) != 1 or history == "none":
+        return {}
+    if history == "auto":
+        drift: dict[tuple, Drift] = {}
+        for run in (base[0], cand[0]):
+            for key, d in drifts_kept(run.meta().extra).items():
+                if key not in drift or d.runs > drift[key].runs:
+                    drift[key] = d
+        return drift
+    def points(run: Run) -> dict[tuple, LaunchPoint]:
+        return {(lp.key, lp.config): lp for lp in aggregate(run.records())}
+    others = [(r.id, points(r)) for r in resolve(history) if r.id not in (base[0].id, cand[0].id)]
+    return learn(points(base[0]), others)

@@ -1,0 +1,92 @@
+"""Every numeric constant of the launch-level statistics, in one object, each beside the evidence
+for its value (docs/statistics.md, "The constants"). Code reads `POLICY.name`; a study of another
+value makes a `dataclasses.replace(POLICY, ...)` and passes it where a function takes `policy`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+# The 3 % (two levels) and 1 % (three levels) quantiles of the share of variance a best split
+# leaves within its levels, for L launches drawn from one log-normal level (100 000-200 000
+# simulated sets per L): one level is called several in at most ~4 % of cases whatever its spread.
+_MODE_MAX_R2 = {4: 0.0199, 5: 0.0366, 6: 0.0553, 7: 0.0744, 8: 0.0913, 9: 0.107, 10: 0.1199, 11: 0.1318,
+                12: 0.142, 13: 0.1519, 14: 0.1594, 15: 0.1663, 16: 0.1735, 17: 0.1789, 18: 0.1852, 19: 0.1907,
+                20: 0.1942}
+_MODE_MAX_R3 = {6: 0.008, 7: 0.0106, 8: 0.015, 9: 0.0197, 10: 0.0246, 11: 0.0293, 12: 0.0341, 13: 0.0384,
+                14: 0.0432, 15: 0.047, 16: 0.0504, 17: 0.0545, 18: 0.0571, 19: 0.0611, 20: 0.0632}
+
+
+@dataclass(frozen=True)
+class Policy:
+    # --- distributions (definitions, not tuning) ---
+    z95: float = 1.959964          # the normal 97.5 % quantile: a 95 % interval's half-width in SEs
+    mad_sigma: float = 1.4826      # MAD -> standard deviation at the normal distribution
+    level: float = 0.95            # the level of every interval shown
+
+    # --- the robust launch-level estimate ---
+    # From this many launches on, wild launches are left out of the estimate: the MAD of 3-4
+    # launches cannot tell a wild launch from spread (tried: Huber's M-estimate with a MAD scale
+    # on 3 launches clipped a normal launch in about a third of sets and its interval then ignored
+    # it: bench/evidence/run.py's false slower/faster rose from 0 to 12 %). Below, the geometric
+    # mean and Student interval, whose width shows a wild launch as "insufficient evidence" and
+    # earns the point more launches.
+    robust_min_launches: int = 5
+    # A wild launch lies more than wild_sd robust SDs and wild_ratio-fold from the median launch:
+    # 3.5 SDs is beyond the tail of one normal level (p < 5e-4 a launch), 1.5-fold beyond the
+    # spread of one level here (launches differ by 1.2x-1.6x; Open MPI's second mode is 2-3x);
+    # robust_keep of the launches must stay, so a real second mode (> 30 %) is kept and named.
+    wild_sd: float = 3.5
+    wild_ratio: float = 1.5
+    robust_keep: float = 0.7
+    # An interval whose high/low exceeds this carries no usable information (a factor 2 either
+    # way): it is shown as "insufficient evidence: about N more launches", never as a band.
+    max_span: float = 2.0
+    # Where more than this share of a point's launches is disturbed, it says "machine busy: CAUSE".
+    busy_share: float = 0.5
+
+    # --- launches of one run (mpiscope.schedule) ---
+    min_launches: int = 3           # the fewest that estimate a between-launch variance with a spare
+    max_launches: int = 10          # auto launches stop here (cost: ~1 s a launch on this machine)
+    launch_target: float = 0.05     # the launch-level half-width auto launches aim at (relative)
+    auto_budget_s: float = 25.0     # measuring time of an auto run without --time-budget
+    first_round_ci_target: float = 0.05   # a light first round: between-launch spread is 5-20 % here
+    first_round_max_time_s: float = 0.2
+    # No more launches when the launches' variance is at most this share of the drift: the
+    # half-width could shrink by under 1 - sqrt(3/4) < 15 %.
+    drift_dominates: float = 1 / 3
+    ci_target_min: float = 0.005    # bounds on the engine's per-launch --ci-target (Kalibera & Jones)
+    ci_target_max: float = 0.2
+
+    # --- modes (levels the launches fall into; simulated in tests/analysis/test_launches.py) ---
+    mode_min_launches: int = 2      # one odd launch is an outlier, not a mode
+    mode_min_ratio: float = 1.10    # levels closer than 10 % are not worth naming
+    mode_min_gap_se: float = 4.0    # a gap inside 4 SEs of the launches' own error is no gap
+    mode_max_levels: int = 3
+    mode_max_r2: Mapping[int, float] = field(default_factory=lambda: dict(_MODE_MAX_R2))
+    mode_max_r3: Mapping[int, float] = field(default_factory=lambda: dict(_MODE_MAX_R3))
+
+    # --- runs: the drift from one run to the next ---
+    drift_min_runs: int = 3         # runs (this one included) of two launches or more
+    history_runs: int = 10          # the latest runs of a configuration the drift is learnt from
+    history_days: int = 7           # older runs may describe another state of the machine
+    # Until the drift is learnt, a stated prior for it: a run effect of this standard deviation on
+    # the log scale, treated as known. The spread of one point's estimate over ten quiet runs here
+    # was 1.2x-3x max/min, median about 1.6x (notes/launch-noise.md); ten normal draws span about
+    # 3.1 SD, so 1.6x is an SD of log(1.6) / 3.1 = 0.15. With 0.10 the first run's interval held the
+    # next run's estimate in 75-80 % of the points of bench/evidence/run.py, under the 80 % target.
+    prior_drift_sd: float = 0.15
+    # A run whose estimate differs from this one's by more than this factor sits in another state
+    # of the machine (a changed link, another machine): not learnt from, named with the reason.
+    # Quiet runs here spread by at most 3.1x max/min (Open MPI pingpong, launch-noise notes).
+    state_ratio: float = 4.0
+
+    # --- comparisons ---
+    alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment
+    margin: float = 0.05            # equivalence margin and least change called slower/faster
+    power: float = 0.80             # the chance of a decision the "launches needed" figure aims at
+    # A drift whose share of a difference's variance is at least this caps the test's degrees of
+    # freedom at the drift's own (a smaller one barely moves Welch's test).
+    drift_material: float = 0.05
+
+
+POLICY = Policy()

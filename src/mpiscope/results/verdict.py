@@ -1,0 +1,72 @@
+"""One point's verdict from the difference of two sides' log estimates (docs/statistics.md,
+"Verdicts"): slower / faster (significant after adjustment, and beyond the margin), same
+(equivalence shown, two one-sided tests: the 95 % interval of the ratio lies inside
+[1/(1+margin), 1+margin], the margin symmetric on the log scale),
+or inconclusive (neither), with the launches a side that would decide it at the observed
+variance (power analysis). `decide` is the function `mpiscope tune` and `compare` call."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from mpiscope.results.policy import POLICY, Policy
+
+SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "same", "inconclusive"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str          # slower | faster | same | inconclusive
+    ratio: float          # candidate / baseline
+    low: float            # the ratio's 95 % interval
+    high: float
+    # launches a side that would decide at the observed variance with POLICY.power (inconclusive
+    # only; None when decided, or when no number of launches can: the drift from run to run, or a
+    # change that sits on the margin)
+    launches_needed: int | None = None
+
+
+def interval(diff: float, se: float, df: float, policy: Policy = POLICY) -> tuple[float, float]:
+    """The 95 % interval of the log ratio."""
+    if not (np.isfinite(se) and se >= 0):
+        return float("nan"), float("nan")
+    t = float(special.stdtrit(df, 0.5 + policy.level / 2)) if np.isfinite(df) else policy.z95
+    return diff - t * se, diff + t * se
+
+
+def launches_to_decide(diff: float, launch_var: float, drift_var: float, margin: float,
+                       policy: Policy = POLICY) -> int | None:
+    """The launches a side at which a test at the observed log difference `diff` decides with
+    chance POLICY.power: the difference from 0 when the ratio lies beyond the margin (outside
+    [1/(1+margin), 1+margin]), else its distance to the margin (equivalence); one launch's log
+    variance `launch_var`, each side's run effect `drift_var`. None when no number does (the drift
+    alone is too wide, or no distance)."""
+    m = math.log1p(margin)
+    distance = abs(diff) if abs(diff) >= m else m - abs(diff)
+    if not (distance > 0 and np.isfinite(launch_var)):
+        return None
+    n = np.arange(2, 1001)
+    df = 2 * n - 2  # Welch's with equal sides and variances
+    z = special.stdtrit(df, 0.5 + policy.level / 2) + special.stdtrit(df, policy.power)
+    ok = np.nonzero(z * np.sqrt(2 * launch_var / n + 2 * drift_var) <= distance)[0]
+    return int(n[ok[0]]) if len(ok) else None
+
+
+def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, drift_var: float = 0.0,
+           margin: float = POLICY.margin, policy: Policy = POLICY) -> Verdict:
+    """The verdict of one point: `diff` the candidate's log estimate less the baseline's, `se`
+    its standard error (launches and drift), `df` its degrees of freedom, `p_adj` the adjusted
+    p-value of the difference, `launch_var` one launch's log variance, `drift_var` each side's
+    run effect already in `se`."""
+    lo, hi = interval(diff, se, df, policy)
+    ratio, m = math.exp(diff), math.log1p(margin)  # the margin is symmetric on the log scale
+    if np.isfinite(lo) and -m < lo and hi < m:
+        return Verdict(SAME, ratio, math.exp(lo), math.exp(hi))
+    if np.isfinite(p_adj) and p_adj < policy.alpha and abs(diff) >= m:
+        return Verdict(SLOWER if diff > 0 else FASTER, ratio, math.exp(lo), math.exp(hi))
+    return Verdict(INCONCLUSIVE, ratio, math.exp(lo) if np.isfinite(lo) else lo,
+                   math.exp(hi) if np.isfinite(hi) else hi,
+                   launches_to_decide(diff, launch_var, drift_var, margin, policy))
