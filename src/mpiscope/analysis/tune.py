@@ -1,0 +1,101 @@
+"""The tuning decisions: the race between a collective's algorithms at one size (which are
+clearly slower and leave, when the race is over), the choice that keeps the library's default
+unless another algorithm is faster beyond the noise, and the one comparison of two sets of
+launch-level samples (ratio, interval, verdict) that both use.
+
+The launch is the unit of evidence (docs/statistics.md): every figure here is a launch median."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+MARGIN = 0.05  # changes below 5 % are the same: launches of one configuration differ by that much
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """candidate / baseline of the launch medians' geometric means, its interval and verdict."""
+    ratio: float
+    low: float
+    high: float
+    verdict: str  # faster | slower | same | inconclusive (the candidate against the baseline)
+    launches: tuple[int, int] = (0, 0)
+
+
+def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float = MARGIN,
+          confidence: float = CONFIDENCE) -> Ratio:
+    """The one comparison of tune: two sets of launch medians of a point. The interval of the
+    ratio is Welch's on the logs; faster/slower when it excludes 1 and the ratio moved by at
+    least `margin`, same when it lies within 1 +- margin, else inconclusive. (After the merge
+    this is the place to call the results layer's verdicts instead.)"""
+    b, c = np.log(np.asarray(baseline, float)), np.log(np.asarray(candidate, float))
+    ratio = float(np.exp(c.mean() - b.mean()))
+    if len(b) < 2 or len(c) < 2:
+        return Ratio(ratio, float("nan"), float("nan"), "inconclusive", (len(b), len(c)))
+    vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
+    se = np.sqrt(vb + vc)
+    if se > 0:
+        df = (vb + vc) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + 1e-300)
+        half = float(stats.t.ppf(0.5 + confidence / 2, max(df, 1.0)) * se)
+    else:
+        half = 0.0
+    low, high = float(np.exp(np.log(ratio) - half)), float(np.exp(np.log(ratio) + half))
+    if high < 1 and ratio <= 1 - margin:
+        verdict = "faster"
+    elif low > 1 and ratio >= 1 + margin:
+        verdict = "slower"
+    elif low >= 1 - margin and high <= 1 + margin:
+        verdict = "same"
+    else:
+        verdict = "inconclusive"
+    return Ratio(ratio, low, high, verdict, (len(b), len(c)))
+
+
+def best(samples: Mapping[str, Sequence[float]]) -> str:
+    """The algorithm with the lowest geometric mean of its launch medians."""
+    return min(samples, key=lambda a: float(np.mean(np.log(samples[a]))))
+
+
+@dataclass(frozen=True)
+class RaceState:
+    """Where the race at one point stands after a round."""
+    leader: str
+    dropped: dict[str, Ratio]  # algorithm -> its ratio to the leader, clearly slower
+    running: tuple[str, ...]  # still in the race (the leader among them)
+    over: bool  # nothing left to learn: one left, or the rest the same as the leader
+
+
+def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2) -> RaceState:
+    """One round's verdict on the algorithms still running at a point (their launch medians):
+    an algorithm clearly slower than the leader (its ratio's interval above 1, by at least
+    `margin`) leaves; the race is over when one is left or every other is the same as the
+    leader. Before `min_launches` launches each, nobody leaves."""
+    leader = best(samples)
+    if min(len(s) for s in samples.values()) < min_launches:
+        return RaceState(leader, {}, tuple(samples), len(samples) == 1)
+    ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
+    dropped = {a: r for a, r in ratios.items() if r.verdict == "slower"}
+    running = tuple(a for a in samples if a not in dropped)
+    over = all(ratios[a].verdict == "same" for a in running if a != leader)
+    return RaceState(leader, dropped, running, over)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What tune writes for a point: the algorithm and its evidence against the default."""
+    algorithm: str  # DEFAULT: leave the library's own choice
+    leader: str
+    against_default: Ratio | None  # the leader / default (None: the default was not measured)
+
+
+def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float = MARGIN) -> Choice:
+    """The leader, unless the default is not clearly slower than it: no change without evidence."""
+    leader = best(samples)
+    if leader == default or default not in samples:
+        return Choice(default if leader == default else leader, leader, None)
+    r = judge(samples[default], samples[leader], margin)
+    return Choice(leader if r.verdict == "faster" else default, leader, r)
