@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mpiscope.analysis.tune import MARGIN, choose, judge, race
+from mpiscope.analysis.tune import MARGIN, choose, judge, to_measure
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.atomic import write_atomic
@@ -133,14 +133,8 @@ class Tune:
         usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"]]
         for size in sizes:
             at = {a.name: samples.get((coll, n, size, a.name), []) for a in usable}
-            measured = {k: v for k, v in at.items() if v}
-            still = [a.name for a in usable]
-            if self.spec.race and len(measured) == len(at) and measured:
-                st = race(measured, self.spec.margin)
-                still = [] if st.over else list(st.running)
-            for name in still:
-                if len(at[name]) <= r:  # this round's launch not yet made
-                    running.setdefault(name, []).append(size)
+            for name in to_measure(at, r, self.spec.margin, self.spec.race):
+                running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
 
     def _measure(self, run: Run, parts: list[Part], fresh: bool = False) -> None:

@@ -66,21 +66,33 @@ class RaceState:
     leader: str
     dropped: dict[str, Ratio]  # algorithm -> its ratio to the leader, clearly slower
     running: tuple[str, ...]  # still in the race (the leader among them)
-    over: bool  # nothing left to learn: one left, or the rest the same as the leader
+    over: bool  # nothing left to learn: one left, or none of the rest faster than the leader beyond the margin
+
+
+def separated(leader: Sequence[float], other: Sequence[float], margin: float = MARGIN) -> bool:
+    """Every launch of `other` slower than every launch of the leader by more than `margin`: with
+    two launches each, launches of two equal algorithms fall so by chance once in six even
+    without the margin, and the margin makes it rarer still, where a t interval on two launches
+    (one degree of freedom) would keep a twice slower algorithm in the race."""
+    return min(other) > max(leader) * (1 + margin)
 
 
 def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2) -> RaceState:
     """One round's verdict on the algorithms still running at a point (their launch medians):
-    an algorithm clearly slower than the leader (its ratio's interval above 1, by at least
-    `margin`) leaves; the race is over when one is left or every other is the same as the
-    leader. Before `min_launches` launches each, nobody leaves."""
+    an algorithm clearly slower than the leader leaves (its launches all slower than all of the
+    leader's by more than `margin`, or its ratio's interval above 1 by at least `margin`); the
+    race is over when one is left or no other can be faster than the leader by more than `margin`. Before
+    `min_launches` launches each, nobody leaves."""
     leader = best(samples)
     if min(len(s) for s in samples.values()) < min_launches:
         return RaceState(leader, {}, tuple(samples), len(samples) == 1)
     ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
-    dropped = {a: r for a, r in ratios.items() if r.verdict == "slower"}
+    dropped = {a: r for a, r in ratios.items()
+               if r.verdict == "slower" or separated(samples[leader], samples[a], margin)}
     running = tuple(a for a in samples if a not in dropped)
-    over = all(ratios[a].verdict == "same" for a in running if a != leader)
+    # over when no runner can be faster than the leader by more than the margin: the leader is
+    # then within the margin of the true best, whatever more launches would show
+    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a != leader)
     return RaceState(leader, dropped, running, over)
 
 
@@ -93,9 +105,24 @@ class Choice:
 
 
 def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float = MARGIN) -> Choice:
-    """The leader, unless the default is not clearly slower than it: no change without evidence."""
+    """The leader, unless the default is not clearly slower than it (by the race's own rule, on
+    every launch measured): no change without evidence."""
     leader = best(samples)
     if leader == default or default not in samples:
         return Choice(default if leader == default else leader, leader, None)
     r = judge(samples[default], samples[leader], margin)
-    return Choice(leader if r.verdict == "faster" else default, leader, r)
+    clearly = r.verdict == "faster" or (min(len(samples[default]), len(samples[leader])) >= 2
+                                        and separated(samples[leader], samples[default], margin))
+    return Choice(leader if clearly else default, leader, r)
+
+
+def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
+               racing: bool = True) -> list[str]:
+    """The algorithms of one point that get a launch in round `round_` (0-based): all of them
+    until each has launches to compare, then those still in a race that is not over (without
+    `racing`: all, every round). An algorithm that already has this round's launch is done."""
+    names = list(samples)
+    if racing and all(samples[a] for a in names):
+        st = race(samples, margin)
+        names = [] if st.over else list(st.running)
+    return [a for a in names if len(samples[a]) <= round_]
