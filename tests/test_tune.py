@@ -106,10 +106,11 @@ def _breakpoint_hits(mpirun: Path, engine: Path, ranks: int, env: dict[str, str]
 def test_openmpi_rules_file_forces_the_algorithm(openmpi_mpirun, openmpi_mpicc, engine_builder, tmp_path, ranks):
     from mpiscope.analysis.tunefile import Band, Tuning, environment, ompi_classic
     engine = engine_builder(openmpi_mpicc)
-    forced = tmp_path / "ring.conf"
-    forced.write_text(ompi_classic(Tuning("openmpi", "5.0.11", {"allreduce": {ranks: [Band(0, "ring", "4")]}})))
-    assert _breakpoint_hits(openmpi_mpirun, engine, ranks, environment("openmpi", forced)) == {"ring"}
-    assert "ring" not in _breakpoint_hits(openmpi_mpirun, engine, ranks, {})  # the built-in choice is another
+    forced = tmp_path / "nonoverlapping.conf"  # algorithm 2, which the built-in rules do not pick here
+    rules = {"allreduce": {ranks: [Band(0, "nonoverlapping", "2")]}}
+    forced.write_text(ompi_classic(Tuning("openmpi", "5.0.11", rules)))
+    assert _breakpoint_hits(openmpi_mpirun, engine, ranks, environment("openmpi", forced)) == {"nonoverlapping"}
+    assert "nonoverlapping" not in _breakpoint_hits(openmpi_mpirun, engine, ranks, {})
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
