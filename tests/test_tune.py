@@ -141,3 +141,31 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     rules = {"allreduce": {2: [Band(0, "ring", "4")]}}
     assert t.canary(Tuning("openmpi", "5.0.11", rules))["refused"]
     assert not t.canary(Tuning("openmpi", "6.0.0", rules))["refused"]
+
+
+def test_tune_interrupted_resumes(mpiscope_home, tmp_path):
+    """Ctrl-C during the race: exit 130 with the line to resume; --resume finishes the tune."""
+    import signal
+    import sys
+    import time
+    argv = [sys.executable, "-m", "mpiscope", "tune", "allreduce", "-n", "2", "--sizes", "8,1K", *TUNE,
+            "--runs-dir", str(tmp_path)]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not any(tmp_path.glob("2*/records.jsonl")):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    if p.returncode == 0:
+        pytest.skip("the tune finished before Ctrl-C reached it")  # a machine too fast for the signal
+    assert p.returncode == 130, (out, err)
+    line = next(ln for ln in err.splitlines() if "--resume" in ln)
+    directory = line.split("--resume ")[1].split("`")[0]
+    assert "tune-" in directory
+    refused = run_cli("tune", "--resume", directory, "-n", "4")
+    one_error_line(refused, "leave out -n")
+    r = run_cli("tune", "--resume", directory, "--runs-dir", str(tmp_path), "--no-progress", timeout=1200)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    res = json.loads((Path(directory) / "tune.json").read_text())
+    assert {d["size"] for d in res["decisions"]} == {8, 1024}

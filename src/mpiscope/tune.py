@@ -67,12 +67,13 @@ class Tune:
         write_atomic(self.dir / STATE, json.dumps(self.state, indent=1))
 
     # -- what the library offers --------------------------------------------------------------
-    def choices(self) -> tuple[dict[str, list[Algorithm]], dict[str, str]]:
-        """Per collective the algorithms to race (the default first); and the collectives the
-        library cannot be told about, with the reason."""
+    def choices(self) -> tuple[dict[str, list[Algorithm]], dict[str, str], dict[str, str]]:
+        """Per collective the algorithms to race (the default first); the collectives the library
+        cannot be told about, and the algorithms tune leaves out, each with the reason."""
         found = discover(self.target.lib, tuple(self.spec.collectives))
-        racing, cannot = {}, {}
+        racing, cannot, left_out = {}, {}, {}
         for coll, ch in found.items():
+            left_out.update({f"{coll} {name}": why for name, why in ch.left_out.items()})
             if ch.why_not:
                 cannot[coll] = ch.why_not
                 continue
@@ -82,7 +83,7 @@ class Tune:
         if not racing:
             raise UsageError(f"{self.target.lib.name} offers no choice of algorithm for "
                              f"{', '.join(self.spec.collectives)}: " + "; ".join(f"{c}: {w}" for c, w in cannot.items()))
-        return racing, cannot
+        return racing, cannot, left_out
 
     # -- the race ------------------------------------------------------------------------------
     def _part(self, coll: str, alg: Algorithm, ranks: int, sizes: list[int] | None, launch: int,
@@ -275,7 +276,7 @@ def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: di
 def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
     """The whole tune; its result (also written as tune.json in `directory`)."""
     t = Tune(directory, spec, target, session)
-    racing, cannot = t.choices()
+    racing, cannot, left_out = t.choices()
     started = time.monotonic()
     run = t.race_run(racing)
     seconds = time.monotonic() - started + t.state.get("race_seconds_before", 0.0)
@@ -287,7 +288,7 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
     result: dict[str, Any] = {
         "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name, "file": str(path),
         "format": fmt, "env": environment(tuning.library, path), "race_run": str(run.path),
-        "cannot": cannot, "failed": t.state["failed"], "decisions": decisions,
+        "cannot": cannot, "left_out": left_out, "failed": t.state["failed"], "decisions": decisions,
         "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
         "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()} for c, by in tuning.rules.items()},
         "cost": cost(run, spec, racing, sizes, seconds), "changes": tuning.changes()}
@@ -300,8 +301,21 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
         else:
             vrun, result["verify"] = t.verify(racing, path, tuning)
             result["verify_run"] = str(vrun.path)
+            result["evidence"] = evidence(result["verify"])
     write_atomic(directory / RESULT, json.dumps(result, indent=1, default=str))
     return result
+
+
+def evidence(verify: list[dict]) -> str:
+    """What the side-by-side says about the file's effect where it changes the algorithm."""
+    changed = [v for v in verify if v["algorithm"] != DEFAULT]
+    faster = [v for v in changed if v["verdict"] == "faster"]
+    slower = [v for v in changed if v["verdict"] == "slower"]
+    text = (f"where the file changes the algorithm ({len(changed)} points), the tuned run was faster at "
+            f"{len(faster)}, slower at {len(slower)}, the same or inconclusive at {len(changed) - len(faster) - len(slower)}")
+    if changed and not faster:
+        text += ": no measured gain (the race's lead did not hold, or the machine's noise hides it): measure again"
+    return text
 
 
 def load_spec(directory: Path) -> TuneSpec:

@@ -37,13 +37,24 @@ def _only(items: list[str]) -> dict[str, list[str]]:
 
 
 def show(path: str) -> int:
+    """The file's bands; beside the tune.json of the tune that wrote it, its gains too."""
+    import json
+
     from mpiscope.analysis.tunefile import read
     from mpiscope.console import out
-    from mpiscope.report.tune import bands_table
+    from mpiscope.report.tune import bands_table, print_result
     rows = read(Path(path))
     if not rows:
         raise UsageError(f"{path} holds no tuned rule: give a tuning file tune wrote")
     out.print(bands_table(rows, f"{path}: algorithm per size band (the file's own size unit)", unit="file"))
+    result = Path(path).parent / "tune.json"
+    if result.is_file():
+        try:
+            tuned = json.loads(result.read_text())
+        except ValueError:
+            return 0
+        if tuned.get("file") == str(Path(path)):
+            print_result(out, tuned)
     return 0
 
 
@@ -56,6 +67,11 @@ def cmd_tune(a: argparse.Namespace) -> int:
         return show(a.show)
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.resume:
+        given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks),
+                                ("--algorithms", a.algorithms), ("--exhaustive", a.exhaustive),
+                                ("--sizes", a.sizes != DEFAULT_SIZES)) if v]
+        if given:  # silently ignoring them would let a user believe they were applied
+            raise UsageError(f"--resume carries on with the tune's own options: leave out {', '.join(given)}")
         directory = Path(a.resume)
         spec = load_spec(directory)
     else:
@@ -82,7 +98,12 @@ def cmd_tune(a: argparse.Namespace) -> int:
         directory.mkdir(parents=True, exist_ok=True)
     out.print(f"tune: {directory} (`mpiscope tune --resume {directory}` carries on after Ctrl-C)", highlight=False)
     session = Session(runs_dir, err, progress=not a.no_progress)
-    result = tune(directory, spec, target(spec.mpi), session)
+    try:
+        result = tune(directory, spec, target(spec.mpi), session)
+    except KeyboardInterrupt:
+        err.print(f"mpiscope: interrupted; what was measured is kept: `mpiscope tune --resume {directory}` "
+                  f"carries on", markup=False, highlight=False, soft_wrap=True)
+        return 130
     print_result(out, result)
     out.print(f"report: {write_html(result, directory / 'tune.html')}", highlight=False)
     if result.get("error"):

@@ -69,6 +69,15 @@ def print_result(out: Console, result: dict) -> None:
         out.print(f"race: {c['point_launches']} point-launches of {c['exhaustive_point_launches']} for every "
                   f"algorithm at every size ({100 * c['share']:.0f} %), {c['seconds']:.0f} s (exhaustive: about "
                   f"{c['exhaustive_seconds_estimate']:.0f} s)", highlight=False)
+    if result.get("evidence"):
+        out.print(result["evidence"], highlight=False)
+    if result.get("canary"):
+        c = result["canary"]
+        out.print(f"the library reads the file: a copy naming an algorithm it lacks was "
+                  f"{'refused' if c['refused'] else 'NOT refused'} ({c['collective']} at {c['ranks']} ranks)",
+                  highlight=False)
+    for what, why in result.get("left_out", {}).items():
+        out.print(f"{what}: left out: {why}", highlight=False, markup=False)
     for coll, why in result.get("cannot", {}).items():
         out.print(f"{coll}: not tuned: {why}", highlight=False, markup=False)
     for key, why in result.get("failed", {}).items():
