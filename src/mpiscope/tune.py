@@ -22,6 +22,7 @@ from mpiscope.execute import Target
 from mpiscope.launch.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
 from mpiscope.plan import Part, make_plan
+from mpiscope.schedule import LaunchPolicy
 from mpiscope.session import Measurement, Session
 from mpiscope.store import Run
 
@@ -115,13 +116,10 @@ class Tune:
             if not parts:
                 break
             rng.shuffle(parts)  # the algorithms of a round in a random order
-            if run is None:
-                run = self.session.start(Measurement(self.target, parts[:1], keep_going=True,
-                                                      factors={"tune": "race"}))
-                self.state["race"] = str(run.path)
-                self.save()
-                first, parts = run.meta().parts[0], parts[1:]
-                self._measure(run, [first], fresh=True)
+            if run is None:  # the run begins with the round's first part
+                run, out = self.session.run(self._one(parts[0], "race"), announce=self._announce("race"))
+                self._failed(parts[0], out)
+                parts = parts[1:]
             self._measure(run, parts)
         if run is None:
             raise UsageError("nothing to race: no collective has a size to measure at these ranks")
@@ -138,16 +136,29 @@ class Tune:
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
 
-    def _measure(self, run: Run, parts: list[Part], fresh: bool = False) -> None:
+    def _one(self, part: Part, what: str, keep_going: bool = True) -> Measurement:
+        """A run of parts already numbered by launch (one launch each, as given)."""
+        return Measurement(self.target, [part], factors={"tune": what}, keep_going=keep_going,
+                           policy=LaunchPolicy(count=1))
+
+    def _announce(self, name: str):
+        def keep(run: Run) -> None:  # written down before the first launch: --resume finds it
+            self.state[name] = str(run.path)
+            self.save()
+        return keep
+
+    def _measure(self, run: Run, parts: list[Part]) -> None:
         for part in parts:
-            out = self.session.measure(run, self.target, [part]) if fresh else \
-                self.session.add_parts(run, self.target, [part])
-            if out.status == "interrupted":
-                raise KeyboardInterrupt
-            if out.status != "ok":
-                key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"
-                self.state["failed"][key] = (out.error or out.status).splitlines()[0][:300]
-                self.save()
+            self._failed(part, self.session.add_parts(run, self.target, [part]))
+
+    def _failed(self, part: Part, out) -> None:
+        """An algorithm whose launch failed leaves the race with the reason; Ctrl-C ends the tune."""
+        if out.status == "interrupted":
+            raise KeyboardInterrupt
+        if out.status != "ok":
+            key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"
+            self.state["failed"][key] = (out.error or out.status).splitlines()[0][:300]
+            self.save()
 
     def _run(self, name: str) -> Run | None:
         path = self.state.get(name)
@@ -208,8 +219,9 @@ class Tune:
         size = max(band.low, 1) if coll != "barrier" else None
         part = self._part(coll, Algorithm("canary"), n, [size] if size else None, 0,
                           env=environment(tuning.library, path), tag={"check": "canary"})
-        run = self.session.start(Measurement(self.target, [part], factors={"tune": "canary"}))
-        out = self.session.measure(run, self.target, run.meta().parts)
+        run, out = self.session.run(self._one(part, "canary", keep_going=False))
+        if out.status == "interrupted":
+            raise KeyboardInterrupt
         refused = out.status == "failed"
         return {"collective": coll, "ranks": n, "size": size, "file": str(path), "run": str(run.path),
                 "refused": refused, "error": (out.error or "").splitlines()[0][:300] if out.error else None}
@@ -230,10 +242,8 @@ class Tune:
             parts += launch
         run = self._run("verify")
         if run is None:
-            run = self.session.start(Measurement(self.target, parts, keep_going=False, factors={"tune": "verify"}))
-            self.state["verify"] = str(run.path)
-            self.save()
-            out = self.session.measure(run, self.target, run.meta().parts)
+            m = Measurement(self.target, parts, factors={"tune": "verify"}, policy=LaunchPolicy(count=1))
+            run, out = self.session.run(m, announce=self._announce("verify"))
         else:
             out = self.session.resume(run)
         if out is not None and out.status == "interrupted":
