@@ -276,11 +276,17 @@ def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
 def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: dict[tuple, list[int]],
          seconds: float) -> dict:
     """What the race measured against measuring every algorithm at every size in every round."""
-    measured = sum(1 for p in run.records().points if "collective" in p.tag)
+    points = [p for p in run.records().points if "collective" in p.tag]
+    measured = len(points)
     exhaustive = sum(len(algs) * len(sizes[(c, n)]) * spec.rounds for c, algs in racing.items() for n in spec.ranks)
-    return {"point_launches": measured, "exhaustive_point_launches": exhaustive,
+    # a launch costs its start-up whatever it measures: the launches matter as much as the points
+    launches = len({(p.tag["collective"], p.ranks, p.tag["algorithm"], p.tag.get("launch")) for p in points})
+    exh_launches = sum(len(algs) * spec.rounds for algs in racing.values()) * len(spec.ranks)
+    return {"launches": launches, "exhaustive_launches": exh_launches, "point_launches": measured,
+            "exhaustive_point_launches": exhaustive,
             "share": measured / exhaustive if exhaustive else None, "seconds": seconds,
-            "exhaustive_seconds_estimate": seconds * exhaustive / measured if measured else None}
+            # launches, not points, set the time (each launch's start-up dwarfs a point's samples)
+            "exhaustive_seconds_estimate": seconds * exh_launches / launches if launches else None}
 
 
 def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:

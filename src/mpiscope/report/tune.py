@@ -67,7 +67,8 @@ def print_result(out: Console, result: dict) -> None:
     c = result["cost"]
     if c.get("share") is not None:
         out.print(f"race: {c['point_launches']} point-launches of {c['exhaustive_point_launches']} for every "
-                  f"algorithm at every size ({100 * c['share']:.0f} %), {c['seconds']:.0f} s (exhaustive: about "
+                  f"algorithm at every size in every round ({100 * c['share']:.0f} %), in {c.get('launches', '?')} "
+                  f"launches of {c.get('exhaustive_launches', '?')}; {c['seconds']:.0f} s (exhaustive: about "
                   f"{c['exhaustive_seconds_estimate']:.0f} s)", highlight=False)
     if result.get("evidence"):
         out.print(result["evidence"], highlight=False)
