@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -118,7 +119,7 @@ class Tune:
             rng.shuffle(parts)  # the algorithms of a round in a random order
             if run is None:  # the run begins with the round's first part
                 run, out = self.session.run(self._one(parts[0], "race"), announce=self._announce("race"))
-                self._failed(parts[0], out)
+                self._failed(parts[0], out, run)
                 parts = parts[1:]
             self._measure(run, parts)
         if run is None:
@@ -149,15 +150,19 @@ class Tune:
 
     def _measure(self, run: Run, parts: list[Part]) -> None:
         for part in parts:
-            self._failed(part, self.session.add_parts(run, self.target, [part]))
+            self._failed(part, self.session.add_parts(run, self.target, [part]), run)
 
-    def _failed(self, part: Part, out) -> None:
-        """An algorithm whose launch failed leaves the race with the reason; Ctrl-C ends the tune."""
+    def _failed(self, part: Part, out, run: Run) -> None:
+        """An algorithm whose launch failed leaves the race with the reason (the library's last
+        words, e.g. MPICH's "User set collective algorithm is not usable"); Ctrl-C ends the tune."""
         if out.status == "interrupted":
             raise KeyboardInterrupt
         if out.status != "ok":
+            from mpiscope.session import stderr_tail
+            said = [ln.strip() for ln in stderr_tail(run, 40) if re.search(r"not usable|error|Error|fault", ln)]
+            why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
             key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"
-            self.state["failed"][key] = (out.error or out.status).splitlines()[0][:300]
+            self.state["failed"][key] = (why + (f": {said[-1]}" if said else ""))[:300]
             self.save()
 
     def _run(self, name: str) -> Run | None:
