@@ -64,19 +64,20 @@ def bands(choices: list[tuple[int, str, str]]) -> list[Band]:
 
 def ompi_classic(t: Tuning) -> str:
     """The classic rules file: per collective the communicator sizes tuned, each with its rules
-    `BYTES ALG FANINOUT SEGSIZE` (the first for 0 bytes, sizes ascending, 0 = the built-in rules),
-    and one size above the largest tuned that hands every larger communicator back to them (the
-    file's nearest-lower rule would otherwise stretch the tuned choice to them)."""
+    `BYTES ALG FANINOUT SEGSIZE` (the first for 0 bytes, sizes ascending, 0 = the built-in rules).
+    Open MPI takes the nearest lower communicator size, and the first one for any smaller
+    (coll_tuned_dynamic_rules.c), so sizes 1 and n + 1 of each tuned n get `0 0 0 0`: every
+    communicator size not tuned keeps the built-in rules."""
     lines = ["rule-file-version-2", str(len(t.rules))]
     for coll, by_ranks in t.rules.items():
-        sizes = sorted(by_ranks)
-        lines += [str(OMPI_IDS[coll]), str(len(sizes) + 1)]
-        for n in sizes:
-            lines += [str(n), str(len(by_ranks[n]))]
-            for b in by_ranks[n]:
-                scale = n if coll in OMPI_TIMES_RANKS else 1
-                lines.append(f"{b.low * scale} {b.value if b.algorithm != DEFAULT else 0} 0 0")
-        lines += [str(sizes[-1] + 1), "1", "0 0 0 0"]
+        scale = coll in OMPI_TIMES_RANKS
+        entries = {n: [f"{b.low * (n if scale else 1)} {b.value if b.algorithm != DEFAULT else 0} 0 0"
+                       for b in by_ranks[n]] for n in by_ranks}
+        for n in [1, *[m + 1 for m in by_ranks]]:
+            entries.setdefault(n, ["0 0 0 0"])
+        lines += [str(OMPI_IDS[coll]), str(len(entries))]
+        for n in sorted(entries):
+            lines += [str(n), str(len(entries[n])), *entries[n]]
     return "\n".join(lines) + "\n"
 
 
