@@ -169,3 +169,11 @@ def test_tune_interrupted_resumes(mpiscope_home, tmp_path):
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
     res = json.loads((Path(directory) / "tune.json").read_text())
     assert {d["size"] for d in res["decisions"]} == {8, 1024}
+
+
+def test_evidence_uses_the_points_that_keep_the_default_as_a_control():
+    from mpiscope.tune import evidence
+    quiet = evidence([{"algorithm": "default", "verdict": "same"}, {"algorithm": "ring", "verdict": "faster"}])
+    assert "faster at 1" in quiet and "0 differ" in quiet and "unreliable" not in quiet
+    noisy = evidence([{"algorithm": "default", "verdict": "slower"}, {"algorithm": "ring", "verdict": "inconclusive"}])
+    assert "1 differs" in noisy and "unreliable" in noisy and "no measured gain" in noisy

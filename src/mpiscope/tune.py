@@ -328,7 +328,10 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
 
 
 def evidence(verify: list[dict]) -> str:
-    """What the side-by-side says about the file's effect where it changes the algorithm."""
+    """What the side-by-side says about the file's effect where it changes the algorithm; the
+    points where the file keeps the default run the same algorithm on both sides, so a verdict
+    other than same or inconclusive there is a false one: their count says how far to trust
+    the others."""
     changed = [v for v in verify if v["algorithm"] != DEFAULT]
     faster = [v for v in changed if v["verdict"] == "faster"]
     slower = [v for v in changed if v["verdict"] == "slower"]
@@ -336,6 +339,13 @@ def evidence(verify: list[dict]) -> str:
             f"{len(faster)}, slower at {len(slower)}, the same or inconclusive at {len(changed) - len(faster) - len(slower)}")
     if changed and not faster:
         text += ": no measured gain (the race's lead did not hold, or the machine's noise hides it): measure again"
+    controls = [v for v in verify if v["algorithm"] == DEFAULT]
+    false = [v for v in controls if v["verdict"] in ("faster", "slower")]
+    if controls:
+        text += (f"; where both sides run the default ({len(controls)} points, a control), {len(false)} "
+                 f"differ{'s' if len(false) == 1 else ''}")
+        if false:
+            text += ": the machine's noise between launches makes verdicts unreliable, measure on a quieter machine"
     return text
 
 
