@@ -136,11 +136,14 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     from mpiscope.session import Session, target
     from mpiscope.tune import Tune, TuneSpec
     os.environ.update(OMPI_ENV)
-    spec = TuneSpec(mpi="openmpi", collectives=["allreduce"], ranks=[2], sizes="8", max_time=0.05)
+    spec = TuneSpec(mpi="openmpi", collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05)
     t = Tune(tmp_path, spec, target("openmpi"), Session(tmp_path / "runs", err, progress=False))
     rules = {"allreduce": {2: [Band(0, "ring", "4")]}}
     assert t.canary(Tuning("openmpi", "5.0.11", rules))["refused"]
     assert not t.canary(Tuning("openmpi", "6.0.0", rules))["refused"]
+    # a band that starts between the measured sizes: the canary is measured inside it
+    above = t.canary(Tuning("openmpi", "5.0.11", {"allreduce": {2: [Band(0, "default"), Band(725, "ring", "4")]}}))
+    assert above["refused"] and above["size"] == 65536
 
 
 def test_tune_interrupted_resumes(mpiscope_home, tmp_path):

@@ -221,7 +221,9 @@ class Tune:
             text = json.dumps(ompi_json(bad)) if ompi_uses_json(tuning.version) else ompi_classic(bad)
         path = self.dir / ("canary" + self.file_path().suffix)
         write_atomic(path, text)
-        size = max(band.low, 1) if coll != "barrier" else None
+        # a measured size inside the band: the band's lower edge itself may round down (the engine
+        # counts whole elements) into the band below, which keeps the default
+        size = min(s for s in self.sizes(coll, n) if s >= band.low) if coll != "barrier" else None
         part = self._part(coll, Algorithm("canary"), n, [size] if size else None, 0,
                           env=environment(tuning.library, path), tag={"check": "canary"})
         run, out = self.session.run(self._one(part, "canary", keep_going=False))
