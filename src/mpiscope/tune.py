@@ -358,8 +358,3 @@ def load_spec(directory: Path) -> TuneSpec:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{directory} holds no tune to resume ({path}: {e}): give the directory a tune printed") from e
 
-
-def band_rows(tuning_bands: dict) -> list[tuple[str, int, int, str]]:
-    return [(c, int(n), b["low"], b["algorithm"]) for c, by in tuning_bands.items() for n, bs in by.items()
-            for b in bs]
-
