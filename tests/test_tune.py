@@ -180,3 +180,23 @@ def test_evidence_uses_the_points_that_keep_the_default_as_a_control():
     assert "faster at 1" in quiet and "0 differ" in quiet and "unreliable" not in quiet
     noisy = evidence([{"algorithm": "default", "verdict": "slower"}, {"algorithm": "ring", "verdict": "inconclusive"}])
     assert "1 differs" in noisy and "unreliable" in noisy and "no measured gain" in noisy
+
+
+def test_files_read_back_as_written(tmp_path, embedded_mpi):
+    """--show's reader gives back the bands of each format (engine sizes for MPICH's tree)."""
+    from mpiscope.analysis.tunefile import Band, Tuning, ompi_classic, ompi_json, read, render
+    from mpiscope.mpi.collectives import mpich_default_tree
+    from mpiscope.mpi.registry import identify
+    rules = {"allgather": {4: [Band(0, "default"), Band(725, "ring", "MPIR_Allgather_intra_ring")]},
+             "barrier": {2: [Band(0, "smp", "MPIR_Barrier_intra_smp")]}}
+    path = tmp_path / "mpich.json"
+    path.write_text(render(Tuning("mpich", "5.0.2", rules), mpich_default_tree(identify(embedded_mpi)))[0])
+    assert read(path) == [("allgather", 4, 0, "default"), ("allgather", 4, 725, "MPIR_Allgather_intra_ring"),
+                          ("barrier", 2, 0, "MPIR_Barrier_intra_smp")]
+    ompi = {"allgather": {4: [Band(0, "default", "0"), Band(725, "ring", "4")]}}
+    classic = tmp_path / "rules.conf"
+    classic.write_text(ompi_classic(Tuning("openmpi", "5.0.11", ompi)))
+    assert ("allgather", 4, 725 * 4, "4") in read(classic)  # Open MPI counts allgather over the ranks
+    as_json = tmp_path / "rules.json"
+    as_json.write_text(json.dumps(ompi_json(Tuning("openmpi", "6.0.0", ompi))))
+    assert read(as_json) == [("allgather", 4, 725 * 4, "4")]
