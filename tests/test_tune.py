@@ -200,3 +200,25 @@ def test_files_read_back_as_written(tmp_path, embedded_mpi):
     as_json = tmp_path / "rules.json"
     as_json.write_text(json.dumps(ompi_json(Tuning("openmpi", "6.0.0", ompi))))
     assert read(as_json) == [("allgather", 4, 725 * 4, "4")]
+
+
+def test_side_by_side_of_a_forced_file(mpiscope_home, tmp_path):
+    """The proof run on MPICH at 2 ranks: default and file in the same launches, a ratio with its
+    interval and a verdict per size, the band's algorithm named; the default band is the control."""
+    from mpiscope.analysis.tunefile import Band, Tuning
+    from mpiscope.console import err
+    from mpiscope.session import Session, target
+    from mpiscope.tune import Tune, TuneSpec, evidence
+    spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2)
+    t = Tune(tmp_path, spec, target(None), Session(tmp_path / "runs", err, progress=False))
+    tuning = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"),
+                                                         Band(725, "ring", "MPIR_Allreduce_intra_ring")]}})
+    path, _ = t.write(tuning)
+    run, rows = t.verify({}, path, tuning)
+    assert [(r["size"], r["algorithm"]) for r in rows] == [(8, "default"), (65536, "ring")]
+    for r in rows:
+        assert r["low"] <= r["ratio"] <= r["high"] and r["launches"] == (2, 2)
+        assert r["verdict"] in ("faster", "slower", "same", "inconclusive")
+    sides = {(p.tag["side"], p.tag["launch"]) for p in run.records().points}
+    assert sides == {("default", 0), ("tuned", 0), ("default", 1), ("tuned", 1)}
+    assert "1 points" in evidence(rows) and "a control" in evidence(rows)
