@@ -12,12 +12,12 @@ from typing import NoReturn
 
 from mpiscope import __version__
 from mpiscope.commands import (batch_run, bench, compare, doctor, export, import_, model, mpi, pairs, plot, predict,
-                               report, run, runs, show, study, sweep, table)
+                               report, run, runs, show, study, sweep, table, tune)
 from mpiscope.errors import MpiscopeError
 
 # In the order `mpiscope --help` lists them.
 COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compare, pairs, sweep, study, mpi,
-            bench, batch_run, import_, doctor)
+            bench, batch_run, import_, doctor, tune)
 
 
 class Parser(argparse.ArgumentParser):

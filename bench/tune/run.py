@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""What `mpiscope tune` chooses and gains, and what its race saves (issue 29; figures, not a test).
+
+For each MPI: `mpiscope tune` (racing) and `mpiscope tune --exhaustive` (every algorithm at every
+size in every round) on the same collectives, sizes and ranks; prints per collective, rank count
+and size band the algorithm written, the side-by-side gain of the file over the default (default
+time / tuned time, its 95 % interval and verdict), and the wall time and point-launches of the
+race against the exhaustive sweep. Start a background load first to see a noisy machine.
+
+    python bench/tune/run.py [--mpi embedded,openmpi] [--collectives allreduce,bcast] [-n 2]
+                             [--sizes 8,1K,64K,1M] [--rounds 4] [--no-exhaustive]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mpiscope.units import human_size
+
+ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -> tuple[dict | None, float, str]:
+    cmd = [sys.executable, "-m", "mpiscope", "tune", *args.collectives.split(","), "--mpi", mpi, "-n", args.ranks,
+           "--sizes", args.sizes, "--rounds", str(args.rounds), "--verify-launches", str(args.verify_launches),
+           "--max-time", str(args.max_time), "--no-progress", "--runs-dir", str(runs_dir)]
+    cmd += ["--exhaustive"] * exhaustive + ["--oversubscribe"] * args.oversubscribe
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ROOT, "COLUMNS": "200"})
+    took = time.monotonic() - t0
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("tune: /")), None)
+    if line is None or not (Path(line.split()[1]) / "tune.json").is_file():
+        return None, took, (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return json.loads((Path(line.split()[1]) / "tune.json").read_text()), took, done.stderr.strip()
+
+
+def gain(v: dict | None) -> str:
+    if not v:
+        return "-"
+    lo, hi = 1 / v["high"], 1 / v["low"]
+    return f"{1 / v['ratio']:.3f} [{lo:.3f}, {hi:.3f}] {v['verdict']}"
+
+
+def show(mpi: str, res: dict, took: float) -> None:
+    print(f"\n== {mpi}: {res['library']}  file {res['file']} ({res['format']})")
+    verify = {(v["collective"], v["ranks"], v["size"]): v for v in res.get("verify", [])}
+    print(f"{'collective':>14} {'ranks':>5} {'size':>8}  {'fastest in race':<26} {'written':<26} gain over default")
+    for d in res["decisions"]:
+        v = verify.get((d["collective"], d["ranks"], d["size"]))
+        print(f"{d['collective']:>14} {d['ranks']:>5} {human_size(d['size']):>8}  {d['leader']:<26} "
+              f"{d['chosen']:<26} {gain(v)}")
+    for what, why in res.get("failed", {}).items():
+        print(f"  did not run: {what}: {why}")
+    if res.get("evidence"):
+        print(f"  {res['evidence']}")
+    c = res["cost"]
+    print(f"  race: {c['point_launches']} of {c['exhaustive_point_launches']} point-launches "
+          f"({100 * c['share']:.0f} %), race {c['seconds']:.0f} s, whole tune {took:.0f} s")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mpi", default="embedded,openmpi")
+    p.add_argument("--collectives", default="allreduce,bcast,allgather,alltoall,barrier")
+    p.add_argument("-n", "--ranks", default="2")
+    p.add_argument("--sizes", default="8,1K,64K,1M")
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--verify-launches", type=int, default=3)
+    p.add_argument("--max-time", type=float, default=0.1)
+    p.add_argument("--oversubscribe", action="store_true")
+    p.add_argument("--no-exhaustive", action="store_true", help="only the race (half the time)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mpiscope-bench-tune-") as tmp:
+        for mpi in args.mpi.split(","):
+            res, took, err = tune(mpi, args, Path(tmp) / mpi, exhaustive=False)
+            if res is None:
+                print(f"\n== {mpi}: tune failed: {err}")
+                continue
+            show(mpi, res, took)
+            if args.no_exhaustive:
+                continue
+            ex, ex_took, err = tune(mpi, args, Path(tmp) / f"{mpi}-exhaustive", exhaustive=True)
+            if ex is None:
+                print(f"  exhaustive sweep failed: {err}")
+                continue
+            same = sum(a["chosen"] == b["chosen"] for a, b in zip(res["decisions"], ex["decisions"]))
+            print(f"  exhaustive sweep: {ex['cost']['point_launches']} point-launches, race part {ex['cost']['seconds']:.0f} s "
+                  f"(racing: {res['cost']['seconds']:.0f} s, {100 * res['cost']['seconds'] / ex['cost']['seconds']:.0f} %); "
+                  f"same choice at {same} of {len(res['decisions'])} points")
+            for a, b in zip(res["decisions"], ex["decisions"]):
+                if a["chosen"] != b["chosen"]:
+                    print(f"    {a['collective']} {a['ranks']} {human_size(a['size'])}: race {a['chosen']}, "
+                          f"exhaustive {b['chosen']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The tuning decisions: the race between a collective's algorithms at one size (which are
+clearly slower and leave, when the race is over), the choice that keeps the library's default
+unless another algorithm is faster beyond the noise, and the one comparison of two sets of
+launch-level samples (ratio, interval, verdict) that both use.
+
+The launch is the unit of evidence (docs/statistics.md): every figure here is a launch median."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from mpiscope.results.policy import POLICY
+from mpiscope.results.verdict import decide
+
+MARGIN = POLICY.margin  # changes below it are the same (docs/statistics.md, the constants)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """candidate / baseline of the launch medians' geometric means, its interval and verdict."""
+    ratio: float
+    low: float
+    high: float
+    verdict: str  # faster | slower | same | inconclusive (the candidate against the baseline)
+    launches: tuple[int, int] = (0, 0)
+
+
+def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float = MARGIN) -> Ratio:
+    """The one comparison of tune: two sets of launch medians of a point, judged by the results
+    layer's verdicts (`results.verdict.decide`: Welch's interval of the ratio on the logs; faster/
+    slower when significant and beyond `margin`, same when the interval lies inside the margin,
+    else inconclusive)."""
+    b, c = np.log(np.asarray(baseline, float)), np.log(np.asarray(candidate, float))
+    diff = float(c.mean() - b.mean())
+    if len(b) < 2 or len(c) < 2:
+        return Ratio(math.exp(diff), float("nan"), float("nan"), "inconclusive", (len(b), len(c)))
+    vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
+    se = float(np.sqrt(vb + vc))
+    df = (vb + vc) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + 1e-300)
+    p = float(2 * stats.t.sf(abs(diff) / se, max(df, 1.0))) if se > 0 else float(diff == 0)
+    launch_var = float((b.var(ddof=1) * (len(b) - 1) + c.var(ddof=1) * (len(c) - 1)) / (len(b) + len(c) - 2))
+    v = decide(diff, se, max(df, 1.0), p, launch_var, margin=margin)
+    return Ratio(v.ratio, v.low, v.high, v.verdict, (len(b), len(c)))
+
+
+def best(samples: Mapping[str, Sequence[float]]) -> str:
+    """The algorithm with the lowest geometric mean of its launch medians."""
+    return min(samples, key=lambda a: float(np.mean(np.log(samples[a]))))
+
+
+@dataclass(frozen=True)
+class RaceState:
+    """Where the race at one point stands after a round."""
+    leader: str
+    dropped: dict[str, Ratio]  # algorithm -> its ratio to the leader, clearly slower
+    running: tuple[str, ...]  # still in the race (the leader among them)
+    over: bool  # nothing left to learn: one left, or none of the rest faster than the leader beyond the margin
+
+
+def separated(leader: Sequence[float], other: Sequence[float], margin: float = MARGIN) -> bool:
+    """Every launch of `other` slower than every launch of the leader by more than `margin`: with
+    two launches each, launches of two equal algorithms fall so by chance once in six even
+    without the margin, and the margin makes it rarer still, where a t interval on two launches
+    (one degree of freedom) would keep a twice slower algorithm in the race."""
+    return min(other) > max(leader) * (1 + margin)
+
+
+def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2) -> RaceState:
+    """One round's verdict on the algorithms still running at a point (their launch medians):
+    an algorithm clearly slower than the leader leaves (its launches all slower than all of the
+    leader's by more than `margin`, or its ratio's interval above 1 by at least `margin`); the
+    race is over when one is left or no other can be faster than the leader by more than `margin`. Before
+    `min_launches` launches each, nobody leaves."""
+    leader = best(samples)
+    if min(len(s) for s in samples.values()) < min_launches:
+        return RaceState(leader, {}, tuple(samples), len(samples) == 1)
+    ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
+    dropped = {a: r for a, r in ratios.items()
+               if r.verdict == "slower" or separated(samples[leader], samples[a], margin)}
+    running = tuple(a for a in samples if a not in dropped)
+    # over when no runner can be faster than the leader by more than the margin: the leader is
+    # then within the margin of the true best, whatever more launches would show
+    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a != leader)
+    return RaceState(leader, dropped, running, over)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What tune writes for a point: the algorithm and its evidence against the default."""
+    algorithm: str  # DEFAULT: leave the library's own choice
+    leader: str
+    against_default: Ratio | None  # the leader / default (None: the default was not measured)
+
+
+def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float = MARGIN) -> Choice:
+    """The leader, unless the default is not clearly slower than it (by the race's own rule, on
+    every launch measured): no change without evidence."""
+    leader = best(samples)
+    if leader == default or default not in samples:
+        return Choice(default if leader == default else leader, leader, None)
+    r = judge(samples[default], samples[leader], margin)
+    clearly = r.verdict == "faster" or (min(len(samples[default]), len(samples[leader])) >= 2
+                                        and separated(samples[leader], samples[default], margin))
+    return Choice(leader if clearly else default, leader, r)
+
+
+def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
+               racing: bool = True) -> list[str]:
+    """The algorithms of one point that get a launch in round `round_` (0-based): all of them
+    until each has launches to compare, then those still in a race that is not over (without
+    `racing`: all, every round). An algorithm that already has this round's launch is done."""
+    names = list(samples)
+    if racing and all(samples[a] for a in names):
+        st = race(samples, margin)
+        names = [] if st.over else list(st.running)
+    return [a for a in names if len(samples[a]) <= round_]

@@ -1,0 +1,260 @@
+"""Tuning files in the libraries' own formats, written from tune's choices and read back:
+Open MPI's coll/tuned rules file (classic `rule-file-version-2` text for 5.x, JSON
+`rule_file_version` 3 for 6.x) and MPICH's collective selection tree (JSON), always the
+library's whole tree with only the tuned communicator sizes of the tuned collectives changed.
+
+A tuning is, per collective and rank count, bands of message sizes in the engine's size
+(bytes per call as docs/engine.md defines it) with the algorithm chosen for each; DEFAULT leaves
+the library's own choice."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpiscope.errors import UsageError
+from mpiscope.mpi.collectives import DEFAULT
+
+# Open MPI's collective ids in the rules file (coll_base_functions.h's COLLTYPE_T order).
+OMPI_IDS = {"allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4, "alltoallw": 5,
+            "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10, "reduce": 11,
+            "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15}
+# Whose size the libraries count over the whole communicator (engine size x ranks): Open MPI's
+# coll_tuned_decision_dynamic.c, MPICH's total_msg_size in csel.c.
+OMPI_TIMES_RANKS = {"allgather", "alltoall", "gather", "scatter"}
+MPICH_TOTAL = {"allgather", "gather", "scatter", "reduce_scatter"}  # total_msg_size; others avg_msg_size
+MPICH_REDUCTIONS = {"allreduce", "reduce", "reduce_scatter"}  # a forced leaf for commutative ops only
+
+
+@dataclass(frozen=True)
+class Band:
+    """From `low` bytes (engine size) up: `algorithm` (its name; `value`, what the file holds)."""
+    low: int
+    algorithm: str
+    value: str = ""
+
+
+@dataclass
+class Tuning:
+    library: str  # openmpi | mpich
+    version: str
+    rules: dict[str, dict[int, list[Band]]] = field(default_factory=dict)  # collective -> ranks -> bands
+
+    def changes(self) -> bool:
+        return any(b.algorithm != DEFAULT for by in self.rules.values() for bands in by.values() for b in bands)
+
+
+def bands(choices: list[tuple[int, str, str]]) -> list[Band]:
+    """Measured sizes with their choice (size, algorithm, value) as bands: each from the geometric
+    middle between its size and the one below (the first from 0); equal neighbours merged."""
+    out: list[Band] = []
+    choices = sorted(choices)
+    for k, (size, alg, value) in enumerate(choices):
+        low = 0 if k == 0 else int(math.sqrt(max(choices[k - 1][0], 1) * max(size, 1))) + 1
+        if out and out[-1].algorithm == alg:
+            continue
+        out.append(Band(low, alg, value))
+    return out
+
+
+# -- Open MPI -----------------------------------------------------------------------------------
+
+def ompi_classic(t: Tuning) -> str:
+    """The classic rules file: per collective the communicator sizes tuned, each with its rules
+    `BYTES ALG FANINOUT SEGSIZE` (the first for 0 bytes, sizes ascending, 0 = the built-in rules).
+    Open MPI takes the nearest lower communicator size, and the first one for any smaller
+    (coll_tuned_dynamic_rules.c), so sizes 1 and n + 1 of each tuned n get `0 0 0 0`: every
+    communicator size not tuned keeps the built-in rules."""
+    lines = ["rule-file-version-2", str(len(t.rules))]
+    for coll, by_ranks in t.rules.items():
+        scale = coll in OMPI_TIMES_RANKS
+        entries = {n: [f"{b.low * (n if scale else 1)} {b.value if b.algorithm != DEFAULT else 0} 0 0"
+                       for b in by_ranks[n]] for n in by_ranks}
+        for n in [1, *[m + 1 for m in by_ranks]]:
+            entries.setdefault(n, ["0 0 0 0"])
+        lines += [str(OMPI_IDS[coll]), str(len(entries))]
+        for n in sorted(entries):
+            lines += [str(n), str(len(entries[n])), *entries[n]]
+    return "\n".join(lines) + "\n"
+
+
+def ompi_json(t: Tuning) -> dict:
+    """Open MPI 6's JSON rules (first match wins; what no rule covers keeps the built-in rules)."""
+    out: dict = {"rule_file_version": 3, "module": "tuned", "collectives": {}}
+    for coll, by_ranks in t.rules.items():
+        entries = []
+        for n in sorted(by_ranks):
+            scale = n if coll in OMPI_TIMES_RANKS else 1
+            bs = by_ranks[n]
+            rules = [{"msg_size_min": b.low * scale,
+                      "msg_size_max": bs[k + 1].low * scale - 1 if k + 1 < len(bs) else "inf", "alg": int(b.value)}
+                     for k, b in enumerate(bs) if b.algorithm != DEFAULT]
+            if rules:
+                entries.append({"comm_size_min": n, "comm_size_max": n, "rules": rules})
+        out["collectives"][coll] = entries
+    return out
+
+
+def ompi_uses_json(version: str) -> bool:
+    major = re.match(r"(\d+)", version or "")
+    return bool(major) and int(major.group(1)) >= 6
+
+
+# -- MPICH --------------------------------------------------------------------------------------
+
+def mpich_tree(t: Tuning, default_tree: dict) -> dict:
+    """The library's whole tree with, for each tuned collective, its intra-communicator subtree
+    split by communicator size: the tuned sizes get their bands, every other size the original."""
+    tree = copy.deepcopy(default_tree)
+    for coll, by_ranks in t.rules.items():
+        key = f"collective={coll}"
+        if key not in tree or "comm_type=intra" not in tree[key]:
+            raise UsageError(f"the library's selection tree has no intra subtree for {coll}: it cannot be tuned")
+        original = tree[key]["comm_type=intra"]
+        split: dict = {}
+        for n in sorted(by_ranks):
+            split[f"comm_size<{n}"] = copy.deepcopy(original)
+            split[f"comm_size<={n}"] = _mpich_bands(coll, n, by_ranks[n], original)
+        split["comm_size=any"] = copy.deepcopy(original)
+        tree[key]["comm_type=intra"] = split
+    return tree
+
+
+def _mpich_bands(coll: str, n: int, bs: list[Band], original: dict) -> dict:
+    def leaf(b: Band) -> dict:
+        if b.algorithm == DEFAULT:
+            return copy.deepcopy(original)
+        forced = {f"algorithm={b.value}": {}}
+        if coll in MPICH_REDUCTIONS:  # a user's non-commutative op keeps the built-in choice
+            return {"is_commutative=yes": forced, "is_commutative=no": copy.deepcopy(original)}
+        return forced
+    if coll == "barrier":
+        return leaf(bs[0])
+    out: dict = {}
+    for k, b in enumerate(bs):
+        if k + 1 < len(bs):
+            high = bs[k + 1].low
+            key = f"total_msg_size<{high * n}" if coll in MPICH_TOTAL else f"avg_msg_size<={high - 1}"
+        else:
+            key = "total_msg_size=any" if coll in MPICH_TOTAL else "avg_msg_size=any"
+        out[key] = leaf(b)
+    return out
+
+
+# -- writing and reading ------------------------------------------------------------------------
+
+def render(t: Tuning, default_tree: dict | None = None) -> tuple[str, str]:
+    """The file's text and its format's name."""
+    if t.library == "openmpi":
+        if ompi_uses_json(t.version):
+            return json.dumps(ompi_json(t), indent=1) + "\n", "Open MPI rules (JSON, rule_file_version 3)"
+        return ompi_classic(t), "Open MPI rules (classic, rule-file-version-2)"
+    if default_tree is None:
+        raise UsageError("an MPICH tuning file carries the library's whole tree: it was not read")
+    return json.dumps(mpich_tree(t, default_tree)) + "\n", "MPICH collective selection tree (JSON)"
+
+
+def environment(library: str, path: Path) -> dict[str, str]:
+    """The variables that make the library read the file."""
+    if library == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
+    return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
+
+
+def read(path: Path) -> list[tuple[str, int, int, str]]:
+    """A tuning file as rows (collective, ranks, from bytes in the file's own size unit, algorithm);
+    UsageError naming the line or key when it does not parse."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}: give a tuning file tune wrote") from e
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path} is not valid JSON ({e}): give a tuning file tune wrote") from e
+        if isinstance(data, dict) and "rule_file_version" in data:
+            return _read_ompi_json(data, path)
+        return _read_mpich(data, path)
+    return _read_classic(text, path)
+
+
+def _read_classic(text: str, path: Path) -> list[tuple[str, int, int, str]]:
+    names = {v: k for k, v in OMPI_IDS.items()}
+    tokens = [ln.split() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if tokens and tokens[0][0].startswith("rule-file-version-"):
+        tokens = tokens[1:]
+    pos = 0
+
+    def next_line(what: str) -> list[int]:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise UsageError(f"{path}: the file ends where {what} should be: not a complete Open MPI rules file")
+        try:
+            values = [int(x) for x in tokens[pos]]
+        except ValueError:
+            raise UsageError(f"{path}: '{' '.join(tokens[pos])}' is no {what}: not an Open MPI rules file") from None
+        pos += 1
+        return values
+    rows = []
+    for _ in range(next_line("the number of collectives")[0]):
+        cid = next_line("a collective id")[0]
+        if cid not in names:
+            raise UsageError(f"{path}: collective id {cid} is not one Open MPI knows (0-15)")
+        for _ in range(next_line("a number of communicator sizes")[0]):
+            ranks = next_line("a communicator size")[0]
+            for k in range(next_line("a number of rules")[0]):
+                rule = next_line("a rule (bytes algorithm fan-in/out segment size)")
+                if len(rule) < 4 or (k == 0 and rule[0] != 0):
+                    raise UsageError(f"{path}: rule '{' '.join(map(str, rule))}' for {names[cid]} at {ranks} ranks: "
+                                     f"rules are BYTES ALG FANINOUT SEGSIZE, the first for 0 bytes")
+                rows.append((names[cid], ranks, rule[0], DEFAULT if rule[1] == 0 else str(rule[1])))
+    return rows
+
+
+def _read_ompi_json(data: dict, path: Path) -> list[tuple[str, int, int, str]]:
+    rows = []
+    try:
+        for coll, entries in data["collectives"].items():
+            for e in entries:
+                for r in e["rules"]:
+                    rows.append((coll, int(e["comm_size_min"]), int(r["msg_size_min"]), str(r["alg"])))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise UsageError(f"{path}: not an Open MPI JSON rules file ({e!r} missing or malformed)") from e
+    return rows
+
+
+def _read_mpich(data: object, path: Path) -> list[tuple[str, int, int, str]]:
+    if not isinstance(data, dict) or not any(str(k).startswith("collective=") for k in data):
+        raise UsageError(f"{path}: not an MPICH selection tree (no 'collective=' keys): give a tuning file tune wrote")
+    rows = []
+    for key, sub in data.items():
+        intra = sub.get("comm_type=intra", {}) if isinstance(sub, dict) else {}
+        for ck, by_size in intra.items():
+            m = re.fullmatch(r"comm_size<=(\d+)", ck)
+            if not m or not isinstance(by_size, dict):
+                continue
+            n = int(m.group(1))
+            if not any(re.match(r"(avg|total)_msg_size", str(k)) for k in by_size):  # barrier: one leaf
+                rows.append((key.removeprefix("collective="), n, 0, _mpich_leaf(by_size)))
+                continue
+            low = 0
+            for sk, node in by_size.items():
+                bound = re.search(r"(<=?)(\d+)$", sk)
+                rows.append((key.removeprefix("collective="), n, low, _mpich_leaf(node)))
+                if bound:
+                    high = int(bound.group(2)) + (1 if bound.group(1) == "<=" else 0)
+                    low = high // n if sk.startswith("total_msg_size") else high
+    return rows
+
+
+def _mpich_leaf(node: dict) -> str:
+    """The forced algorithm of a band, or DEFAULT where the band holds the original subtree."""
+    if "is_commutative=yes" in node and len(node) == 2:
+        node = node["is_commutative=yes"]
+    algs = [k.removeprefix("algorithm=") for k in node if k.startswith("algorithm=")] if isinstance(node, dict) else []
+    return algs[0] if len(node) == 1 and algs else DEFAULT

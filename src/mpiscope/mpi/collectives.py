@@ -1,0 +1,173 @@
+"""Which collective algorithms an MPI library offers, asked of the library itself: Open MPI's
+`ompi_info --param coll tuned --level 9 --parsable`, MPICH's `mpivars` (its CVAR list) checked
+against the algorithm names compiled into its libmpi; and how to force one through the
+environment. MPICH's built-in selection tree (the JSON a tuning file must carry whole) is read
+from the same libmpi."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.mpi.library import MpiLibrary
+
+TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall", "barrier", "reduce_scatter", "gather",
+           "scatter")
+DEFAULT = "default"  # the library's own choice: nothing forced
+# MPICH values that are no algorithm of their own: a wrapper round the nonblocking collective,
+# an offload library, or the selection itself.
+MPICH_NOT_ALGORITHMS = {"auto": "the built-in selection", "nb": "a wrapper round the nonblocking collective",
+                        "ccl": "needs an offload library (CCL) this build does not use"}
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    env: dict[str, str] = field(default_factory=dict)  # what forces it
+    value: str = ""  # Open MPI: its number; MPICH: the CVAR value
+    json_name: str | None = None  # MPICH: its name in the selection tree (None: not writable there)
+
+
+@dataclass(frozen=True)
+class Choices:
+    """One collective's algorithms in one library, or why it offers no choice."""
+    collective: str
+    algorithms: tuple[Algorithm, ...] = ()
+    why_not: str | None = None  # set: the library cannot be told which algorithm to use
+    left_out: dict[str, str] = field(default_factory=dict)  # algorithm -> why tune does not race it
+
+    def get(self, name: str) -> Algorithm:
+        for a in self.algorithms:
+            if a.name == name:
+                return a
+        if name == DEFAULT:
+            return Algorithm(DEFAULT)
+        raise UsageError(f"{self.collective}: the library has no algorithm '{name}': it offers "
+                         f"{', '.join(a.name for a in self.algorithms) or 'none'}")
+
+
+def vendor_of(lib: MpiLibrary) -> str:
+    v = lib.vendor.lower()
+    if "open" in v and "mpi" in v:
+        return "openmpi"
+    if "mpich" in v:
+        return "mpich"
+    raise UsageError(f"{lib.name} is {lib.vendor or 'an unknown library'}: tune knows how to steer Open MPI's "
+                     f"coll/tuned and MPICH's collective selection only")
+
+
+def _tool(lib: MpiLibrary, name: str) -> Path:
+    path = lib.mpicc.parent / name
+    if not path.is_file():
+        raise MpiscopeError(f"{path} is missing: tune asks the library's own `{name}` which algorithms it has; "
+                            f"reinstall {lib.name}")
+    return path
+
+
+def _ask(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MpiscopeError(f"{argv[0]} did not answer ({e}): check the MPI installation") from e
+    return done.stdout
+
+
+def discover(lib: MpiLibrary, collectives: tuple[str, ...] = TUNABLE) -> dict[str, Choices]:
+    """Each collective's algorithms as the library lists them."""
+    if vendor_of(lib) == "openmpi":
+        return openmpi_choices(_ask([str(_tool(lib, "ompi_info")), "--param", "coll", "tuned", "--level", "9",
+                                     "--parsable"]), collectives)
+    return mpich_choices(_ask([str(_tool(lib, "mpivars"))]), libmpi_strings(lib), collectives)
+
+
+def openmpi_choices(parsable: str, collectives: tuple[str, ...]) -> dict[str, Choices]:
+    """From `ompi_info --parsable` lines `mca:coll:tuned:param:coll_tuned_<c>_algorithm:enumerator:
+    value:<N>:<name>`; 0 ("ignore") is the built-in rules, not an algorithm."""
+    found: dict[str, list[Algorithm]] = {}
+    pattern = re.compile(r"^mca:coll:tuned:param:coll_tuned_(\w+)_algorithm:enumerator:value:(\d+):(\S+)$")
+    for line in parsable.splitlines():
+        m = pattern.match(line.strip())
+        if m and m.group(2) != "0":
+            coll, number, name = m.groups()
+            found.setdefault(coll, []).append(Algorithm(name, {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                                                               f"OMPI_MCA_coll_tuned_{coll}_algorithm": number},
+                                                        number))
+    return {c: Choices(c, tuple(found[c])) if c in found else
+            Choices(c, why_not="ompi_info lists no coll_tuned algorithm parameter for it") for c in collectives}
+
+
+def mpich_choices(mpivars: str, strings: set[str], collectives: tuple[str, ...]) -> dict[str, Choices]:
+    """From `mpivars`: the block after `MPIR_CVAR_<C>_INTRA_ALGORITHM=...` lists `value - what`
+    lines. A value is raced when libmpi knows `MPIR_<C>_intra_<value>` (its name in the JSON
+    tree) and the tree's leaf for it takes no parameters (those would have to be written too)."""
+    values: dict[str, list[str]] = {}
+    current = None
+    for line in mpivars.splitlines():
+        m = re.match(r"^\s+MPIR_CVAR_(\w+)_INTRA_ALGORITHM\s*=", line)
+        if m:
+            current = m.group(1).lower()
+            values[current] = []
+        elif current and re.match(r"^[a-z_0-9]+\s+-\s", line):
+            values[current].append(line.split()[0])
+        elif line.startswith("\t"):
+            current = None
+    cvars = set(re.findall(r"MPIR_CVAR_\w+", mpivars))
+    out = {}
+    for c in collectives:
+        if c not in values:
+            out[c] = Choices(c, why_not=f"mpivars lists no MPIR_CVAR_{c.upper()}_INTRA_ALGORITHM")
+            continue
+        algs, left = [], {}
+        for v in values[c]:
+            json_name = f"MPIR_{c.capitalize()}_intra_{v}"
+            if v in MPICH_NOT_ALGORITHMS:
+                left[v] = MPICH_NOT_ALGORITHMS[v]
+            elif json_name not in strings:
+                left[v] = f"libmpi has no {json_name} for the selection tree"
+            elif _takes_parameters(c, v, cvars):
+                left[v] = "its selection-tree leaf takes parameters (a radix, a tree type) tune does not write"
+            else:
+                algs.append(Algorithm(v, {f"MPIR_CVAR_{c.upper()}_INTRA_ALGORITHM": v,
+                                          "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}, v, json_name))
+        out[c] = Choices(c, tuple(algs), None if algs else "no algorithm of it can be written to a tuning file",
+                         left)
+    return out
+
+
+def _takes_parameters(coll: str, value: str, cvars: set[str]) -> bool:
+    """A k-ary or tree algorithm: MPICH gives it CVARs of its own (…_<VALUE>_KVAL, …_TREE_TYPE)."""
+    stem = f"MPIR_CVAR_{coll.upper()}_"
+    if value.startswith("k_") or value in ("tree", "pipelined_tree", "recexch", "recursive_multiplying"):
+        return True
+    return any(v.startswith(stem + value.upper() + "_") for v in cvars)
+
+
+def libmpi_path(lib: MpiLibrary) -> Path:
+    for d in (lib.mpicc.parent.parent / "lib", *(lib.prefix / "lib",) * (lib.prefix is not None)):
+        found = sorted(d.glob("libmpi.so*"), key=lambda p: len(p.name), reverse=True)
+        real = [p for p in found if p.is_file() and not p.is_symlink()] or found
+        if real:
+            return real[0]
+    raise MpiscopeError(f"no libmpi.so beside {lib.mpicc}: tune reads MPICH's selection tree from it")
+
+
+def libmpi_strings(lib: MpiLibrary, least: int = 8) -> set[str]:
+    """The printable strings of libmpi (as `strings` finds them)."""
+    data = libmpi_path(lib).read_bytes()
+    return {m.decode() for m in re.findall(rb"[\x20-\x7e]{%d,}" % least, data)}
+
+
+def mpich_default_tree(lib: MpiLibrary) -> dict:
+    """MPICH's built-in MPIR selection tree, as compiled into this libmpi (the generic.json of its
+    release): the one string holding `"collective=allreduce"` with `MPIR_Allreduce_intra_` leaves."""
+    for s in libmpi_strings(lib, least=2000):
+        if '"collective=allreduce"' in s and "MPIR_Allreduce_intra_" in s:
+            try:
+                return json.loads(s)
+            except json.JSONDecodeError:
+                continue
+    raise MpiscopeError(f"{libmpi_path(lib)} holds no built-in collective selection tree: tune cannot write a "
+                        f"complete MPICH tuning file for this build")

@@ -1,0 +1,106 @@
+"""tune's result as a table and a bar plot in the terminal, and as tune.html: per collective
+and rank count, the algorithm chosen for each size band and the gain over the default."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from mpiscope.atomic import write_atomic
+from mpiscope.units import human_size as fmt_bytes
+
+
+def _gain(row: dict | None) -> str:
+    if not row:
+        return "-"
+    return f"{1 / row['ratio']:.2f}x [{1 / row['high']:.2f}, {1 / row['low']:.2f}] {row['verdict']}" \
+        if row.get("low") == row.get("low") else f"{1 / row['ratio']:.2f}x {row['verdict']}"
+
+
+def bands_table(rows: Iterable[tuple[str, int, int, str]], title: str, unit: str = "B") -> Table:
+    """Rows (collective, ranks, from size, algorithm) as `--show` reads them back."""
+    t = Table(title=title, title_justify="left")
+    for col in ("collective", "ranks", f"from ({unit})", "algorithm"):
+        t.add_column(col, justify="right" if col.startswith(("ranks", "from")) else "left")
+    for coll, n, low, alg in rows:
+        t.add_row(coll, str(n), fmt_bytes(low) if unit == "B" else str(low), alg)
+    return t
+
+
+def result_table(result: dict) -> Table:
+    """Per collective, ranks and measured size: the race's leader, what was written, and the
+    side-by-side gain of the file over the default (ratio default/tuned, interval, verdict)."""
+    verify = {(v["collective"], v["ranks"], v["size"]): v for v in result.get("verify", [])}
+    t = Table(title=f"tune: {result['library']}", title_justify="left")
+    for col in ("collective", "ranks", "size", "fastest in race", "written", "gain over default (95% interval)"):
+        t.add_column(col, justify="right" if col in ("ranks", "size") else "left")
+    for d in result["decisions"]:
+        v = verify.get((d["collective"], d["ranks"], d["size"]))
+        t.add_row(d["collective"], str(d["ranks"]), fmt_bytes(d["size"]), d["leader"], d["chosen"], _gain(v))
+    return t
+
+
+def gain_bars(result: dict, width: int = 40) -> list[str]:
+    """A text bar per verified point: how much faster the file is than the default."""
+    rows = result.get("verify", [])
+    if not rows:
+        return []
+    top = max(max(1 / r["ratio"] for r in rows), 1.0)
+    out = []
+    for r in rows:
+        g = 1 / r["ratio"]
+        bar = "#" * max(1, round(width * g / top))
+        out.append(f"{r['collective']:>14} {r['ranks']:>3} {fmt_bytes(r['size']):>8} {bar} {g:.2f}x {r['verdict']}")
+    return out
+
+
+def print_result(out: Console, result: dict) -> None:
+    out.print(result_table(result))
+    bars = gain_bars(result)
+    if bars:
+        out.print("gain of the tuned file over the default (default time / tuned time):", highlight=False)
+        for line in bars:
+            out.print(line, highlight=False, markup=False)
+    c = result["cost"]
+    if c.get("share") is not None:
+        out.print(f"race: {c['point_launches']} point-launches of {c['exhaustive_point_launches']} for every "
+                  f"algorithm at every size in every round ({100 * c['share']:.0f} %), in {c.get('launches', '?')} "
+                  f"launches of {c.get('exhaustive_launches', '?')}; {c['seconds']:.0f} s (exhaustive: about "
+                  f"{c['exhaustive_seconds_estimate']:.0f} s)", highlight=False)
+    if result.get("evidence"):
+        out.print(result["evidence"], highlight=False)
+    if result.get("canary"):
+        c = result["canary"]
+        out.print(f"the library reads the file: a copy naming an algorithm it lacks was "
+                  f"{'refused' if c['refused'] else 'NOT refused'} ({c['collective']} at {c['ranks']} ranks)",
+                  highlight=False)
+    for what, why in result.get("left_out", {}).items():
+        out.print(f"{what}: left out: {why}", highlight=False, markup=False)
+    for coll, why in result.get("cannot", {}).items():
+        out.print(f"{coll}: not tuned: {why}", highlight=False, markup=False)
+    for key, why in result.get("failed", {}).items():
+        coll, n, alg = key.split("|")
+        out.print(f"{coll} at {n} ranks: {alg} did not run ({why})", highlight=False, markup=False)
+
+
+def write_html(result: dict, path: Path) -> Path:
+    """tune.html: the table and the gain as bars (plain HTML, no script)."""
+    verify = {(v["collective"], v["ranks"], v["size"]): v for v in result.get("verify", [])}
+    rows = []
+    for d in result["decisions"]:
+        v = verify.get((d["collective"], d["ranks"], d["size"]))
+        gain = 1 / v["ratio"] if v else None
+        bar = f'<div style="background:#4a8;width:{min(300, 150 * gain):.0f}px">&nbsp;</div>' if gain else ""
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
+            d["collective"], d["ranks"], fmt_bytes(d["size"]), d["leader"], d["chosen"], _gain(v))) + f"<td>{bar}</td></tr>")
+    env = "<br>".join(html.escape(f"export {k}={v}") for k, v in result["env"].items())
+    text = (f"<!doctype html><html><head><meta charset='utf-8'><title>mpiscope tune</title></head><body>"
+            f"<h1>tune: {html.escape(result['library'])}</h1><p>file: {html.escape(result['file'])} "
+            f"({html.escape(result['format'])})</p><p>{env}</p><table border=1 cellpadding=3>"
+            "<tr><th>collective</th><th>ranks</th><th>size</th><th>fastest in race</th><th>written</th>"
+            "<th>gain over default</th><th></th></tr>" + "".join(rows) + "</table></body></html>\n")
+    write_atomic(path, text)
+    return path
