@@ -20,6 +20,7 @@ from typing import Any
 from mpiscope import atomic
 from mpiscope.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
+from mpiscope.owner import LOCK_FILE, holder
 from mpiscope.plan import Part
 from mpiscope.records import Record, RecordFile, read_records, to_json
 from mpiscope.typed import ShapeError, dump, load
@@ -176,6 +177,10 @@ class Run:
         return replace(recs, problems=[*recs.problems, *damage]) if damage else recs
 
     def _meta_problems(self, recs: RecordFile) -> list[str]:
+        owner = holder(self.path)
+        if owner is not None:  # what it holds so far, not what the run will hold
+            return [f"still being measured by mpiscope pid {owner[0]} on host {owner[1]}: what is shown is "
+                    f"partial, not the finished run"]
         meta = self.meta()
         if meta.status == "unreadable":
             return [f"{meta.error}: what the run measured with (MPI, plan, status) is unknown; its records "
@@ -221,10 +226,15 @@ def measuring(meta: RunMeta) -> bool:
     return b"mpiscope" in cmdline or b"pytest" in cmdline or b"python" in cmdline
 
 
-def shown_status(meta: RunMeta) -> str:
+def shown_status(meta: RunMeta, path: Path | None = None) -> str:
     """The status to show: a run marked running whose mpiscope is gone (killed, a crash of the
-    machine) is `stopped`, which `run --resume` finishes."""
-    if meta.status == "running" and meta.host == socket.gethostname() and not measuring(meta):
+    machine) is `stopped`, which `run --resume` finishes. With the run's `path`, its owner.lock
+    says whether its mpiscope lives."""
+    if meta.status != "running":
+        return meta.status
+    if path is not None and (path / LOCK_FILE).exists():  # owned runs: the lock tells
+        return "running" if holder(path) is not None else "stopped"
+    if meta.host == socket.gethostname() and not measuring(meta):
         return "stopped"
     return meta.status
 

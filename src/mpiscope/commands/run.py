@@ -100,8 +100,10 @@ def resume(a: argparse.Namespace) -> int:
     runs_dir = paths.runs_dir(a.runs_dir)
     run = resolve(a.resume, runs_dir)
     from mpiscope.console import warn_problems
-    warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
-    outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
+    from mpiscope.session import own_run
+    with own_run(run):  # another mpiscope measuring it: refused before anything is said or done
+        warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
+        outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
     if outcome is None:
         out.print(f"run {run.id} is complete: nothing to resume")
         return 0

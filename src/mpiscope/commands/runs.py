@@ -24,7 +24,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         if isinstance(imported, dict):  # mpiscope import: the tool and the MPI as labelled
             mpi = f"imported: {', '.join(map(str, imported.get('tools') or []))} ({imported.get('mpi_label') or '?'})"
             ranks, benchmarks = list(imported.get("ranks") or []), list(imported.get("benchmarks") or [])
-        status = shown_status(m)
+        status = shown_status(m, run.path)
         if status == "unreadable":
             warn(f"run {run.id}: {m.error}: listed as unreadable")
         if status == "stopped":
