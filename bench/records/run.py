@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -58,12 +59,15 @@ def grow_osu(where: Path, size_mb: int) -> Path:
     return path
 
 
-def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall seconds, peak resident MB, exit status) of one command."""
+def measure(argv: list[str], env: dict[str, str], limit_s: float) -> tuple[float, float, int]:
+    """(wall seconds, peak resident MB, exit status) of one command, killed after `limit_s`."""
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES)))
+    killer = threading.Timer(limit_s, proc.kill)
+    killer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    killer.cancel()
     return time.monotonic() - started, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
@@ -73,6 +77,7 @@ def main() -> None:
     ap.add_argument("--src", type=Path, help="the src/ of the mpiscope to time (default: this one)")
     ap.add_argument("--sizes", default="1,10,100,200", help="file sizes in MB")
     ap.add_argument("--commands", default="show,table,export,import")
+    ap.add_argument("--limit", type=float, default=600, help="seconds before a command is killed (exit -9)")
     a = ap.parse_args()
     env = dict(os.environ)
     if a.src:
@@ -89,7 +94,7 @@ def main() -> None:
                      "export": ["export", str(run), "-o", str(work / "out.csv")],
                      "import": ["import", str(osu), "--mpi-label", "bench", "--runs-dir", str(work / "imported")]}
             for name in a.commands.split(","):
-                secs, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env)
+                secs, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env, a.limit)
                 print(f"{name:8} {size:>5} {secs:>8.1f} {peak:>8.0f} {code:>4}", flush=True)
             shutil.rmtree(run)
             osu.unlink()

@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mpiscope import atomic
+from mpiscope import atomic, bounded
+from mpiscope.bounded import Refused
 from mpiscope.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.owner import LOCK_FILE, holder
@@ -32,6 +33,7 @@ SWEEP_FILE = "sweep.json"         # a sweep's plan
 SWEEP_RESULTS = "results.jsonl"   # which configuration launch made which run
 RECORDS = "records.jsonl"
 STDERR = "stderr.txt"
+MAX_META_BYTES = 256 << 20  # run.json, sweep.json, results.jsonl: a few MB for the largest sweep
 STATUS_ORDER = {"ok": 1, "failed": 2, "interrupted": 3}  # the worse of two wins
 
 
@@ -132,7 +134,10 @@ class Run:
 
     def meta(self) -> RunMeta:
         try:
-            return RunMeta.from_json(json.loads((self.path / RUN_FILE).read_text()), self.id)
+            text = bounded.read_regular(self.path / RUN_FILE, MAX_META_BYTES, "run.json")
+            return RunMeta.from_json(bounded.loads(text), self.id)
+        except Refused as e:
+            return RunMeta(id=self.id, status="unreadable", error=f"{RUN_FILE} {e.strerror}")
         except (OSError, ValueError) as e:
             said = str(e)  # a shape error names the file already
             return RunMeta(id=self.id, status="unreadable",
@@ -245,6 +250,22 @@ def list_runs(runs_dir: Path) -> list[Run]:
     return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()), key=lambda r: r.id)
 
 
+def left_out(runs_dir: Path) -> list[str]:
+    """Why `list_runs` leaves out directories that look like runs: their run.json is there but is
+    not a regular file (a directory, a FIFO, a device, a broken link)."""
+    if not runs_dir.is_dir():
+        return []
+    out = []
+    for p in sorted(runs_dir.iterdir()):
+        meta = p / RUN_FILE
+        if os.path.lexists(meta) and not meta.is_file():
+            try:
+                bounded.read_regular(meta, MAX_META_BYTES, RUN_FILE)
+            except OSError as e:
+                out.append(f"{p.name}: {RUN_FILE} {e.strerror or e}")
+    return out
+
+
 def resolve(ref: str, runs_dir: Path) -> Run:
     """A run by path, by id, or by a unique prefix of its id."""
     if not ref.strip():  # '' would be the current directory, or every run as a prefix
@@ -319,7 +340,8 @@ class SweepDir:
 
     def plan(self) -> SweepPlan:
         try:
-            return load(SweepPlan, json.loads((self.path / SWEEP_FILE).read_text()), str(self.path / SWEEP_FILE))
+            text = bounded.read_regular(self.path / SWEEP_FILE, MAX_META_BYTES, "sweep.json")
+            return load(SweepPlan, bounded.loads(text), str(self.path / SWEEP_FILE))
         except (OSError, ValueError) as e:
             raise UsageError(f"{self.path} is not a sweep directory this mpiscope wrote ({e})") from e
 
@@ -336,13 +358,13 @@ class SweepDir:
 
     def entries(self) -> list[SweepEntry]:
         try:
-            lines = (self.path / SWEEP_RESULTS).read_text().splitlines()
+            lines = bounded.read_regular(self.path / SWEEP_RESULTS, MAX_META_BYTES, SWEEP_RESULTS).splitlines()
         except OSError:
             return []
         out = []
         for line in lines:
             try:
-                out.append(load(SweepEntry, json.loads(line)))
+                out.append(load(SweepEntry, bounded.loads(line)))
             except ValueError:
                 continue  # a line cut by a kill: that launch simply counts as not finished
         return out

@@ -9,7 +9,7 @@ from mpiscope import paths
 def cmd_runs(a: argparse.Namespace) -> int:
     from mpiscope.console import make_table, out, warn
     from mpiscope.errors import UsageError
-    from mpiscope.store import list_runs, shown_status
+    from mpiscope.store import left_out, list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.runs_dir is not None and not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
@@ -32,6 +32,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
         table.add_row(run.id, m.started, status, mpi,
                       ",".join(map(str, ranks)) or "?", ",".join(benchmarks), str(m.points))
     out.print(table)
+    for why in left_out(runs_dir):
+        warn(f"left out {why}")
     if stopped:
         out.print(f"stopped: marked running, but the mpiscope measuring it is gone (killed, or the machine went "
                   f"down); `mpiscope run --resume {stopped[-1]}` finishes it", markup=False)

@@ -44,7 +44,8 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
     meta = run.meta()
     mpi = meta.mpi
     row: dict[str, Any] = {
-        "run_id": run.id,
+        # a directory name that is not UTF-8 (surrogate escapes) cannot be a column of text: shown with U+FFFD
+        "run_id": run.id.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
         "run_status": meta.status,
         # an imported run (mpiscope import) had no launcher of ours: say so rather than '?'
         "launcher": "imported" if "imported" in (meta.extra or {}) else Path((meta.launcher_command or ["?"])[0]).name,
