@@ -59,8 +59,9 @@ def grow_osu(where: Path, size_mb: int) -> Path:
     return path
 
 
-def measure(argv: list[str], env: dict[str, str], limit_s: float) -> tuple[float, float, int]:
-    """(wall seconds, peak resident MB, exit status) of one command, killed after `limit_s`."""
+def measure(argv: list[str], env: dict[str, str], limit_s: float) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak resident MB, exit status) of one command, killed after
+    `limit_s`. On a shared, loaded machine the CPU time is the steadier figure."""
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES)))
@@ -68,7 +69,8 @@ def measure(argv: list[str], env: dict[str, str], limit_s: float) -> tuple[float
     killer.start()
     _, status, usage = os.wait4(proc.pid, 0)
     killer.cancel()
-    return time.monotonic() - started, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return (time.monotonic() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+            os.waitstatus_to_exitcode(status))
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-records-"))
     which = a.src or Path(__file__).resolve().parents[2] / "src"
     print(f"mpiscope from {which}; files in {work}")
-    print(f"{'command':8} {'MB':>5} {'seconds':>8} {'peak MB':>8} {'exit':>4}")
+    print(f"{'command':8} {'MB':>5} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'exit':>4}")
     try:
         for size in (int(s) for s in a.sizes.split(",")):
             run = grow_run(a.run, work / "runs", size)
@@ -94,8 +96,8 @@ def main() -> None:
                      "export": ["export", str(run), "-o", str(work / "out.csv")],
                      "import": ["import", str(osu), "--mpi-label", "bench", "--runs-dir", str(work / "imported")]}
             for name in a.commands.split(","):
-                secs, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env, a.limit)
-                print(f"{name:8} {size:>5} {secs:>8.1f} {peak:>8.0f} {code:>4}", flush=True)
+                secs, cpu, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env, a.limit)
+                print(f"{name:8} {size:>5} {secs:>8.1f} {cpu:>8.1f} {peak:>8.0f} {code:>4}", flush=True)
             shutil.rmtree(run)
             osu.unlink()
     finally:
