@@ -27,6 +27,7 @@ from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
 from mpiscope.owner import LOCK_FILE, Claim, claim
+from mpiscope.paths import is_link_loop
 from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
 
 _targets: dict[str | None, Target] = {}
@@ -86,6 +87,9 @@ class Session:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
             return Run.create(self.runs_dir, meta)
         except OSError as e:
+            if is_link_loop(self.runs_dir):
+                raise UsageError(f"cannot create a run in {self.runs_dir}: it is a symbolic link that loops back "
+                                 f"to itself: remove the link, or give another --runs-dir") from e
             raise UsageError(f"cannot create a run in {self.runs_dir}: {e.strerror or e}: give a writable "
                              f"--runs-dir") from e
 

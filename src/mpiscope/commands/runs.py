@@ -11,6 +11,9 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from mpiscope.errors import UsageError
     from mpiscope.store import left_out, list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
+    if a.runs_dir is not None and paths.is_link_loop(runs_dir):
+        raise UsageError(f"--runs-dir {runs_dir} is a symbolic link that loops back to itself: remove the link, "
+                         f"or give the directory the runs were kept in")
     if a.runs_dir is not None and not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
     table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points"))
