@@ -407,5 +407,8 @@ def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
                 raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
             runs += [Run(f) for f in found]
         else:
-            runs.append(resolve(ref, runs_dir))
+            run = resolve(ref, runs_dir)
+            if any(r.path.resolve() == run.path.resolve() for r in runs):  # `table A A`: counted twice
+                raise UsageError(f"run {run.id} is named twice ('{ref}' again): name each run once")
+            runs.append(run)
     return list({r.path.resolve(): r for r in runs}.values())

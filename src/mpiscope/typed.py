@@ -130,9 +130,11 @@ def _check(ok: bool, v: Any, where: str, what: str) -> Any:
 
 def dump(obj: Any) -> Any:
     """A dataclass (and what it holds) as JSON values; None fields are left out."""
+    if obj is None or type(obj) in (str, int, float, bool):  # the most of any record, at once
+        return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: dump(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if getattr(obj, f.name) is not None}
+        values = ((name, getattr(obj, name)) for name in _names(type(obj)))
+        return {name: dump(v) for name, v in values if v is not None}
     if isinstance(obj, Mapping):
         return {str(k): dump(v) for k, v in obj.items()}
     if isinstance(obj, (tuple, list)):
@@ -140,3 +142,8 @@ def dump(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+@lru_cache(maxsize=None)
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
