@@ -304,6 +304,9 @@ def parse_spec(text: str, name: str = "experiment") -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"the spec is not valid TOML: {e}") from e
+    except RecursionError:  # tomllib recurses once per level of arrays and inline tables
+        raise UsageError("the spec nests arrays or inline tables thousands of levels deep, which no spec "
+                         "needs: write each factor's levels as one flat list") from None
     _check_keys(data, "", TOP_KEYS)
     spec_name = _string("name")(data.get("name", name))
     if not spec_name or any(c in spec_name for c in "/\\\0") or spec_name.startswith("."):
