@@ -15,8 +15,9 @@ def cmd_table(a: argparse.Namespace) -> int:
                                        side_by_side, with_config)
     from mpiscope.console import records_of
     from mpiscope.store import runs_of
-    records_of(runs_of(a.runs, paths.runs_dir(a.runs_dir)))  # warns about damaged lines it leaves out
-    df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
+    runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
+    records_of(runs)  # warns about damaged lines it leaves out
+    df = load_frame(a.runs, paths.runs_dir(a.runs_dir), runs)
     if a.variation:
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import variation_table
