@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_faults import good_run  # noqa: F401  (the same small real run: pingpong and allreduce on 2 ranks)
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "imports"
 READERS = [("show",), ("table",), ("export",), ("model",)]
@@ -33,16 +34,6 @@ def limited(*args: str, memory: int = 2 << 30, timeout: float = 120) -> subproce
     return subprocess.run([sys.executable, "-m", "mpiscope", *args], capture_output=True, text=True,
                           timeout=timeout, env=os.environ.copy(),
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)))
-
-
-@pytest.fixture(scope="module")
-def good_run(cli, tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("good")
-    r = cli("run", "-b", "pingpong", "-n", "2", "--sizes", "1:1K", "--reps", "20", "--launches", "1",
-            "--no-progress", "--no-report", "--runs-dir", str(where))
-    assert r.returncode == 0, r.stderr
-    (run,) = where.iterdir()
-    return run
 
 
 def copy_run(good_run: Path, where: Path, name: str = "copy") -> Path:
