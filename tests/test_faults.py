@@ -96,7 +96,8 @@ def test_a_disk_that_fills_during_a_raw_run_leaves_a_consistent_run(cli, tmp_pat
         (run,) = full.iterdir()
         meta = json.loads((run / "run.json").read_text())
         assert meta["status"] == "failed" and "No space left" in meta["error"]
-        assert sorted(p.name for p in run.iterdir()) == ["records.jsonl", "run.json", "stderr.txt"]  # no .tmp
+        assert sorted(p.name for p in run.iterdir()) == ["owner.lock", "records.jsonl", "run.json",
+                                                          "stderr.txt"]  # no .tmp
         records = records_of(run)   # whole lines only
         assert records and records[0]["type"] == "context"
         # freed, the run resumes in place to completion
@@ -183,7 +184,8 @@ def test_a_sweep_whose_report_does_not_fit_fails_with_the_fix(cli, tmp_path):
                                  timeout=300))
         assert "report.html" in msg and "No space left" in msg and "mpiscope report" in msg
         (sweep,) = (full / "sweeps").iterdir()
-        assert sorted(p.name for p in sweep.iterdir()) == ["results.jsonl", "sweep.json"]  # no report, no .tmp
+        assert sorted(p.name for p in sweep.iterdir()) == ["owner.lock", "results.jsonl",
+                                                          "sweep.json"]  # no report, no .tmp
         runs = [p for p in full.iterdir() if p.name != "sweeps"]
         assert len(runs) == 2
         for run in runs:   # the measurements are whole

@@ -13,6 +13,11 @@ rightly succeed, skipping what it cannot read; its exit 0 is classified:
                        or the reader never reads the damaged file (`runs` reads only run.json);
   silent               neither: damage skipped without a word, the figure that must be 0.
 `doctor` gets --timeout 5 in front of every case, so a case it accepted cannot run for long.
+Issue 32 adds damaged run directories whose files would hang a reader or exhaust its memory
+(a FIFO, links to /dev/zero and /dev/urandom, a record nested 100,000 deep, a 65 MiB line, a
+5 GiB sparse file, a run.json that is a FIFO, a directory or /dev/zero), and a class of its own:
+a run named twice, imported means pooled with measured runs, plans past their caps, a spec
+nested 5,000 deep (each should be a clean exit 2).
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import os
 import random
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -93,7 +99,8 @@ def good_run(work: Path) -> Path:
 
 
 HARMLESS = ("extra-record-field", "extra-run-field")  # unknown fields: read past by design
-RECORDS_ONLY = ("rec", "half", "garbage", "empty", "missing", "directory", "extra-record-field")
+RECORDS_ONLY = ("rec", "half", "garbage", "empty", "missing", "directory", "extra-record-field",
+                "fifo", "zero", "urandom", "deep", "long", "sparse")
 
 
 def damaged_runs(good: Path, work: Path) -> list[Path]:
@@ -123,7 +130,29 @@ def damaged_runs(good: Path, work: Path) -> list[Path]:
         "".join(json.dumps({**x, "note_from_a_later_version": [1, "x"]}) + "\n" for x in lines))
     meta = json.loads((good / "run.json").read_text())
     (copy("extra-run-field") / "run.json").write_text(json.dumps({**meta, "note_from_a_later_version": {"a": 1}}))
+    unreadable_files(copy, data)
     return out
+
+
+def unreadable_files(copy, data: bytes) -> None:
+    """Issue 32: files that would hang a reader or exhaust its memory."""
+    fifo = copy("fifo") / "records.jsonl"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    for name, device in (("zero", "/dev/zero"), ("urandom", "/dev/urandom")):
+        target = copy(name) / "records.jsonl"
+        target.unlink()
+        target.symlink_to(device)
+    (copy("deep") / "records.jsonl").write_bytes(data + b'{"type": "point", "x": ' + b"[" * 100_000
+                                                 + b"]" * 100_000 + b"}\n")
+    (copy("long") / "records.jsonl").write_bytes(data + b'{"type": "point", "x": "' + b"a" * (65 << 20) + b'"}\n')
+    with open(copy("sparse") / "records.jsonl", "r+b") as f:
+        f.truncate(5 << 30)  # 5 GiB that take no room
+    for name, make in (("meta-fifo", os.mkfifo), ("meta-dir", os.mkdir),
+                       ("meta-zero", lambda p: os.symlink("/dev/zero", p))):
+        target = copy(name) / "run.json"
+        target.unlink()
+        make(target)
 
 
 def damage_of(run_dir: Path) -> str:
@@ -279,7 +308,7 @@ def damaged(dirs: list[Path], good: Path, work: Path) -> list[Case]:
             args = [a.format(tmp=out, good=good) for a in reader]
             if reader[0] == "run":  # resume repairs what it can: on its own copy, not under the other readers
                 mine = work / "resumed" / d.parent.name
-                shutil.copytree(d, mine / d.name, symlinks=True)
+                shutil.copytree(d, mine / d.name, symlinks=True, copy_function=_copy_special)
                 argv = [*args, str(mine / d.name), "--no-progress", "--no-report"]
             else:
                 argv = [args[0], str(d), *args[1:]]
@@ -287,6 +316,40 @@ def damaged(dirs: list[Path], good: Path, work: Path) -> list[Case]:
         cases.append(Case(["runs", "--runs-dir", str(d.parent)], "damaged", damage_of(d)))
         cases.append(Case(["predict", "--from", str(d)], "damaged", damage_of(d)))
     return cases
+
+
+def _copy_special(src: str, dst: str) -> None:
+    """A FIFO is made anew (reading it would wait), a sparse file of GiBs stays sparse."""
+    st = os.stat(src)
+    if stat.S_ISFIFO(st.st_mode):
+        os.mkfifo(dst)
+    elif st.st_size > 1 << 30:
+        with open(dst, "wb") as f:
+            f.truncate(st.st_size)
+    else:
+        shutil.copy2(src, dst)
+
+
+def safety_cases(good: Path, work: Path) -> list[Case]:
+    """Issue 32: a run named twice, imported means pooled with measured launches, plans past
+    their caps; each should be one clean line and exit 2."""
+    from mpiscope.importers import import_files
+    runs = good.parent
+    osu = import_files([Path(__file__).resolve().parents[2] / "tests" / "data" / "imports"
+                        / "osu-7.4_latency_mpich.txt"], mpi_label="MPICH", runs_dir=runs)
+    spec = work / "huge.toml"
+    levels = ", ".join(f'"{i}"' for i in range(10))
+    spec.write_text('name = "huge"\n[measure]\nbenchmarks = ["pingpong"]\n[factors.env]\n'
+                    + "".join(f"V{k} = [{levels}]\n" for k in range(8)))  # 10^8 configurations
+    deep = work / "deep.toml"
+    deep.write_text('name = "deep"\n[factors]\nranks = ' + "[" * 5000 + "2" + "]" * 5000 + "\n")
+    hosts = ",".join(f"h{i}" for i in range(10_000))
+    argvs = [["compare", good.name, good.name], ["compare", f"{good.name},{good.name}", good.name],
+             ["table", good.name, good.name], ["model", good.name, good.name], ["model", osu.name, good.name],
+             ["compare", f"{osu.name},{good.name}", good.name], ["sweep", str(spec), "--dry-run"],
+             ["sweep", str(deep), "--dry-run"], ["run", "-b", "pingpong", "--hosts", hosts, "--submit", "slurm",
+                                                 "--dry-run"]]
+    return [Case([*argv, "--runs-dir", str(runs)], "issue 32") for argv in argvs]
 
 
 def exit0_verdict(r: Result) -> str:
@@ -325,7 +388,7 @@ def main() -> int:
         good = good_run(work)
         cmds = commands()
         cases = (malformed(cmds, good, work, rng) + import_cases(work)
-                 + damaged(damaged_runs(good, work), good, work))
+                 + damaged(damaged_runs(good, work), good, work) + safety_cases(good, work))
         if a.only:
             cases = [c for c in cases if c.argv[0] in a.only.split(",")]
         for c in cases:
@@ -341,7 +404,7 @@ def main() -> int:
     print(f"commands: {len(cmds)} ({', '.join(' '.join(p) for p in sorted(cmds))})")
     print(f"malformed invocations by command: "
           f"{dict(sorted(Counter(r.case.argv[0] for r in results if r.case.kind == 'malformed').items()))}")
-    for kind in ("malformed", "damaged"):
+    for kind in ("malformed", "damaged", "issue 32"):
         mine = [r for r in results if r.case.kind == kind]
         tb = [r for r in mine if "Traceback" in r.stderr]
         hung = [r for r in mine if r.code is None]
@@ -349,7 +412,12 @@ def main() -> int:
         clean2 = [r for r in mine if r.code == 2 and "Traceback" not in r.stderr
                   and len([ln for ln in r.stderr.splitlines() if "error:" in ln]) == 1]
         other = Counter(r.code for r in mine if r.code not in (0, 2, None))
-        if kind == "malformed":
+        if kind == "issue 32":
+            print(f"issue 32 (a run twice, pooling, plan caps, deep spec): tried {len(mine)} / clean exit 2 "
+                  f"{len(clean2)} / tracebacks {len(tb)} / hangs {len(hung)} / accepted with exit 0 {len(ok)}"
+                  + (f" / other exits {dict(other)}" if other else ""))
+            bad = tb + hung + ok
+        elif kind == "malformed":
             print(f"malformed invocations: tried {len(mine)} / clean exit 2 {len(clean2)} / tracebacks {len(tb)} / "
                   f"hangs {len(hung)} / accepted with exit 0 {len(ok)}"
                   + (f" / other exits {dict(other)}" if other else ""))

@@ -334,7 +334,8 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
     benchmark has several. UsageError when the runs have no such points or they cannot be fitted."""
     from mpiscope.records import Point
     from mpiscope.report.model import summarise
-    rs = as_runs(runs, runs_dir)
+    rs = _once(as_runs(runs, runs_dir), "the model")
+    _not_pooled(rs, "the model")
     if clock_mhz is not None and not clock_mhz > 0:
         raise UsageError(f"clock_mhz must be a positive clock in MHz, got {clock_mhz}")
     records = [rec for r in rs for rec in r.records()]
@@ -442,7 +443,28 @@ def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
     runs = [Run(store.resolve(r, _runs_dir(runs_dir)).path) for r in os.fspath(ref).split(",") if r.strip()]
     if not runs:
         raise UsageError(f"'{os.fspath(ref)}' names no run: give a run id, 'latest', a run's path, or RUN1,RUN2,...")
+    return _once(runs, f"'{os.fspath(ref)}'")
+
+
+def _once(runs: list[Run], where: str) -> list[Run]:
+    """`runs`, refused when one is named twice: its launches would count as twice as many."""
+    seen: set[Path] = set()
+    for run in runs:
+        if run.path.resolve() in seen:
+            raise UsageError(f"{where} names run {run.id} twice: each run counts once, name it once")
+        seen.add(run.path.resolve())
     return runs
+
+
+def _not_pooled(runs: list[Run], where: str) -> None:
+    """Imported runs (one tool's mean per size) and measured runs (launches of medians) are not one
+    sample: refused before they are combined."""
+    imported = [r.id for r in runs if "imported" in r.meta().extra]
+    if imported and len(imported) < len(runs):
+        measured = [r.id for r in runs if r.id not in imported]
+        raise UsageError(f"{where} mixes imported run(s) {', '.join(imported)} (a tool's mean per size) with "
+                         f"measured run(s) {', '.join(measured)} (launches of medians), which cannot be pooled: "
+                         f"give them separately")
 
 
 def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_change: float = 0.05,
@@ -463,6 +485,9 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_ch
     if not min_change >= 0:
         raise UsageError(f"min_change must be a fraction of 0 or more (0.05: 5 %), got {min_change}")
     b_runs, c_runs = compare_side(baseline, runs_dir), compare_side(candidate, runs_dir)
+    _once(b_runs + c_runs, "the comparison (baseline and candidate together)")
+    _not_pooled(b_runs, "the baseline")
+    _not_pooled(c_runs, "the candidate")
     # the launch is the unit: every launch of every run on a side is one observation of a point
     drift = drift_scope(history, b_runs, c_runs, lambda ref: compare_side(ref, runs_dir))
     changes = compare_runs([r.records().points for r in b_runs], [r.records().points for r in c_runs],

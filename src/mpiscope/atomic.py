@@ -17,7 +17,8 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, before_retry: Calla
     `before_retry` (freeing room) is called once on a full disk and, when it returns True, the
     write is tried again."""
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # surrogate escapes (a file name that is not UTF-8, in a report) go out as the bytes they came from
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     tmp = path.with_name(path.name + ".tmp")
     try:
         _write_synced(tmp, raw)

@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import NoReturn
 
-from mpiscope import __version__
+from mpiscope import __version__, paths
 from mpiscope.commands import (batch_run, bench, compare, doctor, export, import_, model, mpi, pairs, plot, predict,
                                report, run, runs, show, study, sweep, table, tune)
 from mpiscope.errors import MpiscopeError
@@ -49,6 +49,20 @@ def _terminate_as_interrupt() -> dict:
     return {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
+def _what_is_kept() -> str:
+    """After an interrupt: the run or sweep this mpiscope measured and how to finish it, or that
+    nothing was measured (an interrupted engine build or `mpi add` leaves nothing behind)."""
+    from mpiscope.owner import last_owned
+    from mpiscope.store import SWEEP_FILE
+    owned = last_owned()
+    if owned is None:
+        return "nothing was measured and nothing half-made is kept"
+    if (owned / SWEEP_FILE).is_file():
+        return f"finished configurations are kept in {owned}: `mpiscope sweep SPEC --resume` continues"
+    return f"what was measured is kept in {owned}, marked interrupted: `mpiscope run --resume {owned.name}` " \
+           f"finishes it"
+
+
 def main(argv: list[str] | None = None) -> int:
     from mpiscope.console import err
     args = parser().parse_args(argv)
@@ -61,13 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # a full disk, a read-only runs directory: one line, not a traceback
         where = f" ({e.filename})" if e.filename else ""
         fix = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space"}.get(
-            e.errno, "check the path, or use another --runs-dir")
+            e.errno, paths.home_fix(e.filename) or "check the path, or use another --runs-dir")
         err.print(f"mpiscope: error: {e.strerror or e}{where}: {fix}",
                   markup=False, highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
-        err.print("mpiscope: interrupted (what was written is whole; a run cut short is marked interrupted: "
-                  "`mpiscope run --resume RUN` finishes it)", markup=False)
+        err.print(f"mpiscope: interrupted; {_what_is_kept()}", markup=False)
         return 130
     finally:
         for sig, handler in previous.items():

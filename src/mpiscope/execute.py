@@ -118,7 +118,9 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
         if total.status in ("running", "hung"):
             total.status, total.error = "ok", None
         meta = run.meta()  # a run of several parts and launches: add up, keep the worst status
-        worst = max((meta.status, total.status), key=lambda st: STATUS_ORDER.get(st, 0))
+        # ok is the session's to say once the run's last launch ends; until then it is running
+        worst = max((meta.status, "running" if total.status == "ok" else total.status),
+                    key=lambda st: STATUS_ORDER.get(st, 0))
         # the points the records hold: a resumed run's fragment cut off is not counted twice
         run.update(status=worst, finished=utc_now(), exit_code=total.exit_code, points=len(run.records().points),
                    warnings=list(dict.fromkeys(meta.warnings + total.warnings)), error=meta.error or total.error,

@@ -1,6 +1,7 @@
 """Where mpiscope keeps its state, its runs, and where the engine sources are."""
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -14,6 +15,41 @@ def home() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "mpiscope"
+
+
+def home_source() -> tuple[str, str]:
+    """The environment variable that placed `home()` and its value (HOME when none is set)."""
+    for var in ("MPISCOPE_HOME", "XDG_DATA_HOME"):
+        if os.environ.get(var):
+            return var, os.environ[var]
+    return "HOME", str(Path.home())
+
+
+def home_fix(path: str | os.PathLike | None) -> str | None:
+    """When `path` (where an OSError happened) lies in mpiscope's home and a part of the way
+    there is a file, not a directory: which variable to point elsewhere. None otherwise."""
+    if path is None:
+        return None
+    where = Path(os.fsdecode(path))
+    if where != home() and home() not in where.parents:
+        return None
+    for part in [*reversed(where.parents), where]:
+        if part.exists() and not part.is_dir():
+            var, value = home_source()
+            return f"{part} is a file, not a directory, so {var}={value} cannot hold mpiscope's home: point " \
+                   f"{var} at a directory{' (or set MPISCOPE_HOME)' if var != 'MPISCOPE_HOME' else ''}"
+    return None
+
+
+def is_link_loop(path: Path) -> bool:
+    """A symbolic link that leads back to itself (directly or through others)."""
+    if not path.is_symlink():
+        return False
+    try:
+        path.resolve(strict=True)
+    except (RuntimeError, OSError) as e:  # RuntimeError: Python before 3.13 says "Symlink loop"
+        return isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP
+    return False
 
 
 def runs_dir(explicit: str | None = None) -> Path:

@@ -26,7 +26,9 @@ from mpiscope.plan import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
 from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
-from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring
+from mpiscope.owner import LOCK_FILE, Claim, claim
+from mpiscope.paths import is_link_loop
+from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
 
 _targets: dict[str | None, Target] = {}
 
@@ -94,6 +96,9 @@ class Session:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
             return Run.create(self.runs_dir, meta)
         except OSError as e:
+            if is_link_loop(self.runs_dir):
+                raise UsageError(f"cannot create a run in {self.runs_dir}: it is a symbolic link that loops back "
+                                 f"to itself: remove the link, or give another --runs-dir") from e
             raise UsageError(f"cannot create a run in {self.runs_dir}: {e.strerror or e}: give a writable "
                              f"--runs-dir") from e
 
@@ -103,18 +108,21 @@ class Session:
         first launch (then `announce`d), and with auto launches more while points need them."""
         started = time.monotonic()
         run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
-        if announce:
-            announce(run)
-        outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
-        try:
-            if m.policy.auto and outcome.status == "ok":
-                outcome = self._more_launches(run, m, started, time.monotonic() - started)
-            if outcome.status == "ok" and launch_count(run.records()) > 1:
-                run.update(extra={**run.meta().extra, "drift": learn_drift(run, m.policy.history, _resolver(run))})
-        except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
-            error = "interrupted between launches; every point measured so far is kept"
-            run.update(status="interrupted", error=error)
-            outcome = Outcome(status="interrupted", error=error)
+        with own_run(run):
+            if announce:
+                announce(run)
+            outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
+            try:
+                if m.policy.auto and outcome.status == "ok":
+                    outcome = self._more_launches(run, m, started, time.monotonic() - started)
+                if outcome.status == "ok" and launch_count(run.records()) > 1:
+                    run.update(extra={**run.meta().extra,
+                                      "drift": learn_drift(run, m.policy.history, _resolver(run))})
+            except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
+                error = "interrupted between launches; every point measured so far is kept"
+                run.update(status="interrupted", error=error)
+                outcome = Outcome(status="interrupted", error=error)
+            _ended(run)
         return run, outcome
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
@@ -172,30 +180,38 @@ class Session:
 
     def add_parts(self, run: Run, target: Target, parts: list[Part]) -> Outcome:
         """More parts of a run already measured, written down first."""
-        meta = run.meta()
-        parts = [replace(p, tag={**p.tag, "part": len(meta.parts) + k}) for k, p in enumerate(parts)]
-        run.update(parts=meta.parts + parts)
-        return self.measure(run, target, parts)
+        with own_run(run):
+            meta = run.meta()
+            parts = [replace(p, tag={**p.tag, "part": len(meta.parts) + k}) for k, p in enumerate(parts)]
+            # measuring again: running until the last launch of these parts ends
+            run.update(parts=meta.parts + parts, status="running" if meta.status == "ok" else meta.status)
+            outcome = self.measure(run, target, parts)
+            _ended(run)
+        return outcome
 
     # -- finishing a run that was cut short ---------------------------------------------------
     def resume(self, run: Run) -> Outcome | None:
         """Measure what each part of `run` still lacks, in its own directory and with its own
         options; None when nothing is left."""
-        meta = run.meta()
-        if meta.status == "unreadable":
-            raise UsageError(f"run {run.id} cannot be resumed: {meta.error}")
-        if meta.status == "running" and _alive(meta):
-            raise UsageError(f"run {run.id} is still being measured (mpiscope pid {meta.pid}): wait for it "
-                             f"to finish or stop it, then resume")
-        if not meta.parts or meta.mpi is None:
-            raise UsageError(f"run {run.id} has no plan that this mpiscope can resume (run.json of format "
-                             f"{meta.format}, or without parts): measure again")
-        target_ = target(meta.mpi.name)  # the library it was measured with, found by name
-        todo = remaining(run, target_, meta.parts)
-        if not any(todo):
-            return None
-        run.update(status="running", error=None, pid=os.getpid(), host=socket.gethostname())
-        return self.measure(run, target_, meta.parts, meta.keep_going, todo=todo)
+        with own_run(run):
+            meta = run.meta()
+            if meta.status == "unreadable":
+                raise UsageError(f"run {run.id} cannot be resumed: {meta.error}")
+            if meta.status == "running" and _alive(meta) and not (run.path / LOCK_FILE).exists():
+                # a run of an mpiscope before owner.lock: its pid is all there is to go by
+                raise UsageError(f"run {run.id} is still being measured (mpiscope pid {meta.pid}): wait for it "
+                                 f"to finish or stop it, then resume")
+            if not meta.parts or meta.mpi is None:
+                raise UsageError(f"run {run.id} has no plan that this mpiscope can resume (run.json of format "
+                                 f"{meta.format}, or without parts): measure again")
+            target_ = target(meta.mpi.name)  # the library it was measured with, found by name
+            todo = remaining(run, target_, meta.parts)
+            if not any(todo):
+                return None
+            run.update(status="running", error=None, pid=os.getpid(), host=socket.gethostname())
+            outcome = self.measure(run, target_, meta.parts, meta.keep_going, todo=todo)
+            _ended(run)
+        return outcome
 
 
 DONE = (Point, Skip, Timeout)  # a time-out is a result too: resuming does not retry it
@@ -232,6 +248,18 @@ def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoin
         done = {r.key for r in records if all(r.tag.get(k) == v for k, v in part.tag.items())}
         out.append([e for e in part.entries(engine_plan(target.engine, part.plan)) if e.key not in done])
     return out
+
+
+def own_run(run: Run) -> Claim:
+    """This process owns `run` until the block ends: a second mpiscope cannot resume it meanwhile."""
+    return claim(run.path, f"run {run.id}", f"`mpiscope run --resume {run.id}`")
+
+
+def _ended(run: Run) -> None:
+    """The last launch of a run ended well: it says ok only now (failed or interrupted stay)."""
+    meta = run.meta()
+    if meta.status == "running":
+        run.update(status="ok", finished=utc_now())
 
 
 def _alive(meta: RunMeta) -> bool:

@@ -9,6 +9,7 @@ carries them.
 from __future__ import annotations
 
 import itertools
+import math
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -241,6 +242,9 @@ def parse_spec(text: str, name: str = "experiment") -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"the spec is not valid TOML: {e}") from e
+    except RecursionError:  # tomllib recurses once per level of arrays and inline tables
+        raise UsageError("the spec nests arrays or inline tables thousands of levels deep, which no spec "
+                         "needs: write each factor's levels as one flat list") from None
     _check_keys(data, "", TOP_KEYS)
     spec_name = _string("name")(data.get("name", name))
     if not spec_name or any(c in spec_name for c in "/\\\0") or spec_name.startswith("."):
@@ -284,9 +288,24 @@ def _excluded(factors: dict, rules: list[dict[str, list]]) -> bool:
     return any(all(factors[n] in levels for n, levels in rule.items()) for rule in rules)
 
 
-def expand(spec: Spec) -> list[Configuration]:
+MAX_CONFIGURATIONS = 10_000  # planned in a few seconds; a larger sweep is asked for with --max-configs
+
+
+def configuration_count(spec: Spec) -> int:
+    """How many configurations `expand` makes before exclusions, counted without making them."""
+    groups = [list(spec.factors)] if spec.mode == "zip" else spec.zip_groups
+    zipped = {n for g in groups for n in g}
+    count = math.prod(len(levels) for n, levels in spec.factors.items() if n not in zipped)
+    return count * math.prod(max(len(spec.factors[n]) for n in g) for g in groups if g)
+
+
+def expand(spec: Spec, limit: int = MAX_CONFIGURATIONS) -> list[Configuration]:
     """Every configuration, in a stable order (the first factor varies slowest); zipped factors move
-    together; excluded combinations are dropped."""
+    together; excluded combinations are dropped. More than `limit` are refused before any is made."""
+    count = configuration_count(spec)
+    if count > limit:
+        raise UsageError(f"the spec's factors make {count:,} configurations, more than the limit of {limit:,}: "
+                         f"use fewer levels, or raise the limit with --max-configs {count}")
     names = list(spec.factors)
     groups = [names] if spec.mode == "zip" else spec.zip_groups
     axes: list[list[dict]] = []

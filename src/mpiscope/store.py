@@ -17,9 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mpiscope import atomic
+from mpiscope import atomic, bounded
+from mpiscope.bounded import Refused
 from mpiscope.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
+from mpiscope.owner import LOCK_FILE, holder
 from mpiscope.plan import Part
 from mpiscope.records import Record, RecordFile, read_records, to_json
 from mpiscope.typed import ShapeError, dump, load
@@ -31,6 +33,7 @@ SWEEP_FILE = "sweep.json"         # a sweep's plan
 SWEEP_RESULTS = "results.jsonl"   # which configuration launch made which run
 RECORDS = "records.jsonl"
 STDERR = "stderr.txt"
+MAX_META_BYTES = 256 << 20  # run.json, sweep.json, results.jsonl: a few MB for the largest sweep
 STATUS_ORDER = {"ok": 1, "failed": 2, "interrupted": 3}  # the worse of two wins
 
 
@@ -131,7 +134,10 @@ class Run:
 
     def meta(self) -> RunMeta:
         try:
-            return RunMeta.from_json(json.loads((self.path / RUN_FILE).read_text()), self.id)
+            text = bounded.read_regular(self.path / RUN_FILE, MAX_META_BYTES, "run.json")
+            return RunMeta.from_json(bounded.loads(text), self.id)
+        except Refused as e:
+            return RunMeta(id=self.id, status="unreadable", error=f"{RUN_FILE} {e.strerror}")
         except (OSError, ValueError) as e:
             said = str(e)  # a shape error names the file already
             return RunMeta(id=self.id, status="unreadable",
@@ -176,6 +182,10 @@ class Run:
         return replace(recs, problems=[*recs.problems, *damage]) if damage else recs
 
     def _meta_problems(self, recs: RecordFile) -> list[str]:
+        owner = holder(self.path)
+        if owner is not None:  # what it holds so far, not what the run will hold
+            return [f"still being measured by mpiscope pid {owner[0]} on host {owner[1]}: what is shown is "
+                    f"partial, not the finished run"]
         meta = self.meta()
         if meta.status == "unreadable":
             return [f"{meta.error}: what the run measured with (MPI, plan, status) is unknown; its records "
@@ -221,10 +231,15 @@ def measuring(meta: RunMeta) -> bool:
     return b"mpiscope" in cmdline or b"pytest" in cmdline or b"python" in cmdline
 
 
-def shown_status(meta: RunMeta) -> str:
+def shown_status(meta: RunMeta, path: Path | None = None) -> str:
     """The status to show: a run marked running whose mpiscope is gone (killed, a crash of the
-    machine) is `stopped`, which `run --resume` finishes."""
-    if meta.status == "running" and meta.host == socket.gethostname() and not measuring(meta):
+    machine) is `stopped`, which `run --resume` finishes. With the run's `path`, its owner.lock
+    says whether its mpiscope lives."""
+    if meta.status != "running":
+        return meta.status
+    if path is not None and (path / LOCK_FILE).exists():  # owned runs: the lock tells
+        return "running" if holder(path) is not None else "stopped"
+    if meta.host == socket.gethostname() and not measuring(meta):
         return "stopped"
     return meta.status
 
@@ -233,6 +248,22 @@ def list_runs(runs_dir: Path) -> list[Run]:
     if not runs_dir.is_dir():
         return []
     return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()), key=lambda r: r.id)
+
+
+def left_out(runs_dir: Path) -> list[str]:
+    """Why `list_runs` leaves out directories that look like runs: their run.json is there but is
+    not a regular file (a directory, a FIFO, a device, a broken link)."""
+    if not runs_dir.is_dir():
+        return []
+    out = []
+    for p in sorted(runs_dir.iterdir()):
+        meta = p / RUN_FILE
+        if os.path.lexists(meta) and not meta.is_file():
+            try:
+                bounded.read_regular(meta, MAX_META_BYTES, RUN_FILE)
+            except OSError as e:
+                out.append(f"{p.name}: {RUN_FILE} {e.strerror or e}")
+    return out
 
 
 def resolve(ref: str, runs_dir: Path) -> Run:
@@ -309,7 +340,8 @@ class SweepDir:
 
     def plan(self) -> SweepPlan:
         try:
-            return load(SweepPlan, json.loads((self.path / SWEEP_FILE).read_text()), str(self.path / SWEEP_FILE))
+            text = bounded.read_regular(self.path / SWEEP_FILE, MAX_META_BYTES, "sweep.json")
+            return load(SweepPlan, bounded.loads(text), str(self.path / SWEEP_FILE))
         except (OSError, ValueError) as e:
             raise UsageError(f"{self.path} is not a sweep directory this mpiscope wrote ({e})") from e
 
@@ -326,13 +358,13 @@ class SweepDir:
 
     def entries(self) -> list[SweepEntry]:
         try:
-            lines = (self.path / SWEEP_RESULTS).read_text().splitlines()
+            lines = bounded.read_regular(self.path / SWEEP_RESULTS, MAX_META_BYTES, SWEEP_RESULTS).splitlines()
         except OSError:
             return []
         out = []
         for line in lines:
             try:
-                out.append(load(SweepEntry, json.loads(line)))
+                out.append(load(SweepEntry, bounded.loads(line)))
             except ValueError:
                 continue  # a line cut by a kill: that launch simply counts as not finished
         return out
@@ -375,5 +407,8 @@ def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
                 raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
             runs += [Run(f) for f in found]
         else:
-            runs.append(resolve(ref, runs_dir))
+            run = resolve(ref, runs_dir)
+            if any(r.path.resolve() == run.path.resolve() for r in runs):  # `table A A`: counted twice
+                raise UsageError(f"run {run.id} is named twice ('{ref}' again): name each run once")
+            runs.append(run)
     return list({r.path.resolve(): r for r in runs}.values())

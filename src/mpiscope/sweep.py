@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.describe import SPEC_KEYS, Description
+from mpiscope.owner import claim
 from mpiscope.plan import STARTUP_S, engine_plan
 from mpiscope.planner import measurement
 from mpiscope.session import Measurement, Session, launch_argv
@@ -102,6 +103,7 @@ def create_sweep_dir(runs_dir: Path, spec: Spec, configs: list[Configuration], l
         path = runs_dir / SWEEPS / f"{spec.name}-{stamp}-{n}"
     path.mkdir(parents=True)
     sd = SweepDir(path)
+    _own(sd)
     sd.write(SweepPlan(spec.name, _refs(configs), spec.description, utc_now(), str(spec_path) if spec_path else None,
                        spec.source, str(runs_dir.resolve()), launches, varying(configs)))
     return sd
@@ -116,6 +118,7 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
     if sd is None:
         raise UsageError(f"no sweep '{spec.name}' to resume in {runs_dir / SWEEPS}: run without --resume "
                          f"(or give the --runs-dir the sweep used)")
+    _own(sd)  # before anything is marked: a live sweep's launches are not interrupted ones
     plan = sd.plan()
     if plan.configurations != _refs(configs) or (plan.spec_text or spec.source) != spec.source:
         raise UsageError(f"the spec changed since the sweep in {sd.path} started, so it cannot resume it: "
@@ -128,6 +131,11 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
         if m.sweep is not None and m.sweep.dir == here and run.id not in finished_runs and m.status == "running":
             run.update(status="interrupted", error="the sweep was killed during this launch; --resume ran it again")
     return sd
+
+
+def _own(sd: SweepDir) -> None:
+    """This process owns the sweep until it ends (`owner.release`, or its exit)."""
+    claim(sd.path, f"sweep {sd.path.name}", "`mpiscope sweep SPEC --resume`")
 
 
 class SweepProgress:

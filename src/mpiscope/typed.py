@@ -9,7 +9,7 @@ import math
 import types
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 
@@ -28,68 +28,98 @@ def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
 
 
+Conv = Callable[[Any, str], Any]  # (value, where it is) -> the value as its type, or a ShapeError
+
+
+@lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple[tuple[str, bool, Conv], ...]:
+    """Each init field of `cls`: its name, whether it is required, and its converter, worked out
+    once per class (a records file of 300,000 lines loads the same few classes over and over)."""
+    hints = _hints(cls)
+    return tuple((f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                  _converter(hints[f.name], f.metadata.get("range")))
+                 for f in dataclasses.fields(cls) if f.init)
+
+
 def load(cls: type[T], data: Any, where: str | None = None) -> T:
     """An instance of the dataclass `cls` from a JSON object. Missing or null fields take their
     defaults (a field without one is required); keys the class does not have are ignored."""
     where = where or cls.__name__
     if not isinstance(data, dict):
         raise ShapeError(f"{where}: expected an object, got {data!r}")
-    hints, kw = _hints(cls), {}
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        value = data.get(f.name)
+    kw = {}
+    for name, required, conv in _fields(cls):
+        value = data.get(name)
         if value is None:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ShapeError(f"{where} without '{f.name}'")
+            if required:
+                raise ShapeError(f"{where} without '{name}'")
             continue
-        kw[f.name] = convert(hints[f.name], value, f"{where}: '{f.name}'", f.metadata.get("range"))
+        kw[name] = conv(value, f"{where}: '{name}'")
     return cls(**kw)
 
 
 def convert(tp: Any, v: Any, where: str, bounds: tuple[int, int] | None = None) -> Any:
     """`v` as the type `tp` (str, int, float, bool, Path, Any, unions with None, tuples, lists,
     dicts and dataclasses), or a ShapeError."""
+    return _converter(tp, bounds)(v, where)
+
+
+@lru_cache(maxsize=None)
+def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
+    """The function that converts a JSON value to `tp`, built once per type."""
     origin, args = get_origin(tp), get_args(tp)
     if origin in (Union, types.UnionType):
-        if v is None and type(None) in args:
-            return None
         inner = [a for a in args if a is not type(None)]
-        return convert(inner[0], v, where, bounds) if len(inner) == 1 else v
+        if len(inner) != 1:
+            return lambda v, where: v
+        one, nullable = _converter(inner[0], bounds), type(None) in args
+        return lambda v, where: None if v is None and nullable else one(v, where)
     if tp is Any:
-        return v
+        return lambda v, where: v
     if tp is bool:
-        return _check(isinstance(v, bool), v, where, "true or false")
+        return lambda v, where: _check(isinstance(v, bool), v, where, "true or false")
     if tp is int:
-        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and float(v).is_integer()
-        _check(ok, v, where, "a whole number")
-        if bounds and not bounds[0] <= v <= bounds[1]:
-            raise ShapeError(f"{where} = {v} is out of range ({bounds[0]} to {bounds[1]})")
-        return int(v)
+        return lambda v, where: _int(v, where, bounds)
     if tp is float:
-        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-        return float(_check(ok, v, where, "a finite number"))
+        return lambda v, where: float(_check(not isinstance(v, bool) and isinstance(v, (int, float))
+                                             and math.isfinite(v), v, where, "a finite number"))
     if tp is str:
-        return _check(isinstance(v, str), v, where, "a string")
+        return lambda v, where: _check(isinstance(v, str), v, where, "a string")
     if tp is Path:
-        return Path(_check(isinstance(v, str), v, where, "a path"))
+        return lambda v, where: Path(_check(isinstance(v, str), v, where, "a path"))
     if origin is tuple:
-        _check(isinstance(v, list), v, where, "a list")
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(convert(args[0], x, f"{where}[{i}]") for i, x in enumerate(v))
-        _check(len(v) == len(args), v, where, f"a list of {len(args)}")
-        return tuple(convert(a, x, f"{where}[{i}]") for i, (a, x) in enumerate(zip(args, v)))
+            each = _converter(args[0])
+            return lambda v, where: tuple(each(x, f"{where}[{i}]")
+                                          for i, x in enumerate(_check(isinstance(v, list), v, where, "a list")))
+        convs = [_converter(a) for a in args]
+
+        def fixed(v: Any, where: str) -> tuple:
+            _check(isinstance(v, list), v, where, "a list")
+            _check(len(v) == len(convs), v, where, f"a list of {len(convs)}")
+            return tuple(c(x, f"{where}[{i}]") for i, (c, x) in enumerate(zip(convs, v)))
+        return fixed
     if origin is list:
-        _check(isinstance(v, list), v, where, "a list")
-        return [convert(args[0], x, f"{where}[{i}]") for i, x in enumerate(v)]
+        each = _converter(args[0])
+        return lambda v, where: [each(x, f"{where}[{i}]")
+                                 for i, x in enumerate(_check(isinstance(v, list), v, where, "a list"))]
     if origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping):
-        _check(isinstance(v, dict), v, where, "an object")
         if len(args) == 2 and args[1] is not Any:
-            return {str(k): convert(args[1], x, f"{where}.{k}") for k, x in v.items()}
-        return dict(v)
+            value = _converter(args[1])
+            return lambda v, where: {str(k): value(x, f"{where}.{k}")
+                                     for k, x in _check(isinstance(v, dict), v, where, "an object").items()}
+        return lambda v, where: dict(_check(isinstance(v, dict), v, where, "an object"))
     if dataclasses.is_dataclass(tp):
-        return load(tp, v, where)
+        return lambda v, where: load(tp, v, where)
     raise TypeError(f"typed.convert does not know {tp!r}")
+
+
+def _int(v: Any, where: str, bounds: tuple[int, int] | None) -> int:
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and float(v).is_integer()
+    _check(ok, v, where, "a whole number")
+    if bounds and not bounds[0] <= v <= bounds[1]:
+        raise ShapeError(f"{where} = {v} is out of range ({bounds[0]} to {bounds[1]})")
+    return int(v)
 
 
 def _check(ok: bool, v: Any, where: str, what: str) -> Any:
@@ -100,9 +130,11 @@ def _check(ok: bool, v: Any, where: str, what: str) -> Any:
 
 def dump(obj: Any) -> Any:
     """A dataclass (and what it holds) as JSON values; None fields are left out."""
+    if obj is None or type(obj) in (str, int, float, bool):  # the most of any record, at once
+        return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: dump(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if getattr(obj, f.name) is not None}
+        values = ((name, getattr(obj, name)) for name in _names(type(obj)))
+        return {name: dump(v) for name, v in values if v is not None}
     if isinstance(obj, Mapping):
         return {str(k): dump(v) for k, v in obj.items()}
     if isinstance(obj, (tuple, list)):
@@ -110,3 +142,8 @@ def dump(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+@lru_cache(maxsize=None)
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))

@@ -123,6 +123,8 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
                    help="the MPI's own mpiexec/mpirun, or Slurm's srun (default: srun inside a Slurm "
                         "allocation, else mpiexec)")
     g.add_argument("--hosts", type=csv, help="hosts, comma-separated (a,b or a:2,b:2 with slots)")
+    g.add_argument("--max-hosts", type=positive_int, metavar="N",
+                   help="refuse --hosts lists longer than N (default 1000)")
     g.add_argument("--hostfile", help="file naming the hosts (the launcher's own format)")
     g.add_argument("--nodes", type=positive_int, help="number of nodes (srun -N; default: from --hosts or ranks per node)")
     g.add_argument("--ranks-per-node", type=positive_int, help="ranks on each node")
@@ -143,7 +145,8 @@ def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placem
 
 def placement_from_args(a: argparse.Namespace) -> Placement:
     return make_placement(launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
-                          ranks_per_node=a.ranks_per_node, mapping=a.map_by, binding=a.bind_to)
+                          ranks_per_node=a.ranks_per_node, mapping=a.map_by, binding=a.bind_to,
+                          max_hosts=getattr(a, "max_hosts", None))
 
 
 def add_submit_options(p: argparse.ArgumentParser, dry_run: bool = True) -> None:

@@ -98,8 +98,10 @@ def resume(a: argparse.Namespace) -> int:
     refuse_options(a, "--resume measures with the run's own options",
                    from_json(stored, f"run {run.id}") if stored is not None else None)
     from mpiscope.console import warn_problems
-    warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
-    outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
+    from mpiscope.session import own_run
+    with own_run(run):  # another mpiscope measuring it: refused before anything is said or done
+        warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
+        outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)
     if outcome is None:
         out.print(f"run {run.id} is complete: nothing to resume")
         return 0

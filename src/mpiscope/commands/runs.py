@@ -13,8 +13,11 @@ if TYPE_CHECKING:
 def cmd_runs(a: argparse.Namespace) -> int:
     from mpiscope.console import make_table, out, warn
     from mpiscope.errors import UsageError
-    from mpiscope.store import list_runs, shown_status
+    from mpiscope.store import left_out, list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
+    if a.runs_dir is not None and paths.is_link_loop(runs_dir):
+        raise UsageError(f"--runs-dir {runs_dir} is a symbolic link that loops back to itself: remove the link, "
+                         f"or give the directory the runs were kept in")
     if a.runs_dir is not None and not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
     table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points",
@@ -37,7 +40,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         if isinstance(imported, dict):  # mpiscope import: the tool and the MPI as labelled
             mpi = f"imported: {', '.join(map(str, imported.get('tools') or []))} ({imported.get('mpi_label') or '?'})"
             ranks, benchmarks = list(imported.get("ranks") or []), list(imported.get("benchmarks") or [])
-        status = shown_status(m)
+        status = shown_status(m, run.path)
         if status == "unreadable":
             warn(f"run {run.id}: {m.error}: listed as unreadable")
         if status == "stopped":
@@ -45,6 +48,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
         table.add_row(run.id, when, status, mpi,
                       ",".join(map(str, ranks)) or "?", ", ".join(benchmarks), str(m.points), what)
     out.print(table)
+    for why in left_out(runs_dir):
+        warn(f"left out {why}")
     if stopped:
         out.print(f"stopped: marked running, but the mpiscope measuring it is gone (killed, or the machine went "
                   f"down); `mpiscope run --resume {stopped[-1]}` finishes it", markup=False)

@@ -17,7 +17,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
         spec.launches = parse_field("launches", a.launches, CLI)
-    configs = expand(spec)
+    configs = expand(spec, a.max_configs)
     planned = plan_sweep(spec, configs, room=not a.submit, oversubscribe=a.oversubscribe)
     launches = launches_words(planned[0][1]) if planned else "no launches"
     if a.sbatch_args and not a.submit:
@@ -79,6 +79,10 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--launches", metavar="N|auto", help="launches of each configuration's run, each in its own "
                                                         "shuffled order (overrides the spec; default: auto, as "
                                                         "`mpiscope run`)")
+    from mpiscope.commands.options import positive_int
+    from mpiscope.spec import MAX_CONFIGURATIONS
+    p.add_argument("--max-configs", type=positive_int, default=MAX_CONFIGURATIONS, metavar="N",
+                   help=f"refuse a spec of more than N configurations (default {MAX_CONFIGURATIONS:,})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--oversubscribe", action="store_true", help="launch even far more ranks than the cores and "
                                                                 "hosts (refused otherwise; also oversubscribe = true "

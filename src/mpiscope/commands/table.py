@@ -19,7 +19,7 @@ def cmd_table(a: argparse.Namespace) -> int:
     runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines it leaves out
     latency_upto = one_size(a.latency_upto, "--latency-upto")
-    df = load_frame(a.runs, paths.runs_dir(a.runs_dir))
+    df = load_frame(a.runs, paths.runs_dir(a.runs_dir), runs)
     if a.variation:
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import variation_table

@@ -12,11 +12,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
+from mpiscope import bounded
 from mpiscope.importers import imb, osu
 from mpiscope.importers.common import ImportFailed
 from mpiscope.records import Context, End, Point, Record, to_json
 
 FORMATS = ("osu", "imb")
+MAX_IMPORT_BYTES = 1 << 30  # a tool's text output of a whole campaign stays far below
 _PARSERS = {"osu": osu, "imb": imb}
 TOOL_NAMES = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
 
@@ -25,7 +27,7 @@ __all__ = ["FORMATS", "ImportFailed", "detect", "import_files", "parse_file"]
 
 def _read(path: Path) -> str:
     try:
-        data = Path(path).read_bytes()
+        data = bounded.read_regular(path, MAX_IMPORT_BYTES, "a benchmark's output")
     except OSError as e:
         raise ImportFailed(path, 0, f"cannot read it ({e.strerror or e})") from None
     try:
@@ -95,14 +97,20 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     seen: set[tuple] = set()
     for path, found, points in files:
         records.append(_context(points, mpi_label, found, ranks))
-        first: dict[tuple, str] = {}  # this file's keys and the tool benchmark that gave each first
+        first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
         for p in points:
             tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
+            line = p.imported.line if p.imported else 0
+            earlier = first.setdefault(p.key, (tool_bench, line))
+            if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
+                raise ImportFailed(path, line, f"{tool_bench} at {p.size} B appears twice (lines {earlier[1]} and "
+                                               f"{line}): a file holds one row per size; split the runs into "
+                                               f"files of their own and import each")
             if p.imported is not None:  # the stored run names the file wherever it is read from
                 p = replace(p, imported=replace(p.imported, file=str(path.resolve())))
             if p.key in seen:  # an earlier file holds this point too: a configuration of its own
                 p = replace(p, tag={**p.tag, "file": path.name})
-            elif first.setdefault(p.key, tool_bench) != tool_bench:
+            elif earlier[0] != tool_bench:
                 # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
                 p = replace(p, tag={**p.tag, "tool_benchmark": tool_bench})
             records.append(p)

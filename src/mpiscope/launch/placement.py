@@ -55,9 +55,13 @@ class Placement:
 
 def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str, ...] | None = None,
                    hostfile: str | None = None, nodes: int | None = None, ranks_per_node: int | None = None,
-                   mapping: str | None = None, binding: str | None = None) -> Placement:
+                   mapping: str | None = None, binding: str | None = None, max_hosts: int | None = None) -> Placement:
     """A checked placement, so a launcher never sees a combination it would reject half-way
-    through a run."""
+    through a run; more hosts than `max_hosts` (default MAX_HOSTS) are refused."""
+    limit = max_hosts or MAX_HOSTS
+    if hosts is not None and len(hosts) > limit:  # a launcher would try to reach every one of them
+        raise UsageError(f"--hosts names {len(hosts)} hosts, more than the limit of {limit}: give fewer, or "
+                         f"raise the limit with --max-hosts {len(hosts)}")
     if hosts is not None and hostfile is not None:
         raise UsageError("--hosts and --hostfile both name the hosts: give one of them")
     if hosts is not None and (not hosts or any(not h or h.startswith(":") for h in hosts)):
@@ -80,6 +84,7 @@ def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str,
                      mapping, binding)
 
 
+MAX_HOSTS = 1000  # more in one --hosts list is a mistake far more often than a machine
 RANKS_PER_CORE_LIMIT = 8  # beyond this the launcher runs out of files or processes before MPI starts
 
 

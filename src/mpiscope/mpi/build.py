@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -61,10 +62,13 @@ def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=builds))
     cmd = ["make", f"-j{os.cpu_count() or 1}", "-C", str(src), f"MPICC={mpicc}", f"BUILD={tmp}"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = _make(cmd)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise MpiscopeError(f"cannot run make ({e}): install make and a C compiler") from e
+    except BaseException:  # Ctrl-C or SIGTERM: no half build is left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if r.returncode != 0 or not (tmp / ENGINE).is_file():
         shutil.rmtree(tmp, ignore_errors=True)
         out = (r.stdout + r.stderr).strip()
@@ -84,6 +88,19 @@ def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)  # another process won the race; its build is as good
     return binary
+
+
+def _make(cmd: list[str]) -> subprocess.CompletedProcess:
+    """make and every compiler it started, in a process group of their own that an interrupt
+    ends whole (a compiler left running would write into the folder being removed)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def mpi_info(engine: Path) -> dict:

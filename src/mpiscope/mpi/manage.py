@@ -58,13 +58,17 @@ def add_wheel(spec: str, package: str, version: str | None, name: str | None) ->
     prefix.parent.mkdir(parents=True, exist_ok=True)
     steps = [[sys.executable, "-m", "venv", str(prefix)],
              [str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", spec.replace(" ", "")]]
-    for cmd in steps:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            shutil.rmtree(prefix, ignore_errors=True)
-            raise MpiscopeError(f"installing {spec} failed:\n  $ {' '.join(cmd)}\n{(r.stdout + r.stderr).strip()}\n"
-                                f"check the package name and version on PyPI and your network")
-    lib = identify(from_prefix(prefix, name, "managed"))
+    try:
+        for cmd in steps:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise MpiscopeError(f"installing {spec} failed:\n  $ {' '.join(cmd)}\n"
+                                    f"{(r.stdout + r.stderr).strip()}\ncheck the package name and version on PyPI "
+                                    f"and your network")
+        lib = identify(from_prefix(prefix, name, "managed"))
+    except BaseException:  # a failure, Ctrl-C or SIGTERM: no half-made managed/NAME is left behind
+        shutil.rmtree(prefix, ignore_errors=True)
+        raise
     lib.extra["spec"] = spec
     return _register(lib)
 

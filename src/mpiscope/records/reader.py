@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, TypeVar
+from typing import BinaryIO, Iterator, TypeVar
 
+from mpiscope import bounded
 from mpiscope.records.model import (Context, End, Failure, Point, Record, RecordError, Skip, Timeout,
                                     parse_record)
 
 R = TypeVar("R")
+MAX_RECORDS_BYTES = 4 << 30  # far beyond any run's records: a larger file is not one
+MAX_LINE_BYTES = 64 << 20    # a point with every raw sample of a long run stays far below
 
 
 @dataclass
@@ -57,31 +60,48 @@ class RecordFile:
 
 def parse_line(line: bytes | str, number: int = 0) -> Record:
     """One line as a record; ValueError (RecordError or a JSON error) when it is not one."""
+    raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+    if bounded.too_deep(raw):  # before the parser: nesting that deep would end in a RecursionError
+        raise RecordError(f"nested deeper than {bounded.MAX_DEPTH} levels, which no record is")
     try:
-        data = json.loads(line)
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise RecordError(f"not JSON ({e})") from e
     return parse_record(data, number)
 
 
 def read_records(path: Path) -> RecordFile:
-    """Every valid record of `path`; each line that is not one becomes a problem."""
+    """Every valid record of `path`, read a line at a time; each line that is not one (cut
+    short, damaged, longer or deeper than any record) becomes a problem."""
     out = RecordFile()
     try:
-        data = Path(path).read_bytes()
+        f = bounded.open_regular(path, MAX_RECORDS_BYTES, "a run's records")
     except OSError as e:
         out.problems.append(f"{path}: {e.strerror or e}")
         return out
-    lines = data.split(b"\n")
-    last = lines.pop()  # what follows the final newline: empty unless the file was cut short
     name = Path(path).name
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            out.records.append(parse_line(line, number))
-        except RecordError as e:
-            out.problems.append(f"{name} line {number} is corrupt and was skipped ({e})")
-    if last.strip():
-        out.problems.append(f"{name} line {len(lines) + 1} is truncated (no newline) and was skipped")
+    with f:
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                _skip_line(f)
+                out.problems.append(f"{name} line {number} is longer than {MAX_LINE_BYTES >> 20} MiB, more than "
+                                    f"any record, and was skipped")
+                continue
+            if not line.strip():
+                continue
+            if not line.endswith(b"\n"):
+                out.problems.append(f"{name} line {number} is truncated (no newline) and was skipped")
+                continue
+            try:
+                out.records.append(parse_line(line, number))
+            except RecordError as e:
+                out.problems.append(f"{name} line {number} is corrupt and was skipped ({e})")
     return out
+
+
+def _skip_line(f: BinaryIO) -> None:
+    """Read past the rest of an overlong line, a bounded piece at a time."""
+    while True:
+        piece = f.readline(1 << 20)
+        if not piece or piece.endswith(b"\n"):
+            return

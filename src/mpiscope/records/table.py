@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Protocol
 
+import numpy as np
 import pandas as pd
 
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
@@ -44,7 +45,8 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
     meta = run.meta()
     mpi = meta.mpi
     row: dict[str, Any] = {
-        "run_id": run.id,
+        # a directory name that is not UTF-8 (surrogate escapes) cannot be a column of text: shown with U+FFFD
+        "run_id": run.id.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
         "run_status": meta.status,
         # an imported run (mpiscope import) had no launcher of ours: say so rather than '?'
         "launcher": "imported" if "imported" in (meta.extra or {}) else Path((meta.launcher_command or ["?"])[0]).name,
@@ -122,7 +124,7 @@ def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None
 def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     """One row per point and launch of every run; each point takes the context of the launch it
     came from."""
-    rows = []
+    columns = _Columns()
     for run in runs:
         ctx: Context | None = None
         base = run_columns(run, None)
@@ -132,9 +134,49 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
                 ctx = rec
                 base = run_columns(run, ctx)
             elif isinstance(rec, Point):
-                rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
+                columns.add({**base, **point_columns(rec),
+                             **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
                              "point": rec})
-    return pd.DataFrame(rows)
+    return columns.frame()
+
+
+class _Columns:
+    """The tidy table gathered a column at a time: each column keeps the rows it has a value for
+    and its values, so no dict per point outlives its row and the frame is not inferred from
+    hundreds of thousands of dicts (a 200 MB records file)."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.columns: dict[str, tuple[list[int], list[Any]]] = {}  # in the order columns first appear
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for name, value in row.items():
+            col = self.columns.get(name)
+            if col is None:
+                col = self.columns[name] = ([], [])
+            col[0].append(self.rows)
+            col[1].append(value)
+        self.rows += 1
+
+    def frame(self) -> pd.DataFrame:
+        """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
+        data = {}
+        for name, (at, values) in self.columns.items():
+            full = np.full(self.rows, np.nan, dtype=object)
+            full[at] = _objects(values)
+            data[name] = pd.Series(full, copy=False).infer_objects()
+        return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """`values` as a 1-d object array, each value one element (a tuple or list stays whole)."""
+    out = np.empty(len(values), dtype=object)
+    if any(isinstance(v, (list, tuple)) for v in values):  # numpy would spread these over elements
+        for i, v in enumerate(values):
+            out[i] = v
+    else:
+        out[:] = values
+    return out
 
 
 def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:

@@ -33,9 +33,10 @@ def sweep_frame(sd: SweepDir) -> pd.DataFrame:
     return tidy(runs)
 
 
-def load_frame(refs: list[str], runs_dir: Path) -> pd.DataFrame:
-    """Runs (ids, prefixes, paths) and sweep directories, as one tidy table."""
-    df = tidy(runs_of(refs, runs_dir))
+def load_frame(refs: list[str], runs_dir: Path, runs: list | None = None) -> pd.DataFrame:
+    """Runs (ids, prefixes, paths) and sweep directories, as one tidy table; `runs` when they are
+    at hand already (their records read once)."""
+    df = tidy(runs if runs is not None else runs_of(refs, runs_dir))
     if df.empty or "benchmark" not in df:
         raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
     return df

@@ -1,0 +1,144 @@
+"""One owner at a time (issue 32): real mpiscope processes racing on a real runs directory. A
+run or sweep being measured cannot be resumed by a second mpiscope; run.json says running until
+the last launch ends; readers of a run still measuring say so; two runs into one runs directory
+both stay whole."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+# every point runs to its time cap (a CI target it cannot reach): a launch lasts ~15 s, long enough to race
+MEASURE = ["-b", "pingpong", "-n", "2", "--sizes", "1:1K", "--ci-target", "0.00001", "--max-time", "1.2",
+           "--no-progress", "--no-report"]
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mpiscope", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def wait_for(check, timeout: float = 120, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def first_launch_logged(runs: Path) -> Path | None:
+    """The run in `runs` once its first launch is logged in run.json (between launches)."""
+    for run in runs.glob("*/run.json"):
+        try:
+            if json.loads(run.read_text()).get("launches"):
+                return run.parent
+        except ValueError:
+            pass
+    return None
+
+
+def test_a_run_being_measured_cannot_be_resumed_and_says_running(cli, tmp_path, mpiscope_home):
+    runs = tmp_path / "runs"
+    owner = start("run", *MEASURE, "--launches", "3", "--runs-dir", str(runs))
+    try:
+        wait_for(lambda: first_launch_logged(runs) or owner.poll() is not None, what="the first launch")
+        run = first_launch_logged(runs)
+        assert run is not None and owner.poll() is None, "the run ended before the test could race it"
+        # between launches the run is not finished: run.json still says running
+        assert json.loads((run / "run.json").read_text())["status"] == "running"
+        r = cli("run", "--resume", run.name, "--runs-dir", str(runs), "--no-progress", "--no-report")
+        said = " ".join(r.stderr.split())
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert f"pid {owner.pid} on host {socket.gethostname()}" in said and "Traceback" not in said
+        assert len([line for line in r.stderr.splitlines() if line.strip()]) == 1
+        shown = cli("export", run.name, "--runs-dir", str(runs), "--format", "csv")
+        assert owner.poll() is None, "the run ended before the test could read it while measuring"
+        assert shown.returncode == 0 and "still being measured" in shown.stderr, shown.stderr
+    finally:
+        out, err = owner.communicate(timeout=300)
+    assert owner.returncode == 0, err
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "ok" and len(meta["launches"]) == 3
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    contexts = [r for r in records if r["type"] == "context"]
+    points = [(r["size"], r["tag"]["launch"]) for r in records if r["type"] == "point"]
+    assert len(contexts) == 3 and len(points) == len(set(points)) == 3 * 11  # 1 B .. 1 KiB, no point twice
+    after = cli("export", run.name, "--runs-dir", str(runs), "--format", "csv")
+    assert "still being measured" not in after.stderr
+
+
+def test_a_killed_owner_frees_the_run_for_resume(cli, tmp_path, mpiscope_home):
+    runs = tmp_path / "runs"
+    owner = start("run", *MEASURE, "--launches", "3", "--runs-dir", str(runs))
+    wait_for(lambda: first_launch_logged(runs) or owner.poll() is not None, what="the first launch")
+    run = first_launch_logged(runs)
+    assert run is not None and owner.poll() is None
+    owner.send_signal(signal.SIGKILL)  # no handler runs: only the kernel releases the lock
+    owner.communicate(timeout=60)
+    listed = cli("runs", "--runs-dir", str(runs))
+    assert "stopped" in listed.stdout
+    r = cli("run", "--resume", run.name, "--runs-dir", str(runs), "--no-progress", "--no-report")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+
+
+def test_a_sweep_being_measured_cannot_be_resumed(cli, tmp_path, mpiscope_home):
+    runs = tmp_path / "runs"
+    spec = tmp_path / "race.toml"
+    spec.write_text('name = "race"\nlaunches = 1\n[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:1K"\n'
+                    'ci_target = 0.00001\nmax_time = 0.8\n[factors]\nranks = [2]\n[factors.env]\nRACE = ["a", "b", "c"]\n')
+    owner = start("sweep", str(spec), "--runs-dir", str(runs), "--no-progress", "--no-report")
+    try:
+        wait_for(lambda: any(runs.glob("sweeps/race-*/owner.lock")) or owner.poll() is not None,
+                 what="the sweep to start")
+        assert owner.poll() is None, owner.communicate()
+        r = cli("sweep", str(spec), "--resume", "--runs-dir", str(runs), "--no-progress", "--no-report")
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        said = " ".join(r.stderr.split())
+        assert f"pid {owner.pid} on host {socket.gethostname()}" in said and "Traceback" not in said
+    finally:
+        out, err = owner.communicate(timeout=300)
+    assert owner.returncode == 0, err
+    (sweep,) = runs.glob("sweeps/race-*")
+    finished = [json.loads(line) for line in (sweep / "results.jsonl").read_text().splitlines()]
+    assert sorted(e["config"] for e in finished) == ["c001", "c002", "c003"]  # each configuration once
+
+
+def test_two_runs_into_one_runs_directory_both_stay_whole(tmp_path, mpiscope_home):
+    runs = tmp_path / "runs"
+    both = [start("run", *MEASURE, "--launches", "1", "--runs-dir", str(runs)) for _ in range(2)]
+    for p in both:
+        p.communicate(timeout=300)
+        assert p.returncode == 0
+    made = sorted(runs.iterdir())
+    assert len(made) == 2
+    for run in made:
+        records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+        assert [r["type"] for r in records].count("context") == 1
+        assert sorted(r["size"] for r in records if r["type"] == "point") == [2 ** k for k in range(11)]
+        assert json.loads((run / "run.json").read_text())["status"] == "ok"
+
+
+def test_the_lock_names_its_owner_and_dies_with_it(tmp_path):
+    """owner.holder sees another process's claim and not this process's own."""
+    from mpiscope import owner
+    code = ("import sys, time; from pathlib import Path; from mpiscope.owner import claim; "
+            f"claim(Path({str(tmp_path)!r}), 'x', 'y'); print('held', flush=True); time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        assert owner.holder(tmp_path) == (other.pid, socket.gethostname())
+        with pytest.raises(Exception, match=f"pid {other.pid}"):
+            owner.claim(tmp_path, "x", "y")
+    finally:
+        other.kill()
+        other.wait()
+    assert owner.holder(tmp_path) is None
+    with owner.claim(tmp_path, "x", "y"):
+        assert owner.holder(tmp_path) is None  # its own claim is not a foreign owner
