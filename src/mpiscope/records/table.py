@@ -13,6 +13,7 @@ import pandas as pd
 from mpiscope.records.launches import Drift, config_of, drifts_kept
 from mpiscope.records.model import Context, Point
 from mpiscope.records.reader import RecordFile
+from mpiscope.results.disturbance import disturbed
 
 # Nested point objects whose fields become columns under these names; lists (samples,
 # pairs, participants, a grid's rows) stay in records.jsonl.
@@ -121,7 +122,7 @@ def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None
 
 def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     """One row per point and launch of every run; each point takes the context of the launch it
-    came from."""
+    came from. `disturbed` is "" or what disturbed the point in that launch (results.disturbance)."""
     rows = []
     for run in runs:
         ctx: Context | None = None
@@ -133,7 +134,7 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
                 base = run_columns(run, ctx)
             elif isinstance(rec, Point):
                 rows.append({**base, **point_columns(rec), **_drift_columns(drift.get((rec.key, config_of(rec)))),
-                             "point": rec})
+                             "disturbed": disturbed(rec, ctx), "point": rec})
     return pd.DataFrame(rows)
 
 
