@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 FAST = ["--max-time", "0.05", "--no-progress"]
-TABLE_ROWS = ["Latency Ts (us)", "alpha (cycles)", "Throughput (MiB/s)", "Tc (us/byte)",
+TABLE_ROWS = ["Latency Ts (us)", "alpha (cycles)", "Throughput (MB/s)", "Tc (us/byte)",
               "beta (cycles/byte)", "n_1/2 (bytes)"]
 
 
