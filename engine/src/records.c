@@ -90,17 +90,17 @@ static void emit_rank_cpus(json_t *j, const bench_ctx_t *c, const point_t *p)
     json_close_arr(j);
 }
 
-/* Per rank, what could have disturbed the point (docs/engine.md): null where
- * the platform cannot say. */
-static void emit_disturbance(json_t *j, const bench_ctx_t *c, const point_t *p)
+/* Per rank, what could have disturbed the point or the launch (docs/engine.md):
+ * null where the platform cannot say. */
+static void emit_disturbance(json_t *j, const disturb_t *ranks, int nranks)
 {
-    if (!p->disturb) return;
+    if (!ranks) return;
     static const char *const names[DISTURB_FIELDS] = {"nvcsw", "nivcsw", "steal_s", "run_queue", "loadavg_1m"};
     json_obj(j, "disturbance");
     for (int f = 0; f < DISTURB_FIELDS; f++) {
         json_arr(j, names[f]);
-        for (int r = 0; r < c->nranks; r++) {
-            const disturb_t *d = &p->disturb[r];
+        for (int r = 0; r < nranks; r++) {
+            const disturb_t *d = &ranks[r];
             double v[DISTURB_FIELDS] = {d->nvcsw, d->nivcsw, d->steal_s, d->run_queue, d->loadavg_1m};
             json_num(j, NULL, v[f]);
         }
@@ -151,7 +151,7 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     json_bool(&j, "converged", p->converged);
     json_str(&j, "stop_reason", p->stop_reason);
     if (p->sample_step_us > 0) json_num(&j, "sample_step_us", p->sample_step_us);
-    emit_disturbance(&j, c, p);
+    emit_disturbance(&j, p->disturb, c->nranks);
     json_int(&j, "warmup", p->warmup);
     json_num(&j, "elapsed_s", p->elapsed_s);
     if (r->o->check) {
@@ -181,13 +181,14 @@ static void skip_record(const reporter_t *r, const plan_entry_t *e, const char *
     json_free(&j);
 }
 
-static void end_record(const reporter_t *r, long points, double elapsed_s)
+static void end_record(const reporter_t *r, long points, double elapsed_s, const disturb_t *ranks)
 {
     json_t j = {0};
     json_begin(&j);
     json_str(&j, "type", "end");
     json_int(&j, "points", points);
     json_num(&j, "elapsed_s", elapsed_s);
+    emit_disturbance(&j, ranks, r->w->nranks);
     json_end(&j);
     json_emit(&j, r->out);
     json_free(&j);

@@ -59,6 +59,11 @@ def test_every_point_records_every_rank_s_counters(engine_mpich, mpich_launch):
             assert all(x is not None and x >= 0 for x in d[name]), (name, d[name])
         assert all(float(x).is_integer() for x in d["nivcsw"] + d["nvcsw"])
         assert min(d["run_queue"]) >= 1  # the rank reading it is runnable
+    (end,) = [r for r in run.records if r["type"] == "end"]
+    whole = end["disturbance"]  # the launch's counters cover every point's
+    assert set(whole) == set(FIELDS) and all(len(whole[name]) == 2 for name in FIELDS)
+    for rank in range(2):
+        assert whole["nivcsw"][rank] >= sum(p["disturbance"]["nivcsw"][rank] for p in run.points())
 
 
 @pytest.fixture

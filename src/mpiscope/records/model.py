@@ -269,6 +269,8 @@ class End:
     """The last line of a launch that finished normally."""
     points: int = 0
     elapsed_s: float = 0.0
+    # every rank's counters over the whole launch (context switches, steal, run queue; docs/engine.md)
+    disturbance: Mapping[str, Any] | None = None
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 
