@@ -65,8 +65,8 @@ def test_the_warnings_name_disturbed_launches_and_the_points_left_off_target():
     (said,) = disturbed_launches(recs)
     assert said == ("launch 1: 1 of 2 points disturbed (pingpong 1 KiB: involuntary context switches 150 in "
                     "200 events (run queue 5 on 2 cores)); they are kept and left out of the estimate")
-    meta = RunMeta(id="r", status="ok", extra={"launch_policy": {"stopped": "141 point(s) still wider than the target when the "
-                                                               "time budget (25 s) ran out"}})
+    stopped = "141 point(s) still wider than the target when the time budget (25 s) ran out"
+    meta = RunMeta(id="r", status="ok", extra={"launch_policy": {"stopped": stopped}})
     assert budget_warning(meta) == ["141 point(s) still wider than the target when the time budget (25 s) ran "
                                     "out: a larger --time-budget or --launches N would narrow them"]
     assert budget_warning(RunMeta(id="r", extra={"launch_policy": {"stopped": "every point within the target"}})) == []

@@ -55,11 +55,13 @@ static double half_step(const double *x, size_t n, size_t i, int dir)
     return -1.0;
 }
 
-double stats_step(const double *x, size_t n)
+double stats_step(const double *x, size_t n, double below)
 {
     double step = 0;
-    for (size_t i = 1; i < n; i++)
-        if (!same_tick(x[i], x[i - 1]) && (step == 0 || x[i] - x[i - 1] < step)) step = x[i] - x[i - 1];
+    for (size_t i = 1; i < n; i++) {
+        double d = x[i] - x[i - 1];
+        if (d > below && !same_tick(x[i], x[i - 1]) && (step == 0 || d < step)) step = d;
+    }
     return step;
 }
 

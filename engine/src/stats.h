@@ -20,7 +20,8 @@ double median_of(const double *x, size_t n);
 int stats_converged(const stats_t *s, double target);
 
 /* Of sorted samples: the smallest difference between two distinct values
- * (samples on the same clock tick are not distinct; 0: all tie). */
-double stats_step(const double *sorted, size_t n);
+ * (samples on the same clock tick, or closer than `below`, are not distinct;
+ * 0: all tie). */
+double stats_step(const double *sorted, size_t n, double below);
 
 #endif

@@ -100,7 +100,8 @@ static long valid_samples(timing_t *t, long n, double ops)
  * floor instead: the interval within RESOLUTION_STEPS steps each side. */
 static int at_timer_resolution(const stats_t *s, const double *sorted, double ops, double target)
 {
-    double step = fmax(timer_tick_s() * 1e6 / ops, stats_step(sorted, s->n));
+    double tick = timer_tick_s() * 1e6 / ops;
+    double step = fmax(tick, stats_step(sorted, s->n, 0.5 * tick));
     double floor = RESOLUTION_STEPS * step;
     return step > 0 && target * s->median < 0.5 * step && s->median - s->ci_low <= floor &&
            s->ci_high - s->median <= floor;
@@ -385,7 +386,8 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
         p->converged = strcmp(p->stop_reason, "ci") == 0 ||
                        (strcmp(p->stop_reason, "reps") == 0 && stats_converged(&p->time_us, o->ci_target));
         p->event_median_s = p->time_us.median * ops * 1e-6;
-        p->sample_step_us = stats_step(t->scratch, (size_t)valid);
+        /* differences under half a tick are the rounding of the clock's seconds to doubles */
+        p->sample_step_us = stats_step(t->scratch, (size_t)valid, 0.5 * timer_tick_s() * 1e6 / ops);
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
     int phases = bench_phases(b, c->nranks);
