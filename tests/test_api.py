@@ -118,8 +118,8 @@ def test_fit_is_what_mpiscope_model_prints(two_runs, runs_dir, cli):
     m = api.fit(run)
     assert m.benchmark == "pingpong" and m.runs == [run.id]
     regimes = m.regimes
-    assert list(regimes.columns) == ["size_from", "size_to", "alpha_us", "beta_us_per_byte", "bandwidth_MiBps",
-                                     "n_half_bytes", "points", "flag"]
+    assert list(regimes.columns) == ["size_from", "size_to", "alpha_us", "beta_us_per_byte", "bandwidth_MBps",
+                                     "bandwidth_MiBps", "n_half_bytes", "points", "valid", "why", "flag"]
     assert len(regimes) >= 1 and (regimes["size_from"] <= regimes["size_to"]).all()
     assert set(regimes["size_from"]) | set(regimes["size_to"]) <= set(EXPECTED)  # measured sizes bound them
     assert all(1 < s < 4096 for s in m.switches)

@@ -125,7 +125,9 @@ def test_resume_after_a_half_line_starts_on_a_fresh_line(cli, good_run, tmp_path
     assert keys == expected
     assert json.loads((run / "run.json").read_text())["points"] == len(keys)   # the fragment is not counted
     shown = cli("show", str(run))
-    assert shown.returncode == 0 and "warning" not in shown.stderr, shown.stderr   # whole again: nothing to say
+    # whole again: nothing to say about the files (the measurement's own warnings may remain)
+    assert shown.returncode == 0 and "records.jsonl" not in shown.stderr and "run.json" not in shown.stderr, \
+        shown.stderr
 
 
 def test_a_sweep_log_cut_mid_line_keeps_the_next_entry(tmp_path):
@@ -282,8 +284,8 @@ def test_a_reader_that_succeeds_on_damage_says_so(cli, good_run, tmp_path):
         r = cli(*args)
         assert r.returncode == 0, r.stderr
         assert "warning:" in r.stderr and "run.json" in r.stderr and "'status'" in r.stderr, (args, r.stderr)
-    r = cli("show", str(extra))
-    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    r = cli("show", str(extra))  # fields added later: nothing to say about the files
+    assert r.returncode == 0 and "records.jsonl" not in r.stderr and "run.json" not in r.stderr, r.stderr
     bad_line = copy_of(good_run, tmp_path / "bad-line")
     with open(bad_line / "records.jsonl", "a") as f:
         f.write('{"type": "point", "benchmark": 5, "size": 8}\n')

@@ -293,6 +293,8 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
     json_obj(&j, "timer");
     json_str(&j, "source", TIMER_SOURCE);
     json_num(&j, "resolution_s", w->timer.resolution_s);
+    json_num(&j, "tick_s", w->timer.tick_s);
+    json_num(&j, "min_step_s", w->timer.min_step_s);
     json_num(&j, "overhead_s", w->timer.overhead_s);
     json_num(&j, "mpi_wtick_s", w->timer.mpi_wtick_s);
     json_num(&j, "mpi_wtime_overhead_s", w->timer.mpi_wtime_overhead_s);

@@ -2,6 +2,7 @@
 #include "bench.h"
 #include "buffers.h"
 #include "context.h"
+#include "disturb.h"
 #include "kernels/startup.h"
 #include "kernels/threads.h"
 #include "measure.h"
@@ -164,11 +165,20 @@ static void measure_job(options_t *o, const world_t *w, const plan_t *plan, timi
 {
     if (o->max_memory_bytes <= 0) o->max_memory_bytes = 0.8 * available_memory_bytes() / w->ranks_on_my_host;
     reporter_t r = o->format == FORMAT_TABLE ? table_reporter(out, o, w) : jsonl_reporter(out, o, w);
+    disturb_t begin, end, mine;
+    disturb_read(&begin);
     if (w->rank == 0) r.context(&r, argc, argv);
     watchdog_init(out, w->rank);
     sync_set_oversubscribed(w->oversubscribed);
     long points = measure_plan(plan, &r, t);
-    if (w->rank == 0) r.end(&r, points, now_s() - start);
+    /* the launch's counters, every rank's: per point they are in the point records */
+    disturb_read(&end);
+    disturb_delta(&begin, &end, &mine);
+    disturb_t *all = w->rank == 0 ? malloc((size_t)w->nranks * sizeof *all) : NULL;
+    if (w->rank == 0 && !all) MPI_Abort(w->comm, 3);
+    disturb_gather(&mine, all, w->comm);
+    if (w->rank == 0) r.end(&r, points, now_s() - start, all);
+    free(all);
 }
 
 int main(int argc, char **argv)

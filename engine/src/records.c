@@ -90,6 +90,25 @@ static void emit_rank_cpus(json_t *j, const bench_ctx_t *c, const point_t *p)
     json_close_arr(j);
 }
 
+/* Per rank, what could have disturbed the point or the launch (docs/engine.md):
+ * null where the platform cannot say. */
+static void emit_disturbance(json_t *j, const disturb_t *ranks, int nranks)
+{
+    if (!ranks) return;
+    static const char *const names[DISTURB_FIELDS] = {"nvcsw", "nivcsw", "steal_s", "run_queue", "loadavg_1m"};
+    json_obj(j, "disturbance");
+    for (int f = 0; f < DISTURB_FIELDS; f++) {
+        json_arr(j, names[f]);
+        for (int r = 0; r < nranks; r++) {
+            const disturb_t *d = &ranks[r];
+            double v[DISTURB_FIELDS] = {d->nvcsw, d->nivcsw, d->steal_s, d->run_queue, d->loadavg_1m};
+            json_num(j, NULL, v[f]);
+        }
+        json_close_arr(j);
+    }
+    json_close_obj(j);
+}
+
 static void emit_bandwidths(json_t *j, const bench_t *b, const bench_ctx_t *c, const point_t *p)
 {
     double bytes = b->bytes_per_op(c);
@@ -131,6 +150,8 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     if (b->describe) b->describe(c, p, r->w, &j);
     json_bool(&j, "converged", p->converged);
     json_str(&j, "stop_reason", p->stop_reason);
+    if (p->sample_step_us > 0) json_num(&j, "sample_step_us", p->sample_step_us);
+    emit_disturbance(&j, p->disturb, c->nranks);
     json_int(&j, "warmup", p->warmup);
     json_num(&j, "elapsed_s", p->elapsed_s);
     if (r->o->check) {
@@ -160,13 +181,14 @@ static void skip_record(const reporter_t *r, const plan_entry_t *e, const char *
     json_free(&j);
 }
 
-static void end_record(const reporter_t *r, long points, double elapsed_s)
+static void end_record(const reporter_t *r, long points, double elapsed_s, const disturb_t *ranks)
 {
     json_t j = {0};
     json_begin(&j);
     json_str(&j, "type", "end");
     json_int(&j, "points", points);
     json_num(&j, "elapsed_s", elapsed_s);
+    emit_disturbance(&j, ranks, r->w->nranks);
     json_end(&j);
     json_emit(&j, r->out);
     json_free(&j);

@@ -19,7 +19,8 @@ struct reporter {
     /* A measured point: its plan entry, the kernel's context (state still set up) and the figures. */
     void (*point)(const reporter_t *r, const plan_entry_t *e, const bench_ctx_t *c, const point_t *p);
     void (*skip)(const reporter_t *r, const plan_entry_t *e, const char *reason);
-    void (*end)(const reporter_t *r, long points, double elapsed_s);
+    /* The launch's end: every rank's disturbance counters over the whole launch (nranks of w). */
+    void (*end)(const reporter_t *r, long points, double elapsed_s, const disturb_t *ranks);
     FILE *out;
     const options_t *o;
     const world_t *w;

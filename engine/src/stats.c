@@ -55,6 +55,16 @@ static double half_step(const double *x, size_t n, size_t i, int dir)
     return -1.0;
 }
 
+double stats_step(const double *x, size_t n, double below)
+{
+    double step = 0;
+    for (size_t i = 1; i < n; i++) {
+        double d = x[i] - x[i - 1];
+        if (d > below && !same_tick(x[i], x[i - 1]) && (step == 0 || d < step)) step = d;
+    }
+    return step;
+}
+
 /* Samples quantised by the clock (here: 10 ns steps under barrier sync) tie, and an interval
  * whose bounds sit on tied samples can be narrower than a clock step, even of zero width, so
  * that a point "converges" at any target. Such a bound moves out by half the step to the next

@@ -19,4 +19,9 @@ double median_of(const double *x, size_t n);
 /* True when the CI lies within +-target x median. */
 int stats_converged(const stats_t *s, double target);
 
+/* Of sorted samples: the smallest difference between two distinct values
+ * (samples on the same clock tick, or closer than `below`, are not distinct;
+ * 0: all tie). */
+double stats_step(const double *sorted, size_t n, double below);
+
 #endif

@@ -3,7 +3,50 @@
 #include "stats.h"
 #include <mpi.h>
 
-enum { PROBES = 2001 };
+enum { PROBES = 2001, TICK_READS = 20000 };
+
+static double measured_tick_s;
+
+double timer_tick_s(void) { return measured_tick_s; }
+
+static long long ns_between(const struct timespec *a, const struct timespec *b)
+{
+    return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec);
+}
+
+static long long gcd(long long a, long long b)
+{
+    while (b) {
+        long long r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* The clock's real step: clock_getres says 1 ns on Linux whatever the clock
+ * source does, while a coarse or virtualised source moves in larger steps
+ * (samples here fell on 10 ns steps). The common divisor of the non-zero
+ * differences of successive reads is the step every sample is a multiple
+ * of; the smallest difference is how close two reads can be told apart. */
+static void measure_tick(timer_facts_t *f)
+{
+    struct timespec prev, now;
+    long long step = 0, smallest = 0;
+    clock_gettime(CLOCK_MONOTONIC, &prev);
+    for (int i = 0; i < TICK_READS; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long d = ns_between(&prev, &now);
+        if (d > 0) {
+            step = gcd(step, d);
+            if (!smallest || d < smallest) smallest = d;
+        }
+        prev = now;
+    }
+    f->tick_s = 1e-9 * (double)step;
+    f->min_step_s = 1e-9 * (double)smallest;
+    measured_tick_s = f->tick_s;
+}
 
 void timer_measure(timer_facts_t *f)
 {
@@ -11,6 +54,7 @@ void timer_measure(timer_facts_t *f)
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     f->resolution_s = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
+    measure_tick(f);
 
     /* Each probe times 16 back-to-back reads so the probe's own reads amortise. */
     for (int i = 0; i < PROBES; i++) {

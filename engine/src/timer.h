@@ -15,7 +15,9 @@ static inline double now_s(void)
 }
 
 typedef struct timer_facts {
-    double resolution_s;         /* clock_getres */
+    double resolution_s;         /* clock_getres: what the clock claims */
+    double tick_s;               /* the step successive reads really move by (their common divisor) */
+    double min_step_s;           /* the smallest non-zero difference of two successive reads */
     double overhead_s;           /* median cost of one now_s() */
     double mpi_wtick_s;
     double mpi_wtime_overhead_s;
@@ -24,5 +26,9 @@ typedef struct timer_facts {
 
 /* Measures the facts above; call after MPI_Init. */
 void timer_measure(timer_facts_t *facts);
+
+/* The tick timer_measure found (0 before it ran): the timing core stops a
+ * point whose interval cannot narrow below it. */
+double timer_tick_s(void);
 
 #endif

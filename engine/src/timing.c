@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CHECK_ITERATIONS = 3, WARMUP_CAP = 1000, PHASE_WARMUP = 8 };
+enum { CHECK_ITERATIONS = 3, WARMUP_CAP = 1000, PHASE_WARMUP = 8, RESOLUTION_STEPS = 2 };
 
 int timing_init(timing_t *t, const options_t *o)
 {
@@ -20,6 +20,8 @@ int timing_init(timing_t *t, const options_t *o)
     t->phase_us = t->phase_rank_us = NULL;
     t->phase_n = NULL;
     t->phase_cap = 0;
+    t->disturb = NULL;
+    t->disturb_cap = 0;
     return t->local && t->combined && t->scratch && t->kept ? 0 : -1;
 }
 
@@ -32,6 +34,7 @@ void timing_free(timing_t *t)
     free(t->phase_us);
     free(t->phase_rank_us);
     free(t->phase_n);
+    free(t->disturb);
 }
 
 static int is_active(const bench_t *b, const bench_ctx_t *c)
@@ -90,6 +93,20 @@ static long valid_samples(timing_t *t, long n, double ops)
     return m;
 }
 
+/* Samples sit on the lattice of the clock's step (or of their own, coarser,
+ * step: 10 ns here under barrier sync), and an interval whose bounds tie is
+ * widened by half a step each side (stats.c): when the target is narrower
+ * than half a step the point cannot converge. Its target becomes the clock's
+ * floor instead: the interval within RESOLUTION_STEPS steps each side. */
+static int at_timer_resolution(const stats_t *s, const double *sorted, double ops, double target)
+{
+    double tick = timer_tick_s() * 1e6 / ops;
+    double step = fmax(tick, stats_step(sorted, s->n, 0.5 * tick));
+    double floor = RESOLUTION_STEPS * step;
+    return step > 0 && target * s->median < 0.5 * step && s->median - s->ci_low <= floor &&
+           s->ci_high - s->median <= floor;
+}
+
 /* Rank 0's decision after a batch: 0 to stop, else the next batch's length. */
 static long next_batch(timing_t *t, const options_t *o, long n, double sampling_s, double ops,
                        point_t *p)
@@ -103,6 +120,10 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     stats_compute(t->scratch, (size_t)valid, &s);
     if (valid >= o->min_reps && stats_converged(&s, o->ci_target)) {
         p->stop_reason = "ci";
+        return 0;
+    }
+    if (valid >= o->min_reps && at_timer_resolution(&s, t->scratch, ops, o->ci_target)) {
+        p->stop_reason = "timer_resolution";
         return 0;
     }
     if (n >= o->max_reps) { p->stop_reason = "max_reps"; return 0; }
@@ -312,10 +333,31 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
     p->phase_n = t->phase_n;
 }
 
+/* Every rank's disturbance counters over the point, gathered on rank 0. */
+static void gather_disturbance(timing_t *t, const bench_ctx_t *c, const disturb_t *begin, point_t *p)
+{
+    disturb_t end, mine;
+    disturb_read(&end);
+    disturb_delta(begin, &end, &mine);
+    int no_space = 0, any = 0;
+    if (c->rank == 0 && c->nranks > t->disturb_cap) {
+        free(t->disturb);
+        t->disturb = malloc((size_t)c->nranks * sizeof *t->disturb);
+        t->disturb_cap = t->disturb ? c->nranks : 0;
+        no_space = !t->disturb;
+    }
+    MPI_CHECK(MPI_Allreduce(&no_space, &any, 1, MPI_INT, MPI_MAX, c->comm));
+    if (any) return;
+    disturb_gather(&mine, t->disturb, c->comm);
+    if (c->rank == 0) p->disturb = t->disturb;
+}
+
 void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
                 const options_t *o, point_t *p)
 {
     memset(p, 0, sizeof *p);
+    disturb_t begin;
+    disturb_read(&begin);
     double start = now_s();
     double ops = b->ops_per_event(c);
     sync_t sy;
@@ -344,10 +386,13 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
         p->converged = strcmp(p->stop_reason, "ci") == 0 ||
                        (strcmp(p->stop_reason, "reps") == 0 && stats_converged(&p->time_us, o->ci_target));
         p->event_median_s = p->time_us.median * ops * 1e-6;
+        /* differences under half a tick are the rounding of the clock's seconds to doubles */
+        p->sample_step_us = stats_step(t->scratch, (size_t)valid, 0.5 * timer_tick_s() * 1e6 / ops);
     }
     MPI_CHECK(MPI_Bcast(&p->event_median_s, 1, MPI_DOUBLE, 0, c->comm));
     int phases = bench_phases(b, c->nranks);
     if (phases > 1) later_phases(t, b, c, bufs, o, &sy, phases, n, p);
     p->window_us = sy.window_s * 1e6;
     p->elapsed_s = now_s() - start;
+    gather_disturbance(t, c, &begin, p);
 }

@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "buffers.h"
 #include "context.h"
+#include "disturb.h"
 #include "options.h"
 #include "stats.h"
 #include "sync.h"
@@ -13,7 +14,8 @@ typedef struct point {
     stats_t time_us;          /* of the reported time (event / ops_per_event) */
     double *samples_us;       /* sorted; rank 0 only, valid until the next point */
     int converged;
-    const char *stop_reason;  /* ci, reps, max_reps, max_time */
+    const char *stop_reason;  /* ci, reps, max_reps, max_time, timer_resolution */
+    double sample_step_us;    /* rank 0: the smallest non-zero difference of sorted samples (0: none) */
     long warmup;
     double elapsed_s;
     double event_median_s;    /* one event's median, seeds the next watchdog limit */
@@ -34,6 +36,7 @@ typedef struct point {
     const double *phase_us, *phase_rank_us;
     const size_t *phase_n;
     const int *rank_cpus;     /* the CPU each rank was on at the end (rank 0 only; -1: unknown) */
+    const disturb_t *disturb; /* every rank's counters over the point, warm-up included (rank 0 only) */
 } point_t;
 
 typedef struct timing {
@@ -42,6 +45,8 @@ typedef struct timing {
     double *phase_us, *phase_rank_us;  /* grown on demand for rows with many phases */
     size_t *phase_n;
     size_t phase_cap;
+    disturb_t *disturb;       /* one per rank of the widest communicator so far */
+    int disturb_cap;
 } timing_t;
 
 int timing_init(timing_t *t, const options_t *o);

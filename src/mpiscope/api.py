@@ -310,17 +310,34 @@ class Model:
         return [(s.single.size_range, s.single, s.single_flag)] if s.single is not None else []
 
     @property
+    def valid(self) -> bool:
+        """Every regime is a model: latency and per-byte cost identifiable, nothing impossible."""
+        return bool(self.fits()) and not self.why
+
+    @property
+    def why(self) -> str:
+        """Why the model is not valid ("" when it is): each regime's reason."""
+        return "; ".join(f"{lo}..{hi} B: {flag or f.why}" for (lo, hi), f, flag in self.fits() if flag or f.why)
+
+    @property
     def switches(self) -> list[int]:
         """The sizes (bytes) where the protocol switches (a regime ends)."""
         return [sw.size for sw in self.summary.report.switches] if self.summary.report is not None else []
 
     @property
     def regimes(self) -> pd.DataFrame:
-        """A row per regime: sizes, latency Ts (alpha_us), Tc (beta_us_per_byte), bandwidth, n_1/2."""
+        """A row per regime: sizes, latency Ts (alpha_us), Tc (beta_us_per_byte), bandwidth (MB/s =
+        10^6 B/s, and MiB/s), n_1/2; a figure that is not identifiable is NaN, `valid` and `why`
+        say so and why, `flag` why the regime cannot price a transfer."""
         import pandas as pd
-        return pd.DataFrame([{"size_from": lo, "size_to": hi, "alpha_us": f.alpha_us,
-                              "beta_us_per_byte": f.beta_us_per_byte, "bandwidth_MiBps": f.bandwidth_MiBps,
-                              "n_half_bytes": f.n_half, "points": f.n_points, "flag": flag}
+        nan = float("nan")
+        return pd.DataFrame([{"size_from": lo, "size_to": hi,
+                              "alpha_us": nan if f.latency_issue else f.alpha_us,
+                              "beta_us_per_byte": nan if f.per_byte_issue else f.beta_us_per_byte,
+                              "bandwidth_MBps": nan if f.per_byte_issue else f.bandwidth_MBps,
+                              "bandwidth_MiBps": nan if f.per_byte_issue else f.bandwidth_MiBps,
+                              "n_half_bytes": f.n_half if f.valid else nan, "points": f.n_points,
+                              "valid": f.valid, "why": f.why, "flag": flag}
                              for (lo, hi), f, flag in self.fits()])
 
     def __str__(self) -> str:

@@ -26,7 +26,8 @@ DEFAULT_BENCHMARKS = ("pingpong", "bw")
 DEFAULT_SIZES = "1:4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
 DEFAULT_COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")
-DEFAULT_COLLECTIVE_SIZES = "4:1M"  # 4 B: one float, the smallest reduction
+# 4 B: one float, the smallest reduction; steps of 16x, so the budget goes to fewer points
+DEFAULT_COLLECTIVE_SIZES = "4,64,1K,16K,256K,1M"
 STARTUP_S = 5.0  # launcher start-up and engine set-up, a generous guess
 POINT_CAP_FLOOR_S = 0.01
 # With --reps a point takes as long as its samples take: Python's limit (a last resort above

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mpiscope.analysis.hockney import fit_hockney, implausible
+from mpiscope.analysis.hockney import MIB, fit_hockney, implausible
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Synthetic, select
 from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
@@ -193,8 +193,13 @@ def test_a_negative_latency_regime_is_flagged_not_printed():
     assert rep.regimes[-1].flag.startswith("negative latency -53.8")
     assert rep.regimes[0].flag is None
     text = format_switches(rep)
-    assert "regime 2 (10000..13000 B): not a model (negative latency -53.8" in text
-    assert "too few sizes or noise" in text and "-53.8" not in text.split("Summary")[-1]
+    # large messages only: the latency is not identifiable, the bandwidth still is (issue 28)
+    assert "regime 2 (10000..13000 B): not a model to predict with (negative latency -53.8" in text
+    table = text.split("Summary")[-1].split("\n\n")[0]
+    assert "-53.8" not in table and "not identifiable" in table.splitlines()[2]
+    fit = rep.regimes[-1].fit  # the truth: 1/beta = 100 bytes per us = 100 MB/s
+    lo, hi = (v * MIB / 1e6 for v in fit.bandwidth_ci)
+    assert lo <= 100.0 <= hi and f"{fit.bandwidth_MBps:.4g} [{lo:.4g}, {hi:.4g}]" in table.splitlines()[4]
 
 
 def test_implausible_throughput_and_per_byte_cost():

@@ -54,6 +54,41 @@ class HockneyFit:
     def predict(self, n: float | np.ndarray) -> float | np.ndarray:
         return self.alpha_us + self.beta_us_per_byte * np.asarray(n, dtype=float)
 
+    # Identifiability (docs/models.md): a parameter whose estimate or interval reaches 0 or below
+    # is not determined by the data. Its figure and the figures derived from it (bandwidth 1/beta,
+    # n_1/2 = alpha/beta) are shown as "not identifiable" with the reason, never as a number.
+    @property
+    def latency_issue(self) -> str | None:
+        """Why the latency Ts is not identifiable, or None when it is."""
+        a, (lo, hi) = self.alpha_us, self.alpha_ci
+        if a > 0 and lo > 0:
+            return None
+        if hi < 0:
+            return f"negative latency {a:.3g} us [{lo:.3g}, {hi:.3g}]"
+        return (f"latency {a:.3g} us, interval [{lo:.3g}, {hi:.3g}] reaches 0: sizes from "
+                f"{self.size_range[0]} B do not determine it")
+
+    @property
+    def per_byte_issue(self) -> str | None:
+        """Why the per-byte cost Tc (and so the bandwidth) is not identifiable, or None."""
+        b, (lo, hi) = self.beta_us_per_byte, self.beta_ci
+        if b > 0 and lo > 0 and math.isfinite(self.bandwidth_ci[1]):
+            return None
+        if hi < 0:
+            return f"negative per-byte cost {b:.3g} us/byte [{lo:.3g}, {hi:.3g}]: T falls with the size"
+        return (f"per-byte cost {b:.3g} us/byte, interval [{lo:.3g}, {hi:.3g}] reaches 0: "
+                f"the bandwidth is unbounded")
+
+    @property
+    def valid(self) -> bool:
+        """Every parameter identifiable: the fit is a model of latency and bandwidth."""
+        return self.latency_issue is None and self.per_byte_issue is None
+
+    @property
+    def why(self) -> str:
+        """Why the fit is not valid ("" when it is): each parameter's reason."""
+        return "; ".join(r for r in (self.latency_issue, self.per_byte_issue) if r)
+
 
 def _derived(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bandwidth (MiB/s) and n_1/2 for arrays of (alpha, beta); a non-positive
@@ -144,16 +179,19 @@ NEGATIVE_LATENCY_SHARE = 0.05
 
 
 def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> str | None:
-    """Why `fit` cannot describe a transfer, or None: a latency below 0 with its whole interval
-    (and more than NEGATIVE_LATENCY_SHARE of the regime's shortest time), a per-byte cost below 0
-    with its whole interval (T falling with the size), or a throughput whose interval lies above
-    `max_bandwidth_MiBps` (the caller's physical ceiling, e.g. 10x the fastest memcpy)."""
-    a, (a_lo, a_hi) = fit.alpha_us, fit.alpha_ci
+    """Why `fit` cannot price a transfer (predict refuses it), or None: a latency below 0 with its
+    whole interval (and more than NEGATIVE_LATENCY_SHARE of the regime's shortest time), a
+    negative per-byte cost (T falling with the size), or a throughput whose interval lies above
+    `max_bandwidth_MiBps` (the caller's physical ceiling, e.g. 10x the fastest memcpy). A figure
+    that is merely not identifiable (an interval reaching 0: the latency of large messages only,
+    the per-byte cost of a flat small-message regime) leaves the line usable for its own sizes;
+    it is shown as "not identifiable", never as a number (`latency_issue`, `per_byte_issue`)."""
+    a, a_hi = fit.alpha_us, fit.alpha_ci[1]
     shortest = float(fit.predict(fit.size_range[0]))
     if a < 0 and a_hi < 0 and -a > NEGATIVE_LATENCY_SHARE * abs(shortest):
-        return f"negative latency {a:.3g} us [{a_lo:.3g}, {a_hi:.3g}]"
+        return fit.latency_issue
     b, (b_lo, b_hi) = fit.beta_us_per_byte, fit.beta_ci
-    if b < 0 and b_hi < 0:
+    if b < 0:  # even inside its interval: priced beyond its sizes the line would go below 0
         return f"negative per-byte cost {b:.3g} us/byte [{b_lo:.3g}, {b_hi:.3g}]: T falls with the size"
     if max_bandwidth_MiBps is not None and fit.bandwidth_ci[0] > max_bandwidth_MiBps:
         return (f"throughput {fit.bandwidth_MiBps:.4g} MiB/s, above the physical "
@@ -161,7 +199,18 @@ def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> st
     return None
 
 
-def _fmt(v: float | None, ci: Interval | None, with_ci: bool) -> str:
+def bandwidth_only(fit: HockneyFit, flag: str | None) -> bool:
+    """A regime that is no model (`flag`) only because of its latency: large messages alone do
+    not determine an intercept, but its per-byte cost and bandwidth still hold and are shown."""
+    return flag is not None and flag == fit.latency_issue and fit.per_byte_issue is None
+
+
+NOT_IDENTIFIABLE = "not identifiable"
+
+
+def _fmt(v: float | None, ci: Interval | None, with_ci: bool, issue: str | None = None) -> str:
+    if issue:
+        return NOT_IDENTIFIABLE
     if v is None:
         return "n/a"
     s = f"{v:.4g}"
@@ -172,16 +221,20 @@ def _fmt(v: float | None, ci: Interval | None, with_ci: bool) -> str:
 
 def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -> str:
     """The exercise's summary table, one column per configuration or regime:
-    Latency Ts (us), alpha (cycles), Throughput (MiB/s), Tc (us/byte),
+    Latency Ts (us), alpha (cycles), Throughput (MB/s), Tc (us/byte),
     beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
-    the confidence intervals."""
+    the confidence intervals; a figure that is not identifiable says so, with
+    the reason in a note below."""
+    mb = MIB / 1e6
     cells: list[tuple[str, Callable[[HockneyFit], str]]] = [
-        ("Latency Ts (us)", lambda f: _fmt(f.alpha_us, f.alpha_ci, with_ci)),
-        ("alpha (cycles)", lambda f: _fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci)),
-        ("Throughput (MiB/s)", lambda f: _fmt(f.bandwidth_MiBps, f.bandwidth_ci, with_ci)),
-        ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci)),
-        ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci)),
-        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci)),
+        ("Latency Ts (us)", lambda f: _fmt(f.alpha_us, f.alpha_ci, with_ci, f.latency_issue)),
+        ("alpha (cycles)", lambda f: _fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci, f.latency_issue)),
+        ("Throughput (MB/s)", lambda f: _fmt(f.bandwidth_MBps, (f.bandwidth_ci[0] * mb, f.bandwidth_ci[1] * mb),
+                                             with_ci, f.per_byte_issue)),
+        ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci, f.per_byte_issue)),
+        ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci,
+                                              f.per_byte_issue)),
+        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, f.why)),
         ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
     ]
     rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
@@ -191,6 +244,8 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -
     clocks = {f.clock for f in fits.values()}
     notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
         or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
+    notes += [f"{k}: {NOT_IDENTIFIABLE}: {f.why}" for k, f in fits.items() if f.why]
+    notes.append("MB/s = 10^6 bytes per second, as the engine's bandwidths and OSU's")
     outl = {k: f.outliers for k, f in fits.items() if f.outliers}
     if outl:
         notes.append("outliers left out: " + "; ".join(f"{k}: {list(v)}" for k, v in outl.items()))

@@ -96,7 +96,8 @@ def loggp_from_records(records: Iterable[Record | Measured]) -> LogGP | None:
 
 
 def format_loggp(m: LogGP) -> str:
-    bw = 1 / m.G_us_per_byte / 1.048576 if m.G_us_per_byte > 0 else float("inf")
+    # 1/G in MB/s (10^6 bytes per second, as every bandwidth mpiscope prints)
+    bw = f"{1 / m.G_us_per_byte:.4g} MB/s" if m.G_us_per_byte > 0 else "bandwidth not identifiable: G is not positive"
     return "\n".join([
         f"LogGP (ranks 0 and 1; netgauge method, small messages of {m.size} B):",
         f"  L    {m.L_us:10.4g} us        latency: half round trip - o_s - o_r",
@@ -104,4 +105,4 @@ def format_loggp(m: LogGP) -> str:
         f"  o_r  {m.o_r_us:10.4g} us        receive overhead: MPI_Recv of a message already there",
         f"  g    {m.g_us:10.4g} us        gap: time per message in a stream of small messages",
         f"  G    {m.G_us_per_byte:10.4g} us/byte   gap per byte: streams of large messages "
-        f"({bw:.4g} MiB/s)"])
+        f"({bw})"])

@@ -13,7 +13,7 @@ from scipy import special
 from mpiscope.records import Point
 
 from .clock import Clock
-from .hockney import HockneyFit, fit_hockney, format_hockney_table, implausible
+from .hockney import HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
 from mpiscope.results.launches import Z95, launch_of
 from mpiscope.results.location import wild
 from mpiscope.results.policy import POLICY
@@ -609,7 +609,8 @@ def refine(measure: Callable[[list[int]], list[Measured]], initial_points: Seque
 
 def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
     """Switches, breaks not every launch showed, staircases, then the exercise table with one
-    column per regime; a regime that is no model (`Regime.flag`) gets a line instead."""
+    column per regime; a regime that is no model (`Regime.flag`) gets a line instead, and keeps
+    its column when only its latency is not identifiable (`hockney.bandwidth_only`)."""
     out = []
     if not report.switches:
         out.append("No protocol switch: one regime.")
@@ -647,7 +648,11 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
     fits = {}
     for i, r in enumerate(report.regimes, start=1):
         name = f"regime {i} ({r.size_range[0]}..{r.size_range[1]} B)"
-        if r.flag:
+        if bandwidth_only(r.fit, r.flag):
+            out.append(f"{name}: not a model to predict with ({r.flag}): the latency is not identifiable "
+                       f"from large messages alone; its per-byte cost and bandwidth are in the table")
+            fits[name] = r.fit
+        elif r.flag:
             out.append(f"{name}: not a model ({r.flag}): too few sizes or noise "
                        f"({r.fit.n_points} points)")
         else:

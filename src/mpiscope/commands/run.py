@@ -42,6 +42,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         from mpiscope.refine import refine_run
         outcome = refine_run(session, m.target, run)
     show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
+    if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
+        show = [headline, *show] if a.full else [headline, warnings]
     return conclude(run, outcome, show=show, report=not a.no_report)
 
 
@@ -66,6 +68,20 @@ def again(a: argparse.Namespace):
     d = stored_description(resolve(a.again, paths.runs_dir(a.runs_dir)))
     refuse_options(a, f"--again measures with the options of run {a.again}", d)
     return d
+
+
+def headline(run) -> None:
+    from mpiscope.console import out
+    from mpiscope.plan import DEFAULT_COLLECTIVES
+    from mpiscope.report.headline import print_headline, run_headline
+    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES),
+                   f"every point: mpiscope show {run.id} (or mpiscope run --full)")
+
+
+def warnings(run) -> None:
+    from mpiscope.console import err
+    from mpiscope.report.warnings import print_warnings
+    print_warnings(err, run.meta(), run.records())
 
 
 def summary(run) -> None:
@@ -136,6 +152,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--resume", metavar="RUN", help="finish an interrupted or failed run (its own options apply)")
     r.add_argument("--again", metavar="RUN", help="a new run with exactly the options RUN was measured with")
     r.add_argument("--no-report", action="store_true", help="do not write report.html into the run directory")
+    r.add_argument("--full", action="store_true", help="the default run: print every point's row and the model "
+                                                      "after the headline (else `mpiscope show RUN`)")
     add_placement_options(r)
     add_submit_options(r)
     r.add_argument("--clock-mhz", type=positive_float, help="core clock for the model's cycle figures (default: detected)")

@@ -167,6 +167,9 @@ class Point(AtPoint):
     rank_cpus: tuple[int | None, ...] = ()  # the CPU each rank was on at the end of the point
     converged: bool = False
     stop_reason: str = ""
+    sample_step_us: float | None = None  # the smallest step between distinct samples
+    # every rank's counters over the point (context switches, steal, run queue; docs/engine.md)
+    disturbance: Mapping[str, Any] | None = None
     warmup: int = 0
     elapsed_s: float = 0.0
     check: Check | None = None
@@ -191,8 +194,11 @@ class Point(AtPoint):
     @property
     def stopped_early(self) -> bool:
         """Not converged by a cap, not by design: a start-up point (stop_reason "once") has one
-        sample per launch and converges, if at all, over launches; an imported point has no stopping rule."""
-        return not self.converged and self.stop_reason != "once" and self.imported is None
+        sample per launch and converges, if at all, over launches; a point at the clock's
+        resolution ("timer_resolution") reached the narrowest interval the clock can tell; an
+        imported point has no stopping rule."""
+        return (not self.converged and self.stop_reason not in ("once", "timer_resolution")
+                and self.imported is None)
 
     # What the analysis reads of any measurement (analysis.measured.Measured): its estimate,
     # which is a median unless `estimate` says otherwise (imported points; tables label it).
@@ -263,6 +269,8 @@ class End:
     """The last line of a launch that finished normally."""
     points: int = 0
     elapsed_s: float = 0.0
+    # every rank's counters over the whole launch (context switches, steal, run queue; docs/engine.md)
+    disturbance: Mapping[str, Any] | None = None
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
 

@@ -14,6 +14,7 @@ import pandas as pd
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
 from mpiscope.records.model import Context, Point, Skip, Timeout
 from mpiscope.records.reader import RecordFile
+from mpiscope.results.disturbance import disturbed
 
 # Nested point objects whose fields become columns under these names; lists (samples,
 # pairs, participants, a grid's rows) stay in records.jsonl.
@@ -123,7 +124,7 @@ def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None
 
 def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     """One row per point and launch of every run; each point takes the context of the launch it
-    came from."""
+    came from. `disturbed` is "" or what disturbed the point in that launch (results.disturbance)."""
     columns = _Columns()
     for run in runs:
         ctx: Context | None = None
@@ -136,7 +137,7 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
             elif isinstance(rec, Point):
                 columns.add({**base, **point_columns(rec),
                              **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
-                             "point": rec})
+                             "disturbed": disturbed(rec, ctx), "point": rec})
     return columns.frame()
 
 

@@ -147,8 +147,11 @@ def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> st
     return f'<ul class="warnings">{lis}</ul>'
 
 
-def _estimate(v: float, ci, scale: float = 1.0) -> str:
-    """A fitted figure and its interval, both times `scale`."""
+def _estimate(v: float, ci, scale: float = 1.0, issue: str | None = None) -> str:
+    """A fitted figure and its interval, both times `scale`; "not identifiable" (the reason on
+    hover) when the data do not determine it (`HockneyFit.latency_issue`, `per_byte_issue`)."""
+    if issue:
+        return f'<span class="ci" title="{escape(issue)}">not identifiable</span>'
     return f'{num(v * scale, 4)} <span class="ci">[{num(ci[0] * scale, 4)}, {num(ci[1] * scale, 4)}]</span>'
 
 
@@ -170,10 +173,11 @@ def _models(models: list[SeriesModel]) -> str:
         fits = [r.fit for r in m.report.regimes]
         mb = 2 ** 20 / 1e6  # analysis reports 1/beta in MiB/s; the engine's MB/s are 10^6 bytes
         rows = [
-            ["latency α (µs)", *(_estimate(f.alpha_us, f.alpha_ci) for f in fits)],
-            ["bandwidth 1/β (MB/s)", *(_estimate(f.bandwidth_MiBps, f.bandwidth_ci, mb) for f in fits)],
-            ["per-byte β (ns/B)", *(_estimate(f.beta_us_per_byte, f.beta_ci, 1e3) for f in fits)],
-            ["n½ (bytes)", *(_estimate(f.n_half, f.n_half_ci) for f in fits)],
+            ["latency α (µs)", *(_estimate(f.alpha_us, f.alpha_ci, issue=f.latency_issue) for f in fits)],
+            ["bandwidth 1/β (MB/s)", *(_estimate(f.bandwidth_MiBps, f.bandwidth_ci, mb, f.per_byte_issue)
+                                       for f in fits)],
+            ["per-byte β (ns/B)", *(_estimate(f.beta_us_per_byte, f.beta_ci, 1e3, f.per_byte_issue) for f in fits)],
+            ["n½ (bytes)", *(_estimate(f.n_half, f.n_half_ci, issue=f.why) for f in fits)],
             ["points fitted", *(f"{f.n_points}" + (f" ({len(f.outliers)} left out)" if f.outliers else "")
                                 for f in fits)],
         ]

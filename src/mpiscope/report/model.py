@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from rich.console import Console
 
 from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
-from mpiscope.analysis.hockney import MIB, HockneyFit, fit_hockney, format_hockney_table, implausible
+from mpiscope.analysis.hockney import MIB, HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
 from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
 from mpiscope.analysis.measured import Measured, is_measured, select
@@ -94,6 +94,10 @@ def render(s: ModelSummary) -> str:
     if s.report is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc per regime\n"
                      + format_switches(s.report))
+    elif s.single is not None and bandwidth_only(s.single, s.single_flag):
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model to predict with ({s.single_flag}): "
+                     f"the latency is not identifiable from large messages alone\n"
+                     + format_hockney_table({"all sizes": s.single}))
     elif s.single is not None and s.single_flag:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model ({s.single_flag}): "
                      f"too few sizes or noise")
@@ -130,15 +134,26 @@ def _num(v: Any) -> Any:
 
 
 def fit_json(f: HockneyFit) -> dict:
-    return {k: _num(v) for k, v in {
+    """A regime's figures; one that is not identifiable (`HockneyFit.latency_issue`,
+    `per_byte_issue`) is null, with the reason under `not_identifiable`. Bandwidths in MB/s
+    (10^6 B/s, as the engine's) and, labelled, MiB/s."""
+    lat, per_byte = f.latency_issue is None, f.per_byte_issue is None
+    mb = MIB / 1e6
+    figures = {
         "size_range": list(f.size_range), "points": f.n_points,
         "alpha_us": f.alpha_us, "alpha_ci": f.alpha_ci, "alpha_cycles": f.alpha_cycles,
         "alpha_cycles_ci": f.cycles_ci("alpha"),
         "beta_us_per_byte": f.beta_us_per_byte, "beta_ci": f.beta_ci,
         "beta_cycles_per_byte": f.beta_cycles_per_byte, "beta_cycles_ci": f.cycles_ci("beta"),
+        "bandwidth_MBps": f.bandwidth_MBps, "bandwidth_MBps_ci": tuple(v * mb for v in f.bandwidth_ci),
         "bandwidth_MiBps": f.bandwidth_MiBps, "bandwidth_ci": f.bandwidth_ci,
-        "n_half_bytes": f.n_half, "n_half_ci": f.n_half_ci,
-        "outliers": list(f.outliers), "ci_method": f.ci_method}.items()}
+        "n_half_bytes": f.n_half, "n_half_ci": f.n_half_ci}
+    hidden = ({k for k in figures if k.startswith("alpha")} if not lat else set()) | \
+        ({k for k in figures if k.startswith(("beta", "bandwidth"))} if not per_byte else set()) | \
+        ({"n_half_bytes", "n_half_ci"} if not f.valid else set())
+    return {**{k: None if k in hidden else _num(v) for k, v in figures.items()},
+            "valid": f.valid, "not_identifiable": {"latency": f.latency_issue, "per_byte": f.per_byte_issue},
+            "outliers": list(f.outliers), "ci_method": f.ci_method}
 
 
 def to_json(s: ModelSummary) -> dict:

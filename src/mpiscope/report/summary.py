@@ -173,8 +173,10 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
 
 
 def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console | None = None) -> None:
-    """The table on `console`; warnings (untrustworthy timings, damaged files) on `warn`."""
+    """The table on `console`; the one warnings block (untrustworthy timings, disturbed launches,
+    damaged files: report.warnings) on `warn`."""
     from mpiscope.report.placement import print_placement
+    from mpiscope.report.warnings import print_warnings
     warn = warn or console
     mpi, ctx = meta.mpi, recs.context
     ranks = ctx.world_size if ctx else (meta.parts[0].plan.ranks if meta.parts else "?")
@@ -190,5 +192,4 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
                                 drifts_kept(meta.extra)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
-    for w in [*meta.warnings, *recs.problems]:
-        warn.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
+    print_warnings(warn, meta, recs)

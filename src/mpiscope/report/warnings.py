@@ -1,12 +1,18 @@
 """Everything about a run that makes its numbers less trustworthy, as sentences: oversubscription,
-points that did not converge, invalid samples, data errors, time-outs, skips, damaged files."""
+disturbed launches, points that did not converge, invalid samples, points still wider than the
+target when the budget ran out, data errors, time-outs, skips, damaged files. The HTML report
+lists them; the terminal prints them as one block after the run (`print_warnings`)."""
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Sequence, TypeVar
 
-from mpiscope.records import Point, RecordFile, Skip, Timeout
-from mpiscope.store import Run
+from rich.console import Console
+from rich.markup import escape
+
+from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
+from mpiscope.results.disturbance import disturbed
+from mpiscope.store import Run, RunMeta
 from mpiscope.units import human_size
 
 R = TypeVar("R", Point, Skip, Timeout)
@@ -29,10 +35,56 @@ def _where(recs: Sequence[Point | Skip | Timeout]) -> str:
     return "; ".join(f"{what} at {_sizes(rs)}" for what, rs in _by_benchmark(recs).items())
 
 
+# Disturbed points named per launch before "and N more".
+DISTURBED_SHOWN = 2
+
+
+def disturbed_launches(recs: RecordFile) -> list[str]:
+    """A sentence per launch with disturbed points (results.disturbance): how many, and the
+    first causes. Every record is kept; the estimate leaves these out."""
+    by_launch: dict[int, list[tuple[Point, str]]] = defaultdict(list)
+    counts: dict[int, int] = defaultdict(int)
+    ctx: Context | None = None
+    for rec in recs:
+        if isinstance(rec, Context):
+            ctx = rec
+        elif isinstance(rec, Point) and rec.imported is None:
+            launch = rec.tag.get("launch", 0)
+            launch = launch if isinstance(launch, int) else 0
+            counts[launch] += 1
+            cause = disturbed(rec, ctx)
+            if cause:
+                by_launch[launch].append((rec, cause))
+    out = []
+    for launch, hits in sorted(by_launch.items()):
+        named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
+        more = f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else ""
+        out.append(f"launch {launch}: {len(hits)} of {counts[launch]} points disturbed ({named}{more}); they are "
+                   f"kept and left out of the estimate")
+    return out
+
+
+def budget_warning(meta: RunMeta) -> list[str]:
+    """Points still wider than the target when auto launches stopped (run.json's launch_policy)."""
+    stopped = (meta.extra.get("launch_policy") or {}).get("stopped", "")
+    if isinstance(stopped, str) and stopped[:1].isdigit():
+        return [f"{stopped}: a larger --time-budget or --launches N would narrow them"]
+    return []
+
+
 def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
     """One sentence per problem, most serious first."""
-    meta = run.meta()
-    recs = recs if recs is not None else run.records()
+    return meta_warnings(run.meta(), recs if recs is not None else run.records())
+
+
+def print_warnings(console: Console, meta: RunMeta, recs: RecordFile) -> None:
+    """The one warnings block that ends a run's terminal output (nothing when all is well)."""
+    for w in meta_warnings(meta, recs):
+        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
+
+
+def meta_warnings(meta: RunMeta, recs: RecordFile) -> list[str]:
+    """`run_warnings` of a run's run.json and records."""
     ctx, points, timeouts = recs.context, recs.points, recs.timeouts
     out: list[str] = []
     if meta.status != "ok":
@@ -46,6 +98,7 @@ def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
                    f"or a lost message): {_where(timeouts)}")
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
+    out += disturbed_launches(recs)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})
@@ -55,6 +108,7 @@ def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
     if invalid:
         out.append(f"{sum(p.invalid for p in invalid)} samples in {len(invalid)} points were invalid (a rank "
                    f"started late) and were left out: {_where(invalid)}")
+    out += budget_warning(meta)
     for reason in dict.fromkeys(s.reason for s in recs.skips):
         out.append(f"skipped ({reason}): {_where([s for s in recs.skips if s.reason == reason])}")
     out += list(recs.problems)

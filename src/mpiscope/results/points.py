@@ -8,6 +8,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping
 
+from mpiscope.records.model import Point
+from mpiscope.results.disturbance import disturbed
+
 # Tag keys that tell launches and parts of one configuration apart; every other tag key
 # (a study's series, a sweep's configuration) makes a different point.
 # Refinement rounds (`--find-switches`) are further launches of the same points.
@@ -40,9 +43,9 @@ def configuration_of(p: Any) -> tuple[tuple[str, Hashable], ...]:
 
 def disturbed_of(p: Any) -> str:
     """Why a launch's record is disturbed ("" when it is not, or when the records predate the
-    engine's per-launch counters): the record's `disturbed` cause."""
-    cause = getattr(p, "disturbed", "")
-    return cause if isinstance(cause, str) else ""
+    engine's per-point counters): the disturbance rule on the record's own counters (without its
+    launch's context, which only adds the core count to the run-queue figure)."""
+    return disturbed(p, None) if isinstance(p, Point) else ""
 
 
 @dataclass(frozen=True)

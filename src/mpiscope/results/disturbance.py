@@ -1,0 +1,92 @@
+"""Which (point, launch) was disturbed, and by what: a rule on the counters the engine records per
+point and rank (`disturbance` in docs/engine.md). Every record is kept; a disturbed row only
+carries its cause in the tidy table's `disturbed` column, for the estimate to leave out and the
+warnings to name. The thresholds below are the rule's whole policy (docs/statistics.md)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from mpiscope.records.model import Context, Point
+
+# Involuntary context switches per event of the point (warm-up and samples) above which the
+# launch is disturbed. A switch takes the CPU away for a scheduler slice (milliseconds), far
+# longer than most events, so each one can inflate a sample: with a share f of inflated samples
+# the median is the 0.5 / (1 - f) quantile of the undisturbed ones, the 62.5th at f = 0.2.
+SWITCH_SHARE = 0.2
+# ...and never for fewer switches than this: a handful per point is the kernel's own bookkeeping
+# (timer ticks, RCU) on an idle machine; 0-7 per point measured here on quiet points.
+MIN_SWITCHES = 10
+# Share of the host's CPU time a hypervisor stole during the point: beyond it the virtual CPUs
+# ran in bursts (steal is host-wide; 0 on bare metal).
+STEAL_SHARE = 0.05
+# Share of the samples left out as invalid (a rank started late under window sync) beyond which
+# the launch is disturbed: the valid ones are then a selection of the quick events, with the
+# same bound on the median as SWITCH_SHARE.
+INVALID_SHARE = 0.2
+# The clock-offset error bound as a share of one event beyond which window-synchronised starts
+# no longer start the ranks together.
+CLOCK_ERROR_SHARE = 1.0
+
+
+@dataclass(frozen=True)
+class Counters:
+    """What the rule reads of one point of one launch: the worst rank's figures (None: the
+    platform could not say)."""
+    involuntary_switches: float | None
+    events: int
+    samples: int
+    invalid: int
+    steal_s: float | None = None
+    elapsed_s: float = 0.0
+    run_queue: float | None = None
+    cores: int | None = None
+    clock_error_share: float | None = None
+
+
+def _worst(values: Sequence[Any] | None) -> float | None:
+    known = [float(v) for v in values or () if isinstance(v, (int, float)) and math.isfinite(v)]
+    return max(known) if known else None
+
+
+def counters(p: Point, ctx: Context | None) -> Counters:
+    """The rule's view of a point record and the context of its launch."""
+    d: Mapping[str, Any] = p.disturbance or {}
+    share = (p.clock_sync or {}).get("error_share")
+    return Counters(involuntary_switches=_worst(d.get("nivcsw")), events=p.time_us.n + p.invalid + p.warmup,
+                    samples=p.time_us.n, invalid=p.invalid, steal_s=_worst(d.get("steal_s")),
+                    elapsed_s=p.elapsed_s, run_queue=_worst(d.get("run_queue")),
+                    cores=ctx.cores_online if ctx else None,
+                    clock_error_share=share if isinstance(share, (int, float)) else None)
+
+
+def _load(c: Counters) -> str:
+    if c.run_queue is None:
+        return ""
+    return f" (run queue {c.run_queue:g}" + (f" on {c.cores} cores)" if c.cores else ")")
+
+
+def cause(c: Counters) -> str:
+    """"" when nothing disturbed the point, else every cause found, most direct first, e.g.
+    "involuntary context switches 412 in 1200 events (run queue 3 on 2 cores)"."""
+    found = []
+    sw = c.involuntary_switches
+    if sw is not None and sw >= MIN_SWITCHES and c.events and sw / c.events > SWITCH_SHARE:
+        found.append(f"involuntary context switches {sw:.0f} in {c.events} events{_load(c)}")
+    if c.steal_s is not None and c.elapsed_s > 0 and c.cores:
+        stolen = c.steal_s / (c.elapsed_s * c.cores)
+        if stolen > STEAL_SHARE:
+            found.append(f"CPU steal {stolen:.0%} of the host's time")
+    total = c.samples + c.invalid
+    if total and c.invalid / total > INVALID_SHARE:
+        found.append(f"invalid samples {c.invalid / total:.0%} (a rank started late)")
+    if c.clock_error_share is not None and c.clock_error_share > CLOCK_ERROR_SHARE:
+        found.append(f"clock-sync error {c.clock_error_share:.1f} x one event")
+    return "; ".join(found)
+
+
+def disturbed(p: Point, ctx: Context | None) -> str:
+    """The tidy table's `disturbed` cell of a point record: "" or its cause. Imported points
+    carry no counters and are never disturbed by this rule."""
+    return cause(counters(p, ctx))
