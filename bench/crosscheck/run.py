@@ -49,6 +49,9 @@ class Row:
     program: str  # below OSU's mpi/ folder, or IMB's executable
     args: tuple[str, ...] = ()
     bw: bool = False
+    # MPI_Wtime calls per operation added to the engine's time: OSU 7.4's one-sided latency loops
+    # read it twice per iteration (t_graph_start, t_graph_end), inside the time they report
+    wtime_reads: int = 0
 
 
 ROWS = (
@@ -59,6 +62,10 @@ ROWS = (
     Row("msgrate", "msgrate", (), "osu", "pt2pt/osu_mbw_mr", bw=True),
     Row("put_latency", "put_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_latency"),
     Row("get_latency", "get_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_latency"),
+    Row("put_latency batch+2Wtime", "put_latency", ("--rma-sync", "flush", "--rma-batch", "1000"), "osu",
+        "one-sided/osu_put_latency", wtime_reads=2),
+    Row("get_latency batch+2Wtime", "get_latency", ("--rma-sync", "flush", "--rma-batch", "1000"), "osu",
+        "one-sided/osu_get_latency", wtime_reads=2),
     Row("put_bw", "put_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_bw", bw=True),
     Row("get_bw", "get_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_bw", bw=True),
     Row("put_bibw", "put_bibw", ("--rma-sync", "pscw"), "osu", "one-sided/osu_put_bibw", bw=True),
@@ -94,14 +101,18 @@ def engine_figures(lib, engine: Path, rows: list[Row], sizes: list[int]) -> dict
         except subprocess.CalledProcessError as e:  # an older engine without the option: its rows stay empty
             print(f"engine {' '.join(opts)}: {e.stderr.strip().splitlines()[-1] if e.stderr else e}", file=sys.stderr)
             continue
+        wtime_us = 0.0
         for line in text.splitlines():
+            if '"type": "context"' in line:  # the cost of one MPI_Wtime, measured by the engine
+                wtime_us = json.loads(line)["timer"]["mpi_wtime_overhead_s"] * 1e6
             if '"type": "point"' not in line:
                 continue
             p = json.loads(line)
             mean = p.get("t_avg_us", p["time_us"]["mean"])  # a collective: IMB's t_avg
             for r in group:
                 if r.bench == p["benchmark"]:
-                    out[(r.label, p["size"])] = p["bytes_per_op"] / mean if r.bw else mean
+                    mean_r = mean + r.wtime_reads * wtime_us
+                    out[(r.label, p["size"])] = p["bytes_per_op"] / mean_r if r.bw else mean_r
     return out
 
 
