@@ -118,3 +118,15 @@ def test_without_a_copy_rate_nothing_is_marked():
     assert not above_copy_rate(None, 1, 100.0)
     df = pd.DataFrame({"bw_median_MBps": [1e9]})
     assert not copy_rate_flags(df).any()
+
+
+def test_the_html_report_marks_the_figure_and_names_the_layout():
+    from mpiscope.report.html import _one_config
+    rows = pd.DataFrame({"size": [65536, 1 << 20], "time_median_us": [1.0, 2.0], "time_ci_low_us": [0.9, 1.9],
+                         "time_ci_high_us": [1.1, 2.1], "converged": [True, True], "stop_reason": ["ci", "ci"],
+                         "samples": [10, 10], "bw_median_MBps": [1e6, 10.0], "copy_MB_per_s": [5e4, 5e4],
+                         "streams": [1, 1], "buffers": ["multiple", "multiple"]})
+    html = _one_config(rows, "<h3>bw</h3>")
+    assert "buffers: multiple" in html
+    first, second = html.split("<tr>")[2:4]  # the header row, then one row per size
+    assert MARK in first and MARK not in second
