@@ -99,7 +99,8 @@ def engine_figures(lib, engine: Path, rows: list[Row], sizes: list[int]) -> dict
             text = run(lib, 2, [str(engine), "--sizes", ",".join(map(str, sizes)), "--max-time", "1", *opts,
                                 *dict.fromkeys(r.bench for r in group)])
         except subprocess.CalledProcessError as e:  # an older engine without the option: its rows stay empty
-            print(f"engine {' '.join(opts)}: {e.stderr.strip().splitlines()[-1] if e.stderr else e}", file=sys.stderr)
+            said = [x for x in (e.stderr or "").splitlines() if any(ch.isalpha() for ch in x)]
+            print(f"engine {' '.join(opts)} (exit {e.returncode}): {said[0] if said else e}", file=sys.stderr)
             continue
         wtime_us = 0.0
         for line in text.splitlines():
