@@ -111,7 +111,8 @@ typedef struct bench {
      * a collective step that brings the ranks' own data to rank 0. */
     void (*collect)(bench_ctx_t *c);
     /* Bandwidth rows: one stream's working set in bytes and the streams a figure
-     * adds up (NULL: the send and receive bytes of the allocation, 1 stream). */
+     * adds up (NULL: the send and receive bytes of the allocation; 1 stream, a
+     * collective's ranks). */
     size_t (*working_set)(const bench_ctx_t *c, int *streams);
     /* BENCH_ONCE rows: this rank's one sample in seconds, measured before the timing core ran. */
     double (*once)(const bench_ctx_t *c);

@@ -64,7 +64,8 @@ static const char *allocate(const reporter_t *r, bench_ctx_t *c, buffers_t *bufs
     const bench_t *b = c->bench;
     size_t send = (size_t)c->size, recv = (size_t)c->size * (size_t)c->rslots;
     if (b->buffer_bytes) b->buffer_bytes(c, &send, &recv);
-    c->streams = 1;
+    /* every rank of a collective copies its share at once: a stream each */
+    c->streams = (b->flags & BENCH_COLLECTIVE) ? c->nranks : 1;
     c->working_set = b->working_set ? b->working_set(c, &c->streams) : send + recv;
     long off_cache = r->o->off_cache_bytes < 0 ? last_level_cache_bytes() : r->o->off_cache_bytes;
     size_t need = buffers_need(send, recv, off_cache);
