@@ -1,11 +1,14 @@
 /* The yardstick for bench/overhead: the simplest honest MPI loops, with no
  * framework around them. `minimal pingpong SIZE BATCHES` prints the median
  * over batches of the mean half round trip in a batch of 1000 (us);
- * `minimal bw SIZE BATCHES` the median bandwidth of windows of 64 (MB/s);
+ * `minimal bw SIZE BATCHES` the median bandwidth of windows of 64 from one
+ * send buffer into one receive buffer (MB/s; osu_bw -b single, the engine's
+ * default --buffers);
  * `minimal put SIZE BATCHES` the median over batches of the mean time of
  * MPI_Put + MPI_Win_flush 0 -> 1 in a batch of 1000 (us), `minimal putbw SIZE
  * BATCHES` the median over single epochs of 64 puts then one flush (MB/s; one
- * epoch of 1 MiB puts lasts about a millisecond, so it is timed alone): a window
+ * epoch of 1 MiB puts lasts about a millisecond, so it is timed alone), every
+ * put from one buffer to one place (the engine's --rma-buffers single): a window
  * from MPI_Win_allocate under one MPI_Win_lock_all, as the engine's default. */
 #include <mpi.h>
 #include <stdio.h>
@@ -59,11 +62,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    char *s = malloc((size_t)size + 1), *r = malloc((size_t)size * window + 1);
+    char *s = malloc((size_t)size + 1), *r = malloc((size_t)size + 1);
     /* Touch every page with data, as the engine does: untouched calloc memory reads as the
      * kernel's one shared zero page, always in cache, which would flatter this loop. */
     memset(s, 0x5a, (size_t)size + 1);
-    memset(r, 0xa5, (size_t)size * window + 1);
+    memset(r, 0xa5, (size_t)size + 1);
     double *t = malloc(sizeof(double) * (size_t)batches);
     MPI_Request req[64];
     for (int b = -5; b < batches; b++) { /* five batches of warm-up */
@@ -77,7 +80,7 @@ int main(int argc, char **argv)
                     MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 } else if (rank == 1) {
                     for (int w = 0; w < window; w++)
-                        MPI_Irecv(r + (size_t)w * size, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req[w]);
+                        MPI_Irecv(r, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req[w]);
                     MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
                     MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
                 }

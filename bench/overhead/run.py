@@ -30,7 +30,8 @@ from common import run, setup  # noqa: E402  (bench/common.py, beside this folde
 
 # the minimal program's mode -> the engine's row and its options
 ENGINE_ROW = {"pingpong": ["pingpong"], "bw": ["bw"], "put": ["--rma-sync", "flush", "--rma-batch", "1000", "put_latency"],
-              "putbw": ["--rma-sync", "flush", "--rma-ops", "64", "put_bw"]}
+              # the minimal loop puts from one buffer to one place: an in-cache rate (docs/benchmarks-rma.md)
+              "putbw": ["--rma-sync", "flush", "--rma-ops", "64", "--rma-buffers", "single", "put_bw"]}
 LATENCY = {"pingpong", "put"}
 
 

@@ -39,6 +39,12 @@ typedef struct bench_ctx {
     int phase;            /* which of the row's timed phases is running (0 unless phases > 1) */
     int variant;          /* which of the row's variants (grid shapes) this point measures */
     void *state;          /* a kernel's own data, from setup until teardown */
+    /* Bandwidth rows, set by measure.c: one stream's distinct message bytes per
+     * event (source plus destination), the streams a figure adds up, and this
+     * launch's memcpy rate for that working set (0: not measured). */
+    size_t working_set;
+    int streams;
+    double copy_MBps;
 } bench_ctx_t;
 
 typedef struct pair { int a, b; } pair_t;
@@ -104,6 +110,10 @@ typedef struct bench {
     /* Every rank, after the point's sampling and before describe (NULL: nothing):
      * a collective step that brings the ranks' own data to rank 0. */
     void (*collect)(bench_ctx_t *c);
+    /* Bandwidth rows: one stream's working set in bytes and the streams a figure
+     * adds up (NULL: the send and receive bytes of the allocation; 1 stream, a
+     * collective's ranks). */
+    size_t (*working_set)(const bench_ctx_t *c, int *streams);
     /* BENCH_ONCE rows: this rank's one sample in seconds, measured before the timing core ran. */
     double (*once)(const bench_ctx_t *c);
 } bench_t;

@@ -3,6 +3,7 @@
  * come; the memory limit and allocation failures are found here. */
 #include "measure.h"
 #include "buffers.h"
+#include "copyrate.h"
 #include "mpicheck.h"
 #include "sync.h"
 #include "watchdog.h"
@@ -56,12 +57,16 @@ static void gather_cpus(MPI_Comm comm, int *cpus)
     MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, cpus, 1, MPI_INT, 0, comm));
 }
 
-/* Buffers for c, or a reason to skip that every rank of comm agrees on. */
-static const char *allocate(const reporter_t *r, const bench_ctx_t *c, buffers_t *bufs, char *why, size_t len)
+/* Buffers for c, or a reason to skip that every rank of comm agrees on. Sets
+ * c's working set: the row's own, else the bytes of one send and receive slot. */
+static const char *allocate(const reporter_t *r, bench_ctx_t *c, buffers_t *bufs, char *why, size_t len)
 {
     const bench_t *b = c->bench;
     size_t send = (size_t)c->size, recv = (size_t)c->size * (size_t)c->rslots;
     if (b->buffer_bytes) b->buffer_bytes(c, &send, &recv);
+    /* every rank of a collective copies its share at once: a stream each */
+    c->streams = (b->flags & BENCH_COLLECTIVE) ? c->nranks : 1;
+    c->working_set = b->working_set ? b->working_set(c, &c->streams) : send + recv;
     long off_cache = r->o->off_cache_bytes < 0 ? last_level_cache_bytes() : r->o->off_cache_bytes;
     size_t need = buffers_need(send, recv, off_cache);
     double limit = r->o->max_memory_bytes;
@@ -105,6 +110,10 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     point_t p;
     time_point(t, b, &c, &bufs, r->o, &p);
     watchdog_disarm();
+    /* after the timing, on the rank that writes the record: the others wait in
+     * gather_cpus; cached per working set, so a launch copies each size once */
+    if (w->rank == 0 && c.size > 0 && !(b->flags & BENCH_NO_SIZE))
+        c.copy_MBps = copy_rate_MBps(c.working_set, r->o->max_memory_bytes / 4);
     gather_cpus(comm, cpus);
     if (b->collect) b->collect(&c);
     p.rank_cpus = cpus;

@@ -117,6 +117,11 @@ static void emit_bandwidths(json_t *j, const bench_t *b, const bench_ctx_t *c, c
         json_num(j, "median", bytes / p->time_us.median);
         json_num(j, "max", bytes / p->time_us.min);
         json_close_obj(j);
+        /* what the figure touched, and the host's copy rate for it (kernels' working_set, copyrate.c) */
+        json_int(j, "working_set_bytes", (long long)c->working_set);
+        json_int(j, "streams", c->streams);
+        if (c->copy_MBps > 0) json_num(j, "copy_MB_per_s", c->copy_MBps);
+        else json_null(j, "copy_MB_per_s");
     }
     if (b->busbw_factor && c->size > 0 && p->time_us.min > 0) {
         double f = b->busbw_factor(c);

@@ -53,8 +53,9 @@ static const bench_t bw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_size, .msgs_per_event = window_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bw_event, .verify = bw_verify,
-    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
-    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = p2p_stream_buffers,
+    .check_fill = p2p_stream_fill, .working_set = bw_working_set,  /* --buffers (kernels/p2p.c) */
+    .plan_skip = layout_plan_skip, .describe = stream_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t bibw = {
@@ -66,8 +67,9 @@ static const bench_t bibw = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = p2p_twice_size, .msgs_per_event = bibw_msgs,
     .is_active = p2p_first_two_active, .pairs = p2p_pair01,
     .event = bibw_event, .verify = bibw_verify,
-    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = layout_buffers, .check_fill = layout_fill,
-    .plan_skip = layout_plan_skip, .describe = layout_describe,  /* --layout (kernels/layout.c) */
+    .setup = layout_setup, .teardown = layout_teardown, .buffer_bytes = p2p_stream_buffers,
+    .check_fill = p2p_stream_fill, .working_set = bibw_working_set,  /* --buffers (kernels/p2p.c) */
+    .plan_skip = layout_plan_skip, .describe = stream_describe,  /* --layout (kernels/layout.c) */
 };
 
 static const bench_t msgrate = {
@@ -79,6 +81,8 @@ static const bench_t msgrate = {
     .ops_per_event = p2p_window_ops, .bytes_per_op = msgrate_bytes, .msgs_per_event = msgrate_msgs,
     .is_active = msgrate_active, .pairs = msgrate_pairs,
     .event = msgrate_event, .verify = msgrate_verify,
+    .buffer_bytes = msgrate_buffers, .check_fill = p2p_stream_fill, .working_set = msgrate_working_set,
+    .describe = msgrate_describe,  /* --buffers (kernels/p2p.c) */
 };
 
 static const bench_t ring = {
@@ -281,7 +285,8 @@ NBC_ROW(ireduce_scatter, reduce_scatter, BENCH_REDUCTION, "MPI_Ireduce_scatter w
         .ops_per_event = rma_ops, .bytes_per_op = rma_bytes, .is_active = active, .pairs = rma_pairs,       \
         .setup = rma_setup, .event = rma_event, .teardown = rma_teardown, .check_fill = rma_fill,           \
         .verify = rma_verify, .variants = rma_variants, .variant_label = rma_variant_label,                 \
-        .variant_skip = rma_variant_skip, .describe = rma_describe, __VA_ARGS__                             \
+        .variant_skip = rma_variant_skip, .describe = rma_describe, .working_set = rma_working_set,         \
+        __VA_ARGS__                                                                                         \
     }
 
 RMA_ROW(put_latency, BENCH_SAMPLE_ROOT, rma_pair_active,

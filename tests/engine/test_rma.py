@@ -22,9 +22,10 @@ QUICK = ["--reps", "12", "--warmup", "2", "--warmup-bytes", "1K"]
 CHECK_ITERATIONS = 3
 
 
-def verified_bytes(bench: str, size: int, ranks: int) -> int:
+def verified_bytes(bench: str, size: int, ranks: int, ops: int = 4) -> int:
     """What --check compares over its three iterations: each target's slot per
-    origin, each origin's fetched data."""
+    origin, each origin's fetched data; the bandwidth rows' ops places each
+    (--rma-buffers multiple, their default)."""
     if bench in ATOMIC:
         return CHECK_ITERATIONS * 2 * 8                  # the result at the origin, the value at the target
     per = {"get_acc_latency": 2 * size, "put_bibw": 2 * size, "get_bibw": 2 * size,
@@ -32,7 +33,7 @@ def verified_bytes(bench: str, size: int, ranks: int) -> int:
            "all_put_all": ranks * (ranks - 1) * size, "all_get_all": ranks * (ranks - 1) * size,
            # on 2 ranks both neighbours are the same rank: one slot written twice, two gets
            "exchange_put": ranks * (1 if ranks == 2 else 2) * size, "exchange_get": ranks * 2 * size}
-    return CHECK_ITERATIONS * per.get(bench, size)
+    return CHECK_ITERATIONS * per.get(bench, size) * (ops if bench in STREAMING else 1)
 
 
 def assert_rma_points(run, benches, modes, sizes, ranks, window="allocate", ops=4):
@@ -50,7 +51,7 @@ def assert_rma_points(run, benches, modes, sizes, ranks, window="allocate", ops=
                 p = by_key[key]
                 assert p["family"] == "rma" and p["ranks"] == ranks
                 assert p["check"]["errors"] == 0, key
-                assert p["check"]["verified_bytes"] == verified_bytes(bench, size, ranks), key
+                assert p["check"]["verified_bytes"] == verified_bytes(bench, size, ranks, ops), key
                 assert p["time_us"]["median"] > 0 and p["time_us"]["n"] > 0
                 rma = p["rma"]
                 assert rma["sync"] == mode and rma["window"] == window
@@ -170,8 +171,9 @@ def test_batched_latency_is_per_operation(engine_mpich, mpich_launch):
                      "--rma-sync", "flush,lock", *QUICK, "put_latency", "get_latency", "put_bw")
     assert run.returncode == 0, run.stderr
     for p in run.points():
-        assert p["check"]["errors"] == 0 and p["check"]["verified_bytes"] == 3 * 8
         batched = p["benchmark"] != "put_bw"
+        # put_bw's 64 puts each have a place of their own (--rma-buffers multiple), each verified
+        assert p["check"]["errors"] == 0 and p["check"]["verified_bytes"] == 3 * 8 * (1 if batched else 64)
         assert p["ops_per_event"] == (10 if batched else 64)
         assert p["rma"]["epochs_per_sample"] == (10 if batched else 1)
     assert run.context["options"]["rma_batch"] == 10

@@ -3,15 +3,23 @@
  * the rest. */
 #include "kernels/p2p.h"
 #include "kernels/layout.h"
+#include "json.h"
 #include "mpicheck.h"
+#include <string.h>
 
 enum { TAG = 1, ACK_TAG = 2, MAX_WINDOW = 4096 };
 
 long p2p_window = 64;
+/* -1 until given: single, as osu_bw, osu_bibw and osu_mbw_mr default to (-b single) */
+int p2p_buffers = -1;
+static const char *const buffers_names[] = {"single", "multiple", NULL};
 
 static const opt_spec_t specs[] = {
     {"window", OPT_LONG, &p2p_window, 1, MAX_WINDOW, NULL, "N", "messages in flight for bw, bibw, msgrate (64)",
      "window", 0, NULL, NULL},
+    {"buffers", OPT_CHOICE, &p2p_buffers, 0, 0, buffers_names, "single|multiple",
+     "bw, bibw, msgrate: one send and one receive buffer (single, OSU -b single) or one of each per message of "
+     "the window (multiple, OSU -b multiple)", "buffers", OPT_NULL_WHEN_UNSET, NULL, NULL},
     {"layout", OPT_CHOICE, &layout_choice, 0, 0, layout_names, "contiguous|vector|indexed",
      "pingpong, pingping, bw, bibw: send each message as one derived datatype (OSU -D)", "layout",
      OPT_NULL_WHEN_UNSET, NULL, NULL},
@@ -28,8 +36,12 @@ const option_table_t p2p_options = {"point-to-point streaming (bw, bibw, msgrate
 /* ---- sizes, counts and pairs shared by the rows ---- */
 
 static int window(void) { return (int)p2p_window; }
+static int npairs(const bench_ctx_t *c) { return c->nranks / 2; }
 
-int p2p_window_slots(const bench_ctx_t *c) { (void)c; return window(); }
+static int multiple(void) { return p2p_buffers == 1; }
+
+/* single: one slot on each side; multiple: one per message of the window */
+int p2p_window_slots(const bench_ctx_t *c) { (void)c; return multiple() ? window() : 1; }
 int p2p_two_slots(const bench_ctx_t *c) { (void)c; return 2; }
 double p2p_one(const bench_ctx_t *c) { (void)c; return 1.0; }
 double p2p_two(const bench_ctx_t *c) { (void)c; return 2.0; }
@@ -57,6 +69,9 @@ static int left(const bench_ctx_t *c) { return (c->rank + c->nranks - 1) % c->nr
 static int right(const bench_ctx_t *c) { return (c->rank + 1) % c->nranks; }
 /* Receive slot i; beyond the memory cap slots are shared, as OSU shares one. */
 static char *rslot(const bench_ctx_t *c, int i) { return c->rbuf + (size_t)(i % c->rslots) * c->rslot; }
+/* The streaming rows' send slot i: with --buffers multiple the send buffer has
+ * as many slots as the receive buffer, of the same stride. */
+static char *sslot(const bench_ctx_t *c, int i) { return c->sbuf + (size_t)(i % c->rslots) * c->rslot; }
 
 /* ---- pingpong: half a round trip between ranks 0 and 1 ---- */
 
@@ -103,7 +118,7 @@ static void stream_send(bench_ctx_t *c, int peer)
     MPI_Datatype t;
     int n = layout_message(c, &t);
     for (int w = 0; w < window(); w++)
-        MPI_CHECK(MPI_Isend(c->sbuf, n, t, peer, TAG, c->comm, &req[w]));
+        MPI_CHECK(MPI_Isend(sslot(c, w), n, t, peer, TAG, c->comm, &req[w]));
     MPI_CHECK(MPI_Waitall(window(), req, MPI_STATUSES_IGNORE));
     MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, peer, ACK_TAG, c->comm, MPI_STATUS_IGNORE));
 }
@@ -143,6 +158,59 @@ long bw_verify(const bench_ctx_t *c, long *verified)
 
 double window_msgs(const bench_ctx_t *c) { (void)c; return (double)p2p_window; }
 
+/* ---- the streaming rows' buffers (--buffers) ---- */
+
+/* bw and bibw: send and receive slots of the layout's extent each. */
+void p2p_stream_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
+{
+    layout_buffers(c, send, recv);
+    *send *= (size_t)c->rslots;
+}
+
+/* msgrate (no --layout): size bytes per slot. */
+void msgrate_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
+{
+    *send = *recv = (size_t)c->size * (size_t)c->rslots;
+}
+
+/* One stream's distinct source and destination bytes per event: the slots a
+ * window goes through on each side (single: one; beyond the memory cap: the cap). */
+static size_t stream_bytes(const bench_ctx_t *c)
+{
+    int slots = window() < c->rslots ? window() : c->rslots;
+    return 2 * (size_t)slots * (size_t)c->size;
+}
+
+/* --check: every send slot carries the pattern (the receive side compares each slot). */
+void p2p_stream_fill(bench_ctx_t *c)
+{
+    if (layout_on) layout_fill(c);
+    else check_fill(c->sbuf, (size_t)c->size, c->rank, c->iter);
+    for (int i = 1; i < c->rslots; i++) memcpy(sslot(c, i), c->sbuf, c->rslot);
+}
+
+static void describe_buffers(const bench_ctx_t *c, json_t *j)
+{
+    json_str(j, "buffers", buffers_names[multiple()]);
+    json_int(j, "buffer_slots", c->rslots);
+}
+
+size_t bw_working_set(const bench_ctx_t *c, int *streams) { *streams = 1; return stream_bytes(c); }
+size_t bibw_working_set(const bench_ctx_t *c, int *streams) { *streams = 2; return stream_bytes(c); }
+size_t msgrate_working_set(const bench_ctx_t *c, int *streams) { *streams = npairs(c); return stream_bytes(c); }
+
+void stream_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, json_t *j)
+{
+    describe_buffers(c, j);
+    layout_describe(c, p, w, j);
+}
+
+void msgrate_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, json_t *j)
+{
+    (void)p, (void)w;
+    describe_buffers(c, j);
+}
+
 /* ---- bibw: windows both ways at once ---- */
 
 void bibw_event(bench_ctx_t *c)
@@ -155,7 +223,7 @@ void bibw_event(bench_ctx_t *c)
     for (int w = 0; w < window(); w++)
         MPI_CHECK(MPI_Irecv(rslot(c, w), n, t, peer, TAG, c->comm, &req[w]));
     for (int w = 0; w < window(); w++)
-        MPI_CHECK(MPI_Isend(c->sbuf, n, t, peer, TAG, c->comm, &req[window() + w]));
+        MPI_CHECK(MPI_Isend(sslot(c, w), n, t, peer, TAG, c->comm, &req[window() + w]));
     MPI_CHECK(MPI_Waitall(2 * window(), req, MPI_STATUSES_IGNORE));
 }
 
@@ -168,7 +236,6 @@ double bibw_msgs(const bench_ctx_t *c) { (void)c; return 2.0 * (double)p2p_windo
 
 /* ---- msgrate: N/2 pairs (i, i + N/2) stream at once ---- */
 
-static int npairs(const bench_ctx_t *c) { return c->nranks / 2; }
 double msgrate_bytes(const bench_ctx_t *c) { return (double)npairs(c) * (double)c->size; }
 double msgrate_msgs(const bench_ctx_t *c) { return (double)npairs(c) * (double)p2p_window; }
 int msgrate_active(const bench_ctx_t *c) { return c->rank < 2 * npairs(c); }

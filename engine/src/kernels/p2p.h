@@ -8,6 +8,22 @@
 /* --window: messages in flight for the streaming benchmarks (bw, bibw, msgrate). */
 extern const option_table_t p2p_options;
 extern long p2p_window;
+/* --buffers: -1 (unset: single), 0 single, 1 multiple */
+extern int p2p_buffers;
+
+struct json;
+struct point;
+struct world;
+/* --buffers for bw, bibw and msgrate: allocation, --check input, the working
+ * set per stream (and the streams a figure adds up) and the record's fields. */
+void p2p_stream_buffers(const bench_ctx_t *c, size_t *send, size_t *recv);
+void msgrate_buffers(const bench_ctx_t *c, size_t *send, size_t *recv);
+void p2p_stream_fill(bench_ctx_t *c);
+size_t bw_working_set(const bench_ctx_t *c, int *streams);
+size_t bibw_working_set(const bench_ctx_t *c, int *streams);
+size_t msgrate_working_set(const bench_ctx_t *c, int *streams);
+void stream_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
+void msgrate_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 
 int p2p_window_slots(const bench_ctx_t *c);
 int p2p_two_slots(const bench_ctx_t *c);

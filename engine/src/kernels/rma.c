@@ -39,6 +39,7 @@ enum pattern {
 
 static const char *const mode_names[] = {"fence", "lock", "flush", "flush_local", "lock_all", "pscw", NULL};
 static const char *const wkind_names[] = {"create", "allocate", "dynamic", NULL};
+static const char *const buffers_names[] = {"single", "multiple", NULL};
 static const char *const op_names[] = {"put", "get", "accumulate", "get_accumulate", "fetch_and_op",
                                        "compare_and_swap"};
 
@@ -48,7 +49,8 @@ static struct {
     int modes[MAX_MODES], nmodes;  /* 0 modes: flush only */
     int wkind;
     long ops, batch;
-} opt = {{0}, 0, W_ALLOCATE, 64, 1};
+    int buffers;  /* -1 until given: multiple, as osu_put_bw and osu_get_bw */
+} opt = {{0}, 0, W_ALLOCATE, 64, 1, -1};
 
 static int parse_sync(const opt_spec_t *s, const char *text, char *err, size_t errlen)
 {
@@ -97,6 +99,10 @@ static const opt_spec_t specs[] = {
      NULL},
     {"rma-ops", OPT_LONG, &opt.ops, 1, 100000, NULL, "N",
      "RMA operations per epoch in the bandwidth rows (64)", "rma_ops", 0, NULL, NULL},
+    {"rma-buffers", OPT_CHOICE, &opt.buffers, 0, 0, buffers_names, "single|multiple",
+     "bandwidth rows: each operation of an epoch from its own source slot to its own target slot (multiple, "
+     "as osu_put_bw: sbuf + j*size to disp + j*size) or all from one buffer to one place (single)",
+     "rma_buffers", OPT_NULL_WHEN_UNSET, NULL, NULL},
     {"rma-batch", OPT_LONG, &opt.batch, 1, 100000, NULL, "N",
      "epochs (operation and completion) per timed sample in the latency rows; the figure stays per operation (1)",
      "rma_batch", 0, NULL, NULL},
@@ -211,13 +217,37 @@ static int most_targets(enum pattern p, int n)
 
 int rma_recv_slots(const bench_ctx_t *c) { return most_targets(row_of(c->bench)->pattern, c->nranks); }
 
-/* fetch_and_op and compare_and_swap move one 8-byte integer whatever the size. */
+/* Operations of an epoch that get a place of their own (--rma-buffers): the
+ * bandwidth rows' --rma-ops with multiple, up to 64 MiB per region as the p2p
+ * rows' slots (beyond it places are reused); else 1. */
+static int buffer_slots(const row_t *r, long size)
+{
+    if (!r->streaming || opt.buffers == 0) return 1;
+    long cap = size > 0 ? (64L << 20) / size : opt.ops;
+    long n = opt.ops < cap ? opt.ops : cap;
+    return n > 0 ? (int)n : 1;
+}
+
+/* fetch_and_op and compare_and_swap move one 8-byte integer whatever the size;
+ * the send buffer and each target's result region hold buffer_slots places. */
 void rma_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
 {
     const row_t *r = row_of(c->bench);
     size_t one = atomic(r->op) ? sizeof(uint64_t) : (size_t)c->size;
-    *send = one;
-    *recv = one * (size_t)most_targets(r->pattern, c->nranks);
+    size_t region = one * (size_t)buffer_slots(r, c->size);
+    *send = region;
+    *recv = region * (size_t)most_targets(r->pattern, c->nranks);
+}
+
+/* Per origin: its source region and its region at every target (get: the
+ * other way round); streams: origins whose figures the row adds up. */
+size_t rma_working_set(const bench_ctx_t *c, int *streams)
+{
+    const row_t *r = row_of(c->bench);
+    size_t one = atomic(r->op) ? sizeof(uint64_t) : (size_t)c->size;
+    int targets = most_targets(r->pattern, c->nranks);
+    *streams = r->pattern == P_BIDIR ? 2 : (r->pattern == P_ALL_ALL || r->pattern == P_EXCHANGE) ? c->nranks : 1;
+    return one * (size_t)buffer_slots(r, c->size) * (size_t)(1 + targets);
 }
 
 /* ---- state ---- */
@@ -225,10 +255,11 @@ void rma_buffers(const bench_ctx_t *c, size_t *send, size_t *recv)
 typedef struct rma_state {
     const row_t *row;
     int mode, ops;
+    int bslots;           /* places per region (--rma-buffers) */
     MPI_Comm wcomm;       /* the participants; MPI_COMM_NULL on a bystander */
     MPI_Win win;
     int me, n;            /* rank in wcomm and its size */
-    char *mem;            /* this rank's window memory: n slots of slot bytes */
+    char *mem;            /* this rank's window memory: n slots of slot bytes (bslots places each) */
     size_t slot, mem_bytes;
     MPI_Aint *base;       /* dynamic windows: every rank's attached address */
     int ntargets, *tlist;
@@ -294,7 +325,8 @@ void rma_setup(bench_ctx_t *c)
     }
     free(theirs);
 
-    s->slot = elem_bytes(s, c->size);
+    s->bslots = buffer_slots(s->row, c->size);
+    s->slot = elem_bytes(s, c->size) * (size_t)s->bslots;
     s->mem_bytes = s->slot * (size_t)s->n;
     size_t bytes = s->mem_bytes > 8 ? s->mem_bytes : 8;
     int kind = opt.wkind;
@@ -395,26 +427,34 @@ static MPI_Aint disp(const rma_state_t *s, int target, size_t offset)
 
 static char *result_slot(const bench_ctx_t *c, const rma_state_t *s, int k)
 {
-    return c->rbuf + (size_t)(k % c->rslots) * elem_bytes(s, c->size);
+    return c->rbuf + (size_t)(k % c->rslots) * s->slot;
 }
 
 /* The row's operations to every target, --rma-ops rounds; the operation is
- * chosen once, outside the loops (a put of 8 bytes takes tens of ns). */
+ * chosen once, outside the loops (a put of 8 bytes takes tens of ns). Round w
+ * of a put or get uses place w of bslots on both sides (osu_put_bw's
+ * sbuf + j*size to disp + j*size); the other operations have one place. */
 static void issue(const bench_ctx_t *c, const rma_state_t *s)
 {
-    const int n = (int)c->size, rounds = s->ops, nt = s->ntargets;
+    const int n = (int)c->size, rounds = s->ops, nt = s->ntargets, bs = s->bslots;
     const int *tl = s->tlist;
     const MPI_Aint *mine = s->dmine, *first = s->dfirst;
     MPI_Win win = s->win;
     switch (s->row->op) {
     case OP_PUT:
-        for (int w = 0; w < rounds; w++)
-            for (int k = 0; k < nt; k++) MPI_CHECK(MPI_Put(c->sbuf, n, MPI_BYTE, tl[k], mine[k], n, MPI_BYTE, win));
+        for (int w = 0; w < rounds; w++) {
+            const size_t at = (size_t)(w % bs) * (size_t)n;
+            for (int k = 0; k < nt; k++)
+                MPI_CHECK(MPI_Put(c->sbuf + at, n, MPI_BYTE, tl[k], mine[k] + (MPI_Aint)at, n, MPI_BYTE, win));
+        }
         break;
     case OP_GET:
-        for (int w = 0; w < rounds; w++)
+        for (int w = 0; w < rounds; w++) {
+            const size_t at = (size_t)(w % bs) * (size_t)n;
             for (int k = 0; k < nt; k++)
-                MPI_CHECK(MPI_Get(result_slot(c, s, k), n, MPI_BYTE, tl[k], first[k], n, MPI_BYTE, win));
+                MPI_CHECK(MPI_Get(result_slot(c, s, k) + at, n, MPI_BYTE, tl[k], first[k] + (MPI_Aint)at, n, MPI_BYTE,
+                                  win));
+        }
         break;
     case OP_ACC:
         for (int w = 0; w < rounds; w++)
@@ -464,9 +504,8 @@ static void settle(bench_ctx_t *c, rma_state_t *s)
     /* a target's slots are compared from copies in its receive buffer, which
      * an origin of a put leaves unused (and the fault injection corrupts) */
     s->copied = copies_slots(c, s);
-    size_t one = elem_bytes(s, c->size);
     for (int o = 0, k = 0; o < s->n && s->copied; o++)
-        if (s->from[o]) memcpy(c->rbuf + (size_t)k++ * one, s->mem + (size_t)o * s->slot, one);
+        if (s->from[o]) memcpy(c->rbuf + (size_t)k++ * s->slot, s->mem + (size_t)o * s->slot, s->slot);
 }
 
 static void epoch(bench_ctx_t *c, rma_state_t *s)
@@ -564,12 +603,14 @@ void rma_fill(bench_ctx_t *c)
         memcpy(c->sbuf, &v, sizeof v);
         s->compare = 0;
     } else {
-        check_fill(c->sbuf, (size_t)c->size, c->rank, c->iter);
+        /* every place of the source region carries the pattern */
+        for (int i = 0; i < s->bslots; i++) check_fill(c->sbuf + (size_t)i * (size_t)c->size, (size_t)c->size, c->rank, c->iter);
     }
     int lock_self = s->mode == S_LOCK || s->mode == S_LOCK_ALL;
     if (lock_self) MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, s->me, 0, s->win));
     memset(s->mem, 0, s->mem_bytes);
-    if (s->row->op == OP_GET) check_fill(s->mem, (size_t)c->size, c->rank, c->iter);
+    for (int i = 0; i < s->bslots && s->row->op == OP_GET; i++)
+        check_fill(s->mem + (size_t)i * (size_t)c->size, (size_t)c->size, c->rank, c->iter);
     if (lock_self) MPI_CHECK(MPI_Win_unlock(s->me, s->win));
     if (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) MPI_CHECK(MPI_Win_sync(s->win));
     /* fence: the checking event opens with a fence; pscw: MPI_Win_post publishes */
@@ -593,7 +634,8 @@ long rma_verify(const bench_ctx_t *c, long *verified)
     for (int k = 0; k < s->ntargets && op != OP_PUT && op != OP_ACC; k++) {
         const char *got = result_slot(c, s, k);
         if (op == OP_GET) {
-            errors += check_compare(got, one, s->tlist[k], c->iter);
+            for (int i = 0; i < s->bslots; i++) errors += check_compare(got + (size_t)i * one, one, s->tlist[k], c->iter);
+            *verified += (long)one * (s->bslots - 1);
         } else if (op == OP_GET_ACC) {
             for (size_t i = 0; i < one; i++) errors += got[i] != 0;
         } else {
@@ -604,10 +646,10 @@ long rma_verify(const bench_ctx_t *c, long *verified)
     /* as a target: what every origin left in its slot */
     for (int o = 0, k = 0; o < s->n && op != OP_GET; o++) {
         if (!s->from[o]) continue;
-        const char *slot = s->copied ? c->rbuf + (size_t)k++ * one : s->mem + (size_t)o * s->slot;
+        const char *slot = s->copied ? c->rbuf + (size_t)k++ * s->slot : s->mem + (size_t)o * s->slot;
         if (atomic(op)) errors += compare_u64(slot, atomic_value(o, c->iter));
-        else errors += check_compare(slot, one, o, c->iter);
-        *verified += (long)one;
+        else for (int i = 0; i < s->bslots; i++) errors += check_compare(slot + (size_t)i * one, one, o, c->iter);
+        *verified += (long)one * s->bslots;
     }
     return errors;
 }
@@ -642,6 +684,10 @@ void rma_describe(const bench_ctx_t *c, const struct point *p, const struct worl
     else json_str(j, "datatype", "byte");
     if (s->row->op == OP_ACC || s->row->op == OP_GET_ACC || s->row->op == OP_FOP) json_str(j, "reduce_op", "sum");
     json_close_obj(j);
+    if (s->row->streaming) {
+        json_str(j, "buffers", buffers_names[opt.buffers == 0 ? 0 : 1]);
+        json_int(j, "buffer_slots", s->bslots);
+    }
     if (s->row->passive && p->nphases >= 2) {
         double pure = p->phase_us[0], ovrl = p->phase_us[1], busy = s->compute_s * 1e6;
         json_obj(j, "passive");

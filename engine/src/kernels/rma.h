@@ -23,6 +23,7 @@ int rma_pair_active(const bench_ctx_t *c);
 int rma_pairs(const bench_ctx_t *c, pair_t *out);
 int rma_recv_slots(const bench_ctx_t *c);
 void rma_buffers(const bench_ctx_t *c, size_t *send, size_t *recv);
+size_t rma_working_set(const bench_ctx_t *c, int *streams);
 double rma_ops(const bench_ctx_t *c);          /* operations per event (one epoch) */
 double rma_bytes(const bench_ctx_t *c);        /* bytes one operation moves, over its targets */
 double rma_msgs(const bench_ctx_t *c);         /* operations per event, for the message rate */

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpiscope import __version__
+from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
 from mpiscope.records import Context, RecordFile
 from mpiscope.records.table import tidy
 from mpiscope.report.axes import plt
@@ -211,7 +212,8 @@ def _cell(row) -> tuple[str, str]:
     where = f" in {int(stopped)} of {launches} launches" if launches > 1 and stopped == stopped and stopped else ""
     flag = (f' <span class="flag" title="did not converge{where}: {escape(str(row.stop_reason))}">†</span>'
             if unconverged else "")
-    return f"{num(row.time_median_us)}{flag} {ci}", num(getattr(row, "bw_median_MBps", None), 4)
+    above = f' <span class="flag" title="{escape(MARK_NOTE)}">{MARK}</span>' if getattr(row, "above_copy", False) else ""
+    return f"{num(row.time_median_us)}{flag} {ci}", num(getattr(row, "bw_median_MBps", None), 4) + above
 
 
 def _side_by_side(df: pd.DataFrame, heading: str) -> str:
@@ -223,7 +225,8 @@ def _side_by_side(df: pd.DataFrame, heading: str) -> str:
         rows = [[escape(t.size_label(s)), *(escape(t.cell(s, c)) for c in t.columns)] for s in t.sizes]
         parts.append(heading + _table(head, rows, "data") +
                      f'<p class="muted">MB/s per configuration, the time per message in µs in brackets up to '
-                     f'{human_size(t.latency_upto)}; {escape(t.level)}.</p>')
+                     f'{human_size(t.latency_upto)}; {escape(t.level)}.</p>' +
+                     "".join(f'<p class="muted">{escape(line)}</p>' for line in t.note.splitlines()))
     return "".join(parts)
 
 
@@ -231,6 +234,8 @@ def _one_config(rows: pd.DataFrame, heading: str) -> str:
     """Size down; with several launches the launch-level columns: launches, the share of variance
     between them, and the levels they fell into."""
     several = "launches" in rows and (rows["launches"] > 1).any()
+    rows = rows.assign(above_copy=copy_rate_flags(rows))
+    heading += _layout_notes(rows)
     if not several:
         est = rows["estimate"].dropna().unique() if "estimate" in rows else ["median"]
         head = ["size", "median µs [95% CI]" if list(est) in ([], ["median"]) else
@@ -245,6 +250,14 @@ def _one_config(rows: pd.DataFrame, heading: str) -> str:
              f'<span class="modes">{escape(str(r.modes))}</span>' if isinstance(r.modes, str) and r.modes else ""]
             for r in rows.sort_values("size").itertuples()]
     return heading + _table(head, body, "data")
+
+
+def _layout_notes(rows: pd.DataFrame) -> str:
+    """The buffer layout a streaming row used, and what the copy-rate mark means if a row has it."""
+    layouts = sorted(set(rows["buffers"].dropna())) if "buffers" in rows else []
+    notes = [f"buffers: {'/'.join(layouts)}"] if layouts else []
+    notes += [MARK_NOTE] if rows["above_copy"].any() else []
+    return "".join(f'<p class="muted">{escape(n)}</p>' for n in notes)
 
 
 def _tables(df: pd.DataFrame) -> str:

@@ -15,6 +15,7 @@ from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, configurat
 from mpiscope.console import make_table
 from mpiscope.report.numbers import num, pct
 from mpiscope.results.evidence import evidence
+from mpiscope.analysis.cache import MARK, MARK_NOTE, above_copy_rate
 from mpiscope.records import Point, RecordFile, Skip, Timeout
 from mpiscope.results.frame import modes_text, run_levels_text
 from mpiscope.store import RunMeta
@@ -116,6 +117,12 @@ def drift_caption(lps: Sequence[LaunchPoint]) -> str:
             "to run (docs/statistics.md)")
 
 
+def _above_copy(lp: LaunchPoint) -> bool:
+    """The point's MB/s above the launch's own memcpy rate of its working set (analysis.cache)."""
+    d = lp.points[0].details if lp.points else {}
+    return above_copy_rate(mbps(lp), d.get("streams"), d.get("copy_MB_per_s"))
+
+
 def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                   drift: Mapping[tuple, Drift] | None = None) -> Table:
     """A row per point (and configuration: a study's series) over its launches, by benchmark in
@@ -150,7 +157,7 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                            f"[yellow]{escape(flag)}[/]" if flag else
                            f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
                            str(lp.launches), _pct(lp.share_between),
-                           _num(mbps(lp), 4), escape(note(lp, launches))]
+                           _num(mbps(lp), 4) + (MARK if _above_copy(lp) else ""), escape(note(lp, launches))]
         elif kind == 1:
             rows[order] = [_label(r, world), human_size(r.size), "hung", "", "", "", "", f"time-out after {r.limit_s} s"]
         else:
@@ -168,6 +175,8 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
         table.add_row(*cells)
     imported = imported_caption([r for r in records if isinstance(r, Point)])
     table.caption = imported or (SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values())))
+    if any(_above_copy(lp) for lp in by_point.values()):
+        table.caption = "\n".join(filter(None, (table.caption, MARK_NOTE)))
     table.caption_justify = "left"
     return table
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 from rich.table import Table
 
+from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
 from mpiscope.errors import UsageError
 from mpiscope.report.numbers import cell
 from mpiscope.records.table import tidy
@@ -112,6 +113,8 @@ class SideBySide:
     launches: tuple[int, int] | None = None  # fewest and most launches per point; None: per launch
     imported: tuple[str, ...] = ()  # columns of another tool's figures (mpiscope import)
     marks: dict[tuple[int, str], str] = field(default_factory=dict)  # (size, column) -> hung / skipped
+    above_copy: pd.DataFrame | None = None  # sizes x columns: faster than the run's memcpy (analysis.cache)
+    buffers: tuple[str, ...] = ()  # the streaming rows' buffer layouts (--buffers, --rma-buffers) per column
 
     def heading(self, col: str, sep: str = "\n") -> str:
         return col.replace("\n", sep) + (" *" if col in self.oversubscribed else "")
@@ -136,13 +139,24 @@ class SideBySide:
     @property
     def note(self) -> str:
         notes = ["* more ranks than cores: ranks shared cores, so these timings are not trustworthy"
-                 if self.oversubscribed else ""]
+                 if self.oversubscribed else "", self.layout]
         if any(pd.isna(self.us.at[s, c]) and (s, c) not in self.marks for s in self.sizes for c in self.columns):
             notes.append("- not measured in that configuration")
         if self.marks:
             notes.append("hung: a launch timed out at that size (a deadlock is a result); skipped: the engine "
                          "or mpiscope left the point out, `mpiscope show RUN` says why")
+        if self.above_copy is not None and self.above_copy.any().any():
+            notes.append(MARK_NOTE)
         return "\n".join(filter(None, notes))
+
+    @property
+    def layout(self) -> str:
+        """Which buffer layout the figures used: 'buffers: single' or per column."""
+        if not self.buffers:
+            return ""
+        if len(set(self.buffers)) == 1:
+            return f"buffers: {self.buffers[0]}"
+        return "buffers: " + "; ".join(f"{c.replace(chr(10), ', ')} {b}" for c, b in zip(self.columns, self.buffers))
 
     def size_label(self, size: int) -> str:
         if self.words:
@@ -159,6 +173,8 @@ class SideBySide:
         if pd.isna(us):
             return mark or "-"
         text = "-" if pd.isna(bw) else cell(bw)
+        if self.above_copy is not None and size in self.above_copy.index and bool(self.above_copy.at[size, col]):
+            text += MARK
         text = f"{text} ({cell(us)})" if size <= self.latency_upto else text
         return f"{text} [{mark}]" if mark else text
 
@@ -185,6 +201,7 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
         df["config"] = labelled.where(variant != "", df["config"])
     if "bw_median_MBps" not in df:
         df["bw_median_MBps"] = float("nan")
+    df["above_copy"] = copy_rate_flags(df)
     if "estimate" in df:  # per launch, an imported point's figure is its tool's (e.g. its mean)
         for est in set(df["estimate"].dropna()) - {"median"}:
             rows = df["estimate"] == est
@@ -196,10 +213,15 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
     for bench in dict.fromkeys(df["benchmark"]):
         part = df[df["benchmark"] == bench]
         # several runs of one configuration outside a sweep: the median of their estimates
-        agg = part.groupby(["size", "config"]).agg(bw=("bw_median_MBps", "median"), us=("time_median_us", "median"))
+        agg = part.groupby(["size", "config"]).agg(bw=("bw_median_MBps", "median"), us=("time_median_us", "median"),
+                                                   above=("above_copy", "any"))
         cols = [c for c in order if c in set(part["config"])]
         bw = agg["bw"].unstack("config").reindex(columns=cols)
         us = agg["us"].unstack("config").reindex(columns=cols)
+        above = agg["above"].unstack("config").reindex(columns=cols).fillna(False).astype(bool)
+        layouts = part.groupby("config")["buffers"].agg(lambda v: "/".join(sorted(set(v.dropna())))) \
+            if "buffers" in part else None
+        buffers = tuple(layouts.get(c, "") or "-" for c in cols) if layouts is not None and layouts.any() else ()
         sizes = sorted(int(s) for s in bw.index)
         over = frozenset(part.loc[part["oversubscribed"] == True, "config"]) if "oversubscribed" in part else frozenset()  # noqa: E712
         launches = ((int(part["launches"].min()), int(part["launches"].max())) if "launches" in part
@@ -212,7 +234,7 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
             sizes = sorted(sizes + extra)
             bw, us = bw.reindex(sizes), us.reindex(sizes)
         out.append(SideBySide(bench, words, cols, sizes, bw, us, latency_upto, over, launches, imported,
-                              {k: v for k, v in marks.items() if k[1] in cols}))
+                              {k: v for k, v in marks.items() if k[1] in cols}, above, buffers))
     return out
 
 

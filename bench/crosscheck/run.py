@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""mpiscope against OSU 7.x and IMB 2021 on the same MPI: mean-to-mean ratios per row and size.
+
+Prints figures; it is a benchmark, not a test. It downloads nothing: give it the OSU and IMB
+builds you made with the MPI's own mpicc (docs/benchmarks.md, "Cross-check against OSU and IMB").
+For each of k alternations it runs the engine once (every row, every size) and then each
+reference program once, on 2 ranks, launched the way mpiscope launches. Each pair gives a ratio
+of means (mpiscope's mean over the reference's: time for latency rows, MB/s for bandwidth rows;
+a collective's mean is IMB's t_avg, the engine's t_avg_us); the table shows the median ratio of
+the pairs and their spread (min-max). The references' output is read by mpiscope's importers.
+
+    python bench/crosscheck/run.py --osu OSU_PREFIX --imb IMB_DIR [--mpi openmpi] [-k 5]
+        [--engine PATH] [--sizes 8,64K,1M] [--only pingpong,bw,...]
+
+OSU_PREFIX is OSU's install prefix (libexec/osu-micro-benchmarks/mpi/... below it) or its
+c/mpi build folder; IMB_DIR holds IMB-MPI1 and IMB-NBC. --engine measures another engine build
+(e.g. main's, to compare before and after a change) instead of mpiscope's own build.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from common import run  # noqa: E402  (bench/common.py, beside this folder)
+
+from mpiscope.importers import parse_file  # noqa: E402
+from mpiscope.mpi import find  # noqa: E402
+from mpiscope.mpi.build import build_engine  # noqa: E402
+from mpiscope.plan import expand_sizes  # noqa: E402
+from mpiscope.units import human_size  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: the engine's row and options, the reference program and options,
+    and whether the figure is a time (us) or a bandwidth (MB/s)."""
+    label: str
+    bench: str
+    engine: tuple[str, ...]
+    tool: str  # 'osu' or 'imb'
+    program: str  # below OSU's mpi/ folder, or IMB's executable
+    args: tuple[str, ...] = ()
+    bw: bool = False
+    # MPI_Wtime calls per operation added to the engine's time: OSU 7.4's one-sided latency loops
+    # read it twice per iteration (t_graph_start, t_graph_end), inside the time they report
+    wtime_reads: int = 0
+
+
+ROWS = (
+    Row("pingpong", "pingpong", (), "osu", "pt2pt/osu_latency"),
+    Row("bw", "bw", (), "osu", "pt2pt/osu_bw", bw=True),
+    Row("bw --buffers multiple", "bw", ("--buffers", "multiple"), "osu", "pt2pt/osu_bw", ("-b", "multiple"), True),
+    Row("bibw", "bibw", (), "osu", "pt2pt/osu_bibw", bw=True),
+    Row("msgrate", "msgrate", (), "osu", "pt2pt/osu_mbw_mr", bw=True),
+    Row("put_latency", "put_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_latency"),
+    Row("get_latency", "get_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_latency"),
+    Row("put_latency batch+2Wtime", "put_latency", ("--rma-sync", "flush", "--rma-batch", "1000"), "osu",
+        "one-sided/osu_put_latency", wtime_reads=2),
+    Row("get_latency batch+2Wtime", "get_latency", ("--rma-sync", "flush", "--rma-batch", "1000"), "osu",
+        "one-sided/osu_get_latency", wtime_reads=2),
+    Row("put_bw", "put_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_bw", bw=True),
+    Row("get_bw", "get_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_bw", bw=True),
+    Row("put_bibw", "put_bibw", ("--rma-sync", "pscw"), "osu", "one-sided/osu_put_bibw", bw=True),
+    Row("acc_latency", "acc_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_acc_latency"),
+    Row("allreduce", "allreduce", (), "imb", "IMB-MPI1", ("Allreduce",)),
+    Row("reduce", "reduce", (), "imb", "IMB-MPI1", ("Reduce",)),
+    Row("bcast", "bcast", (), "imb", "IMB-MPI1", ("Bcast",)),
+    Row("allgather", "allgather", (), "imb", "IMB-MPI1", ("Allgather",)),
+    Row("alltoall", "alltoall", (), "imb", "IMB-MPI1", ("Alltoall",)),
+    Row("iallreduce", "iallreduce", (), "imb", "IMB-NBC", ("Iallreduce_pure",)),
+    Row("ibcast", "ibcast", (), "imb", "IMB-NBC", ("Ibcast_pure",)),
+)
+
+
+def osu_program(prefix: Path, program: str) -> Path:
+    for base in (prefix / "libexec" / "osu-micro-benchmarks" / "mpi", prefix):
+        if (base / program).is_file():
+            return base / program
+    raise SystemExit(f"crosscheck: error: no {program} under {prefix}: give --osu the OSU install prefix "
+                     "or its c/mpi build folder")
+
+
+def engine_figures(lib, engine: Path, rows: list[Row], sizes: list[int]) -> dict[tuple[str, int], tuple[float, float]]:
+    """(label, size) -> the engine's (mean, median): one launch per distinct set of options."""
+    out: dict[tuple[str, int], tuple[float, float]] = {}
+    groups: dict[tuple[str, ...], list[Row]] = {}
+    for r in rows:
+        groups.setdefault(r.engine, []).append(r)
+    for opts, group in groups.items():
+        try:
+            text = run(lib, 2, [str(engine), "--sizes", ",".join(map(str, sizes)), "--max-time", "1", *opts,
+                                *dict.fromkeys(r.bench for r in group)])
+        except subprocess.CalledProcessError as e:  # an older engine without the option: its rows stay empty
+            said = [x for x in (e.stderr or "").splitlines() if any(ch.isalpha() for ch in x)]
+            print(f"engine {' '.join(opts)} (exit {e.returncode}): {said[0] if said else e}", file=sys.stderr)
+            continue
+        wtime_us = 0.0
+        for line in text.splitlines():
+            if '"type": "context"' in line:  # the cost of one MPI_Wtime, measured by the engine
+                wtime_us = json.loads(line)["timer"]["mpi_wtime_overhead_s"] * 1e6
+            if '"type": "point"' not in line:
+                continue
+            p = json.loads(line)
+            mean = p.get("t_avg_us", p["time_us"]["mean"])  # a collective: IMB's t_avg
+            for r in group:
+                if r.bench == p["benchmark"]:
+                    times = (mean + r.wtime_reads * wtime_us, p["time_us"]["median"] + r.wtime_reads * wtime_us)
+                    out[(r.label, p["size"])] = tuple(p["bytes_per_op"] / t if r.bw else t for t in times)
+    return out
+
+
+def reference_figures(lib, row: Row, osu: Path, imb: Path, sizes: list[int], work: Path) -> dict[int, float]:
+    """size -> the reference's mean (its own average), read by mpiscope's importer."""
+    outputs = []  # the importer reads one OSU table per file
+    if row.tool == "osu":
+        outputs = [run(lib, 2, [str(osu_program(osu, row.program)), "-m", f"{s}:{s}", *row.args]) for s in sizes]
+    else:
+        lengths = work / "msglen"
+        lengths.write_text("".join(f"{s}\n" for s in sizes))
+        outputs = [run(lib, 2, [str(imb / row.program), "-npmin", "2", "-msglen", str(lengths), *row.args])]
+    figures = {}
+    for i, text in enumerate(outputs):
+        out = work / f"{row.label.replace(' ', '_')}.{i}.txt"
+        out.write_text(text)
+        for p in parse_file(out, row.tool, 2):
+            if p.benchmark == row.bench and p.size in sizes:
+                figures[p.size] = p.bw_MBps.mean if row.bw and p.bw_MBps else p.time_us.mean
+    return figures
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--osu", type=Path, required=True, help="OSU 7.x install prefix or c/mpi build folder")
+    ap.add_argument("--imb", type=Path, required=True, help="folder with IMB-MPI1 and IMB-NBC (IMB 2021)")
+    ap.add_argument("--mpi", help="MPI library by its mpiscope name (default: the embedded MPICH)")
+    ap.add_argument("--engine", type=Path, help="an engine build to measure (default: mpiscope's own build)")
+    ap.add_argument("-k", "--alternations", type=int, default=5)
+    ap.add_argument("--sizes", default="8,64K,1M")
+    ap.add_argument("--only", help="comma-separated row labels (default: every row)")
+    args = ap.parse_args()
+    lib = find(args.mpi)
+    engine = args.engine or build_engine(lib.mpicc)
+    sizes = expand_sizes(engine, args.sizes)  # the engine's own size grammar
+    rows = [r for r in ROWS if not args.only or r.label in args.only.split(",")]
+    # mean over mean (the suites' own statistic), and the engine's median over the reference's
+    # mean: on a loaded machine the engine's mean over a second of samples takes in the
+    # scheduler's time slices, which the references' short loops often miss
+    ratios: tuple[dict[tuple[str, int], list[float]], ...] = ({}, {})
+    with tempfile.TemporaryDirectory(prefix="mpiscope-crosscheck-") as tmp:
+        for k in range(args.alternations):
+            mine = engine_figures(lib, engine, rows, sizes)
+            for r in rows:
+                for size, ref in reference_figures(lib, r, args.osu, args.imb, sizes, Path(tmp)).items():
+                    for i, fig in enumerate(mine.get((r.label, size), ())):
+                        if ref > 0:
+                            ratios[i].setdefault((r.label, size), []).append(fig / ref)
+            print(f"alternation {k + 1} of {args.alternations} done", file=sys.stderr)
+    for ratio, what in zip(ratios, ("mean to mean", "mpiscope's median to the reference's mean")):
+        print(f"mpiscope / reference, {what}, median of {args.alternations} alternated pairs [min-max]; "
+              f"{lib.name}, engine {engine}")
+        print(f"{'row':26} {'reference':34} " + " ".join(f"{human_size(s):>20}" for s in sizes))
+        for r in rows:
+            ref = f"{Path(r.program).name} {' '.join(r.args)}".strip()
+            cells = []
+            for s in sizes:
+                x = ratio.get((r.label, s))
+                cells.append(f"{statistics.median(x):.2f} [{min(x):.2f}-{max(x):.2f}]" if x else "-")
+            print(f"{r.label:26} {ref:34} " + " ".join(f"{c:>20}" for c in cells))
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Buffer layouts of the streaming rows on the real engine (--buffers for bw, bibw, msgrate;
+--rma-buffers for put_bw, get_bw, put_bibw, get_bibw): --check under each layout, the layout and
+its working set recorded in every point, the launch's copy rate beside every bandwidth figure,
+and a figure above that copy rate marked by the analysis."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from conftest import run_engine
+from mpiscope.analysis.cache import MARK, above_copy_rate, copy_rate_flags
+from mpiscope.report.table import side_by_side
+
+QUICK = ["--max-time", "0.05", "--warmup-bytes", "64K"]
+SIZES = [8, 4096, 1 << 20]
+WINDOW = 8
+STREAMS = {"bw": 1, "bibw": 2, "msgrate": 1, "put_bw": 1, "get_bw": 1, "put_bibw": 2, "get_bibw": 2}
+
+
+@pytest.mark.parametrize("layout", ["single", "multiple"])
+def test_p2p_layouts_check_and_working_set_mpich(engine_mpich, mpich_launch, layout):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", ",".join(map(str, SIZES)), "--check",
+                     "--window", str(WINDOW), "--buffers", layout, *QUICK, "bw", "bibw", "msgrate")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.context["options"]["buffers"] == layout
+    points = run.points()
+    assert {(p["benchmark"], p["size"]) for p in points} == {(b, s) for b in ("bw", "bibw", "msgrate") for s in SIZES}
+    slots = 1 if layout == "single" else WINDOW
+    for p in points:
+        assert p["check"]["errors"] == 0 and p["check"]["verified_bytes"] > 0, p
+        assert p["buffers"] == layout and p["buffer_slots"] == slots
+        # one stream's distinct source and destination bytes of an event
+        assert p["working_set_bytes"] == 2 * slots * p["size"]
+        assert p["streams"] == STREAMS[p["benchmark"]]
+        assert p["copy_MB_per_s"] > 0
+
+
+def test_p2p_default_is_single_as_osu_bw(engine_mpich, mpich_launch):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "1M", *QUICK, "bw")
+    assert run.returncode == 0, run.stderr
+    assert run.context["options"]["buffers"] is None
+    (p,) = run.points()
+    assert (p["buffers"], p["buffer_slots"], p["working_set_bytes"]) == ("single", 1, 2 << 20)
+
+
+@pytest.mark.parametrize("layout", ["single", "multiple", None])
+def test_rma_layouts_check_and_working_set_mpich(engine_mpich, mpich_launch, layout):
+    given = ["--rma-buffers", layout] if layout else []
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", ",".join(map(str, SIZES)), "--check",
+                     "--rma-ops", str(WINDOW), "--rma-sync", "fence,flush,pscw", *given, *QUICK,
+                     "put_bw", "get_bw", "put_bibw", "get_bibw", "put_latency", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    slots = 1 if layout == "single" else WINDOW  # multiple is the default, as osu_put_bw's sbuf + j*size
+    for p in run.points():
+        assert p["check"]["errors"] == 0, p
+        if p["benchmark"] == "put_latency":  # one operation per epoch: no layout to choose
+            assert "buffers" not in p and p["working_set_bytes"] == 2 * p["size"]
+            continue
+        assert p["buffers"] == (layout or "multiple") and p["buffer_slots"] == slots
+        # bibw: each direction's checks cover its own places
+        directions = 2 if p["benchmark"].endswith("bibw") else 1
+        assert p["check"]["verified_bytes"] == 3 * directions * slots * p["size"]
+        assert p["working_set_bytes"] == 2 * slots * p["size"]
+        assert p["streams"] == STREAMS[p["benchmark"]]
+        assert p["copy_MB_per_s"] > 0
+
+
+def test_rma_layouts_openmpi(engine_openmpi, openmpi_launch):
+    run = run_engine(openmpi_launch(2), engine_openmpi, "--sizes", "8,64K", "--check", "--rma-ops", "4",
+                     "--rma-sync", "lock,flush_local", "--rma-buffers", "multiple", *QUICK, "put_bw", "get_bibw",
+                     timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert {p["benchmark"] for p in run.points()} == {"put_bw", "get_bibw"}
+    for p in run.points():
+        assert p["check"]["errors"] == 0 and p["buffer_slots"] == 4
+        assert p["working_set_bytes"] == 8 * p["size"]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--buffers", "double", "bw"], "--buffers"),
+    (["--rma-buffers", "many", "put_bw"], "--rma-buffers"),
+])
+def test_a_wrong_layout_is_one_line_and_status_2(engine_mpich, mpich_launch, args, fragment):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", *args)
+    assert run.returncode == 2 and fragment in run.stderr and "single" in run.stderr
+    assert "Traceback" not in run.stderr and not run.points()
+
+
+def test_a_figure_above_the_copy_rate_is_marked(engine_mpich, mpich_launch):
+    # one real run whose points carry the launch's copy rate; the figures themselves are then
+    # put above and below it, so the outcome does not depend on this machine's speed
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "64K", *QUICK, "bw", "bibw")
+    assert run.returncode == 0, run.stderr
+    rows = []
+    for p in run.points():
+        copy, streams = p["copy_MB_per_s"], p["streams"]
+        assert copy > 0
+        assert above_copy_rate(p["bw_MBps"]["median"], streams, copy) == (p["bw_MBps"]["median"] / streams > copy)
+        assert above_copy_rate(2.01 * streams * copy, streams, copy)
+        assert not above_copy_rate(0.99 * streams * copy, streams, copy)
+        # bibw's two streams together may exceed one copy: only a stream's share counts
+        assert above_copy_rate(1.5 * copy, streams, copy) == (streams == 1)
+        for scale, run_id in ((3.0, "fast"), (0.5, "slow")):
+            rows.append({"run_id": run_id, "benchmark": p["benchmark"], "size": p["size"], "buffers": p["buffers"],
+                         "bw_median_MBps": scale * streams * copy, "time_median_us": 1.0,
+                         "copy_MB_per_s": copy, "streams": streams, "mpi_name": run_id})
+    df = pd.DataFrame(rows)
+    assert list(copy_rate_flags(df)) == [r["run_id"] == "fast" for r in rows]
+    for t in side_by_side(df):
+        fast, slow = (c for c in t.columns if "fast" in c), (c for c in t.columns if "slow" in c)
+        assert t.cell(65536, next(fast)).endswith(MARK) and not t.cell(65536, next(slow)).endswith(MARK)
+        assert "buffers: single" in t.note and "memcpy" in t.note
+
+
+def test_without_a_copy_rate_nothing_is_marked():
+    assert not above_copy_rate(1e9, 1, None)
+    assert not above_copy_rate(1e9, 1, float("nan"))
+    assert not above_copy_rate(None, 1, 100.0)
+    df = pd.DataFrame({"bw_median_MBps": [1e9]})
+    assert not copy_rate_flags(df).any()
+
+
+def test_the_html_report_marks_the_figure_and_names_the_layout():
+    from mpiscope.report.html import _one_config
+    rows = pd.DataFrame({"size": [65536, 1 << 20], "time_median_us": [1.0, 2.0], "time_ci_low_us": [0.9, 1.9],
+                         "time_ci_high_us": [1.1, 2.1], "converged": [True, True], "stop_reason": ["ci", "ci"],
+                         "samples": [10, 10], "bw_median_MBps": [1e6, 10.0], "copy_MB_per_s": [5e4, 5e4],
+                         "streams": [1, 1], "buffers": ["multiple", "multiple"]})
+    html = _one_config(rows, "<h3>bw</h3>")
+    assert "buffers: multiple" in html
+    first, second = html.split("<tr>")[2:4]  # the header row, then one row per size
+    assert MARK in first and MARK not in second
