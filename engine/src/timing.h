@@ -16,6 +16,7 @@ typedef struct point {
     const char *stop_reason;  /* ci, reps, max_reps, max_time */
     long warmup;
     double elapsed_s;
+    double host_s;            /* the host's time for the point: differs from elapsed_s under simulation */
     double event_median_s;    /* one event's median, seeds the next watchdog limit */
     long check_errors, verified_bytes;
     const char *sync;         /* how sample starts were synchronised */

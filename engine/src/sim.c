@@ -1,0 +1,53 @@
+/* SMPI detection, the host clock, and what a simulation cannot measure. */
+#include "sim.h"
+#include "bench.h"
+#include "timer.h"
+#include <mpi.h>
+#include <string.h>
+#include <time.h>
+
+/* smpicc's forced include (smpi_helpers.h) turns clock_gettime into the simulated
+ * clock; the host's clock is libc's own. */
+#ifdef clock_gettime
+#undef clock_gettime
+#endif
+
+static int cached = -1;
+
+int sim_active(void)
+{
+    if (cached < 0) {
+        char text[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(text, &len);  /* allowed before MPI_Init */
+        cached = strncmp(text, "SMPI", 4) == 0;
+    }
+    return cached;
+}
+
+double sim_host_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void sim_sleep_until(double target_s)
+{
+    double left = target_s - now_s();
+    if (left <= 0) return;
+    struct timespec nap = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+    nanosleep(&nap, NULL);  /* smpi_nanosleep under smpicc: simulated */
+}
+
+const char *sim_skip(unsigned flags, const char *family)
+{
+    if (!sim_active()) return NULL;
+    if (flags & BENCH_THREAD_MULTIPLE)
+        return "simulated (SMPI): ranks are simulated actors, threads of a rank calling MPI are not "
+               "simulated; measure threads on a real machine";
+    if (strcmp(family, "hw") == 0)
+        return "simulated (SMPI): the hardware rows time this host's caches and memory, not the simulated "
+               "platform's; measure them on a real machine";
+    return NULL;
+}
