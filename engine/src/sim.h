@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* The watchdog's least host time for a point under simulation (without --timeout). */
+#define SIM_WATCHDOG_FLOOR_S 600.0
+
 /* 1 when the MPI library is SMPI (callable before and after MPI_Init). */
 int sim_active(void);
 
