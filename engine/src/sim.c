@@ -3,6 +3,7 @@
 #include "bench.h"
 #include "timer.h"
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -50,4 +51,13 @@ const char *sim_skip(unsigned flags, const char *family)
         return "simulated (SMPI): the hardware rows time this host's caches and memory, not the simulated "
                "platform's; measure them on a real machine";
     return NULL;
+}
+
+void sim_context(json_t *j)
+{
+    if (!sim_active()) return;
+    json_obj(j, "simulation");
+    json_str(j, "simulator", "SMPI");
+    json_str(j, "platform", getenv("MPISCOPE_PLATFORM"));  /* null: a platform mpiscope did not describe */
+    json_close_obj(j);
 }

@@ -4,6 +4,7 @@
 #ifndef MPISCOPE_SIM_H
 #define MPISCOPE_SIM_H
 
+#include "json.h"
 #include <stddef.h>
 
 /* The watchdog's least host time for a point under simulation (without --timeout). */
@@ -21,5 +22,9 @@ void sim_sleep_until(double target_s);
 
 /* Why a benchmark is skipped in a simulation, or NULL when it is measured there. */
 const char *sim_skip(unsigned flags, const char *family);
+
+/* The context record's "simulation" object (nothing when not simulated): the simulator and
+ * the platform as mpiscope described it (MPISCOPE_PLATFORM, set by its smpirun adapter). */
+void sim_context(json_t *j);
 
 #endif

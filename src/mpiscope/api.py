@@ -226,7 +226,7 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT
              raw: bool = False, order: str | None = None, launcher: str | None = None,
              hosts: Sequence[str] | None = None, hostfile: str | None = None, nodes: int | None = None,
              ranks_per_node: int | None = None, map_by: str | None = None, bind_to: str | None = None,
-             find_switches: bool = False, oversubscribe: bool = False) -> Measurement:
+             find_switches: bool = False, oversubscribe: bool = False, platform: str | None = None) -> Measurement:
     """What `measure` (and `mpiscope run`) measures, planned by the engine but not launched: the
     benchmarks on their ranks, or with none the characterisation (pair benchmarks on two ranks,
     then the main collectives on every core). Builds the engine for `mpi` on first use. A rank
@@ -252,10 +252,14 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str = DEFAULT
     ci_target, max_time = sampling(policy, ci_target, max_time, reps, time_budget)
     placement = make_placement(launcher=launcher, hosts=list(hosts) if hosts is not None else None,
                                hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, mapping=map_by,
-                               binding=bind_to)
+                               binding=bind_to, platform=platform)
     t = target(mpi)
     asked = placement.ranks(ranks)
-    if asked is not None:
+    simulated = t.lib.vendor == "SMPI"
+    if platform and not simulated:
+        raise UsageError(f"--platform describes a simulated platform, but {t.lib.name} is not SMPI: add --mpi smpi "
+                         f"(`mpiscope mpi add smpi` registers it)")
+    if asked is not None and not simulated:  # simulated ranks need no cores
         check_room(asked, placement, local_cores(), insist=oversubscribe)
     groups = [(list(benchmarks or DEFAULT_BENCHMARKS), sizes)]
     if benchmarks is None:

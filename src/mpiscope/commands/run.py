@@ -16,7 +16,7 @@ from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 MEASURING = ("mpi", "ranks", "bench", "ci_target", "max_time", "reps", "time_budget", "launches", "launch_target",
              "launcher_args",
              "engine_args", "env", "check", "raw", "order", "launcher", "hosts", "hostfile", "nodes",
-             "ranks_per_node", "map_by", "bind_to", "submit", "find_switches", "clock_mhz")
+             "ranks_per_node", "map_by", "bind_to", "platform", "submit", "find_switches", "clock_mhz")
 
 
 def check_positive(a: argparse.Namespace) -> None:
@@ -38,7 +38,7 @@ def measurement(a: argparse.Namespace):
                     engine_args=split_args(a.engine_args, "--engine-args"), check=a.check, raw=a.raw,
                     order=a.order, launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
                     ranks_per_node=a.ranks_per_node, map_by=a.map_by, bind_to=a.bind_to,
-                    find_switches=a.find_switches,
+                    find_switches=a.find_switches, platform=a.platform,
                     # a batch job's nodes are not known here: its rank count is not checked
                     oversubscribe=a.oversubscribe or bool(getattr(a, "submit", None)))
 
