@@ -8,6 +8,7 @@
 #include "mpicheck.h"
 #include "options.h"
 #include "plan.h"
+#include "sim.h"
 #include "reporter.h"
 #include "sync.h"
 #include "timer.h"
@@ -166,6 +167,7 @@ static void measure_job(options_t *o, const world_t *w, const plan_t *plan, timi
     reporter_t r = o->format == FORMAT_TABLE ? table_reporter(out, o, w) : jsonl_reporter(out, o, w);
     if (w->rank == 0) r.context(&r, argc, argv);
     watchdog_init(out, w->rank);
+    sim_set_checking(o->check);
     sync_set_oversubscribed(w->oversubscribed);
     long points = measure_plan(plan, &r, t);
     if (w->rank == 0) r.end(&r, points, now_s() - start);

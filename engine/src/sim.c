@@ -41,6 +41,41 @@ void sim_sleep_until(double target_s)
     nanosleep(&nap, NULL);  /* smpi_nanosleep under smpicc: simulated */
 }
 
+static int checking;
+
+void sim_set_checking(int check) { checking = check; }
+
+int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv)
+{
+#ifdef SMPI_SHARED_MALLOC
+    if (sim_active() && !checking) {
+        *send = SMPI_SHARED_MALLOC(send_bytes ? send_bytes : 1);
+        *recv = SMPI_SHARED_MALLOC(recv_bytes ? recv_bytes : 1);
+        if (*send && *recv) return 1;
+        sim_buffers_free(*send, *recv);
+        *send = *recv = NULL;
+        return -1;
+    }
+#else
+    (void)send_bytes, (void)recv_bytes, (void)send, (void)recv;
+#endif
+    return 0;
+}
+
+int sim_buffers_free(char *send, char *recv)
+{
+#ifdef SMPI_SHARED_MALLOC
+    if (sim_active() && !checking) {
+        if (send) SMPI_SHARED_FREE(send);
+        if (recv) SMPI_SHARED_FREE(recv);
+        return 1;
+    }
+#else
+    (void)send, (void)recv;
+#endif
+    return 0;
+}
+
 const char *sim_skip(unsigned flags, const char *family)
 {
     if (!sim_active()) return NULL;

@@ -20,6 +20,14 @@ double sim_host_now_s(void);
  * free, where a spin on the clock advances simulated time by tiny injected steps. */
 void sim_sleep_until(double target_s);
 
+/* Under SMPI (and without --check, which must see each rank's own bytes), payload buffers of
+ * every rank share the same pages (SMPI_SHARED_MALLOC): thousands of simulated ranks then fit
+ * in the host's memory. 1 when it allocated both, 0 when the caller allocates as usual. */
+int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv);
+/* 1 when the buffers were sim_buffers_alloc's (and are freed now). */
+int sim_buffers_free(char *send, char *recv);
+void sim_set_checking(int check);
+
 /* Why a benchmark is skipped in a simulation, or NULL when it is measured there. */
 const char *sim_skip(unsigned flags, const char *family);
 
