@@ -3,14 +3,17 @@ simulated platforms whose truth is known (latency and bandwidth factors set to 1
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mpiscope.analysis.hockney import fit_hockney
 from mpiscope.analysis.measured import Synthetic
+from mpiscope.analysis.topology import infer_topology
 from mpiscope.errors import UsageError
 from mpiscope.launch.base import Job
 from mpiscope.launch.platform import parse
@@ -33,7 +36,7 @@ def simulate(engine: Path, ranks: int, platform: str, *args: str, launcher_args:
     launch = Smpirun(Path(shutil.which("smpirun") or "smpirun")).command(
         Job(program=[str(engine), *args], ranks=ranks, platform=platform, extra_args=[*EXACT, *launcher_args]))
     done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, **launch.env})
+                          env={**os.environ, **launch.env})
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
@@ -95,3 +98,22 @@ def test_run_refuses_a_platform_for_a_real_mpi(cli):
     done = cli("run", "-n", "2", "-b", "pingpong", "--platform", "cluster", "--no-report")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("mpiscope: error: --platform describes a simulated")
+
+
+def one_pair_map(records: list[dict]) -> np.ndarray:
+    point = next(r for r in records if r["type"] == "point" and r["benchmark"] == "pairs")
+    rows = point["pair_map"]["one_pair"]["matrix_us"]
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
+
+
+@pytest.mark.parametrize("platform, levels", [
+    ("fattree:nodes=16,per-switch=4", [[(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)],
+                                       [tuple(range(16))]]),
+    ("dragonfly:groups=2,routers=2,per-router=2", [[(0, 1), (2, 3), (4, 5), (6, 7)],
+                                                   [(0, 1, 2, 3), (4, 5, 6, 7)], [tuple(range(8))]]),
+])
+def test_the_inferred_topology_is_the_platforms(smpi_engine, platform, levels):
+    ranks = len(levels[-1][0])
+    records = simulate(smpi_engine, ranks, platform, "pairs", "--sizes", "8")
+    topology = infer_topology(one_pair_map(records))
+    assert [list(lv.groups) for lv in topology.levels] == levels

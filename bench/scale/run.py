@@ -3,7 +3,8 @@ counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--
 
 Each rank count is one smpirun of the engine (built with smpicc, launched by mpiscope's smpirun
 adapter) on a cluster of as many nodes; peak memory is the launch's maximum resident set
-(getrusage of the children). Prints one line a rank count, and the growth between them."""
+(getrusage of the children); CPU seconds are the host's work, which a loaded machine does not
+inflate as it does wall seconds. Prints one line a rank count, and the growth between them."""
 from __future__ import annotations
 
 import argparse
@@ -26,15 +27,17 @@ def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float
     job = Job([str(engine), *DEFAULT_COLLECTIVES, "--sizes", sizes], ranks,
               platform=platform.replace("{n}", str(ranks)))
     launch = launcher_for(lib).command(job)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu0 = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     t0 = time.monotonic()
     done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **launch.env})
     host_s = time.monotonic() - t0
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_kib, cpu_s = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu0
     records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     points = [r for r in records if r.get("type") == "point"]
-    return {"ranks": ranks, "status": done.returncode, "points": len(points), "host_s": host_s,
+    return {"ranks": ranks, "status": done.returncode, "points": len(points), "host_s": host_s, "cpu_s": cpu_s,
             # ru_maxrss of children is the largest child so far: only a new maximum is this launch's
             "peak_MiB": peak_kib / 1024 if peak_kib > before else float("nan"),
             "simulated_s": sum(p["elapsed_s"] for p in points),
@@ -52,17 +55,17 @@ def main() -> int:
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
     print(f"{lib.vendor} {lib.version}: {', '.join(DEFAULT_COLLECTIVES)} at sizes {a.sizes} on {a.platform}")
-    print(f"{'ranks':>6} {'points':>6} {'skips':>5} {'host s':>9} {'peak MiB':>9} {'simulated s':>11}  status")
+    print(f"{'ranks':>6} {'points':>6} {'skips':>5} {'host s':>9} {'CPU s':>9} {'peak MiB':>9} {'simulated s':>11}  status")
     rows = []
     for n in (int(x) for x in a.ranks.split(",")):
         r = one(lib, engine, n, a.sizes, a.platform, a.timeout)
         rows.append(r)
-        print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['peak_MiB']:>9.0f} "
+        print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['cpu_s']:>9.1f} {r['peak_MiB']:>9.0f} "
               f"{r['simulated_s']:>11.4f}  {r['status']}" + (f"  {r['stderr'].strip()}" if r["status"] else ""),
               flush=True)
     for a_, b in zip(rows, rows[1:]):
         k = math.log(b["ranks"] / a_["ranks"])
-        print(f"{a_['ranks']} -> {b['ranks']} ranks: host time grows as ranks^{math.log(b['host_s'] / a_['host_s']) / k:.2f}"
+        print(f"{a_['ranks']} -> {b['ranks']} ranks: CPU time grows as ranks^{math.log(b['cpu_s'] / a_['cpu_s']) / k:.2f}"
               + (f", peak memory as ranks^{math.log(b['peak_MiB'] / a_['peak_MiB']) / k:.2f}"
                  if a_["peak_MiB"] > 0 and b["peak_MiB"] > 0 else ""))
     return 0

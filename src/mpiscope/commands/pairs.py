@@ -53,6 +53,22 @@ def print_point(console, point: Point, hosts: list[str], top: int) -> None:
             bw = "" if np.isnan(mbps[a, b]) else f", {mbps[a, b]:.4g} MB/s"
             console.print(f"  slow: {a} {arrow} {b}{where}: {t:.3g} µs{bw}, {ratio:.2f}x the median pair",
                           highlight=False)
+        if mode == "one_pair":
+            print_topology(console, us)
+
+
+def print_topology(console, us: np.ndarray) -> None:
+    """The groups of ranks the one-pair map's times put together (analysis/topology.py)."""
+    from mpiscope.analysis.topology import describe, infer_topology
+    try:
+        topology = infer_topology(us)
+    except ValueError as e:
+        console.print(f"  topology: not inferred ({e})", highlight=False)
+        return
+    console.print("  inferred topology (groups of ranks that share a link level, innermost first):",
+                  highlight=False)
+    for line in describe(topology):
+        console.print(f"    {line}", highlight=False)
 
 
 def cmd_pairs(a: argparse.Namespace) -> int:
