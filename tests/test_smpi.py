@@ -18,8 +18,9 @@ from mpiscope.errors import UsageError
 from mpiscope.launch.base import Job
 from mpiscope.launch.platform import parse
 from mpiscope.launch.smpirun import Smpirun
+from mpiscope.mpi.vendor import launcher_family, parse_library_version
 
-pytestmark = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")),
+needs_simgrid = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")),
                                 reason="SimGrid's smpicc/smpirun are not installed (apt-get install libsimgrid-dev)")
 
 # SMPI's default factors correct latency and bandwidth by message size (measured on a real
@@ -41,6 +42,7 @@ def simulate(engine: Path, ranks: int, platform: str, *args: str, launcher_args:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@needs_simgrid
 def test_pingpong_recovers_the_links_latency_and_bandwidth(smpi_engine):
     # two 1 us links (node to switch, switch to node), no backbone latency: alpha = 2 us
     records = simulate(smpi_engine, 2, "cluster:nodes=2,bw=12.5GBps,lat=1us,bb-lat=0us", "pingpong",
@@ -53,6 +55,7 @@ def test_pingpong_recovers_the_links_latency_and_bandwidth(smpi_engine):
     assert fit.bandwidth_MBps == pytest.approx(12.5e3, rel=0.05)
 
 
+@needs_simgrid
 def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_engine):
     records = simulate(smpi_engine, 16, "fattree:nodes=16,per-switch=4", "allreduce", "bcast", "memcpy",
                        "--sizes", "8,64K")
@@ -70,6 +73,7 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
     assert records[-1]["type"] == "end"
 
 
+@needs_simgrid
 def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine):
     fast = simulate(smpi_engine, 4, "cluster:nodes=4", "pingpong", "--sizes", "8", "--order", "0,1,2,3")
     slow = simulate(smpi_engine, 4, "cluster:nodes=4,slow-link=1,slowdown=10", "pingpong", "--sizes", "8",
@@ -106,6 +110,7 @@ def one_pair_map(records: list[dict]) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
 
+@needs_simgrid
 @pytest.mark.parametrize("platform, levels", [
     ("fattree:nodes=16,per-switch=4", [[(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)],
                                        [tuple(range(16))]]),
@@ -117,3 +122,27 @@ def test_the_inferred_topology_is_the_platforms(smpi_engine, platform, levels):
     records = simulate(smpi_engine, ranks, platform, "pairs", "--sizes", "8")
     topology = infer_topology(one_pair_map(records))
     assert [list(lv.groups) for lv in topology.levels] == levels
+
+
+def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope_home):
+    launch = Smpirun(Path("/usr/bin/smpirun")).command(
+        Job(program=["engine", "allreduce"], ranks=8, env={"K": "V"}, platform="fattree:nodes=8,per-switch=4",
+            extra_args=["--cfg=smpi/allreduce:rab1"]))
+    argv = launch.argv
+    assert argv[:3] == ["/usr/bin/smpirun", "-np", "8"] and argv[-2:] == ["engine", "allreduce"]
+    xml = Path(argv[argv.index("-platform") + 1]).read_text()
+    assert 'topology="FAT_TREE"' in xml and 'topo_parameters="2;4,2;1,1;1,1"' in xml
+    assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
+    assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
+    assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
+                                                          "nodes=8"}
+    mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
+                                                extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
+    assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins
+    with pytest.raises(UsageError, match="leave out --hosts"):
+        Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2, hosts=["a", "b"]))
+
+
+def test_smpi_is_recognised_by_its_library_version_string():
+    assert parse_library_version("SMPI Version 3.32. Copyright The SimGrid Team 2007-2022") == ("SMPI", "3.32")
+    assert launcher_family("SMPI") == "smpi"
