@@ -146,3 +146,20 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
 def test_smpi_is_recognised_by_its_library_version_string():
     assert parse_library_version("SMPI Version 3.32. Copyright The SimGrid Team 2007-2022") == ("SMPI", "3.32")
     assert launcher_family("SMPI") == "smpi"
+
+
+@needs_simgrid
+def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, tmp_path):
+    added = cli("mpi", "add", "smpi")
+    assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
+    runs = str(tmp_path / "runs")
+    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8", "--no-report", "--runs-dir", runs,
+               "--platform", "cluster:nodes=16,slow-link=11")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "simulated on" in done.stdout  # the summary's title (rich may wrap it)
+    shown = cli("pairs", "latest", "--runs-dir", runs)
+    assert shown.returncode == 0, shown.stderr
+    slow = [line.strip() for line in shown.stdout.splitlines() if "slow rank:" in line]
+    assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
+    # the slow node stands alone at the first level, everyone else is one switch's group
+    assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout

@@ -19,9 +19,10 @@ DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--log=root.thresh:warning"
 
 class Smpirun(Launcher):
     def command(self, job: Job, cores: int | None = None) -> Launch:
-        if job.hosts or job.binding or job.ranks_per_node or job.mapping:
+        if job.hosts or job.nodes or job.binding or job.ranks_per_node or job.mapping:
             raise UsageError("a simulated run places its ranks on the platform's nodes in order: leave out "
-                             "--hosts, --bind-to, --ranks-per-node and --map-by, or give --hostfile")
+                             "--hosts, --nodes, --bind-to, --ranks-per-node and --map-by (the node count is "
+                             "--platform's nodes=N), or give --hostfile")
         platform = parse(job.platform or DEFAULT_PLATFORM, job.ranks)
         key = hashlib.sha256(f"{platform.description}\0{job.ranks}".encode()).hexdigest()[:16]
         xml, hostfile = write(platform, job.ranks, paths.home() / "platforms" / key)
