@@ -2,7 +2,7 @@
 predict each collective algorithm's time at larger rank counts (analysis/predict.py), and
 compare with SMPI running that very algorithm (`--cfg=smpi/<collective>:<name>`) on the same
 platform. `python bench/scale/predict.py [--ranks 16,64,256] [--sizes 8,1K,64K,1M]
-[--platform cluster:nodes={n}] [--exact]` prints one row per (collective, algorithm, ranks, size)
+[--platform cluster:nodes={n}] [--exact] [--collectives bcast,allreduce]` prints one row per (collective, algorithm, ranks, size)
 and the median |error| per algorithm. --exact sets SMPI's latency and bandwidth factors to 1,
 so the network is exactly alpha + n beta per message and the error is the models' alone.
 Computation takes no simulated time here (smpirun adapter default), so gamma is 0."""
@@ -53,6 +53,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="8,1K,64K,1M")
     ap.add_argument("--platform", default="cluster:nodes={n}")
     ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--collectives", help="only these, comma-separated (default: every one below)")
     a = ap.parse_args()
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
@@ -64,7 +65,8 @@ def main() -> int:
     print(f"fit from a 2-rank pingpong on {a.platform}: alpha {fit.alpha_us:.3f} us, "
           f"{fit.bandwidth_MBps:.0f} MB/s" + (" (factors 1)" if a.exact else " (SMPI's default factors)"))
     rows = []
-    for coll, model, smpi in ALGORITHMS:
+    chosen = set(a.collectives.split(",")) if a.collectives else {c for c, _, _ in ALGORITHMS}
+    for coll, model, smpi in (row for row in ALGORITHMS if row[0] in chosen):
         for p in map(int, a.ranks.split(",")):
             sizes = ["--sizes", a.sizes] if coll != "barrier" else []
             for r in simulate(lib, engine, p, a.platform, [coll, *sizes], [*cfg, f"--cfg=smpi/{coll}:{smpi}"]):
