@@ -1,5 +1,6 @@
 /* Gathers rank placement and writes the context record. */
 #include "context.h"
+#include "sim.h"
 #include "mpicheck.h"
 #include "version.h"
 #include <sched.h>
@@ -244,6 +245,7 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
     json_str(&j, "engine_version", ENGINE_VERSION);
     json_str(&j, "mpi_library_version", lib);
     json_str(&j, "mpi_version", std);
+    sim_context(&j);
     json_int(&j, "world_size", w->nranks);
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);

@@ -9,6 +9,7 @@
 #include "mpicheck.h"
 #include "options.h"
 #include "plan.h"
+#include "sim.h"
 #include "reporter.h"
 #include "sync.h"
 #include "timer.h"
@@ -169,6 +170,7 @@ static void measure_job(options_t *o, const world_t *w, const plan_t *plan, timi
     disturb_read(&begin);
     if (w->rank == 0) r.context(&r, argc, argv);
     watchdog_init(out, w->rank);
+    sim_set_checking(o->check);
     sync_set_oversubscribed(w->oversubscribed);
     long points = measure_plan(plan, &r, t);
     /* the launch's counters, every rank's: per point they are in the point records */

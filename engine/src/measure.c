@@ -2,6 +2,7 @@
  * the timing core and the record. The skips the plan knew are written as they
  * come; the memory limit and allocation failures are found here. */
 #include "measure.h"
+#include "sim.h"
 #include "buffers.h"
 #include "copyrate.h"
 #include "mpicheck.h"
@@ -47,6 +48,9 @@ static double watchdog_limit(const options_t *o, const history_t *h, const plan_
     double limit = 3.0 * o->max_time_s + work;
     /* with nothing measured yet only a generous floor is safe */
     double floor_s = base ? 2.0 : 10.0;
+    /* the watchdog counts host seconds; under simulation the estimates above are simulated
+     * ones, and a simulated point of many ranks takes the host far longer */
+    if (sim_active()) floor_s = SIM_WATCHDOG_FLOOR_S;
     return limit > floor_s ? limit : floor_s;
 }
 

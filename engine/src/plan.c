@@ -1,5 +1,6 @@
 /* Builds, checks and prints the measurement plan. */
 #include "plan.h"
+#include "sim.h"
 #include "json.h"
 #include "version.h"
 #include <stdlib.h>
@@ -100,7 +101,8 @@ static int plan_benchmark(plan_t *p, const bench_t *b, int ranks, const options_
         for (size_t si = 0; si < (e.sizeless ? 1 : o->sizes.n); si++) {
             e.size = e.sizeless ? 0 : o->sizes.v[si];
             char why[256];
-            e.skip = b->unavailable ? b->unavailable : b->plan_skip ? b->plan_skip(b, e.size, ranks, why, sizeof why)
+            e.skip = b->unavailable ? b->unavailable : sim_skip(b->flags, b->family) ? sim_skip(b->flags, b->family)
+                     : b->plan_skip ? b->plan_skip(b, e.size, ranks, why, sizeof why)
                                                                     : NULL;
             if (!e.skip && b->variant_skip) e.skip = b->variant_skip(b, v, e.size, ranks, why, sizeof why);
             if (e.skip && !(e.skip = keep_string(p, e.skip))) return full(p, err, errlen);

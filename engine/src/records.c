@@ -4,6 +4,7 @@
  * adds its own fields. */
 #include "reporter.h"
 #include "json.h"
+#include "sim.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,7 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     emit_disturbance(&j, p->disturb, c->nranks);
     json_int(&j, "warmup", p->warmup);
     json_num(&j, "elapsed_s", p->elapsed_s);
+    if (sim_active()) json_num(&j, "host_s", p->host_s);
     if (r->o->check) {
         json_obj(&j, "check");
         json_int(&j, "errors", p->check_errors);

@@ -18,6 +18,7 @@ typedef struct point {
     double sample_step_us;    /* rank 0: the smallest non-zero difference of sorted samples (0: none) */
     long warmup;
     double elapsed_s;
+    double host_s;            /* the host's time for the point: differs from elapsed_s under simulation */
     double event_median_s;    /* one event's median, seeds the next watchdog limit */
     long check_errors, verified_bytes;
     const char *sync;         /* how sample starts were synchronised */

@@ -70,4 +70,6 @@ def scaling_warning(scaling: dict[str, list[int]]) -> str:
 
 
 def misconfigurations(ctx: Context) -> list[str]:
+    if ctx.simulation:  # simulated ranks have no cores or clocks of this host's
+        return []
     return [w for w in (unbound_ranks(ctx), frequency_scaling(ctx)) if w]

@@ -49,6 +49,8 @@ class Description:
     ranks_per_node: int | None = None
     map_by: str | None = None
     bind_to: str | None = None
+    platform: str | None = None       # a simulated platform (SMPI): a description or an XML file
+    max_hosts: int | None = None      # the cap on a --hosts list (launch.placement.MAX_HOSTS)
     oversubscribe: bool = False
     find_switches: bool = False
     factors: dict[str, Any] = field(default_factory=dict)  # a sweep configuration's levels: labels, not options
@@ -250,6 +252,8 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("ranks_per_node", _whole),
     Field("map_by", _choice(MAPPINGS), key="mapping"),
     Field("bind_to", _choice(BINDINGS), key="binding"),
+    Field("platform", _text),
+    Field("max_hosts", _whole),
     Field("oversubscribe", _flag),
     Field("find_switches", _flag),
 )}

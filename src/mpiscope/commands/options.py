@@ -130,6 +130,9 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ranks-per-node", type=positive_int, help="ranks on each node")
     g.add_argument("--map-by", choices=MAPPINGS, help="block: fill a node first; cyclic: deal ranks round the nodes")
     g.add_argument("--bind-to", choices=BINDINGS, help="pin each rank to a core, hwthread, socket, numa node, or none")
+    g.add_argument("--platform", metavar="DESC|FILE.xml",
+                   help="simulated platform for --mpi smpi, e.g. fattree:nodes=64,per-switch=8,bw=12.5GBps,lat=1us "
+                        "or cluster:nodes=64,slow-link=3 (docs/simulation.md; default: a cluster, one node a rank)")
     g.add_argument("--oversubscribe", action="store_true",
                    help="launch even far more ranks than the cores the job can see (refused otherwise)")
 
@@ -146,7 +149,7 @@ def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placem
 def placement_from_args(a: argparse.Namespace) -> Placement:
     return make_placement(launcher=a.launcher, hosts=a.hosts, hostfile=a.hostfile, nodes=a.nodes,
                           ranks_per_node=a.ranks_per_node, mapping=a.map_by, binding=a.bind_to,
-                          max_hosts=getattr(a, "max_hosts", None))
+                          max_hosts=getattr(a, "max_hosts", None), platform=getattr(a, "platform", None))
 
 
 def add_submit_options(p: argparse.ArgumentParser, dry_run: bool = True) -> None:

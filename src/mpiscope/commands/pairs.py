@@ -56,6 +56,38 @@ def print_point(console, point: Point, hosts: list[str], top: int) -> None:
             bw = "" if np.isnan(mbps[a, b]) else f", {mbps[a, b]:.4g} MB/s"
             console.print(f"  slow: {a} {arrow} {b}{where}: {t:.3g} µs{bw}, {ratio:.2f}x the median pair",
                           highlight=False)
+        if mode == "one_pair":
+            print_slow_ranks(console, us, hosts)
+            print_topology(console, us)
+
+
+def print_slow_ranks(console, us: np.ndarray, hosts: list[str]) -> None:
+    """Ranks every one of whose pairs is slow: their link or node, not a pair's route (the rule
+    of `mpiscope doctor`'s host check, doctor/hosts.py)."""
+    from mpiscope.analysis.topology import symmetric
+    from mpiscope.doctor.hosts import SLOW_RATIO, slow_hosts
+    both = symmetric(us)
+    n = both.shape[0]
+    times = {(str(a), str(b)): float(both[a, b]) for a in range(n) for b in range(a + 1, n)
+             if not np.isnan(both[a, b])}
+    for rank, ratio in slow_hosts(times):
+        where = f" ({hosts[int(rank)]})" if hosts and len(set(hosts)) > 1 else ""
+        console.print(f"  slow rank: {rank}{where}: every pair with it is at least {ratio:.2f}x the median pair "
+                      f"without it (more than {SLOW_RATIO:g}x): its link or node", highlight=False)
+
+
+def print_topology(console, us: np.ndarray) -> None:
+    """The groups of ranks the one-pair map's times put together (analysis/topology.py)."""
+    from mpiscope.analysis.topology import describe, infer_topology
+    try:
+        topology = infer_topology(us)
+    except ValueError as e:
+        console.print(f"  topology: not inferred ({e})", highlight=False)
+        return
+    console.print("  inferred topology (groups of ranks that share a link level, innermost first):",
+                  highlight=False)
+    for line in describe(topology):
+        console.print(f"    {line}", highlight=False)
 
 
 def cmd_pairs(a: argparse.Namespace) -> int:

@@ -5,11 +5,12 @@ from mpiscope.errors import UsageError
 from mpiscope.launch.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, in_allocation, local_cores
 from mpiscope.launch.hydra import Hydra
 from mpiscope.launch.openmpi import OpenMpi
+from mpiscope.launch.smpirun import Smpirun
 from mpiscope.launch.srun import Srun, find_srun
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family
 
-ADAPTERS: dict[str, type[Launcher]] = {"hydra": Hydra, "openmpi": OpenMpi}
+ADAPTERS: dict[str, type[Launcher]] = {"hydra": Hydra, "openmpi": OpenMpi, "smpi": Smpirun}
 LAUNCHERS = ("mpiexec", "srun")
 
 
@@ -22,6 +23,9 @@ def launcher_for(lib: MpiLibrary, kind: str | None = None) -> Launcher:
     (not the launcher's file name); `srun` is Slurm's. None: srun inside an allocation."""
     kind = kind or default_launcher()
     if kind == "srun":
+        if launcher_family(lib.vendor) == "smpi":
+            raise UsageError(f"{lib.name} is SimGrid's SMPI, which simulates its ranks in one process: "
+                             f"leave out --launcher srun")
         return Srun(find_srun(), lib.vendor)
     if kind == "mpiexec":
         return ADAPTERS[launcher_family(lib.vendor)](lib.launcher)

@@ -21,6 +21,7 @@ class Job:
     binding: str | None = None  # none | core | hwthread | socket | numa (see BINDINGS)
     nodes: int | None = None
     launcher: str | None = None  # mpiexec | srun; None: srun inside a Slurm allocation, else mpiexec
+    platform: str | None = None  # smpirun: a simulated platform's description or XML file (launch/platform.py)
 
 
 # Placement vocabulary shared by every adapter: what mpiscope's options accept.

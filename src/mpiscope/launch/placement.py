@@ -21,6 +21,7 @@ class Placement:
     ranks_per_node: int | None = None
     mapping: str | None = None         # block | cyclic
     binding: str | None = None         # none | core | hwthread | socket | numa
+    platform: str | None = None        # a simulated platform (SMPI only): description or XML file
 
     @property
     def on_hosts(self) -> bool:
@@ -55,7 +56,8 @@ class Placement:
 
 def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str, ...] | None = None,
                    hostfile: str | None = None, nodes: int | None = None, ranks_per_node: int | None = None,
-                   mapping: str | None = None, binding: str | None = None, max_hosts: int | None = None) -> Placement:
+                   mapping: str | None = None, binding: str | None = None, max_hosts: int | None = None,
+                   platform: str | None = None) -> Placement:
     """A checked placement, so a launcher never sees a combination it would reject half-way
     through a run; more hosts than `max_hosts` (default MAX_HOSTS) are refused."""
     limit = max_hosts or MAX_HOSTS
@@ -80,8 +82,11 @@ def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str,
         raise UsageError(f"--map-by {mapping}: use one of {', '.join(MAPPINGS)}")
     if binding is not None and binding not in BINDINGS:
         raise UsageError(f"--bind-to {binding}: use one of {', '.join(BINDINGS)}")
+    if platform is not None:
+        from mpiscope.launch.platform import parse
+        parse(platform, 1)  # its grammar now; the node count is checked against the ranks at launch
     return Placement(launcher, tuple(hosts) if hosts is not None else None, hostfile, nodes, ranks_per_node,
-                     mapping, binding)
+                     mapping, binding, platform)
 
 
 MAX_HOSTS = 1000  # more in one --hosts list is a mistake far more often than a machine

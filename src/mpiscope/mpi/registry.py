@@ -107,6 +107,19 @@ def find_all() -> list[MpiLibrary]:
     return libs
 
 
+SMPI_COMPILER, SMPI_LAUNCHER = "smpicc", "smpirun"
+
+
+def smpi() -> MpiLibrary:
+    """SimGrid's SMPI from PATH (`mpiscope mpi add smpi`): smpicc builds, smpirun simulates."""
+    found = [shutil.which(n) for n in (SMPI_COMPILER, SMPI_LAUNCHER)]
+    if not all(found):
+        raise UsageError("smpicc and smpirun are not on PATH: install SimGrid (Debian: apt-get install "
+                         "libsimgrid-dev), or add its bin directory to PATH")
+    mpicc, launcher = (Path(p) for p in found if p)
+    return MpiLibrary(name="smpi", mpicc=mpicc, launcher=launcher, origin="system", prefix=mpicc.parent.parent)
+
+
 def identify(lib: MpiLibrary) -> MpiLibrary:
     """Fill vendor and version by building the engine (cached) and asking it."""
     info = mpi_info(build_engine(lib.mpicc))

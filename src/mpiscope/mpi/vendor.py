@@ -12,6 +12,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ("Microsoft MPI", r"Microsoft MPI\s*([\d.]*)"),
     ("MPICH", r"MPICH Version:\s*([\d.]+\w*)"),
     ("Open MPI", r"Open MPI v([\d.]+\w*)"),
+    ("SMPI", r"SMPI Version\s+([\d.]+\d)"),  # SimGrid's simulated MPI
 ]
 
 # Which command-line dialect a vendor's launcher speaks.
@@ -22,6 +23,7 @@ _LAUNCHER_FAMILY = {
     "Cray MPICH": "hydra",
     "Open MPI": "openmpi",
     "Spectrum MPI": "openmpi",
+    "SMPI": "smpi",
 }
 
 
@@ -35,5 +37,5 @@ def parse_library_version(text: str) -> tuple[str, str]:
 
 
 def launcher_family(vendor: str) -> str:
-    """'hydra' or 'openmpi'; unknown vendors get Hydra, the commonest mpiexec dialect."""
+    """'hydra', 'openmpi' or 'smpi' (SimGrid's smpirun); unknown vendors get Hydra, the commonest mpiexec dialect."""
     return _LAUNCHER_FAMILY.get(vendor, "hydra")

@@ -122,6 +122,7 @@ class Context:
     engine_version: str = ""
     mpi_library_version: str = ""
     mpi_version: str = ""
+    simulation: Mapping[str, Any] | None = None  # SMPI: {"simulator", "platform"}; None: a real run
     start_time: str = ""
     hosts: tuple[str, ...] = ()
     ranks: tuple[RankPlace, ...] = ()
@@ -172,6 +173,7 @@ class Point(AtPoint):
     disturbance: Mapping[str, Any] | None = None
     warmup: int = 0
     elapsed_s: float = 0.0
+    host_s: float | None = None  # simulated runs: the host's seconds for the point (elapsed_s is simulated)
     check: Check | None = None
     samples_us: tuple[float, ...] = field(default=(), repr=False)
     estimate: str = "median"  # which figure of time_us (and of the rates) is the point's estimate

@@ -56,6 +56,8 @@ def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
         "mpi_version": getattr(mpi, "version", None),
         "mpi_library_version": ctx.mpi_library_version.splitlines()[0] if ctx and ctx.mpi_library_version else None,
         "engine_version": ctx.engine_version if ctx else None,
+        # SMPI: the simulated platform (docs/simulation.md); None for a real run
+        "simulated": (ctx.simulation.get("platform") or "a platform file") if ctx and ctx.simulation else None,
         "world_size": ctx.world_size if ctx else None,
         "hosts": len(ctx.hosts) or None if ctx else None,
         "cores_online": ctx.cores_online if ctx else None,

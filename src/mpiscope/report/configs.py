@@ -20,6 +20,9 @@ def with_mpi(df: pd.DataFrame) -> pd.DataFrame:
     named = base + " (" + df["mpi_name"].fillna("?").astype(str) + ")"
     ambiguous = df.groupby(base)["mpi_name"].transform("nunique") > 1
     df["mpi"] = named.where(ambiguous, base).str.strip()
+    if "simulated" in df and df["simulated"].notna().any():  # every table that names the MPI says so
+        sim = df["simulated"].notna()
+        df.loc[sim, "mpi"] = df.loc[sim, "mpi"] + " simulated on " + df.loc[sim, "simulated"].astype(str)
     if "tool" in df and df["tool"].notna().any():  # imported (mpiscope import): the label given, the tool
         imp = df["tool"].notna()
         label = df["mpi_library_version"].fillna("").astype(str) if "mpi_library_version" in df else ""

@@ -15,7 +15,10 @@ from mpiscope.records import Context, to_json
 
 
 def context_checks(ctx: Context) -> list[Check]:
-    """The doctor checks one context record decides."""
+    """The doctor checks one context record decides (none for simulated ranks: they have no
+    cores, clocks or governors of this host's)."""
+    if ctx.simulation:
+        return []
     job = LaunchFacts(argv=[], status="ok", exit_code=0, stdout=[json.dumps(to_json(ctx))])
     f = Facts(ranks=ctx.world_size, job=job)
     return [c for c in placement_checks(f) if c.name != "rank placement"] + [frequency(f), timer(f), tuning(f)]
@@ -33,7 +36,9 @@ def section(contexts: dict[str, Context | None]) -> str:
             rows.append(f'<li class="check-{c.status}"><b>{escape(c.status)}</b> {run}{escape(c.name)}: '
                         f"{escape(c.figure)}{fix}</li>")
     if not rows:
-        return '<p class="muted">No context record to check.</p>'
+        simulated = any(ctx is not None and ctx.simulation for ctx in contexts.values())
+        return ('<p class="muted">Simulated: nothing of this host to check (docs/simulation.md).</p>' if simulated
+                else '<p class="muted">No context record to check.</p>')
     return (f'<ul class="checks">{"".join(rows)}</ul><p class="muted">The checks of <code>mpiscope doctor</code> '
             f"that the run's own context record decides; run <code>mpiscope doctor</code> for the rest "
             f"(transport, hosts, noise).</p>")

@@ -336,6 +336,9 @@ def render(runs: list[Run]) -> str:
                   ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    simulated = sorted({str(c.simulation.get("platform") or "a platform file")
+                        for c in contexts.values() if c and c.simulation})
+    heading = "MPI measurement report" + (f" (simulated: {', '.join(simulated)})" if simulated else "")
     sections = [
         ("summary", "Summary", _what(df, runs, contexts) + _launches(df) + _cards(df)),
         ("warnings", "Warnings", _warnings(runs, records, many)),
@@ -350,7 +353,7 @@ def render(runs: list[Run]) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-            f'<header><div class="brand">mpiscope</div><h1>MPI measurement report</h1>'
+            f'<header><div class="brand">mpiscope</div><h1>{escape(heading)}</h1>'
             f'<p class="muted">{escape(", ".join(r.id for r in runs))} · generated {generated} by mpiscope '
             f'{__version__}</p><nav>{nav}</nav></header><main>{body}</main></body></html>\n')
 

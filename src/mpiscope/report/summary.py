@@ -193,6 +193,8 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
     title = (f"{mpi.vendor if mpi else '?'} {mpi.version if mpi else ''} ({mpi.name if mpi else '?'}), "
              f"{ranks} ranks on {len(ctx.hosts) if ctx and ctx.hosts else '?'} host(s), "
              f"{launches} launch{'es' if launches != 1 else ''}, run {meta.id} {escape(f'[{meta.status}]')}")
+    if ctx and ctx.simulation:
+        title = f"simulated on {ctx.simulation.get('platform') or 'a platform file'}: {title}"
     imported = meta.extra.get("imported") if isinstance(meta.extra.get("imported"), dict) else None
     if imported:  # another tool's output (mpiscope import): no MPI, hosts or launches of mpiscope's
         title = (f"imported from {', '.join(map(str, imported.get('tools') or ['?']))} "

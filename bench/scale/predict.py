@@ -1,0 +1,92 @@
+"""`predict` against simulated collectives: fit alpha and beta from a simulated 2-rank pingpong,
+predict each collective algorithm's time at larger rank counts (analysis/predict.py), and
+compare with SMPI running that very algorithm (`--cfg=smpi/<collective>:<name>`) on the same
+platform. `python bench/scale/predict.py [--ranks 16,64,256] [--sizes 8,1K,64K,1M]
+[--platform cluster:nodes={n}] [--exact] [--collectives bcast,allreduce]` prints one row per (collective, algorithm, ranks, size)
+and the median |error| per algorithm. --exact sets SMPI's latency and bandwidth factors to 1,
+so the network is exactly alpha + n beta per message and the error is the models' alone.
+Computation takes no simulated time here (smpirun adapter default), so gamma is 0."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mpiscope.analysis.hockney import fit_hockney
+from mpiscope.analysis.measured import Synthetic
+from mpiscope.analysis.predict import Params, predict
+from mpiscope.analysis.validate import model_bytes
+from mpiscope.launch import Job, launcher_for
+from mpiscope.mpi import find
+from mpiscope.mpi.build import build_engine
+
+# (collective, the model's algorithm name, SMPI's name for the same algorithm)
+ALGORITHMS = [
+    ("bcast", "binomial", "binomial_tree"), ("bcast", "scatter_rd_allgather", "scatter_rdb_allgather"),
+    ("bcast", "scatter_ring_allgather", "scatter_LR_allgather"), ("reduce", "binomial", "binomial"),
+    ("allreduce", "recursive_doubling", "rdb"), ("allreduce", "rabenseifner", "rab_rdb"),
+    ("allreduce", "ring", "lr"), ("allgather", "recursive_doubling", "rdb"), ("allgather", "ring", "ring"),
+    ("alltoall", "bruck", "bruck"), ("alltoall", "pairwise", "pair"), ("barrier", "dissemination", "ompi_bruck"),
+]
+EXACT = ["--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"]
+
+
+def simulate(lib, engine: Path, ranks: int, platform: str, args: list[str], cfg: list[str]) -> list[dict]:
+    job = Job([str(engine), *args], ranks, platform=platform.replace("{n}", str(ranks)), extra_args=cfg)
+    launch = launcher_for(lib).command(job)
+    done = subprocess.run(launch.argv, capture_output=True, text=True, env={**os.environ, **launch.env})
+    if done.returncode != 0:
+        raise SystemExit(f"smpirun failed ({done.returncode}): {done.stderr[-500:]}")
+    return [r for r in map(json.loads, filter(lambda s: s.startswith("{"), done.stdout.splitlines()))
+            if r.get("type") == "point"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi", default="smpi")
+    ap.add_argument("--ranks", default="16,64,256")
+    ap.add_argument("--sizes", default="8,1K,64K,1M")
+    ap.add_argument("--platform", default="cluster:nodes={n}")
+    ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--collectives", help="only these, comma-separated (default: every one below)")
+    a = ap.parse_args()
+    lib = find(a.mpi)
+    engine = build_engine(lib.mpicc)
+    cfg = EXACT if a.exact else []
+    pp = simulate(lib, engine, 2, a.platform.replace("{n}", "2"), ["pingpong", "--sizes", "0:4M:*4"], cfg)
+    fit = fit_hockney([Synthetic(size=p["size"], median=p["time_us"]["median"], ci_low=p["time_us"]["ci_low"],
+                                 ci_high=p["time_us"]["ci_high"], n=p["time_us"]["n"]) for p in pp])
+    params = Params.from_fit(fit)
+    print(f"fit from a 2-rank pingpong on {a.platform}: alpha {fit.alpha_us:.3f} us, "
+          f"{fit.bandwidth_MBps:.0f} MB/s" + (" (factors 1)" if a.exact else " (SMPI's default factors)"))
+    rows = []
+    chosen = set(a.collectives.split(",")) if a.collectives else {c for c, _, _ in ALGORITHMS}
+    for coll, model, smpi in (row for row in ALGORITHMS if row[0] in chosen):
+        for p in map(int, a.ranks.split(",")):
+            sizes = ["--sizes", a.sizes] if coll != "barrier" else []
+            for r in simulate(lib, engine, p, a.platform, [coll, *sizes], [*cfg, f"--cfg=smpi/{coll}:{smpi}"]):
+                predicted = predict(coll, p, model_bytes(coll, r["size"], p), params).get(model)
+                if predicted is None:
+                    continue
+                measured = r["time_us"]["median"]
+                rows.append({"collective": coll, "algorithm": model, "ranks": p, "size": r["size"],
+                             "simulated_us": measured, "predicted_us": predicted,
+                             "error": predicted / measured - 1})
+            print(f"  {coll} {model} ({smpi}) at {p} ranks done", file=sys.stderr, flush=True)
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 160, "display.max_rows", 500):
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        summary = (table.assign(abs_error=table.error.abs()).groupby(["collective", "algorithm", "ranks"])
+                   .abs_error.median().unstack("ranks"))
+        print("\nmedian |predicted / simulated - 1| over sizes, by ranks:")
+        print(summary.to_string(float_format=lambda v: f"{100 * v:.1f} %"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

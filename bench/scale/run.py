@@ -1,0 +1,75 @@
+"""Host seconds and peak memory of the default collectives simulated by SMPI at growing rank
+counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--platform KIND:...]`.
+
+Each rank count is one smpirun of the engine (built with smpicc, launched by mpiscope's smpirun
+adapter) on a cluster of as many nodes; peak memory is the launch's maximum resident set
+(getrusage of the children); CPU seconds are the host's work, which a loaded machine does not
+inflate as it does wall seconds. Prints one line a rank count, and the growth between them."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mpiscope.launch import Job, launcher_for
+from mpiscope.mpi import find
+from mpiscope.mpi.build import build_engine
+from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES
+
+
+def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float) -> dict:
+    job = Job([str(engine), *DEFAULT_COLLECTIVES, "--sizes", sizes], ranks,
+              platform=platform.replace("{n}", str(ranks)))
+    launch = launcher_for(lib).command(job)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu0 = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    t0 = time.monotonic()
+    done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **launch.env})
+    host_s = time.monotonic() - t0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_kib, cpu_s = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu0
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    points = [r for r in records if r.get("type") == "point"]
+    return {"ranks": ranks, "status": done.returncode, "points": len(points), "host_s": host_s, "cpu_s": cpu_s,
+            # ru_maxrss of children is the largest child so far: only a new maximum is this launch's
+            "peak_MiB": peak_kib / 1024 if peak_kib > before else float("nan"),
+            "simulated_s": sum(p["elapsed_s"] for p in points),
+            "skips": sum(r.get("type") == "skip" for r in records), "stderr": done.stderr[-300:]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi", default="smpi")
+    ap.add_argument("--ranks", default="64,256,1024,4096")
+    ap.add_argument("--sizes", default=DEFAULT_COLLECTIVE_SIZES)
+    ap.add_argument("--platform", default="cluster:nodes={n}")
+    ap.add_argument("--timeout", type=float, default=3600)
+    a = ap.parse_args()
+    lib = find(a.mpi)
+    engine = build_engine(lib.mpicc)
+    print(f"{lib.vendor} {lib.version}: {', '.join(DEFAULT_COLLECTIVES)} at sizes {a.sizes} on {a.platform}")
+    print(f"{'ranks':>6} {'points':>6} {'skips':>5} {'host s':>9} {'CPU s':>9} {'peak MiB':>9} {'simulated s':>11}  status")
+    rows = []
+    for n in (int(x) for x in a.ranks.split(",")):
+        r = one(lib, engine, n, a.sizes, a.platform, a.timeout)
+        rows.append(r)
+        print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['cpu_s']:>9.1f} {r['peak_MiB']:>9.0f} "
+              f"{r['simulated_s']:>11.4f}  {r['status']}" + (f"  {r['stderr'].strip()}" if r["status"] else ""),
+              flush=True)
+    for a_, b in zip(rows, rows[1:]):
+        k = math.log(b["ranks"] / a_["ranks"])
+        print(f"{a_['ranks']} -> {b['ranks']} ranks: CPU time grows as ranks^{math.log(b['cpu_s'] / a_['cpu_s']) / k:.2f}"
+              + (f", peak memory as ranks^{math.log(b['peak_MiB'] / a_['peak_MiB']) / k:.2f}"
+                 if a_["peak_MiB"] > 0 and b["peak_MiB"] > 0 else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+/* Running under a simulator (SimGrid's SMPI, found by its library version
+ * string at run time): what the engine does differently there, and the host's
+ * own clock, since under SMPI every clock the program reads is simulated. */
+#ifndef MPISCOPE_SIM_H
+#define MPISCOPE_SIM_H
+
+#include "json.h"
+#include <stddef.h>
+
+/* The watchdog's least host time for a point under simulation (without --timeout). */
+#define SIM_WATCHDOG_FLOOR_S 600.0
+
+/* 1 when the MPI library is SMPI (callable before and after MPI_Init). */
+int sim_active(void);
+
+/* The host's monotonic clock in seconds: under SMPI, clock_gettime is the simulated one. */
+double sim_host_now_s(void);
+
+/* Sleep until the (simulated) clock reads target_s: under SMPI a sleep is exact and
+ * free, where a spin on the clock advances simulated time by tiny injected steps. */
+void sim_sleep_until(double target_s);
+
+/* Under SMPI (and without --check, which must see each rank's own bytes), payload buffers of
+ * every rank share the same pages (SMPI_SHARED_MALLOC): thousands of simulated ranks then fit
+ * in the host's memory. 1 when it allocated both, 0 when the caller allocates as usual. */
+int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv);
+/* 1 when the buffers were sim_buffers_alloc's (and are freed now). */
+int sim_buffers_free(char *send, char *recv);
+void sim_set_checking(int check);
+
+/* Why a benchmark is skipped in a simulation, or NULL when it is measured there. */
+const char *sim_skip(unsigned flags, const char *family);
+
+/* The context record's "simulation" object (nothing when not simulated): the simulator and
+ * the platform as mpiscope described it (MPISCOPE_PLATFORM, set by its smpirun adapter). */
+void sim_context(json_t *j);
+
+#endif

@@ -1,0 +1,37 @@
+"""SimGrid's `smpirun`: every rank a simulated process on a simulated platform, all in one
+host process. `-np N -platform XML -hostfile FILE`, SimGrid options as `--cfg=KEY:VALUE`
+(passed through from --launcher-args), env vars inherited (the ranks are this process's)."""
+from __future__ import annotations
+
+import hashlib
+
+from mpiscope import paths
+from mpiscope.errors import UsageError
+from mpiscope.launch.base import Job, Launch, Launcher
+from mpiscope.launch.platform import parse, write
+
+DEFAULT_PLATFORM = "cluster"
+# Computation between MPI calls takes no simulated time: the figures are the network model's
+# alone, the same on a loaded host as on an idle one (`--cfg=smpi/simulate-computation:yes`
+# in --launcher-args times the host's computation instead). SimGrid's start-up chatter is off.
+DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--log=root.thresh:warning")
+
+
+class Smpirun(Launcher):
+    def command(self, job: Job, cores: int | None = None) -> Launch:
+        if job.hosts or job.nodes or job.binding or job.ranks_per_node or job.mapping:
+            raise UsageError("a simulated run places its ranks on the platform's nodes in order: leave out "
+                             "--hosts, --nodes, --bind-to, --ranks-per-node and --map-by (the node count is "
+                             "--platform's nodes=N), or give --hostfile")
+        platform = parse(job.platform or DEFAULT_PLATFORM, job.ranks)
+        key = hashlib.sha256(f"{platform.description}\0{job.ranks}".encode()).hexdigest()[:16]
+        xml, hostfile = write(platform, job.ranks, paths.home() / "platforms" / key)
+        if job.hostfile:
+            hostfile = job.hostfile
+        if hostfile is None:
+            raise UsageError(f"--platform {platform.description}: give --hostfile naming its hosts, one a line")
+        cfg = [a for a in DEFAULT_CFG if a.split(":")[0] not in " ".join(job.extra_args)]
+        argv = [str(self.path), "-np", str(job.ranks), "-platform", str(xml), "-hostfile", str(hostfile),
+                *cfg, *job.extra_args, *job.program]
+        env = {**job.env, "MPISCOPE_PLATFORM": platform.description}
+        return Launch(argv=argv, env=env, oversubscribed=False)

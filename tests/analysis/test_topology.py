@@ -1,0 +1,43 @@
+"""Topology inference from a pair map recovers a known hierarchy from synthetic maps."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpiscope.analysis.topology import describe, infer_topology
+
+
+def pair_map(n: int, time, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([[np.nan if a == b else time(a, b) * (1 + noise * rng.random()) for b in range(n)]
+                     for a in range(n)])
+
+
+def test_a_two_level_tree_gives_its_switches_then_everyone():
+    t = infer_topology(pair_map(32, lambda a, b: 2.0 if a // 8 == b // 8 else 4.0, noise=0.05))
+    assert [len(lv.groups) for lv in t.levels] == [4, 1]
+    assert t.levels[0].groups == tuple(tuple(range(k, k + 8)) for k in range(0, 32, 8))
+    assert t.levels[0].time_us == pytest.approx(2.0, rel=0.05)
+
+
+def test_three_levels_and_ranks_dealt_round_robin():
+    # ranks dealt cyclically over 4 switches of 2 groups: the groups are not runs of ranks
+    switch = lambda r: r % 4
+    t = infer_topology(pair_map(16, lambda a, b: 2.0 if switch(a) == switch(b) else
+                                3.0 if switch(a) // 2 == switch(b) // 2 else 5.0, noise=0.02))
+    assert t.group_sizes == [[4], [8], [16]]
+    assert t.levels[0].groups[0] == (0, 4, 8, 12)
+    assert "level 2: 2 group(s) of 8 rank(s)" in describe(t)[1]
+
+
+def test_one_host_is_one_level_and_a_slow_rank_stands_alone():
+    assert len(infer_topology(pair_map(4, lambda a, b: 0.4, noise=0.1)).levels) == 1
+    t = infer_topology(pair_map(8, lambda a, b: 20.0 if 5 in (a, b) else 2.0))
+    assert t.levels[0].groups == ((0, 1, 2, 3, 4, 6, 7), (5,))
+
+
+def test_a_map_with_a_missing_pair_is_refused():
+    m = pair_map(3, lambda a, b: 1.0)
+    m[0, 1] = m[1, 0] = np.nan
+    with pytest.raises(ValueError, match="without a time"):
+        infer_topology(m)

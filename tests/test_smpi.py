@@ -1,0 +1,165 @@
+"""SimGrid's SMPI as a target: the real engine built with smpicc and run by smpirun on small
+simulated platforms whose truth is known (latency and bandwidth factors set to 1)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpiscope.analysis.hockney import fit_hockney
+from mpiscope.analysis.measured import Synthetic
+from mpiscope.analysis.topology import infer_topology
+from mpiscope.errors import UsageError
+from mpiscope.launch.base import Job
+from mpiscope.launch.platform import parse
+from mpiscope.launch.smpirun import Smpirun
+from mpiscope.mpi.vendor import launcher_family, parse_library_version
+
+needs_simgrid = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")),
+                                reason="SimGrid's smpicc/smpirun are not installed (apt-get install libsimgrid-dev)")
+
+# SMPI's default factors correct latency and bandwidth by message size (measured on a real
+# cluster); set to 1, the time of a message is the route's latency plus size / bandwidth.
+EXACT = ["--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"]
+
+
+@pytest.fixture(scope="module")
+def smpi_engine(engine_builder) -> Path:
+    return engine_builder(Path(shutil.which("smpicc") or "smpicc"))
+
+
+def simulate(engine: Path, ranks: int, platform: str, *args: str, launcher_args: tuple[str, ...] = ()) -> list[dict]:
+    launch = Smpirun(Path(shutil.which("smpirun") or "smpirun")).command(
+        Job(program=[str(engine), *args], ranks=ranks, platform=platform, extra_args=[*EXACT, *launcher_args]))
+    done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **launch.env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+@needs_simgrid
+def test_pingpong_recovers_the_links_latency_and_bandwidth(smpi_engine):
+    # two 1 us links (node to switch, switch to node), no backbone latency: alpha = 2 us
+    records = simulate(smpi_engine, 2, "cluster:nodes=2,bw=12.5GBps,lat=1us,bb-lat=0us", "pingpong",
+                       "--sizes", "0,1K,64K,256K,1M,4M")
+    points = [r for r in records if r["type"] == "point"]
+    assert len(points) == 6
+    fit = fit_hockney([Synthetic(size=p["size"], median=p["time_us"]["median"], ci_low=p["time_us"]["ci_low"],
+                                 ci_high=p["time_us"]["ci_high"], n=p["time_us"]["n"]) for p in points])
+    assert fit.alpha_us == pytest.approx(2.0, rel=0.05)
+    assert fit.bandwidth_MBps == pytest.approx(12.5e3, rel=0.05)
+
+
+@needs_simgrid
+def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_engine):
+    records = simulate(smpi_engine, 16, "fattree:nodes=16,per-switch=4", "allreduce", "bcast", "memcpy",
+                       "--sizes", "8,64K")
+    context = records[0]
+    assert context["simulation"] == {"simulator": "SMPI", "platform": parse("fattree:nodes=16,per-switch=4", 16)
+                                     .description}
+    points = [r for r in records if r["type"] == "point"]
+    assert {(p["benchmark"], p["size"]) for p in points} == {(b, s) for b in ("allreduce", "bcast")
+                                                            for s in (8, 65536)}
+    for p in points:
+        assert p["sync"] == "window" and p["stop_reason"] == "ci"  # identical samples converge
+        assert p["host_s"] > 0 and p["elapsed_s"] > 0
+    skips = [r for r in records if r["type"] == "skip"]
+    assert skips and all("simulated" in s["reason"] for s in skips)  # memcpy: the host's, not the platform's
+    assert records[-1]["type"] == "end"
+
+
+@needs_simgrid
+def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine):
+    fast = simulate(smpi_engine, 4, "cluster:nodes=4", "pingpong", "--sizes", "8", "--order", "0,1,2,3")
+    slow = simulate(smpi_engine, 4, "cluster:nodes=4,slow-link=1,slowdown=10", "pingpong", "--sizes", "8",
+                    "--order", "0,1,2,3")
+    t = [next(r for r in recs if r["type"] == "point")["time_us"]["median"] for recs in (fast, slow)]
+    # ranks 0 and 1 cross node 1's link, 10 times slower: (1 + 10) us instead of (1 + 1) us
+    assert t[1] - t[0] == pytest.approx(9.0, rel=0.05)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("torus", "unknown platform 'torus'"),
+    ("cluster:bw=3", "give a number and one of the units"),
+    ("fattree:nodes=10,per-switch=4", "not a multiple of per-switch=4"),
+    ("cluster:nodes=4,slow-link=9", "name a node from 0 to 3"),
+    ("cluster:per-switch=2", "not KEY=VALUE with a key of cluster"),
+    ("cluster:nodes=2", "2 node(s) for 4 ranks"),
+    ("nowhere.xml", "no such file"),
+])
+def test_a_bad_platform_is_one_usage_error_that_names_the_fix(text, fragment):
+    with pytest.raises(UsageError, match=None) as e:
+        parse(text, 4)
+    assert fragment in str(e.value)
+
+
+def test_run_refuses_a_platform_for_a_real_mpi(cli):
+    done = cli("run", "-n", "2", "-b", "pingpong", "--platform", "cluster", "--no-report")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("mpiscope: error: --platform describes a simulated")
+
+
+def one_pair_map(records: list[dict]) -> np.ndarray:
+    point = next(r for r in records if r["type"] == "point" and r["benchmark"] == "pairs")
+    rows = point["pair_map"]["one_pair"]["matrix_us"]
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("platform, levels", [
+    ("fattree:nodes=16,per-switch=4", [[(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)],
+                                       [tuple(range(16))]]),
+    ("dragonfly:groups=2,routers=2,per-router=2", [[(0, 1), (2, 3), (4, 5), (6, 7)],
+                                                   [(0, 1, 2, 3), (4, 5, 6, 7)], [tuple(range(8))]]),
+])
+def test_the_inferred_topology_is_the_platforms(smpi_engine, platform, levels):
+    ranks = len(levels[-1][0])
+    records = simulate(smpi_engine, ranks, platform, "pairs", "--sizes", "8")
+    topology = infer_topology(one_pair_map(records))
+    assert [list(lv.groups) for lv in topology.levels] == levels
+
+
+def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope_home):
+    launch = Smpirun(Path("/usr/bin/smpirun")).command(
+        Job(program=["engine", "allreduce"], ranks=8, env={"K": "V"}, platform="fattree:nodes=8,per-switch=4",
+            extra_args=["--cfg=smpi/allreduce:rab1"]))
+    argv = launch.argv
+    assert argv[:3] == ["/usr/bin/smpirun", "-np", "8"] and argv[-2:] == ["engine", "allreduce"]
+    xml = Path(argv[argv.index("-platform") + 1]).read_text()
+    assert 'topology="FAT_TREE"' in xml and 'topo_parameters="2;4,2;1,1;1,1"' in xml
+    assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
+    assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
+    assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
+                                                          "nodes=8"}
+    mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
+                                                extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
+    assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins
+    with pytest.raises(UsageError, match="leave out --hosts"):
+        Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2, hosts=["a", "b"]))
+
+
+def test_smpi_is_recognised_by_its_library_version_string():
+    assert parse_library_version("SMPI Version 3.32. Copyright The SimGrid Team 2007-2022") == ("SMPI", "3.32")
+    assert launcher_family("SMPI") == "smpi"
+
+
+@needs_simgrid
+def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, tmp_path):
+    added = cli("mpi", "add", "smpi")
+    assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
+    runs = str(tmp_path / "runs")
+    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8", "--no-report", "--runs-dir", runs,
+               "--platform", "cluster:nodes=16,slow-link=11")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "simulated on" in done.stdout  # the summary's title (rich may wrap it)
+    shown = cli("pairs", "latest", "--runs-dir", runs)
+    assert shown.returncode == 0, shown.stderr
+    slow = [line.strip() for line in shown.stdout.splitlines() if "slow rank:" in line]
+    assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
+    # the slow node stands alone at the first level, everyone else is one switch's group
+    assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout
