@@ -194,8 +194,9 @@ def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:
                              "variant": rec.variant, "launch": launch if isinstance(launch, int) else 0,
                              "what": "hung" if isinstance(rec, Timeout) else "skipped",
                              "reason": getattr(rec, "reason", None) or "a time-out"})
+    # object columns: a run id need not be valid UTF-8 (a string column of pandas would refuse it)
     return pd.DataFrame(rows, columns=["run_id", "benchmark", "size", "ranks", "variant", "launch", "what",
-                                       "reason"])
+                                       "reason"], dtype=object)
 
 
 def _drift_columns(drift: Drift | None) -> dict[str, Any]:
