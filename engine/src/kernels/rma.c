@@ -473,12 +473,15 @@ static void issue(const bench_ctx_t *c, const rma_state_t *s)
             for (int k = 0; k < nt; k++)
                 MPI_CHECK(MPI_Fetch_and_op(c->sbuf, result_slot(c, s, k), MPI_UINT64_T, tl[k], mine[k], MPI_SUM, win));
         break;
-    case OP_CAS:
+    case OP_CAS: {
+        /* a local copy: SMPI declares the compare buffer without const (MPI 3 has it) */
+        uint64_t compare = s->compare;
         for (int w = 0; w < rounds; w++)
             for (int k = 0; k < nt; k++)
-                MPI_CHECK(MPI_Compare_and_swap(c->sbuf, &s->compare, result_slot(c, s, k), MPI_UINT64_T, tl[k],
+                MPI_CHECK(MPI_Compare_and_swap(c->sbuf, &compare, result_slot(c, s, k), MPI_UINT64_T, tl[k],
                                                mine[k], win));
         break;
+    }
     }
 }
 
