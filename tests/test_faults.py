@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mpiscope.cli import main
+from mpiscope_test_fixtures.synthetic import measured_run
 
 
 @contextmanager
@@ -50,12 +51,8 @@ def records_of(run: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def good_run(cli, tmp_path_factory) -> Path:
     """A small real run: pingpong and allreduce from 1 B to 4 KiB on 2 ranks."""
-    where = tmp_path_factory.mktemp("good")
-    r = cli("run", "-b", "pingpong,allreduce", "-n", "2", "--sizes", "1:4K", "--reps", "10", "--launches", "1",
-                "--no-progress", "--no-report", "--runs-dir", str(where))
-    assert r.returncode == 0, r.stderr
-    (run,) = where.iterdir()
-    return run
+    return measured_run(cli, tmp_path_factory.mktemp("good"), "-b", "pingpong,allreduce", "-n", "2", "--sizes", "1:4K",
+                        "--reps", "10", "--launches", "1")
 
 
 def copy_of(run: Path, into: Path) -> Path:

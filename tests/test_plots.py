@@ -15,7 +15,6 @@ from mpiscope.records.table import tidy
 from mpiscope.report import plots
 from mpiscope.store import Run
 
-pytestmark = pytest.mark.slow
 
 FAST = ["--max-time", "0.05", "--no-progress", "--no-report"]
 ENV = "MPIR_CVAR_REDUCE_INTRA_ALGORITHM"  # recorded in the context, harmless to point-to-point

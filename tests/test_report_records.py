@@ -18,8 +18,9 @@ from mpiscope.mpi.library import MpiLibrary
 from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
                               read_records)
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
-from mpiscope.store import Run, RunMeta
+from mpiscope.store import Run
 from mpiscope.units import human_size
+from mpiscope_test_fixtures.synthetic import stored_run
 
 LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",
                  vendor="MPICH", version="5.0.2")
@@ -58,10 +59,7 @@ def pingpong(scale: float = 1.0, same_host: bool = True) -> list[Point]:
 
 
 def store(runs_dir: Path, records: list, status: str = "ok", warnings: tuple[str, ...] = ()) -> Run:
-    run = Run.create(runs_dir, RunMeta(id="", mpi=LIB, launcher_command=["/opt/mpi/bin/mpiexec", "-n", "2"]))
-    run.append(records)
-    run.update(status=status, warnings=list(warnings))
-    return run
+    return stored_run(runs_dir, records, status, warnings, mpi=LIB, launcher_command=["/opt/mpi/bin/mpiexec", "-n", "2"])
 
 
 @pytest.fixture

@@ -69,7 +69,6 @@ def test_bad_input(cli):
         assert r.returncode == 2 and text.startswith("mpiscope: error:") and words in text, r.stderr
 
 
-@pytest.mark.slow
 def test_validate_against_measured_collectives(cli, tmp_path):
     r = cli("run", "-n", "2", "-b", "pingpong,allreduce,bcast", "--sizes", "8:4K:*8",
             "--max-time", "0.02", "--no-progress", cwd=tmp_path)

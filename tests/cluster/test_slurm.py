@@ -12,7 +12,6 @@ import pytest
 from mpiscope_test_fixtures import _proc, slurm as slurm_mod
 from mpiscope_test_fixtures.engine import QUICK, Mpi, Records
 
-pytestmark = pytest.mark.slow
 
 JOB_TIMEOUT = 60
 
