@@ -49,8 +49,8 @@ def runs_dir(tmp_path_factory, mpiscope_home):
 
 
 @pytest.fixture(scope="module")
-def two_runs(runs_dir):
-    """Two runs of the same points, measured through the API."""
+def two_runs(runs_dir, embedded_mpi):
+    """Two runs of the same points, measured through the API (on the embedded MPICH)."""
     return [api.measure("pingpong", runs_dir=runs_dir, **SMALL) for _ in range(2)]
 
 
@@ -201,7 +201,7 @@ def test_a_damaged_run_loads_with_a_warning(two_runs, tmp_path):
     (dict(env={"1BAD": "x"}), "not a valid variable name"),
     (dict(mpi="no-such-mpi"), "no-such-mpi"),
 ])
-def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir):
+def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir, embedded_mpi):
     args = {**dict(benchmarks="pingpong", sizes="1:8", ranks=2, launches=1), **kwargs}
     before = sorted(p.name for p in runs_dir.iterdir())
     with warnings.catch_warnings():
@@ -220,7 +220,7 @@ def test_side_by_side_tables(two_runs):
         api.side_by_side(two_runs, "bcast")
 
 
-def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
+def test_a_failed_launch_raises_with_the_run_kept(embedded_mpi, tmp_path):
     """mpiexec rejects an argument: the run is kept (failed) and the error carries its path and the
     launcher's own words."""
     from mpiscope.errors import MeasurementError
@@ -235,7 +235,7 @@ def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
 DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "imports"
 
 
-def test_import_runs_and_compare_an_imported_osu_run_with_a_measured_one(runs_dir, tmp_path):
+def test_import_runs_and_compare_an_imported_osu_run_with_a_measured_one(runs_dir, embedded_mpi, tmp_path):
     """api.import_runs stores OSU output as a run (docs/import.md); compare lines its points up with
     a measured run of the same benchmarks, the one-sided ones by their synchronisation (variant)."""
     lat, put = DATA / "osu-7.4_latency_mpich.txt", DATA / "osu-7.4_put_latency_mpich.txt"

@@ -114,7 +114,7 @@ def _positionals(path: tuple[str, ...]) -> list[str]:
 
 @SETTINGS
 @given(case=any_invocation())
-def test_no_invocation_raises(case, tmp_path_factory, capsys):
+def test_no_invocation_raises(case, mpich_engine, tmp_path_factory, capsys):
     path, tokens = case
     takes_runs_dir = any("--runs-dir" in a.option_strings for a in COMMANDS[path]._actions)
     runs = ["--runs-dir", str(tmp_path_factory.mktemp("runs"))] if takes_runs_dir else []

@@ -80,13 +80,13 @@ def test_the_default_is_auto_launches_within_the_budget(cli, tmp_path):
     assert all(set(range(3)) <= ks for ks in per_point.values())    # the first round measures everything
 
 
-def test_bad_launch_options_are_one_line_errors(cli, tmp_path):
+def test_bad_launch_options_are_one_line_errors(cli_offline, tmp_path):
     for args, words in ((["--launches", "0"], "--launches"), (["--launches", "many"], "--launches"),
                         (["--launch-target", "0"], "--launch-target"), (["--launch-target", "2"], "--launch-target")):
-        r = cli("run", "-b", "pingpong", "--sizes", "8", *args, "--runs-dir", str(tmp_path))
+        r = cli_offline("run", "-b", "pingpong", "--sizes", "8", *args, "--runs-dir", str(tmp_path))
         assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
-    r = cli("run", "-b", "pingpong", "--sizes", "8", "--runs-dir", str(tmp_path), env={"MPISCOPE_LAUNCHES": "x"})
+    r = cli_offline("run", "-b", "pingpong", "--sizes", "8", "--runs-dir", str(tmp_path), env={"MPISCOPE_LAUNCHES": "x"})
     assert r.returncode == 2 and "MPISCOPE_LAUNCHES" in r.stderr
     assert not any(tmp_path.iterdir())                               # nothing half-made
 

@@ -219,8 +219,8 @@ def test_plot_command_writes_every_plot(cli, p2p, coll, tmp_path):
     assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in r.stdout.split())
 
 
-def test_plot_command_bad_input_is_one_line(cli, tmp_path):
-    r = cli("plot", "no-such-run", "--runs-dir", str(tmp_path))
+def test_plot_command_bad_input_is_one_line(cli_offline, tmp_path):
+    r = cli_offline("plot", "no-such-run", "--runs-dir", str(tmp_path))
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: ") and "Traceback" not in r.stderr
-    r = cli("plot", str(tmp_path))
+    r = cli_offline("plot", str(tmp_path))
     assert r.returncode == 2 and "holds no runs" in r.stderr

@@ -41,7 +41,7 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     assert left == [], f"ranks of {engine} still running"
 
 
-def test_a_killed_rank_fails_the_run_but_keeps_its_points(tmp_path):
+def test_a_killed_rank_fails_the_run_but_keeps_its_points(embedded_mpi, tmp_path):
     import os
     import signal
     import sys

@@ -99,10 +99,10 @@ def test_report_of_a_sweep_directory_tells_runs_apart_and_warns(cli, runs, tmp_p
     assert Page(text).all("details")  # one provenance block per run
 
 
-def test_report_bad_input_is_one_line(cli, tmp_path):
-    r = cli("report", "nothing-here", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "x.html"))
+def test_report_bad_input_is_one_line(cli_offline, tmp_path):
+    r = cli_offline("report", "nothing-here", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "x.html"))
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: ") and "Traceback" not in r.stderr
-    r = cli("report", str(tmp_path), "-o", str(tmp_path / "x.html"))
+    r = cli_offline("report", str(tmp_path), "-o", str(tmp_path / "x.html"))
     assert r.returncode == 2 and "holds no runs" in r.stderr
 
 

@@ -149,7 +149,7 @@ def test_bench_list_shows_the_registry(cli):
     assert "pingpong" in r.stdout and "min ranks" in r.stdout
 
 
-def test_ctrl_c_keeps_the_points_and_leaves_no_process(tmp_path):
+def test_ctrl_c_keeps_the_points_and_leaves_no_process(embedded_mpi, tmp_path):
     import os
     import signal
     import subprocess

@@ -6,6 +6,8 @@ from `mpiscope_test_fixtures.engine`.
 """
 from __future__ import annotations
 
+import pytest
+
 from mpiscope_test_fixtures import engine, netns, slurm
 
 netns_hosts = netns.netns_hosts
@@ -14,3 +16,9 @@ slurm_cluster = slurm.slurm_cluster
 mpich = engine.mpich
 openmpi = engine.openmpi
 any_mpi = engine.any_mpi
+
+
+@pytest.fixture
+def slurm_installed() -> None:
+    """Slurm, munge and root, for a test that starts a private Slurm of its own (skipped without)."""
+    slurm.require()
