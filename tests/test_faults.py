@@ -468,7 +468,7 @@ def test_a_relaunch_wall_clock_limit_is_above_its_watchdog(mpich_engine):
 # -- 13. SIGTERM and SIGHUP after the measurement ------------------------------------------------
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_path, mpiscope_home, sig):
+def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_path, embedded_mpi, sig):
     proc = subprocess.Popen([sys.executable, "-m", "mpiscope", "run", "-b", "pingpong,allreduce", "--sizes",
                              "1:64K", "--reps", "10", "--launches", "1", "--no-progress", "--runs-dir",
                              str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
