@@ -30,8 +30,8 @@ if _PACKAGE not in sys.modules:
 
 from mpiscope_test_fixtures.cli import run_in_process, run_process  # noqa: E402
 from mpiscope_test_fixtures.engine import build_engine  # noqa: E402
-from mpiscope_test_fixtures.lanes import (pytest_collection_modifyitems, pytest_configure,  # noqa: E402,F401
-                                          pytest_runtest_makereport, pytest_runtest_protocol)
+from mpiscope_test_fixtures.lanes import (pytest_collection_modifyitems, pytest_runtest_makereport,  # noqa: E402,F401
+                                          pytest_runtest_protocol)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ import pytest
 spec = importlib.util.spec_from_file_location("lanes_under_test", {str(LANES_PY)!r})
 lanes = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(lanes)
-pytest_configure = lanes.pytest_configure
 pytest_collection_modifyitems = lanes.pytest_collection_modifyitems
 pytest_runtest_protocol = lanes.pytest_runtest_protocol
 pytest_runtest_makereport = lanes.pytest_runtest_makereport
@@ -111,7 +110,8 @@ def test_harmless_child():
 def pytest_in(where: Path, *args: str) -> subprocess.CompletedProcess:
     # without this test's own guard: what the inner tests start is theirs to refuse
     env = {k: v for k, v in os.environ.items() if k not in ("MPISCOPE_TEST_LANE_LOG", "PYTHONPATH")}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", *args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                           "-W", "ignore::pytest.PytestUnknownMarkWarning", *args],
                           cwd=where, env=env, capture_output=True, text=True, timeout=300)
 
 
