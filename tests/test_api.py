@@ -49,12 +49,11 @@ def runs_dir(tmp_path_factory, mpiscope_home):
 
 
 @pytest.fixture(scope="module")
-def two_runs(runs_dir):
-    """Two runs of the same points, measured through the API."""
+def two_runs(runs_dir, embedded_mpi):
+    """Two runs of the same points, measured through the API (on the embedded MPICH)."""
     return [api.measure("pingpong", runs_dir=runs_dir, **SMALL) for _ in range(2)]
 
 
-@pytest.mark.slow
 def test_measure_returns_the_stored_run_with_its_table(two_runs, runs_dir):
     run = two_runs[0]
     assert isinstance(run, api.Run) and run.status == "ok" and run.path.parent == runs_dir
@@ -72,7 +71,6 @@ def test_measure_returns_the_stored_run_with_its_table(two_runs, runs_dir):
     assert run.problems == []
 
 
-@pytest.mark.slow
 def test_load_by_latest_id_prefix_path_and_several(two_runs, runs_dir):
     first, second = two_runs
     assert api.load("latest", runs_dir).id == second.id
@@ -92,7 +90,6 @@ def test_load_by_latest_id_prefix_path_and_several(two_runs, runs_dir):
         api.load_runs()
 
 
-@pytest.mark.slow
 def test_load_sweep_reads_a_sweeps_finished_runs(two_runs, runs_dir, tmp_path):
     """A sweep directory as `mpiscope sweep` keeps it: sweep.json and results.jsonl naming its runs."""
     from mpiscope.store import ConfigRef, SweepDir, SweepEntry, SweepPlan
@@ -112,7 +109,6 @@ def test_load_sweep_reads_a_sweeps_finished_runs(two_runs, runs_dir, tmp_path):
         api.load_sweep(tmp_path)
 
 
-@pytest.mark.slow
 def test_fit_is_what_mpiscope_model_prints(two_runs, runs_dir, cli):
     run = two_runs[0]
     m = api.fit(run)
@@ -134,7 +130,6 @@ def test_fit_is_what_mpiscope_model_prints(two_runs, runs_dir, cli):
         api.fit(run, "bcast")
 
 
-@pytest.mark.slow
 def test_compare_is_what_mpiscope_compare_prints(two_runs, runs_dir, cli):
     base, cand = two_runs
     c = api.compare(base, cand)
@@ -154,7 +149,6 @@ def test_compare_is_what_mpiscope_compare_prints(two_runs, runs_dir, cli):
         api.compare(base, cand, alpha=2)
 
 
-@pytest.mark.slow
 def test_predict_from_a_run_and_from_given_parameters(two_runs):
     p = api.predict(two_runs[0], ["allreduce", "bcast"], ranks=[2, 8, 4])
     assert list(p.tables) == ["allreduce", "bcast"] and p.parameters.startswith("pingpong regimes")
@@ -174,7 +168,6 @@ def test_predict_from_a_run_and_from_given_parameters(two_runs):
             api.predict(None, **bad)
 
 
-@pytest.mark.slow
 def test_plots_and_report(two_runs, tmp_path):
     found = api.plots(two_runs[0])
     assert [p.name for p in found] == ["latency", "bandwidth"]
@@ -191,7 +184,6 @@ def test_plots_and_report(two_runs, tmp_path):
         api.write_plots(two_runs, tmp_path, fmt="gif")
 
 
-@pytest.mark.slow
 def test_a_damaged_run_loads_with_a_warning(two_runs, tmp_path):
     copy = tmp_path / two_runs[0].id
     shutil.copytree(two_runs[0].path, copy)
@@ -202,7 +194,6 @@ def test_a_damaged_run_loads_with_a_warning(two_runs, tmp_path):
     assert len(run.problems) == 1 and len(run.table()) == len(EXPECTED)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kwargs, match", [
     (dict(benchmarks="no_such_benchmark"), "no_such_benchmark"),
     (dict(max_time=-1.0), "max_time must be a positive number"),
@@ -210,7 +201,7 @@ def test_a_damaged_run_loads_with_a_warning(two_runs, tmp_path):
     (dict(env={"1BAD": "x"}), "not a valid variable name"),
     (dict(mpi="no-such-mpi"), "no-such-mpi"),
 ])
-def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir):
+def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir, embedded_mpi):
     args = {**dict(benchmarks="pingpong", sizes="1:8", ranks=2, launches=1), **kwargs}
     before = sorted(p.name for p in runs_dir.iterdir())
     with warnings.catch_warnings():
@@ -220,7 +211,6 @@ def test_bad_measurements_raise_typed_errors(kwargs, match, runs_dir):
     assert sorted(p.name for p in runs_dir.iterdir()) == before  # nothing half-written
 
 
-@pytest.mark.slow
 def test_side_by_side_tables(two_runs):
     [t] = api.side_by_side(two_runs)
     assert t.benchmark == "pingpong" and t.columns == [r.id for r in two_runs] and t.sizes == EXPECTED
@@ -230,8 +220,7 @@ def test_side_by_side_tables(two_runs):
         api.side_by_side(two_runs, "bcast")
 
 
-@pytest.mark.slow
-def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
+def test_a_failed_launch_raises_with_the_run_kept(embedded_mpi, tmp_path):
     """mpiexec rejects an argument: the run is kept (failed) and the error carries its path and the
     launcher's own words."""
     from mpiscope.errors import MeasurementError
@@ -246,8 +235,7 @@ def test_a_failed_launch_raises_with_the_run_kept(mpiscope_home, tmp_path):
 DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "imports"
 
 
-@pytest.mark.slow
-def test_import_runs_and_compare_an_imported_osu_run_with_a_measured_one(runs_dir, tmp_path):
+def test_import_runs_and_compare_an_imported_osu_run_with_a_measured_one(runs_dir, embedded_mpi, tmp_path):
     """api.import_runs stores OSU output as a run (docs/import.md); compare lines its points up with
     a measured run of the same benchmarks, the one-sided ones by their synchronisation (variant)."""
     lat, put = DATA / "osu-7.4_latency_mpich.txt", DATA / "osu-7.4_put_latency_mpich.txt"

@@ -3,7 +3,6 @@ the only list), and `mpiscope bench list` with each family's availability for th
 (from the engine built for it: an MPI without persistent collectives gets them as skips)."""
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from mpiscope.errors import UsageError
 from mpiscope.plan import availability, default_ranks, expand_benchmarks, families, make_plan, registry
+from mpiscope_test_fixtures.synthetic import records_of
 
 ENGINE_SRC = Path(__file__).resolve().parents[1] / "engine"
 QUICK = ["--max-time", "0.02", "--no-progress", "--no-report", "--launches", "1"]
@@ -57,7 +57,7 @@ def test_run_with_a_family_name(cli, tmp_path):
             "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     (run,) = tmp_path.iterdir()
-    recs = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    recs = records_of(run)
     points = [p for p in recs if p["type"] == "point"]
     assert [p["benchmark"] for p in points] == [
         "neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw",

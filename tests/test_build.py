@@ -7,8 +7,6 @@ import pytest
 from mpiscope import paths
 from mpiscope.mpi.build import build_engine
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def engine_copy(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from mpiscope.results.compare import (CI_Z, MANN_WHITNEY, ONE_VS_LAUNCHES, WELCH
                                        launches_line, regressions)
 from mpiscope.results.launches import aggregate, drift_between_runs
 from mpiscope.records import Context, End, Point, Stats
-from mpiscope.store import Run, RunMeta
+from mpiscope_test_fixtures.synthetic import launch_point, records_of, saved_id, stored_run
 
 # Synthetic: four sizes of a ping-pong, launches that differ by a log-normal launch effect
 # (between) and each launch's own sampling error (within, which its CI reports).
@@ -31,9 +31,7 @@ def launches(rng, L: int, between: float = 0.03, within: float = 0.01, slower: f
         effect = between * rng.standard_normal()
         for size, t in TRUE_US.items():
             m = t * slower * float(np.exp(effect + within * rng.standard_normal()))
-            recs.append(Point("pingpong", size, 2, Stats(n=1000, median=m, ci_low=m * np.exp(-1.96 * within),
-                                                         ci_high=m * np.exp(1.96 * within)),
-                              tag={"launch": k} if tagged else {}))
+            recs.append(launch_point(m, k if tagged else None, within, size, z=1.96))
     return recs
 
 
@@ -134,10 +132,7 @@ def test_one_launch_against_several():
 
 
 def _stored(runs_dir: Path, records: list) -> str:
-    run = Run.create(runs_dir, RunMeta(id=""))
-    run.append([Context(world_size=2), *records, End(points=len(records))])
-    run.update(status="ok")
-    return run.id
+    return stored_run(runs_dir, [Context(world_size=2), *records, End(points=len(records))]).id
 
 
 def test_command_says_which_test_and_how_many_launches(tmp_path, capsys):
@@ -171,8 +166,7 @@ def runs(cli, openmpi_prefix, tmp_path_factory) -> tuple[Path, list[str]]:
         r = cli("run", "--mpi", "openmpi", "-b", "pingpong", "--sizes", "8,64", "--max-time", "0.3", "--raw",
                 "--runs-dir", str(tmp), "--no-progress", *env)
         assert r.returncode == 0, r.stderr
-        saved = [line for line in r.stdout.splitlines() if line.startswith("saved in ")]
-        ids.append(Path(saved[-1].removeprefix("saved in ").strip()).name)
+        ids.append(saved_id(r.stdout))
     return tmp, ids
 
 
@@ -180,7 +174,6 @@ def _rows(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if "pingpong" in line and "│" in line]
 
 
-@pytest.mark.slow
 def test_injected_slowdown_is_flagged_and_fails_the_gate(cli, runs):
     tmp, (base, _, slow, *_) = runs
     r = cli("compare", base, slow, "--fail-on", GATE, "--runs-dir", str(tmp))
@@ -191,7 +184,6 @@ def test_injected_slowdown_is_flagged_and_fails_the_gate(cli, runs):
     assert "significantly slower by more than 100%" in r.stderr
 
 
-@pytest.mark.slow
 def test_same_configuration_is_not_flagged(cli, openmpi_prefix, tmp_path):
     """Two runs of one configuration in five launches each (the default measures several): the
     launch medians are compared, so a launch in Open MPI's fast mode here (0.19 against 0.37-0.49
@@ -201,20 +193,19 @@ def test_same_configuration_is_not_flagged(cli, openmpi_prefix, tmp_path):
         r = cli("run", "--mpi", "openmpi", "-b", "pingpong", "--sizes", "8,64", "--max-time", "0.1",
                 "--launches", "5", "--runs-dir", str(tmp_path), "--no-progress", "--no-report")
         assert r.returncode == 0, r.stderr
-        ids.append([line for line in r.stdout.splitlines() if line.startswith("saved in ")][-1].split("/")[-1])
+        ids.append(saved_id(r.stdout))
     r = cli("compare", *ids, "--fail-on", GATE, "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     rows = _rows(r.stdout)
     assert len(rows) == 2 and all("welch (launches)" in row for row in rows)
 
 
-@pytest.mark.slow
 def test_without_raw_samples_the_recorded_cis_are_compared(cli, runs, tmp_path):
     """The same real runs with their samples dropped: the CI z-test path still sees the slowdown."""
     tmp, (base, _, slow, *_) = runs
     for rid in (base, slow):
         shutil.copytree(tmp / rid, tmp_path / rid)
-        recs = [json.loads(line) for line in (tmp_path / rid / "records.jsonl").read_text().splitlines()]
+        recs = records_of(tmp_path / rid)
         for rec in recs:
             rec.pop("samples_us", None)
         (tmp_path / rid / "records.jsonl").write_text("".join(json.dumps(rec) + "\n" for rec in recs))
@@ -224,7 +215,6 @@ def test_without_raw_samples_the_recorded_cis_are_compared(cli, runs, tmp_path):
     assert "measure with --raw for Mann-Whitney U" in r.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--fail-on", "5"], "mpiscope: error: --fail-on expects a percentage such as 5%, got '5'"),
     (["--min-change", "x%"], "mpiscope: error: --min-change expects a percentage such as 5%, got 'x%'"),
@@ -237,7 +227,6 @@ def test_bad_input_is_one_line(cli, runs, args, message):
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
 
 
-@pytest.mark.slow
 def test_launches_carry_between_launch_variation(cli, runs):
     """Three runs of one launch per side: Welch's test on the launch medians flags the slowdown at a
     tight gate and leaves launches of one configuration alone; one run against two is judged by

@@ -77,8 +77,8 @@ def test_singletons_fail_with_the_fix(cli):
 @pytest.mark.parametrize("args", [["--timeout", "0"], ["--hosts", "a", "--hostfile", "/nonexistent"],
                                   ["--facts", "/nonexistent/facts.json"], ["-n", "0"],
                                   ["--save-facts", "/nonexistent/dir/facts.json"]])
-def test_bad_input_is_one_line_and_exit_2(cli, args):
-    r = cli("doctor", *args)
+def test_bad_input_is_one_line_and_exit_2(cli_offline, args):
+    r = cli_offline("doctor", *args)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().startswith("mpiscope: error:") and len(r.stderr.strip().splitlines()) == 1
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mpiscope.cli import main
+from mpiscope_test_fixtures.synthetic import measured_run
 
 
 @contextmanager
@@ -50,12 +51,8 @@ def records_of(run: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def good_run(cli, tmp_path_factory) -> Path:
     """A small real run: pingpong and allreduce from 1 B to 4 KiB on 2 ranks."""
-    where = tmp_path_factory.mktemp("good")
-    r = cli("run", "-b", "pingpong,allreduce", "-n", "2", "--sizes", "1:4K", "--reps", "10", "--launches", "1",
-                "--no-progress", "--no-report", "--runs-dir", str(where))
-    assert r.returncode == 0, r.stderr
-    (run,) = where.iterdir()
-    return run
+    return measured_run(cli, tmp_path_factory.mktemp("good"), "-b", "pingpong,allreduce", "-n", "2", "--sizes", "1:4K",
+                        "--reps", "10", "--launches", "1")
 
 
 def copy_of(run: Path, into: Path) -> Path:
@@ -81,11 +78,11 @@ def test_a_runs_dir_that_is_a_file_is_one_line(cli, tmp_path):
     assert "--runs-dir" in msg
 
 
-def test_a_sweep_into_a_read_only_runs_dir_is_one_line(cli, tmp_path):
+def test_a_sweep_into_a_read_only_runs_dir_is_one_line(cli_offline, tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('[sweep]\nname = "ro"\n[measure]\nbenchmarks = ["pingpong"]\nsizes = "8"\nranks = 2\n')
     with tmpfs(tmp_path / "ro", "1m", read_only=True) as ro:
-        one_error_line(cli("sweep", str(spec), "--no-progress", "--runs-dir", str(ro)))
+        one_error_line(cli_offline("sweep", str(spec), "--no-progress", "--runs-dir", str(ro)))
 
 
 def test_a_disk_that_fills_during_a_raw_run_leaves_a_consistent_run(cli, tmp_path):
@@ -382,7 +379,7 @@ def call(argv: list[str]) -> int:
 
 
 @pytest.mark.parametrize("args, fragment", NONSENSE, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
-def test_nonsense_is_refused_before_anything_runs(mpiscope_home, tmp_path, capsys, args, fragment):
+def test_nonsense_is_refused_before_anything_runs(embedded_mpi, tmp_path, capsys, args, fragment):
     code = call([*args, *(["--runs-dir", str(tmp_path)] if args[0] in ("run", "study") else [])])
     err = " ".join(capsys.readouterr().err.split())
     assert code == 2, err
@@ -443,9 +440,9 @@ def test_output_into_a_read_only_dir_is_one_line(cli, good_run, tmp_path):
 
 @pytest.mark.parametrize("content, fragment", [(b"\xff\xfe", "not UTF-8"), (b"", "is empty"),
                                                (b"# only a comment\n", "is empty")])
-def test_a_spec_that_is_not_text_or_empty_is_refused(cli, tmp_path, content, fragment):
+def test_a_spec_that_is_not_text_or_empty_is_refused(cli_offline, tmp_path, content, fragment):
     (tmp_path / "s.toml").write_bytes(content)
-    assert fragment in one_error_line(cli("sweep", str(tmp_path / "s.toml"), "--runs-dir", str(tmp_path / "r")))
+    assert fragment in one_error_line(cli_offline("sweep", str(tmp_path / "s.toml"), "--runs-dir", str(tmp_path / "r")))
     assert not (tmp_path / "r").exists()
 
 
@@ -475,7 +472,7 @@ def test_a_relaunch_wall_clock_limit_is_above_its_watchdog(mpich_engine):
 # -- 13. SIGTERM and SIGHUP after the measurement ------------------------------------------------
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_path, mpiscope_home, sig):
+def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_path, embedded_mpi, sig):
     proc = subprocess.Popen([sys.executable, "-m", "mpiscope", "run", "-b", "pingpong,allreduce", "--sizes",
                              "1:64K", "--reps", "10", "--launches", "1", "--no-progress", "--runs-dir",
                              str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -502,7 +499,7 @@ def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_pa
 
 # -- files read later: a batch job's measurement, the engine's MPI cache --------------------------
 
-def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(mpiscope_home, tmp_path):
+def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(embedded_mpi, tmp_path):
     from mpiscope.spec import expand, load_spec
     from mpiscope.submit import load_measurement, save_measurement
     from mpiscope.sweep import plan_sweep

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from mpiscope import cli
 from mpiscope.commands import options
+from mpiscope_test_fixtures.synthetic import measured_run
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -113,7 +114,7 @@ def _positionals(path: tuple[str, ...]) -> list[str]:
 
 @SETTINGS
 @given(case=any_invocation())
-def test_no_invocation_raises(case, tmp_path_factory, capsys):
+def test_no_invocation_raises(case, mpich_engine, tmp_path_factory, capsys):
     path, tokens = case
     takes_runs_dir = any("--runs-dir" in a.option_strings for a in COMMANDS[path]._actions)
     runs = ["--runs-dir", str(tmp_path_factory.mktemp("runs"))] if takes_runs_dir else []
@@ -150,11 +151,8 @@ RUN_JSON = st.one_of(JSON, st.dictionaries(st.sampled_from(RUN_FIELDS), JSON | s
 
 @pytest.fixture(scope="module")
 def good_run(cli, tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("good")
-    r = cli("run", "-b", "pingpong", "-n", "2", "--sizes", "1:1K", "--reps", "5", "--launches", "1",
-            "--no-progress", "--no-report", "--runs-dir", str(where))
-    assert r.returncode == 0, r.stderr
-    return next(where.iterdir())
+    return measured_run(cli, tmp_path_factory.mktemp("good"), "-b", "pingpong", "-n", "2", "--sizes", "1:1K",
+                        "--reps", "5", "--launches", "1")
 
 
 def damaged(good_run: Path, where: Path, lines: list[str] | None, run_json: str | None) -> Path:

@@ -195,9 +195,9 @@ def test_literal_lines_of_the_imb_files():
     assert lat.imported.tool_benchmark == bw.imported.tool_benchmark == "Unidir_put" and lat.family == "rma"
 
 
-def test_a_run_of_every_sample(tmp_path, cli):
+def test_a_run_of_every_sample(tmp_path, cli_offline):
     """Every sample as one run through the command; the run says where each point came from."""
-    r = cli("import", *map(str, OSU + IMB), "--ranks", "2", "--mpi-label", "MPICH 5.0.2", "--runs-dir", str(tmp_path))
+    r = cli_offline("import", *map(str, OSU + IMB), "--ranks", "2", "--mpi-label", "MPICH 5.0.2", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     run, = list_runs(tmp_path)
     recs = run.records()
@@ -216,12 +216,12 @@ def test_a_run_of_every_sample(tmp_path, cli):
     stored = json.loads(line)
     assert stored["estimate"] == "mean" and "median" not in stored["time_us"]
     assert stored["imported"]["fields"]["bw_MBps.mean"] == "Bandwidth (MB/s)"
-    r = cli("show", run.id, "--runs-dir", str(tmp_path))
+    r = cli_offline("show", run.id, "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     flat = " ".join(re.sub(r"[│┃]", " ", r.stdout).split())  # a note wrapped within its cell reads on
     assert "estimate µs" in r.stdout and "imported from" in r.stdout and "its mean; no interval" in flat
     assert "put_latency flush" in r.stdout and "put_bw flush" in r.stdout  # IMB-RMA and OSU one-sided rows
-    r = cli("runs", "--runs-dir", str(tmp_path))
+    r = cli_offline("runs", "--runs-dir", str(tmp_path))
     assert r.returncode == 0 and "imported:" in r.stdout and "MPICH 5.0.2" in " ".join(r.stdout.split())
 
 
@@ -242,11 +242,11 @@ def damaged(tmp_path: Path, name: str, line: int, text: str | None) -> Path:
     ("imb-2021_nbc_mpich.txt", 45, None, "no '# All processes entering MPI_Finalize'"),
     ("osu-7.4_bw_mpich.txt", 2, "# OSU MPI Frobnicate Test v7.4", "OSU benchmark 'Frobnicate' is not one"),
 ])
-def test_a_damaged_copy_is_refused_with_its_line_and_nothing_is_written(tmp_path, cli, name, line, text, says):
+def test_a_damaged_copy_is_refused_with_its_line_and_nothing_is_written(tmp_path, cli_offline, name, line, text, says):
     bad = damaged(tmp_path, name, line, text)
     runs = tmp_path / "runs"
     # a good file first: it must not be stored either
-    r = cli("import", str(DATA / "osu-7.4_latency_mpich.txt"), str(bad), "--runs-dir", str(runs))
+    r = cli_offline("import", str(DATA / "osu-7.4_latency_mpich.txt"), str(bad), "--runs-dir", str(runs))
     assert r.returncode == 2
     err = r.stderr.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
@@ -255,7 +255,7 @@ def test_a_damaged_copy_is_refused_with_its_line_and_nothing_is_written(tmp_path
     assert not runs.exists() or not any(runs.iterdir())
 
 
-def test_files_that_are_no_tool_output(tmp_path, cli):
+def test_files_that_are_no_tool_output(tmp_path, cli_offline):
     (tmp_path / "notes.txt").write_text("latency was fine\n")
     (tmp_path / "empty.txt").write_text("")
     cut = tmp_path / "cut.txt"
@@ -265,11 +265,11 @@ def test_files_that_are_no_tool_output(tmp_path, cli):
                        (cut, "line 21: the last line has no newline"),
                        (DATA / "README.md", "line 1: neither OSU"),
                        (tmp_path / "missing.txt", "missing.txt: cannot read it (No such file or directory)")):
-        r = cli("import", str(path), "--runs-dir", str(tmp_path / "runs"))
+        r = cli_offline("import", str(path), "--runs-dir", str(tmp_path / "runs"))
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    r = cli("import", str(DATA / "osu-7.4_allreduce_mpich.txt"), "--runs-dir", str(tmp_path / "runs"))
+    r = cli_offline("import", str(DATA / "osu-7.4_allreduce_mpich.txt"), "--runs-dir", str(tmp_path / "runs"))
     assert r.returncode == 2 and "give --ranks N" in r.stderr
-    r = cli("import", str(DATA / "osu-7.4_latency_mpich.txt"), "--format", "imb", "--runs-dir", str(tmp_path / "runs"))
+    r = cli_offline("import", str(DATA / "osu-7.4_latency_mpich.txt"), "--format", "imb", "--runs-dir", str(tmp_path / "runs"))
     assert r.returncode == 2 and "--format imb, but this is OSU Micro-Benchmarks output" in r.stderr
     assert not (tmp_path / "runs").exists() or not list_runs(tmp_path / "runs")
     with pytest.raises(ImportFailed, match="line 37: --ranks 1, but IMB says"):
@@ -423,7 +423,7 @@ def test_imb_rma_benchmarks_map_to_the_engines_rows_with_their_modes_apart(tmp_p
     assert all(p.family == "rma" for p in parse_file(f))
 
 
-def test_imb_nbc_pure_and_persistent_names_map_to_the_engines_rows(tmp_path, cli):
+def test_imb_nbc_pure_and_persistent_names_map_to_the_engines_rows(tmp_path, cli_offline):
     nbc = ("       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]", ["8  100  3.0  2.0  2.0  50.00"])
     pure = ("       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]", ["8  100  1.5  1.9  1.7"])
     f = tmp_path / "nbc.txt"
@@ -441,7 +441,7 @@ def test_imb_nbc_pure_and_persistent_names_map_to_the_engines_rows(tmp_path, cli
     p, = parse_file(g)
     assert (p.benchmark, p.family, p.imported.tool_benchmark) == ("bcast_persistent", "persistent",
                                                                   "Bcast_persist_pure")
-    r = cli("import", str(f), "--runs-dir", str(tmp_path / "runs2"))
+    r = cli_offline("import", str(f), "--runs-dir", str(tmp_path / "runs2"))
     assert r.returncode == 0 and "Ibcast_pure -> ibcast" in " ".join(r.stdout.split())
 
 

@@ -3,7 +3,6 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.slow
 
 FAST = ["-b", "pingpong", "--sizes", "1:64", "--max-time", "0.02", "--no-progress"]
 

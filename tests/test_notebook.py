@@ -18,16 +18,20 @@ def test_the_committed_notebook_has_no_outputs():
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
 
 
-@pytest.mark.slow
-def test_the_notebook_runs(mpiscope_home, tmp_path, monkeypatch):
+@pytest.fixture
+def notebook_client():
+    """nbclient, which runs a notebook in a Jupyter kernel (the notebook lane)."""
+    return pytest.importorskip("nbclient")
+
+
+def test_the_notebook_runs(embedded_mpi, notebook_client, tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     runs = tmp_path / "runs"
     monkeypatch.setenv("MPISCOPE_RUNS", str(runs))  # the kernel inherits the environment
     monkeypatch.delenv("MPISCOPE_LAUNCHES", raising=False)  # the notebook says launches=1 itself
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    notebook_client.NotebookClient(nb, timeout=120, kernel_name="python3",
+                                   resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]

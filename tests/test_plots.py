@@ -15,7 +15,6 @@ from mpiscope.records.table import tidy
 from mpiscope.report import plots
 from mpiscope.store import Run
 
-pytestmark = pytest.mark.slow
 
 FAST = ["--max-time", "0.05", "--no-progress", "--no-report"]
 ENV = "MPIR_CVAR_REDUCE_INTRA_ALGORITHM"  # recorded in the context, harmless to point-to-point
@@ -223,8 +222,8 @@ def test_plot_command_writes_every_plot(cli, p2p, coll, tmp_path):
     assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in r.stdout.split())
 
 
-def test_plot_command_bad_input_is_one_line(cli, tmp_path):
-    r = cli("plot", "no-such-run", "--runs-dir", str(tmp_path))
+def test_plot_command_bad_input_is_one_line(cli_offline, tmp_path):
+    r = cli_offline("plot", "no-such-run", "--runs-dir", str(tmp_path))
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: ") and "Traceback" not in r.stderr
-    r = cli("plot", str(tmp_path))
+    r = cli_offline("plot", str(tmp_path))
     assert r.returncode == 2 and "holds no runs" in r.stderr

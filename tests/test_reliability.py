@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from mpiscope_test_fixtures.synthetic import records_of
+
 
 def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path):
     r = cli("run", "--mpi", "openmpi", "-n", "2", "-b", "ringcs1,ringcs2", "--sizes", "256:8K",
@@ -18,7 +20,7 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "hung" in r.stdout and "deadlock?" in r.stdout
     (run,) = tmp_path.iterdir()
-    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    records = records_of(run)
     by = {(rec["type"], rec.get("benchmark"), rec.get("size")) for rec in records}
 
     # `table` marks the cells: hung where the launch timed out, skipped after two hangs in a row
@@ -51,7 +53,7 @@ def test_deadlock_is_recorded_and_the_run_goes_on(cli, openmpi_prefix, tmp_path)
     assert left == [], f"ranks of {engine} still running"
 
 
-def test_a_killed_rank_fails_the_run_but_keeps_its_points(tmp_path):
+def test_a_killed_rank_fails_the_run_but_keeps_its_points(embedded_mpi, tmp_path):
     import os
     import signal
     import sys
@@ -114,13 +116,13 @@ def test_ctrl_c_then_resume_finishes_the_run_in_place(cli, tmp_path):
     proc.communicate(timeout=60)
     assert proc.returncode == 130
     (run,) = tmp_path.iterdir()
-    before = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    before = records_of(run)
     measured = {(r["benchmark"], r["size"]) for r in before if r["type"] == "point"}
     assert 3 <= len(measured) < 34 and json.loads((run / "run.json").read_text())["status"] == "interrupted"
 
     r = cli("run", "--resume", run.name, "--no-progress", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    after = records_of(run)
     points = [(r["benchmark"], r["size"]) for r in after if r["type"] == "point"]
     sizes = [1 << k for k in range(17)]
     assert sorted(points) == sorted((b, s) for b in ("pingpong", "bw") for s in sizes)  # each once
@@ -139,7 +141,7 @@ def test_resume_finishes_every_part_of_a_default_run(cli, tmp_path):
     (run,) = tmp_path.iterdir()
     meta = json.loads((run / "run.json").read_text())
     assert [p["tag"]["part"] for p in meta["parts"]] == [0, 1]
-    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    records = records_of(run)
     # as if mpiscope had been killed after bw at 8 B: the rest of part 0 and all of part 1 missing
     cut = next(i for i, rec in enumerate(records) if rec.get("benchmark") == "bw" and rec["type"] == "point")
     (run / "records.jsonl").write_text("".join(json.dumps(rec) + "\n" for rec in records[:cut + 1]))
@@ -147,7 +149,7 @@ def test_resume_finishes_every_part_of_a_default_run(cli, tmp_path):
 
     r = cli("run", "--resume", run.name, "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    after = records_of(run)
     points = sorted((rec["tag"]["part"], rec["benchmark"], rec["size"]) for rec in after if rec["type"] == "point")
     from mpiscope.plan import DEFAULT_COLLECTIVES
     want = [(0, b, s) for b in ("pingpong", "bw") for s in (8, 1024)]
@@ -163,7 +165,7 @@ def test_a_grid_run_cut_off_in_its_second_shape_resumes_the_remaining_shapes(cli
             "--no-report", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     (run,) = tmp_path.iterdir()
-    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    records = records_of(run)
     shapes = [(rec["variant"], rec["size"]) for rec in records if rec["type"] == "point"]
     assert shapes == [("1x2", 1024), ("1x2", 4096), ("2x1", 1024), ("2x1", 4096)]
     cut = next(i for i, rec in enumerate(records) if rec.get("variant") == "2x1")  # after 2x1 at 1 KiB
@@ -173,7 +175,7 @@ def test_a_grid_run_cut_off_in_its_second_shape_resumes_the_remaining_shapes(cli
 
     r = cli("run", "--resume", run.name, "--no-progress", "--no-report", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    after = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    after = records_of(run)
     assert sorted((rec["variant"], rec["size"]) for rec in after if rec["type"] == "point") == sorted(shapes)
     launches = json.loads((run / "run.json").read_text())["launches"]
     assert "--points" in launches[-1]["argv"]  # only what was missing, named by the engine's plan

@@ -19,7 +19,6 @@ import pytest
 
 from mpiscope.store import RECORDS, Run
 
-pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
@@ -100,17 +99,22 @@ def test_report_of_a_sweep_directory_tells_runs_apart_and_warns(cli, runs, tmp_p
     assert Page(text).all("details")  # one provenance block per run
 
 
-def test_report_bad_input_is_one_line(cli, tmp_path):
-    r = cli("report", "nothing-here", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "x.html"))
+def test_report_bad_input_is_one_line(cli_offline, tmp_path):
+    r = cli_offline("report", "nothing-here", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "x.html"))
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: ") and "Traceback" not in r.stderr
-    r = cli("report", str(tmp_path), "-o", str(tmp_path / "x.html"))
+    r = cli_offline("report", str(tmp_path), "-o", str(tmp_path / "x.html"))
     assert r.returncode == 2 and "holds no runs" in r.stderr
 
 
 # --- headless Chromium over the DevTools protocol (--remote-debugging-pipe: fd 3 in, fd 4 out) ---
 
-def chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Headless Chromium's executable (the browser lane)."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)")
+    return exe
 
 
 class DevTools:
@@ -182,13 +186,10 @@ class DevTools:
         os.close(self._res_r)
 
 
-def test_chromium_shows_the_report_offline_without_errors(runs, tmp_path):
-    exe = chromium()
-    if exe is None:
-        pytest.skip("chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)")
+def test_chromium_shows_the_report_offline_without_errors(runs, chromium, tmp_path):
     report = runs["p2p"].path / "report.html"
     url = report.resolve().as_uri()
-    browser = DevTools(exe, tmp_path / "profile")
+    browser = DevTools(chromium, tmp_path / "profile")
     try:
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]

@@ -18,8 +18,9 @@ from mpiscope.mpi.library import MpiLibrary
 from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
                               read_records)
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
-from mpiscope.store import Run, RunMeta
+from mpiscope.store import Run
 from mpiscope.units import human_size
+from mpiscope_test_fixtures.synthetic import stored_run
 
 LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",
                  vendor="MPICH", version="5.0.2")
@@ -58,10 +59,7 @@ def pingpong(scale: float = 1.0, same_host: bool = True) -> list[Point]:
 
 
 def store(runs_dir: Path, records: list, status: str = "ok", warnings: tuple[str, ...] = ()) -> Run:
-    run = Run.create(runs_dir, RunMeta(id="", mpi=LIB, launcher_command=["/opt/mpi/bin/mpiexec", "-n", "2"]))
-    run.append(records)
-    run.update(status=status, warnings=list(warnings))
-    return run
+    return stored_run(runs_dir, records, status, warnings, mpi=LIB, launcher_command=["/opt/mpi/bin/mpiexec", "-n", "2"])
 
 
 @pytest.fixture
@@ -180,19 +178,19 @@ def test_compare_on_typed_points(runs):
     assert len(regressions(changes, 0.5)) == len(changes)
 
 
-def test_reader_commands_on_stored_runs(cli, runs, tmp_path):
+def test_reader_commands_on_stored_runs(cli_offline, runs, tmp_path):
     d = str(runs["p2p"].path.parent)
     a, b, hosts = runs["p2p"].id, runs["slower"].id, runs["hosts"].id
     for args in (["show", a], ["export", a, b], ["table", a, b], ["model", a], ["compare", a, b],
                  ["plot", a, "-o", str(tmp_path / "plots")], ["report", a, b, "-o", str(tmp_path / "r.html")],
                  ["pairs", hosts], ["predict", "--validate", a, "--alpha", "1", "--beta", "0.001"]):
-        r = cli(*args, "--runs-dir", d)
+        r = cli_offline(*args, "--runs-dir", d)
         if args[0] == "predict":  # no collectives in the run: one line, status 2
             assert r.returncode == 2 and "no collective points" in r.stderr, r.stderr
             continue
         assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
-    assert json.loads(cli("model", a, "--json", "--clock-mhz", "1000", "--runs-dir", d).stdout)["sizes"] == 17
-    assert "slow: 1 <-> 2 (b <-> a)" in cli("pairs", hosts, "--runs-dir", d).stdout
+    assert json.loads(cli_offline("model", a, "--json", "--clock-mhz", "1000", "--runs-dir", d).stdout)["sizes"] == 17
+    assert "slow: 1 <-> 2 (b <-> a)" in cli_offline("pairs", hosts, "--runs-dir", d).stdout
 
 
 def test_records_round_trip_through_the_store(runs):
@@ -324,21 +322,21 @@ def test_launch_frame_and_per_launch_rows(multi):
     assert list(csv.columns)[0] == "run_id"
 
 
-def test_table_and_export_commands_at_the_launch_level_and_per_launch(cli, multi):
+def test_table_and_export_commands_at_the_launch_level_and_per_launch(cli_offline, multi):
     d = str(multi["three"].path.parent)
     three = multi["three"].id
-    r = cli("export", three, "--format", "csv", "--runs-dir", d)
+    r = cli_offline("export", three, "--format", "csv", "--runs-dir", d)
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(io.StringIO(r.stdout))
     assert len(df) == 2 * len(SIZES) and set(df["launches"]) == {3} and "launch" not in df
-    r = cli("export", three, "--format", "csv", "--per-launch", "--runs-dir", d)
+    r = cli_offline("export", three, "--format", "csv", "--per-launch", "--runs-dir", d)
     df = pd.read_csv(io.StringIO(r.stdout))
     assert len(df) == 3 * 2 * len(SIZES) and sorted(df["launch"].unique()) == [0, 1, 2] and "launches" not in df
-    r = cli("table", three, "--benchmark", "pingpong", "--format", "markdown", "--runs-dir", d)
+    r = cli_offline("table", three, "--benchmark", "pingpong", "--format", "markdown", "--runs-dir", d)
     assert r.returncode == 0, r.stderr
     assert "launch-level estimates over 3 launches per point" in r.stdout
     assert "| size (bytes) | all runs |" in r.stdout
-    r = cli("table", three, "--benchmark", "pingpong", "--format", "csv", "--per-launch", "--runs-dir", d)
+    r = cli_offline("table", three, "--benchmark", "pingpong", "--format", "csv", "--per-launch", "--runs-dir", d)
     assert r.returncode == 0, r.stderr
     got = pd.read_csv(io.StringIO(r.stdout))
     assert list(got.columns)[2:] == [f"launch={k} {u}" for k in range(3) for u in ("MB/s", "us")]

@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.slow
 
 SIZES = [8, 256, 4096]
 

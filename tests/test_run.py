@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.slow
+from mpiscope_test_fixtures.synthetic import records_of
+
 
 FAST = ["--sizes", "1:1K", "--max-time", "0.02", "--no-progress"]
 
@@ -40,7 +41,7 @@ def test_run_directory_keeps_records_commands_and_stderr(first_run):
     assert meta["launcher_command"][0].endswith("mpiexec")
     assert meta["engine_command"][0].endswith("mpiscope-engine")
     assert (path / "stderr.txt").exists()
-    recs = [json.loads(line) for line in (path / "records.jsonl").read_text().splitlines()]
+    recs = records_of(path)
     assert recs[0]["type"] == "context" and recs[0]["world_size"] == 2
     assert recs[-1]["type"] == "end"
     points = [r for r in recs if r["type"] == "point"]
@@ -106,7 +107,7 @@ def test_time_budget_check_and_raw_reach_the_engine(cli, tmp_path):
             "--no-progress", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     (run,) = tmp_path.iterdir()
-    recs = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    recs = records_of(run)
     assert recs[0]["options"]["max_time_s"] == pytest.approx(0.1)
     points = [p for p in recs if p["type"] == "point"]
     assert all(p["check"]["errors"] == 0 and len(p["samples_us"]) == p["time_us"]["n"] for p in points)
@@ -148,7 +149,7 @@ def test_bench_list_shows_the_registry(cli):
     assert "pingpong" in r.stdout and "min ranks" in r.stdout
 
 
-def test_ctrl_c_keeps_the_points_and_leaves_no_process(tmp_path):
+def test_ctrl_c_keeps_the_points_and_leaves_no_process(embedded_mpi, tmp_path):
     import os
     import signal
     import subprocess
@@ -183,7 +184,7 @@ def test_default_run_adds_the_main_collectives_on_every_core(cli, tmp_path):
     r = cli("run", "--sizes", "1,1K", "--max-time", "0.05", "--no-progress", "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     (run,) = tmp_path.iterdir()
-    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    records = records_of(run)
     measured = {rec["benchmark"] for rec in records if rec["type"] == "point"}
     from mpiscope.launch import local_cores
     from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES

@@ -93,10 +93,10 @@ def test_sizes_are_checked_by_the_engine_before_anything_runs(cli, tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def test_cli_reports_spec_errors_in_one_line(cli, tmp_path):
+def test_cli_reports_spec_errors_in_one_line(cli_offline, tmp_path):
     spec = tmp_path / "bad.toml"
     spec.write_text('[factors]\nrnaks = [2, 4]\n')
-    r = cli("sweep", str(spec), "--dry-run", "--runs-dir", str(tmp_path))
+    r = cli_offline("sweep", str(spec), "--dry-run", "--runs-dir", str(tmp_path))
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         f"mpiscope: error: {spec}: factors.rnaks: unknown key: did you mean 'ranks'? known keys here: mpi, ranks, "

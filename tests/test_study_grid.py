@@ -30,8 +30,8 @@ def test_study_prints_every_shape_and_order_best_first(cli, openmpi_prefix, tmp_
         assert printed == list(zip(group["shape"], group["order"]))
 
 
-def test_study_refuses_bad_input_in_one_line(cli, tmp_path):
-    r = cli("study", "grid", "--runs-dir", str(tmp_path), "--sizes", "64", "--max-time", "-1")
+def test_study_refuses_bad_input_in_one_line(cli_offline, tmp_path):
+    r = cli_offline("study", "grid", "--runs-dir", str(tmp_path), "--sizes", "64", "--max-time", "-1")
     assert r.returncode == 2 and r.stderr.startswith("mpiscope: error: --max-time")
     assert "Traceback" not in r.stderr
 

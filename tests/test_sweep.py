@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.slow
+from mpiscope_test_fixtures.synthetic import records_of
+
 
 SPEC = """
 name = "libs-ranks"
@@ -261,7 +262,7 @@ def test_launches_report_within_and_between_launch_variation(cli, mpiscope_home,
     # one run per configuration, measured in three launches (each in its own order) as `run` does
     (entry,) = entries(sd)
     assert (entry["config"], entry["status"]) == ("c001", "ok")
-    recs = [json.loads(line) for line in (tmp_path / "runs" / entry["run"] / "records.jsonl").read_text().splitlines()]
+    recs = records_of(tmp_path / "runs" / entry["run"])
     assert sorted({r["tag"]["launch"] for r in recs if r["type"] == "point"}) == [0, 1, 2]
     # the status table: one row per configuration, with the launches its run made
     (row,) = [line for line in r.stdout.splitlines() if line.startswith("│ c001")]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.slow
+from mpiscope_test_fixtures.synthetic import saved_id
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +19,7 @@ def two_runs(cli, openmpi_prefix, tmp_path_factory) -> tuple[Path, list[str]]:
         r = cli("run", "--mpi", "openmpi", "-b", "pingpong", "--sizes", "8,256,4K", "--max-time", "0.05",
                 "--runs-dir", str(tmp), "--no-progress", *env)
         assert r.returncode == 0, r.stderr
-        saved = [line for line in r.stdout.splitlines() if line.startswith("saved in ")]
-        ids.append(Path(saved[-1].removeprefix("saved in ").strip()).name)
+        ids.append(saved_id(r.stdout))
     return tmp, ids
 
 

@@ -9,8 +9,22 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
+
+def _console(stderr: bool) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 120)
+
+
+out = _console(stderr=False)
+err = _console(stderr=True)
+
+
+def renew() -> None:
+    """Both consoles set up again for the present sys.stdout, sys.stderr and environment, as a
+    new process sets them up (the tests run commands in-process). In place: `warn` and other
+    modules hold these objects."""
+    for console in (out, err):
+        console.__dict__.update(_console(console.stderr).__dict__)
 
 
 def warn(message: str, console: Console = err) -> None:

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.slow
 
 FAST = ["--max-time", "0.05", "--no-progress"]
 TABLE_ROWS = ["Latency Ts (us)", "alpha (cycles)", "Throughput (MB/s)", "Tc (us/byte)",

@@ -58,18 +58,17 @@ def test_predictions_match_the_formulas(cli):
     assert "allgather: fastest algorithm" in text and "1024" in text and "every algorithm" in text
 
 
-def test_bad_input(cli):
+def test_bad_input(cli_offline):
     for args, words in ((["predict"], "--alpha"),
                         (["predict", "--alpha", "1"], "--beta"),
                         (["predict", "--alpha", "1", "--beta", "0.1", "--collective", "allredux"],
                          "allreduce"),
                         (["predict", "--alpha", "1", "--beta", "0.1", "-n", "4,2,...,1"], "-n")):
-        r = cli(*args)
+        r = cli_offline(*args)
         text = " ".join(r.stderr.split())
         assert r.returncode == 2 and text.startswith("mpiscope: error:") and words in text, r.stderr
 
 
-@pytest.mark.slow
 def test_validate_against_measured_collectives(cli, tmp_path):
     r = cli("run", "-n", "2", "-b", "pingpong,allreduce,bcast", "--sizes", "8:4K:*8",
             "--max-time", "0.02", "--no-progress", cwd=tmp_path)

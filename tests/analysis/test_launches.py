@@ -14,14 +14,12 @@ from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHE
                                         samples_per_launch, summarise, widened, with_drift)
 from mpiscope.analysis.measured import Measured
 from mpiscope.records import Point, Stats
+from mpiscope_test_fixtures.synthetic import launch_point
 
 
-def launch(median: float, k: int, within: float = 0.01, n: int = 1000, warmup: int = 8, size: int = 8,
-           ci: bool = True, **tag) -> Point:
+def launch(median: float, k: int, within: float = 0.01, warmup: int = 8, **kw) -> Point:
     """One launch's record: its median and a 95 % CI of +-1.96 `within` on the log scale."""
-    lo, hi = (median * np.exp(-Z95 * within), median * np.exp(Z95 * within)) if ci else (None, None)
-    return Point("pingpong", size, 2, Stats(n=n, median=median, ci_low=lo, ci_high=hi), warmup=warmup,
-                 tag={"launch": k, **tag})
+    return launch_point(median, k, within, warmup=warmup, **kw)
 
 
 def launches(rng, L: int, between: float, within: float = 0.01, true: float = 1.0, **kw) -> list[Point]:

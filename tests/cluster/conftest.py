@@ -1,32 +1,14 @@
 """Cluster tests: the real engine on namespace hosts and under a local Slurm.
 
-The fixture plugins live in tests/fixtures/; they are loaded here by path as
-the package `mpiscope_test_fixtures` (no sys.path games, no clash with the
-PyPI package called `fixtures`) and their fixtures re-exported. Test modules
-import helpers from `mpiscope_test_fixtures.engine`.
+The fixture plugins live in tests/fixtures/ (the package `mpiscope_test_fixtures`, loaded
+by tests/conftest.py); their fixtures are re-exported here. Test modules import helpers
+from `mpiscope_test_fixtures.engine`.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
+import pytest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PACKAGE = "mpiscope_test_fixtures"
-
-
-def _load(*modules: str):
-    if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PACKAGE, FIXTURES / "__init__.py",
-                                                      submodule_search_locations=[str(FIXTURES)])
-        pkg = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = pkg
-        spec.loader.exec_module(pkg)
-    return [importlib.import_module(f"{PACKAGE}.{m}") for m in modules]
-
-
-netns, slurm, engine = _load("netns", "slurm", "engine")
+from mpiscope_test_fixtures import engine, netns, slurm
 
 netns_hosts = netns.netns_hosts
 two_hosts = netns.two_hosts
@@ -34,3 +16,9 @@ slurm_cluster = slurm.slurm_cluster
 mpich = engine.mpich
 openmpi = engine.openmpi
 any_mpi = engine.any_mpi
+
+
+@pytest.fixture
+def slurm_installed() -> None:
+    """Slurm, munge and root, for a test that starts a private Slurm of its own (skipped without)."""
+    slurm.require()

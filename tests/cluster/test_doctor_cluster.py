@@ -11,10 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.slow
-
 
 def checks_of(stdout: str) -> dict[str, dict]:
     return {c["name"]: c for c in json.loads(stdout)["checks"]}

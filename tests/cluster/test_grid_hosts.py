@@ -2,11 +2,7 @@
 deals them across the hosts, and the records show it (context and grid rows/columns)."""
 from __future__ import annotations
 
-import pytest
-
 from mpiscope_test_fixtures.engine import QUICK, Records  # loaded by conftest.py
-
-pytestmark = pytest.mark.slow
 
 
 def grid_run(cluster, mpi, order: str) -> Records:

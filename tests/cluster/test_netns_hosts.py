@@ -7,11 +7,8 @@ import json
 import subprocess
 import time
 
-import pytest
-
 from mpiscope_test_fixtures.engine import QUICK, Mpi, Records  # loaded by conftest.py
 
-pytestmark = pytest.mark.slow
 
 JOB_TIMEOUT = 60  # seconds for one launcher call; a hang is killed with all its children
 

@@ -15,7 +15,6 @@ import pytest
 from mpiscope.report.placement import INTER, INTRA, MIXED, groups
 from mpiscope.store import Run
 
-pytestmark = pytest.mark.slow
 
 QUICK = ["--max-time", "0.05", "--no-progress"]
 

@@ -15,7 +15,6 @@ import pytest
 from mpiscope.records import Context
 from mpiscope.store import Run, list_runs
 
-pytestmark = pytest.mark.slow
 
 QUICK = ["-b", "pingpong", "--sizes", "8,1K", "--max-time", "0.05", "--no-progress"]
 PMI = {"mpich": "--mpi=pmi2", "openmpi": "--mpi=pmix"}

@@ -12,7 +12,6 @@ import pytest
 from mpiscope_test_fixtures import _proc, slurm as slurm_mod
 from mpiscope_test_fixtures.engine import QUICK, Mpi, Records
 
-pytestmark = pytest.mark.slow
 
 JOB_TIMEOUT = 60
 
@@ -121,10 +120,9 @@ def test_sbatch_job_writes_a_complete_jsonl_file(slurm_cluster, mpich, tmp_path)
     assert took < JOB_TIMEOUT
 
 
-def test_teardown_leaves_no_process_behind():
+def test_teardown_leaves_no_process_behind(slurm_installed):
     """A second, private instance with a job still running when it is shut down: the
     job's slurmstepd and task (sessions of their own) are found and killed by PID."""
-    slurm_mod.require()
     with slurm_mod.local_slurm() as s:
         job = s.sbatch("#!/bin/sh\nsrun -n 1 sleep 300\n")
         deadline = time.monotonic() + 20

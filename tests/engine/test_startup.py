@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_engine
+from mpiscope_test_fixtures.synthetic import records_of
 
 ROWS = ["init", "hello"]
 
@@ -55,7 +56,7 @@ def test_launches_give_launch_level_statistics(cli, tmp_path):
             "--no-report")
     assert r.returncode == 0, r.stderr
     (run_dir,) = [p for p in Path(runs).iterdir() if p.is_dir()]
-    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    records = records_of(run_dir)
     contexts = [x for x in records if x["type"] == "context"]
     points = [x for x in records if x["type"] == "point"]
     assert len(contexts) == 3 and len({c["ranks"][0]["pid"] for c in contexts}) == 3  # three processes started
