@@ -60,13 +60,16 @@ def cmd_compare(a: argparse.Namespace) -> int:
     changes, base, cand = c.changes, c.baseline_name, c.candidate_name
     figure = {"baseline": c.baseline_figure, "candidate": c.candidate_figure}
     ranks = sorted({pc.ranks for pc in changes})
+    intervals = any(pc.ratio_low == pc.ratio_low for pc in changes)  # some ratio has an interval (not nan)
     one = ranks[0] if len(ranks) == 1 else None  # one rank count: said in the title, no column
     table = Table(title=f"{cand} against baseline {base}" + (f", {one} ranks" if one else "")
-                  + f" (margin ±{100 * margin:g}%)", title_justify="left")
+                  + f" (margin ±{100 * margin:g}%)"
+                  # an imported side's figure (a tool's mean), said once where no column can cut it
+                  + "".join(f"; {side} us{fig}" for side, fig in figure.items() if fig), title_justify="left")
     for col in ("benchmark", "size", *(() if one else ("ranks",)), f"baseline us{figure['baseline']}",
                 f"candidate us{figure['candidate']}", "ratio (95% interval)", "test", "p (adj.)", "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
-                         no_wrap=col == "test", min_width=16 if col.startswith("ratio") else None)
+                         no_wrap=col == "test", min_width=16 if col.startswith("ratio") and intervals else None)
     style = {"slower": "red", "faster": "green", "same": "", "inconclusive": "yellow", "untested": "yellow"}
     for pc in changes:
         verdict = escape(_verdict(pc))
