@@ -202,3 +202,19 @@ def test_a_launch_that_hung_shows_no_eight_decade_band(tmp_path, capsys):
     assert main(["show", run.id, "--runs-dir", str(tmp_path)]) == 0
     text = capsys.readouterr().out
     assert "insufficient evidence" in text and "e-0" not in text
+
+
+def test_one_point_api_for_tune():
+    """`compare_launches_of_point`: two sets of launch medians of one point -> verdict, ratio with
+    its interval, launches a side that would decide (what `mpiscope tune` calls)."""
+    from mpiscope.results.compare import compare_launches_of_point
+    rng = np.random.default_rng(37)
+    base = np.exp(rng.normal(0.0, 0.01, 8))
+    v = compare_launches_of_point(base, base * 1.5)
+    assert v.verdict == "slower" and v.low < 1.5 < v.high
+    same = compare_launches_of_point(base, np.exp(rng.normal(0.0, 0.01, 8)))
+    assert same.verdict == "same" and same.low > 1 / 1.05 and same.high < 1.05
+    unsure = compare_launches_of_point([1.0, 1.3], [1.1, 1.5])
+    assert unsure.verdict == "inconclusive" and unsure.launches_needed and unsure.launches_needed > 2
+    with pytest.raises(ValueError):
+        compare_launches_of_point([1.0], [1.0, 1.1])

@@ -21,17 +21,28 @@ def percent(text: str, option: str) -> float:
 
 
 def _ratio(pc) -> str:
-    """'1.52 [1.31, 1.77]': the ratio candidate / baseline with its 95 % interval."""
+    """'1.52 (1.31–1.77)': the ratio candidate / baseline with its 95 % interval."""
     ratio = pc.cand_us / pc.base_us
     if pc.ratio_low == pc.ratio_low and pc.ratio_high == pc.ratio_high:  # not nan
-        return f"{ratio:.3g} [{pc.ratio_low:.3g}, {pc.ratio_high:.3g}]"
+        return f"{ratio:.3g} ({pc.ratio_low:.3g}–{pc.ratio_high:.3g})"
     return f"{ratio:.3g}"
+
+
+def _verdict(pc) -> str:
+    """The verdict, and for an inconclusive one what would decide it: launches a side, or runs
+    (the drift from run to run is wider than launches can narrow); * where the drift decided it."""
+    text = pc.verdict
+    if pc.verdict == "inconclusive":
+        text += f" ~{pc.launches_needed}L" if pc.launches_needed else " R" if pc.drift is not None else ""
+    return text + ("*" if pc.drift_decided else "")
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
     from rich.table import Table
 
     from mpiscope.api import compare, compare_side
+    from rich.markup import escape
+
     from mpiscope.console import err, out, warn_problems
     from mpiscope.errors import UsageError
 
@@ -48,28 +59,30 @@ def cmd_compare(a: argparse.Namespace) -> int:
     c = compare(b_runs, c_runs, a.alpha, margin, a.benchmark, runs_dir=runs_dir, history=a.history)
     changes, base, cand = c.changes, c.baseline_name, c.candidate_name
     figure = {"baseline": c.baseline_figure, "candidate": c.candidate_figure}
-    table = Table(title=f"{cand} against baseline {base} (margin ±{100 * margin:g}%)", title_justify="left")
-    for col in ("benchmark", "size", "ranks", f"baseline us{figure['baseline']}",
-                f"candidate us{figure['candidate']}", "ratio [95% interval]", "test", "p (adj.)", "effect",
-                "verdict"):
+    ranks = sorted({pc.ranks for pc in changes})
+    intervals = any(pc.ratio_low == pc.ratio_low for pc in changes)  # some ratio has an interval (not nan)
+    one = ranks[0] if len(ranks) == 1 else None  # one rank count: said in the title, no column
+    table = Table(title=f"{cand} against baseline {base}" + (f", {one} ranks" if one else "")
+                  + f" (margin ±{100 * margin:g}%)"
+                  # an imported side's figure (a tool's mean), said once where no column can cut it
+                  + "".join(f"; {side} us{fig}" for side, fig in figure.items() if fig), title_justify="left")
+    for col in ("benchmark", "size", *(() if one else ("ranks",)), f"baseline us{figure['baseline']}",
+                f"candidate us{figure['candidate']}", "ratio (95% interval)", "test", "p (adj.)", "verdict"):
         table.add_column(col, justify="left" if col in ("benchmark", "test", "verdict") else "right",
-                         no_wrap=col == "test")
+                         no_wrap=col == "test", min_width=16 if col.startswith("ratio") and intervals else None)
     style = {"slower": "red", "faster": "green", "same": "", "inconclusive": "yellow", "untested": "yellow"}
     for pc in changes:
-        effect = {"mann-whitney": f"δ={pc.effect:+.2f}", "ci z-test": f"z={pc.effect:+.1f}"}.get(
-            pc.test, f"g={pc.effect:+.1f}") if pc.verdict != "untested" else "-"
-        verdict = pc.verdict
-        if pc.verdict == "inconclusive":
-            verdict += (f" (about {pc.launches_needed} launches a side)" if pc.launches_needed else
-                        " (more runs: the drift from run to run)" if pc.drift is not None and not pc.drift.prior
-                        else "")
-        if pc.drift_decided:
-            verdict += " [drift decided]"
-        table.add_row(pc.label, str(pc.size), str(pc.ranks), f"{pc.base_us:.3g}", f"{pc.cand_us:.3g}",
-                      _ratio(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-", effect,
+        verdict = escape(_verdict(pc))
+        table.add_row(pc.label, str(pc.size), *(() if one else (str(pc.ranks),)), f"{pc.base_us:.3g}",
+                      f"{pc.cand_us:.3g}",
+                      _ratio(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-",
                       f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
     out.print(c.summary, highlight=False)
+    if any(pc.verdict == "inconclusive" or pc.drift_decided for pc in changes):
+        out.print("inconclusive ~NL: about N launches a side would decide it; R: the drift from run to run "
+                  "is wider than launches can narrow: compare several runs a side (RUN1,RUN2); *: the drift "
+                  "decided the verdict (--history)", highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
         out.print(c.launches, highlight=False)  # which test, on how many launches
     status = 0

@@ -25,7 +25,7 @@ from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
 from mpiscope.analysis.measured import Measured, is_measured
 from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
-from mpiscope.results.verdict import INCONCLUSIVE, decide
+from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
 # The tests, as the output names them; the last two are at the launch level.
@@ -277,6 +277,20 @@ def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> Point
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
                        config=b.config, drift_runs=used.runs if used is not None else 0, drift=used,
                        diff=diff, se=se, df=df, launch_var=var)
+
+
+def compare_launches_of_point(base: Sequence[float], cand: Sequence[float], margin: float = POLICY.margin,
+                              drift: Drift | None = None, alpha: float = POLICY.alpha) -> Verdict:
+    """One point, two sets of launch medians (µs; at least two a side): its verdict, the ratio
+    cand / base with its 95 % interval, and for an inconclusive one the launches a side that
+    would decide it. `drift`: each side's run effect when each side is one run (None: the
+    launches were interleaved in one session, as `mpiscope tune` measures them). No adjustment
+    for other points: the caller tests one."""
+    if len(base) < 2 or len(cand) < 2:
+        raise ValueError("compare_launches_of_point needs at least two launches a side")
+    p, _, diff, se, df, var = _welch(np.log(np.asarray(base, float)), np.log(np.asarray(cand, float)), drift)
+    return decide(diff, se, df, p, var, drift.var if drift is not None else 0.0, margin,
+                  replace(POLICY, alpha=alpha))
 
 
 def sort_key(pc: PointChange) -> tuple:

@@ -108,10 +108,12 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
                  for lp in aggregate_runs(runs, cause)]
     out = pd.DataFrame(rows)
-    # one order everywhere: benchmark, variant, size (issue 31), then ranks
+    # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]
     if keys:
-        out = out.sort_values(keys, kind="stable", na_position="first", ignore_index=True)
+        run_order = pd.Series(pd.factorize(out["run_id"])[0], index=out.index, name="_run")
+        out = out.assign(_run=run_order).sort_values(["_run", *keys], kind="stable", na_position="first",
+                                                     ignore_index=True).drop(columns="_run")
     if "not_converged" in out and not out["not_converged"].any():
         out = out.drop(columns="not_converged")
     return out

@@ -152,7 +152,7 @@ def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequen
         [r for r in resolve(history) if r.id != run.id]
     mine = launch_points(run)
     learnt = learn(mine, [(other.id, launch_points(other)) for other in others])
-    used = sorted({i for d in learnt.values() for i in d.sources})
+    used = [o.id for o in others if any(o.id in d.sources for d in learnt.values())]  # newest first
     points = []
     for k, drift in learnt.items():
         _, (benchmark, size, ranks, variant), config = k

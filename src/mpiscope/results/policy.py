@@ -77,8 +77,10 @@ class Policy:
     prior_drift_sd: float = 0.15
     # A run whose estimate differs from this one's by more than this factor sits in another state
     # of the machine (a changed link, another machine): not learnt from, named with the reason.
-    # Quiet runs here spread by at most 3.1x max/min (Open MPI pingpong, launch-noise notes).
-    state_ratio: float = 4.0
+    # The issue's changed link was 100x; quiet runs here spread by up to 3.1x (launch-noise notes)
+    # and runs under other engineers' load by more than 4x at 8 B (4 left out real runs of one
+    # configuration in tests/test_launches.py), so 10x.
+    state_ratio: float = 10.0
 
     # --- comparisons ---
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment
