@@ -97,7 +97,7 @@ def test_a_sweep_being_measured_cannot_be_resumed(cli, tmp_path, mpiscope_home):
                     'ci_target = 0.00001\nmax_time = 0.8\n[factors]\nranks = [2]\n[factors.env]\nRACE = ["a", "b", "c"]\n')
     owner = start("sweep", str(spec), "--runs-dir", str(runs), "--no-progress", "--no-report")
     try:
-        wait_for(lambda: any(runs.glob("sweeps/race-*/owner.lock")) or owner.poll() is not None,
+        wait_for(lambda: any(runs.glob("sweeps/race-*/sweep.json")) or owner.poll() is not None,
                  what="the sweep to start")
         assert owner.poll() is None, owner.communicate()
         owner.send_signal(signal.SIGSTOP)  # held mid-sweep, its lock kept, however slow the machine
