@@ -4,7 +4,6 @@ link to /dev/zero read under a memory limit the test sets in the child, real sig
 runs measured by the engine."""
 from __future__ import annotations
 
-import json
 import os
 import resource
 import shutil
