@@ -50,7 +50,8 @@ def test_a_run_being_measured_cannot_be_resumed_and_says_running(cli, tmp_path, 
         wait_for(lambda: first_launch_logged(runs) or owner.poll() is not None, what="the first launch")
         run = first_launch_logged(runs)
         assert run is not None and owner.poll() is None, "the run ended before the test could race it"
-        # between launches the run is not finished: run.json still says running
+        # held between launches (stopped, not killed: it keeps its lock), however slow the machine
+        owner.send_signal(signal.SIGSTOP)
         assert json.loads((run / "run.json").read_text())["status"] == "running"
         r = cli("run", "--resume", run.name, "--runs-dir", str(runs), "--no-progress", "--no-report")
         said = " ".join(r.stderr.split())
@@ -58,9 +59,10 @@ def test_a_run_being_measured_cannot_be_resumed_and_says_running(cli, tmp_path, 
         assert f"pid {owner.pid} on host {socket.gethostname()}" in said and "Traceback" not in said
         assert len([line for line in r.stderr.splitlines() if line.strip()]) == 1
         shown = cli("export", run.name, "--runs-dir", str(runs), "--format", "csv")
-        assert owner.poll() is None, "the run ended before the test could read it while measuring"
         assert shown.returncode == 0 and "still being measured" in shown.stderr, shown.stderr
+        assert " running " in cli("runs", "--runs-dir", str(runs)).stdout
     finally:
+        owner.send_signal(signal.SIGCONT)
         out, err = owner.communicate(timeout=300)
     assert owner.returncode == 0, err
     meta = json.loads((run / "run.json").read_text())
@@ -95,14 +97,16 @@ def test_a_sweep_being_measured_cannot_be_resumed(cli, tmp_path, mpiscope_home):
                     'ci_target = 0.00001\nmax_time = 0.8\n[factors]\nranks = [2]\n[factors.env]\nRACE = ["a", "b", "c"]\n')
     owner = start("sweep", str(spec), "--runs-dir", str(runs), "--no-progress", "--no-report")
     try:
-        wait_for(lambda: any(runs.glob("sweeps/race-*/owner.lock")) or owner.poll() is not None,
+        wait_for(lambda: any(runs.glob("sweeps/race-*/sweep.json")) or owner.poll() is not None,
                  what="the sweep to start")
         assert owner.poll() is None, owner.communicate()
+        owner.send_signal(signal.SIGSTOP)  # held mid-sweep, its lock kept, however slow the machine
         r = cli("sweep", str(spec), "--resume", "--runs-dir", str(runs), "--no-progress", "--no-report")
         assert r.returncode == 2, (r.stdout, r.stderr)
         said = " ".join(r.stderr.split())
         assert f"pid {owner.pid} on host {socket.gethostname()}" in said and "Traceback" not in said
     finally:
+        owner.send_signal(signal.SIGCONT)
         out, err = owner.communicate(timeout=300)
     assert owner.returncode == 0, err
     (sweep,) = runs.glob("sweeps/race-*")

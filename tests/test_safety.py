@@ -4,7 +4,6 @@ link to /dev/zero read under a memory limit the test sets in the child, real sig
 runs measured by the engine."""
 from __future__ import annotations
 
-import json
 import os
 import resource
 import shutil
@@ -159,12 +158,21 @@ def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home):
     spec = big_spec(tmp_path, 5)  # 100,000 configurations: planned for far longer than the test waits
     p = subprocess.Popen([sys.executable, "-m", "mpiscope", "sweep", str(spec), "--dry-run", "--max-configs",
                           "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
-    assert p.poll() is None, p.communicate()
+    # planning has begun once it has used more CPU than starting Python and mpiscope takes (~1 s)
+    deadline = time.monotonic() + 300
+    while cpu_seconds(p.pid) < 3:
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.1)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and "Traceback" not in err
     assert "nothing was measured and nothing half-made is kept" in " ".join(err.split())
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # -- nothing counted twice, nothing pooled --------------------------------------------------------

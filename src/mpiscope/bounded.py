@@ -9,7 +9,6 @@ import json
 import os
 import re
 import stat
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
