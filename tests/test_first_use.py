@@ -8,7 +8,8 @@ from mpiscope.plan import Part, Plan
 from mpiscope.store import Run, RunMeta
 
 
-def test_help_texts_say_what_a_study_measures_not_where_it_came_from(cli):
+def test_help_texts_say_what_a_study_measures_not_where_it_came_from(cli_offline):
+    cli = cli_offline
     for args in (("study", "--help"), ("study", "ring", "--help"), ("study", "grid", "--help"),
                  ("table", "--help"), ("--help",)):
         r = cli(*args)
@@ -25,7 +26,8 @@ def _run(runs_dir, env: dict[str, str], benchmarks: tuple[str, ...]) -> Run:
     return run
 
 
-def test_runs_shows_whole_ids_and_what_differs(cli, tmp_path):
+def test_runs_shows_whole_ids_and_what_differs(cli_offline, tmp_path):
+    cli = cli_offline
     many = tuple(f"bench{i}" for i in range(30))  # a long row that once squeezed the id column
     plain = _run(tmp_path, {"MPIR_CVAR_ASYNC_PROGRESS": "0"}, many)
     perturbed = _run(tmp_path, {"MPIR_CVAR_ASYNC_PROGRESS": "0", "UCX_TLS": "tcp"}, many)
