@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 
 TUNE = ["--rounds", "2", "--verify-launches", "2", "--max-time", "0.05", "--no-progress"]
 OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -146,7 +145,7 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     assert above["refused"] and above["size"] == 65536
 
 
-def test_tune_interrupted_resumes(mpiscope_home, tmp_path):
+def test_tune_interrupted_resumes(cli, tmp_path):
     """Ctrl-C during the race: exit 130 with the line to resume; --resume finishes the tune."""
     import signal
     import sys
@@ -166,9 +165,9 @@ def test_tune_interrupted_resumes(mpiscope_home, tmp_path):
     line = next(ln for ln in err.splitlines() if "--resume" in ln)
     directory = line.split("--resume ")[1].split("`")[0]
     assert "tune-" in directory
-    refused = run_cli("tune", "--resume", directory, "-n", "4")
+    refused = cli("tune", "--resume", directory, "-n", "4")
     one_error_line(refused, "leave out -n")
-    r = run_cli("tune", "--resume", directory, "--runs-dir", str(tmp_path), "--no-progress", timeout=1200)
+    r = cli("tune", "--resume", directory, "--runs-dir", str(tmp_path), "--no-progress", timeout=1200)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
     res = json.loads((Path(directory) / "tune.json").read_text())
     assert {d["size"] for d in res["decisions"]} == {8, 1024}
@@ -202,7 +201,7 @@ def test_files_read_back_as_written(tmp_path, embedded_mpi):
     assert read(as_json) == [("allgather", 4, 725 * 4, "4")]
 
 
-def test_side_by_side_of_a_forced_file(mpiscope_home, tmp_path):
+def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     """The proof run on MPICH at 2 ranks: default and file in the same launches, a ratio with its
     interval and a verdict per size, the band's algorithm named; the default band is the control."""
     from mpiscope.analysis.tunefile import Band, Tuning
