@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from mpiscope.launch import Job, launcher_for, local_cores
+from mpiscope.launchers import Job, launcher_for, local_cores
 from mpiscope.mpi import MpiLibrary, find
 from mpiscope.mpi.build import build_engine
 

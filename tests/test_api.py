@@ -15,7 +15,7 @@ import pytest
 
 import mpiscope
 from mpiscope import api
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.records import Point
 
 SIZES = "1:4K"                     # 13 sizes: enough for the switch search (6)
@@ -92,7 +92,7 @@ def test_load_by_latest_id_prefix_path_and_several(two_runs, runs_dir):
 
 def test_load_sweep_reads_a_sweeps_finished_runs(two_runs, runs_dir, tmp_path):
     """A sweep directory as `mpiscope sweep` keeps it: sweep.json and results.jsonl naming its runs."""
-    from mpiscope.store import ConfigRef, SweepDir, SweepEntry, SweepPlan
+    from mpiscope.store.runs import ConfigRef, SweepDir, SweepEntry, SweepPlan
     sd = SweepDir(tmp_path / "sweeps" / "demo-20261123-000000")
     sd.path.mkdir(parents=True)
     sd.write(SweepPlan("demo", [ConfigRef("c001", {"algorithm": "a"})], runs_dir=str(runs_dir), launches=2))
@@ -223,7 +223,7 @@ def test_side_by_side_tables(two_runs):
 def test_a_failed_launch_raises_with_the_run_kept(embedded_mpi, tmp_path):
     """mpiexec rejects an argument: the run is kept (failed) and the error carries its path and the
     launcher's own words."""
-    from mpiscope.errors import MeasurementError
+    from mpiscope.util.errors import MeasurementError
     with pytest.raises(MeasurementError, match="launcher stderr") as caught:
         api.measure("pingpong", sizes="1:8", ranks=2, launches=1, launcher_args=["--no-such-launcher-flag"],
                     runs_dir=tmp_path)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mpiscope.errors import UsageError
-from mpiscope.plan import availability, default_ranks, expand_benchmarks, families, make_plan, registry
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.engine import availability, default_ranks, expand_benchmarks, families, make_plan, registry
 from mpiscope_test_fixtures.synthetic import records_of
 
 ENGINE_SRC = Path(__file__).resolve().parents[1] / "engine"

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.mpi.build import build_engine
 
 

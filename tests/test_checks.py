@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mpiscope.checks import frequency_scaling, governors, unbound_ranks
+from mpiscope.analysis.checks import frequency_scaling, governors, unbound_ranks
 from mpiscope.records import Context, RankPlace
 
 

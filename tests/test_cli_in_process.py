@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mpiscope import console
+from mpiscope.util import console
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
 
 OFFLINE = [

@@ -10,9 +10,9 @@ from dataclasses import fields
 import pytest
 
 from mpiscope.commands.options import description
-from mpiscope.describe import API, CLI, FIELDS, SPEC, SPEC_KEYS, Description, describe, from_json, to_json
-from mpiscope.errors import UsageError
-from mpiscope.spec import parse_spec
+from mpiscope.plan.describe import API, CLI, FIELDS, SPEC, SPEC_KEYS, Description, describe, from_json, to_json
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.spec import parse_spec
 
 # One value per field that differs from its default, as each front end writes it.
 VALUES = {

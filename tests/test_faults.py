@@ -128,7 +128,7 @@ def test_resume_after_a_half_line_starts_on_a_fresh_line(cli, good_run, tmp_path
 
 
 def test_a_sweep_log_cut_mid_line_keeps_the_next_entry(tmp_path):
-    from mpiscope.store import SweepDir, SweepEntry
+    from mpiscope.store.runs import SweepDir, SweepEntry
     sd = SweepDir(tmp_path)
     sd.log(SweepEntry("c001", 0, run="a", status="ok"))
     with open(tmp_path / "results.jsonl", "ab") as f:
@@ -388,8 +388,8 @@ def test_nonsense_is_refused_before_anything_runs(embedded_mpi, tmp_path, capsys
 
 
 def test_oversubscribe_lets_a_user_insist():
-    from mpiscope.errors import UsageError
-    from mpiscope.launch.placement import Placement, check_room
+    from mpiscope.util.errors import UsageError
+    from mpiscope.launchers.placement import Placement, check_room
     with pytest.raises(UsageError, match="--oversubscribe"):
         check_room(100000, Placement(), cores=2)
     check_room(100000, Placement(), cores=2, insist=True)
@@ -458,8 +458,8 @@ def test_the_engine_refuses_sizes_that_overflow(mpich_engine, mpich_mpiexec, siz
 # -- 12. a relaunch's wall clock follows its watchdog ---------------------------------------------
 
 def test_a_relaunch_wall_clock_limit_is_above_its_watchdog(mpich_engine):
-    from mpiscope.execute import launch_limit_s
-    from mpiscope.plan import Plan, engine_plan
+    from mpiscope.measure.execute import launch_limit_s
+    from mpiscope.plan.engine import Plan, engine_plan
     planned = engine_plan(mpich_engine, Plan(("pingpong", "allreduce"), 2, sizes="1:64K", max_time_s=0.2))
     for k in (1, 3, len(planned.points)):
         entries = list(planned.points[-k:])
@@ -500,9 +500,9 @@ def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_pa
 # -- files read later: a batch job's measurement, the engine's MPI cache --------------------------
 
 def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(embedded_mpi, tmp_path):
-    from mpiscope.spec import expand, load_spec
-    from mpiscope.submit import load_measurement, save_measurement
-    from mpiscope.sweep import plan_sweep
+    from mpiscope.plan.spec import expand, load_spec
+    from mpiscope.measure.submit import load_measurement, save_measurement
+    from mpiscope.measure.sweep import plan_sweep
     spec = tmp_path / "s.toml"
     spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\n[factors]\nranks = [2]\n'
                     'engine_options = ["--window 8"]\n')

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpiscope.plan import Part, Plan
-from mpiscope.store import Run, RunMeta
+from mpiscope.plan.engine import Part, Plan
+from mpiscope.store.runs import Run, RunMeta
 
 
 def test_help_texts_say_what_a_study_measures_not_where_it_came_from(cli_offline):
@@ -41,7 +41,7 @@ def test_runs_shows_whole_ids_and_what_differs(cli_offline, tmp_path):
 
 
 def test_pair_benchmarks_on_more_ranks_say_which_ranks_wait(mpich_engine):
-    from mpiscope.plan import idle_ranks_note
+    from mpiscope.plan.engine import idle_ranks_note
     note = idle_ranks_note(mpich_engine, Plan(("pingpong", "allreduce"), 3))
     assert note is not None and "ranks 0 and 1" in note and "rank 2 waits" in note and "pingpong" in note
     assert "allreduce" not in note  # a collective uses every rank

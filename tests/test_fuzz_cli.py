@@ -30,7 +30,8 @@ class Launched(Exception):
 def no_launch(monkeypatch, mpiscope_home):
     def refuse(*a, **k):
         raise Launched
-    from mpiscope import session, submit
+    from mpiscope.measure import session
+    from mpiscope.measure import submit
     from mpiscope.doctor import probe
     from mpiscope.mpi import manage
     monkeypatch.setattr(session.Session, "run", refuse)
@@ -172,7 +173,7 @@ def damaged(good_run: Path, where: Path, lines: list[str] | None, run_json: str 
 def test_damaged_records_are_read_without_failing(lines, good_run, tmp_path_factory, capsys):
     from mpiscope.records import read_records
     from mpiscope.records.table import tidy
-    from mpiscope.store import Run
+    from mpiscope.store.runs import Run
     where = tmp_path_factory.mktemp("d")
     run = damaged(good_run, where, lines, None)
     recs = read_records(run / "records.jsonl")
@@ -191,7 +192,7 @@ def test_damaged_records_are_read_without_failing(lines, good_run, tmp_path_fact
 @SETTINGS
 @given(text=RUN_JSON)
 def test_a_damaged_run_json_is_read_without_failing(text, good_run, tmp_path_factory, capsys):
-    from mpiscope.store import Run, shown_status
+    from mpiscope.store.runs import Run, shown_status
     where = tmp_path_factory.mktemp("j")
     run = damaged(good_run, where, None, text)
     meta = Run(run).meta()

@@ -11,7 +11,7 @@ from rich.console import Console
 from mpiscope.records import Context, End, Point, RecordFile, Stats
 from mpiscope.report.headline import headline_of
 from mpiscope.report.warnings import budget_warning, disturbed_launches, print_warnings
-from mpiscope.store import RunMeta
+from mpiscope.store.runs import RunMeta
 
 
 @dataclass

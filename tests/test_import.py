@@ -14,7 +14,7 @@ import pytest
 
 from mpiscope.importers import ImportFailed, import_files, parse_file
 from mpiscope.records import read_records
-from mpiscope.store import Run, list_runs
+from mpiscope.store.runs import Run, list_runs
 
 DATA = Path(__file__).resolve().parent / "data" / "imports"
 OSU = sorted(DATA.glob("osu-*.txt"))

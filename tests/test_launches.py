@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mpiscope.results.launches import aggregate, drifts_kept, with_drift
-from mpiscope.store import Run
+from mpiscope.store.runs import Run
 from mpiscope_test_fixtures.synthetic import records_of
 
 AUTO = {"MPISCOPE_LAUNCHES": ""}  # the default, as a user gets it (the suite measures one launch)

@@ -131,8 +131,8 @@ def test_two_runs_into_one_runs_directory_both_stay_whole(tmp_path, mpiscope_hom
 
 def test_the_lock_names_its_owner_and_dies_with_it(tmp_path):
     """owner.holder sees another process's claim and not this process's own."""
-    from mpiscope import owner
-    code = ("import sys, time; from pathlib import Path; from mpiscope.owner import claim; "
+    from mpiscope.store import owner
+    code = ("import sys, time; from pathlib import Path; from mpiscope.store.owner import claim; "
             f"claim(Path({str(tmp_path)!r}), 'x', 'y'); print('held', flush=True); time.sleep(60)")
     other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -13,7 +13,7 @@ from rich.console import Console
 from mpiscope.records import Point, Stats
 from mpiscope.records.table import tidy
 from mpiscope.report import plots
-from mpiscope.store import Run
+from mpiscope.store.runs import Run
 
 
 FAST = ["--max-time", "0.05", "--no-progress", "--no-report"]
@@ -29,9 +29,9 @@ def cli_run(cli, runs_dir: Path, *args: str) -> Run:
 
 def api_run(lib, engine, runs_dir: Path, benches: list[str], sizes: str, options: list[str],
             factors: dict | None = None) -> Run:
-    from mpiscope.execute import Target
-    from mpiscope.plan import Part, make_plan
-    from mpiscope.session import Measurement, Session
+    from mpiscope.measure.execute import Target
+    from mpiscope.plan.engine import Part, make_plan
+    from mpiscope.measure.session import Measurement, Session
     plan, _ = make_plan(engine, benches, 2, sizes=sizes, max_time=0.05, engine_options=options)
     run, outcome = Session(runs_dir, Console(stderr=True), progress=False).run(
         Measurement(Target(lib, engine), [Part(plan)], factors=factors or {}))

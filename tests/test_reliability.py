@@ -151,7 +151,7 @@ def test_resume_finishes_every_part_of_a_default_run(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     after = records_of(run)
     points = sorted((rec["tag"]["part"], rec["benchmark"], rec["size"]) for rec in after if rec["type"] == "point")
-    from mpiscope.plan import DEFAULT_COLLECTIVES
+    from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     want = [(0, b, s) for b in ("pingpong", "bw") for s in (8, 1024)]
     want += [(1, b, 0 if b == "barrier" else s) for b in DEFAULT_COLLECTIVES for s in (8, 1024)
              if not (b == "barrier" and s == 1024)]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiscope.store import RECORDS, Run
+from mpiscope.store.runs import RECORDS, Run
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,8 +18,8 @@ from mpiscope.mpi.library import MpiLibrary
 from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
                               read_records)
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
-from mpiscope.store import Run
-from mpiscope.units import human_size
+from mpiscope.store.runs import Run
+from mpiscope.util.units import human_size
 from mpiscope_test_fixtures.synthetic import stored_run
 
 LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",

@@ -186,8 +186,8 @@ def test_default_run_adds_the_main_collectives_on_every_core(cli, tmp_path):
     (run,) = tmp_path.iterdir()
     records = records_of(run)
     measured = {rec["benchmark"] for rec in records if rec["type"] == "point"}
-    from mpiscope.launch import local_cores
-    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
+    from mpiscope.launchers import local_cores
+    from mpiscope.plan.engine import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
     assert measured == set(DEFAULT_BENCHMARKS) | set(DEFAULT_COLLECTIVES)
     contexts = [rec for rec in records if rec["type"] == "context"]
     assert [c["world_size"] for c in contexts] == [2, max(2, local_cores())]  # pairs, then every core

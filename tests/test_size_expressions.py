@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpiscope.errors import UsageError
-from mpiscope.plan import expand_sizes
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.engine import expand_sizes
 from mpiscope.records.model import SIZE_MAX_BYTES
 
 

@@ -14,10 +14,10 @@ import pytest
 from mpiscope.analysis.hockney import fit_hockney
 from mpiscope.analysis.measured import Synthetic
 from mpiscope.analysis.topology import infer_topology
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import Job
-from mpiscope.launch.platform import parse
-from mpiscope.launch.smpirun import Smpirun
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import Job
+from mpiscope.launchers.platform import parse
+from mpiscope.launchers.smpirun import Smpirun
 from mpiscope.mpi.vendor import launcher_family, parse_library_version
 
 needs_simgrid = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")),

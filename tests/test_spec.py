@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpiscope.errors import UsageError
-from mpiscope.plan import expand_sizes
-from mpiscope.spec import expand, load_spec, parse_spec, varying
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.engine import expand_sizes
+from mpiscope.plan.spec import expand, load_spec, parse_spec, varying
 
 REPO = Path(__file__).resolve().parents[1]
 

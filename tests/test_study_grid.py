@@ -6,7 +6,7 @@ import re
 
 from mpiscope.analysis.grid import ranking
 from mpiscope.records.table import tidy
-from mpiscope.store import resolve
+from mpiscope.store.runs import resolve
 
 
 def test_study_prints_every_shape_and_order_best_first(cli, openmpi_prefix, tmp_path):

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from mpiscope.analysis import ring as rf
-from mpiscope.describe import Description
+from mpiscope.plan.describe import Description
 from mpiscope.records.table import tidy
 from mpiscope.report import plots
-from mpiscope.execute import Target
-from mpiscope.plan import expand_sizes
-from mpiscope.store import Run
+from mpiscope.measure.execute import Target
+from mpiscope.plan.engine import expand_sizes
+from mpiscope.store.runs import Run
 from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, measurement, series
 
 

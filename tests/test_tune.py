@@ -57,7 +57,7 @@ def test_mpich_reads_a_forced_tree_and_refuses_a_canary(cli, tmp_path, embedded_
     """A file forcing ring at 2 ranks runs (the library takes the whole tree); its canary, the same
     tree naming an algorithm MPICH lacks, stops the job: the library reads the file."""
     from mpiscope.analysis.tunefile import Band, Tuning, render
-    from mpiscope.errors import UsageError
+    from mpiscope.util.errors import UsageError
     from mpiscope.mpi.collectives import mpich_default_tree
     from mpiscope.mpi.registry import identify
     tree = mpich_default_tree(identify(embedded_mpi))
@@ -131,9 +131,9 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     """Open MPI 5 reads the classic rules: its canary (an algorithm number it lacks) is refused;
     the same rules as JSON (Open MPI 6's format) are ignored without a word: an error for tune."""
     from mpiscope.analysis.tunefile import Band, Tuning
-    from mpiscope.console import err
-    from mpiscope.session import Session, target
-    from mpiscope.tune import Tune, TuneSpec
+    from mpiscope.util.console import err
+    from mpiscope.measure.session import Session, target
+    from mpiscope.measure.tune import Tune, TuneSpec
     os.environ.update(OMPI_ENV)
     spec = TuneSpec(mpi="openmpi", collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05)
     t = Tune(tmp_path, spec, target("openmpi"), Session(tmp_path / "runs", err, progress=False))
@@ -174,7 +174,7 @@ def test_tune_interrupted_resumes(cli, tmp_path):
 
 
 def test_evidence_uses_the_points_that_keep_the_default_as_a_control():
-    from mpiscope.tune import evidence
+    from mpiscope.measure.tune import evidence
     quiet = evidence([{"algorithm": "default", "verdict": "same"}, {"algorithm": "ring", "verdict": "faster"}])
     assert "faster at 1" in quiet and "0 differ" in quiet and "unreliable" not in quiet
     noisy = evidence([{"algorithm": "default", "verdict": "slower"}, {"algorithm": "ring", "verdict": "inconclusive"}])
@@ -205,9 +205,9 @@ def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     """The proof run on MPICH at 2 ranks: default and file in the same launches, a ratio with its
     interval and a verdict per size, the band's algorithm named; the default band is the control."""
     from mpiscope.analysis.tunefile import Band, Tuning
-    from mpiscope.console import err
-    from mpiscope.session import Session, target
-    from mpiscope.tune import Tune, TuneSpec, evidence
+    from mpiscope.util.console import err
+    from mpiscope.measure.session import Session, target
+    from mpiscope.measure.tune import Tune, TuneSpec, evidence
     spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2)
     t = Tune(tmp_path, spec, target(None), Session(tmp_path / "runs", err, progress=False))
     tuning = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"),

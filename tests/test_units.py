@@ -3,16 +3,16 @@ import json
 
 import pytest
 
-from mpiscope.errors import UsageError
-from mpiscope.launch import Job, launcher_for
-from mpiscope.launch.hydra import Hydra
-from mpiscope.launch.openmpi import OpenMpi
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers import Job, launcher_for
+from mpiscope.launchers.hydra import Hydra
+from mpiscope.launchers.openmpi import OpenMpi
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family, parse_library_version
-from mpiscope.plan import Plan, compress, make_plan, spread_budget
-from mpiscope.typed import dump, load
+from mpiscope.plan.engine import Plan, compress, make_plan, spread_budget
+from mpiscope.util.typed import dump, load
 from mpiscope.records import read_records
-from mpiscope.store import Run, resolve
+from mpiscope.store.runs import Run, resolve
 
 
 @pytest.mark.parametrize("text, vendor, version", [
@@ -119,7 +119,7 @@ def test_points_are_named_in_the_engines_short_grammar():
 
 
 def test_time_bounds_follow_what_the_engine_says_bounds_each_point():
-    from mpiscope.plan import FIXED_REPS_PHASE_S, Planned, PlanPoint
+    from mpiscope.plan.engine import FIXED_REPS_PHASE_S, Planned, PlanPoint
     points = (PlanPoint(0, "pairs", 8, 4, phases=10), PlanPoint(1, "pingpong", 8, 4))
     assert Planned(points, max_time_s=0.5).bound_s() == 11 * 0.5          # every phase to its cap
     assert Planned(points, max_time_s=0.5, timeout_s=2).bound_s() == 11 * 2

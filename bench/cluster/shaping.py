@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from mpiscope.report.placement import groups
-from mpiscope.store import list_runs
+from mpiscope.store.runs import list_runs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 RATE_MBPS = {"gbit": 1000 / 8, "mbit": 1 / 8}

@@ -34,8 +34,8 @@ from common import run  # noqa: E402  (bench/common.py, beside this folder)
 from mpiscope.importers import parse_file  # noqa: E402
 from mpiscope.mpi import find  # noqa: E402
 from mpiscope.mpi.build import build_engine  # noqa: E402
-from mpiscope.plan import expand_sizes  # noqa: E402
-from mpiscope.units import human_size  # noqa: E402
+from mpiscope.plan.engine import expand_sizes  # noqa: E402
+from mpiscope.util.units import human_size  # noqa: E402
 
 
 @dataclass(frozen=True)

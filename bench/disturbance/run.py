@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpiscope.launch import Job, launcher_for, local_cores
+from mpiscope.launchers import Job, launcher_for, local_cores
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.records import parse_record

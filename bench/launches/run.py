@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from mpiscope.results.launches import LaunchPoint, aggregate, drifts_kept, widened
-from mpiscope.store import Run
-from mpiscope.units import human_size
+from mpiscope.store.runs import Run
+from mpiscope.util.units import human_size
 
 
 def measure(mpi: str, args: argparse.Namespace, launches: str, runs_dir: Path) -> tuple[Run, float]:

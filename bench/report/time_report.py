@@ -13,7 +13,7 @@ import scipy.stats  # noqa: E402,F401
 
 from mpiscope.report import html, plots  # noqa: E402
 from mpiscope.records.table import tidy  # noqa: E402
-from mpiscope.store import Run  # noqa: E402
+from mpiscope.store.runs import Run  # noqa: E402
 
 
 def main(dirs: list[str]) -> None:

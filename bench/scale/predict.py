@@ -21,7 +21,7 @@ from mpiscope.analysis.hockney import fit_hockney
 from mpiscope.analysis.measured import Synthetic
 from mpiscope.analysis.predict import Params, predict
 from mpiscope.analysis.validate import model_bytes
-from mpiscope.launch import Job, launcher_for
+from mpiscope.launchers import Job, launcher_for
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 

@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from mpiscope.launch import Job, launcher_for
+from mpiscope.launchers import Job, launcher_for
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
-from mpiscope.plan import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES
+from mpiscope.plan.engine import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES
 
 
 def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float) -> dict:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpiscope.units import human_size
+from mpiscope.util.units import human_size
 
 ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 

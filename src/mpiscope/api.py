@@ -1,7 +1,7 @@
 """The Python API, for scripts and notebooks: load runs as typed objects with their tidy table,
 measure and get the run back, fit the model, compare, predict, plot and report. The commands of
 `mpiscope` are thin layers over these functions (docs/python.md). Errors raise
-`mpiscope.errors.MpiscopeError` (a `UsageError` for bad input), never exit; nothing here prints
+`mpiscope.util.errors.MpiscopeError` (a `UsageError` for bad input), never exit; nothing here prints
 except the warnings the session and the models give on standard error."""
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overload
 
-from mpiscope import paths, store
-from mpiscope.describe import Description
-from mpiscope.errors import MeasurementError, UsageError
+from mpiscope.util import paths
+from mpiscope.store import runs as store
+from mpiscope.plan.describe import Description
+from mpiscope.util.errors import MeasurementError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from mpiscope.report.model import ModelSummary
     from mpiscope.report.plots import Plot
     from mpiscope.report.table import SideBySide
-    from mpiscope.session import Measurement
-    from mpiscope.store import RunMeta
+    from mpiscope.measure.session import Measurement
+    from mpiscope.store.runs import RunMeta
 
 __all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare",
            "describe_run", "fit", "import_runs", "list_runs", "load", "load_runs", "load_sweep", "measure",
@@ -226,7 +227,7 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequenc
     (`mpi`, `launches`, `ci_target`, `env`, `hosts`, ...; docs/python.md lists them), over
     `description` when one is given. Builds the engine for `mpi` on first use. A rank count far
     beyond the cores and hosts is refused unless `oversubscribe`."""
-    from mpiscope.planner import measurement
+    from mpiscope.measure.planner import measurement
     return measurement(describe_run(benchmarks, sizes, ranks, description=description, **options))
 
 
@@ -234,7 +235,7 @@ def describe_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Seq
                  ranks: int | None = None, *, description: Description | None = None,
                  **options: Any) -> Description:
     """The checked description of a run from keywords (errors name the keyword)."""
-    from mpiscope.describe import API, describe
+    from mpiscope.plan.describe import API, describe
     return describe({"benchmarks": benchmarks, "sizes": sizes, "ranks": ranks, **options}, API, description)
 
 
@@ -246,18 +247,18 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
     auto). `progress`: a progress bar on standard error; `report`: write report.html into the
     run's directory. A launch that fails raises MeasurementError (the run is kept, its path in
     `.run_path`); Ctrl-C raises KeyboardInterrupt."""
-    from mpiscope.console import err
-    from mpiscope.session import Session, stderr_tail
-    from mpiscope.planner import measurement
+    from mpiscope.util.console import err
+    from mpiscope.measure.session import Session, stderr_tail
+    from mpiscope.measure.planner import measurement
     d = describe_run(benchmarks, sizes, ranks, description=description, **options)
     m = measurement(d)
     session = Session(_runs_dir(runs_dir), err, progress=progress)
     run, outcome = session.run(m)
     if outcome.status == "ok" and d.find_switches:
-        from mpiscope.refine import refine_run
+        from mpiscope.measure.refine import refine_run
         outcome = refine_run(session, m.target, run)
     if report:
-        from mpiscope.session import write_report_quietly
+        from mpiscope.measure.session import write_report_quietly
         write_report_quietly([run], run.path / "report.html")
     if outcome.status == "interrupted":
         raise KeyboardInterrupt(f"interrupted; the points measured so far are kept in {run.path}")
@@ -562,7 +563,7 @@ def usable_fits(fits: Sequence[tuple[tuple[int, int], HockneyFit, str | None]],
                 where: str, names: Mapping[str, str] = PREDICT_NAMES) -> list[tuple[tuple[int, int], HockneyFit]]:
     """The regimes that are models: a flagged one (a negative latency, ...) prices nothing and is
     skipped with a warning; none left is a usage error."""
-    from mpiscope.console import warn
+    from mpiscope.util.console import warn
     ok = [(r, f) for r, f, flag in fits if not flag]
     for (lo, hi), _, flag in fits:
         if flag:
@@ -613,8 +614,8 @@ def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = 
         raise UsageError("give either a source run or alpha and beta, not both")
     if alpha is None and source is None:
         raise UsageError("predict needs alpha and beta: a source run (a pingpong sweep) or alpha= and beta=")
-    from mpiscope.plan import expand_counts, expand_sizes
-    from mpiscope.session import target
+    from mpiscope.plan.engine import expand_counts, expand_sizes
+    from mpiscope.measure.session import target
     if isinstance(ranks, str):  # the engine's size grammar, or the progression 2,4,...,1024
         try:
             ps = expand_counts(ranks, lambda expr: expand_sizes(target(None).engine, expr))

@@ -10,10 +10,11 @@ import sys
 import threading
 from typing import NoReturn
 
-from mpiscope import __version__, paths
+from mpiscope import __version__
+from mpiscope.util import paths
 from mpiscope.commands import (batch_run, bench, compare, doctor, export, import_, model, mpi, pairs, plot, predict,
                                report, run, runs, show, study, sweep, table, tune)
-from mpiscope.errors import MpiscopeError
+from mpiscope.util.errors import MpiscopeError
 
 # In the order `mpiscope --help` lists them.
 COMMANDS = (run, runs, show, export, table, plot, report, model, predict, compare, pairs, sweep, study, mpi,
@@ -52,8 +53,8 @@ def _terminate_as_interrupt() -> dict:
 def _what_is_kept() -> str:
     """After an interrupt: the run or sweep this mpiscope measured and how to finish it, or that
     nothing was measured (an interrupted engine build or `mpi add` leaves nothing behind)."""
-    from mpiscope.owner import last_owned
-    from mpiscope.store import SWEEP_FILE
+    from mpiscope.store.owner import last_owned
+    from mpiscope.store.runs import SWEEP_FILE
     owned = last_owned()
     if owned is None:
         return "nothing was measured and nothing half-made is kept"
@@ -64,7 +65,7 @@ def _what_is_kept() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mpiscope.console import err
+    from mpiscope.util.console import err
     args = parser().parse_args(argv)
     previous = _terminate_as_interrupt()
     try:

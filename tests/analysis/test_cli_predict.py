@@ -11,8 +11,8 @@ import pytest
 
 from mpiscope.analysis.predict import gamma_from_records
 from mpiscope.commands.predict import parse_ranks
-from mpiscope.errors import UsageError
-from mpiscope.plan import expand_sizes
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.engine import expand_sizes
 from mpiscope.records import Point, Stats
 
 

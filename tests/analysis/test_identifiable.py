@@ -13,7 +13,7 @@ import pytest
 from mpiscope.analysis.hockney import MIB, fit_hockney, format_hockney_table, implausible
 from mpiscope.analysis.measured import Synthetic
 from mpiscope.api import Model
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 from mpiscope.report.model import render, summarise, to_json
 
 from .conftest import make_points, typed

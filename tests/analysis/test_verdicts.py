@@ -191,7 +191,7 @@ def test_a_launch_that_hung_shows_no_eight_decade_band(tmp_path, capsys):
     from mpiscope import api
     from mpiscope.cli import main
     from mpiscope.records import Context, End
-    from mpiscope.store import Run, RunMeta
+    from mpiscope.store.runs import Run, RunMeta
     recs = [Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01), tag={"launch": k})
             for k, m in enumerate((1.0, 1.1, 5e-4))]
     run = Run.create(tmp_path, RunMeta(id=""))

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from mpiscope.errors import UsageError
-from mpiscope.launch import Job, default_launcher, launcher_for
-from mpiscope.launch.hydra import Hydra
-from mpiscope.launch.openmpi import OpenMpi
-from mpiscope.launch.placement import make_placement
-from mpiscope.launch.srun import Srun
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers import Job, default_launcher, launcher_for
+from mpiscope.launchers.hydra import Hydra
+from mpiscope.launchers.openmpi import OpenMpi
+from mpiscope.launchers.placement import make_placement
+from mpiscope.launchers.srun import Srun
 from mpiscope.mpi.library import MpiLibrary
 
 PROGRAM = ["/x/mpiscope-engine", "pingpong"]

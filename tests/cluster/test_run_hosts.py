@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from mpiscope.report.placement import INTER, INTRA, MIXED, groups
-from mpiscope.store import Run
+from mpiscope.store.runs import Run
 
 
 QUICK = ["--max-time", "0.05", "--no-progress"]

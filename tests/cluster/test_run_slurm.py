@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from mpiscope.records import Context
-from mpiscope.store import Run, list_runs
+from mpiscope.store.runs import Run, list_runs
 
 
 QUICK = ["-b", "pingpong", "--sizes", "8,1K", "--max-time", "0.05", "--no-progress"]
@@ -162,7 +162,7 @@ def test_sweep_submit_runs_every_configuration_as_a_job(slurm_cluster, mpiscope_
 def test_submitted_default_run_measures_pairs_then_collectives(slurm_cluster, mpiscope_home, tmp_path):
     """Without -b, `mpiscope run` measures the pair benchmarks and then the main collectives
     into one run; the batch job does the same, in an allocation large enough for both."""
-    from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
+    from mpiscope.plan.engine import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES
     runs = tmp_path / "runs"
     r = mpiscope(slurm_cluster, ["run", "--sizes", "8", "--max-time", "0.05", "--no-progress", "--submit", "slurm",
                                  "--runs-dir", str(runs)], tmp_path)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mpiscope.records import Record
-from mpiscope.units import human_size
+from mpiscope.util.units import human_size
 
 from .measured import Measured, select
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 from mpiscope.mpi.collectives import DEFAULT
 
 # Open MPI's collective ids in the rules file (coll_base_functions.h's COLLTYPE_T order).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 
 from mpiscope.results.launches import LaunchPoint, aggregate_runs, heterogeneity_p
 

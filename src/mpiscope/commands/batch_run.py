@@ -6,15 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def cmd_batch_run(a: argparse.Namespace) -> int:
     from mpiscope.commands.run import summary
-    from mpiscope.console import err
-    from mpiscope.errors import MpiscopeError
-    from mpiscope.session import Session, conclude
-    from mpiscope.submit import load_measurement, log_to_sweep
+    from mpiscope.util.console import err
+    from mpiscope.util.errors import MpiscopeError
+    from mpiscope.measure.session import Session, conclude
+    from mpiscope.measure.submit import load_measurement, log_to_sweep
 
     m = load_measurement(Path(a.config))
     job = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST") if k in os.environ}

@@ -6,9 +6,9 @@ import argparse
 
 
 def cmd_list(a: argparse.Namespace) -> int:
-    from mpiscope.console import make_table, out
-    from mpiscope.plan import availability, families
-    from mpiscope.session import target
+    from mpiscope.util.console import make_table, out
+    from mpiscope.plan.engine import availability, families
+    from mpiscope.measure.session import target
     t = target(a.mpi)
     version = f", MPI {t.lib.mpi_version}" if t.lib.mpi_version else ""
     ftable = make_table(f"families ({t.lib.name}{version})", ("family", "benchmarks", "available", "why not"))

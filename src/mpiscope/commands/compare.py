@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def percent(text: str, option: str) -> float:
-    from mpiscope.errors import UsageError
+    from mpiscope.util.errors import UsageError
     try:
         if not text.endswith("%"):
             raise ValueError
@@ -43,8 +43,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from mpiscope.api import compare, compare_side
     from rich.markup import escape
 
-    from mpiscope.console import err, out, warn_problems
-    from mpiscope.errors import UsageError
+    from mpiscope.util.console import err, out, warn_problems
+    from mpiscope.util.errors import UsageError
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
     # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else 5 %

@@ -12,11 +12,11 @@ def cmd_doctor(a: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from mpiscope.commands.options import check_ranks_room, parse_env, placement_from_args, split_args
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     from mpiscope.doctor import exit_status
     from mpiscope.doctor.facts import Facts
     from mpiscope.doctor.judge import judge, lines, to_json
-    from mpiscope.errors import UsageError
+    from mpiscope.util.errors import UsageError
 
     if not (a.timeout > 0 and math.isfinite(a.timeout)):
         raise UsageError(f"--timeout must be a positive number of seconds, got {a.timeout}")
@@ -29,7 +29,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
             raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({e})") from e
     else:
         from mpiscope.doctor.probe import Setup, gather
-        from mpiscope.session import target
+        from mpiscope.measure.session import target
         placement = placement_from_args(a)
         if a.ranks is not None and a.ranks < 1:
             raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")

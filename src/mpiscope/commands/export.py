@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.report.formats import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:
     from mpiscope.api import table
-    from mpiscope.console import records_of
+    from mpiscope.util.console import records_of
     from mpiscope.report.export import write
-    from mpiscope.store import resolve
+    from mpiscope.store.runs import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the table leaves them out
     write(table(runs, per_launch=a.per_launch), a.format, a.output)

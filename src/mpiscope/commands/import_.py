@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def cmd_import(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.importers import import_files
-    from mpiscope.errors import UsageError
-    from mpiscope.store import Run
+    from mpiscope.util.errors import UsageError
+    from mpiscope.store.runs import Run
     if a.mpi_label is not None and not a.mpi_label.strip():
         raise UsageError("--mpi-label is empty: name the MPI library the files were measured with, or leave "
                          "--mpi-label out")

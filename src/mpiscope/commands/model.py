@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def positive_mhz(text: str) -> float:
@@ -20,8 +20,8 @@ def positive_mhz(text: str) -> float:
 
 def cmd_model(a: argparse.Namespace) -> int:
     from mpiscope.api import fit
-    from mpiscope.console import out, records_of
-    from mpiscope.store import resolve
+    from mpiscope.util.console import out, records_of
+    from mpiscope.store.runs import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the fit leaves them out
     m = fit(runs, a.benchmark, a.clock_mhz, variant=a.variant)

@@ -7,8 +7,8 @@ import argparse
 def cmd_list(a: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from mpiscope.console import out
-    from mpiscope.errors import MpiscopeError
+    from mpiscope.util.console import out
+    from mpiscope.util.errors import MpiscopeError
     from mpiscope.mpi.manage import describe_failure
     from mpiscope.mpi.registry import find_all, identify
     table = Table(title="MPI libraries", title_justify="left")
@@ -25,7 +25,7 @@ def cmd_list(a: argparse.Namespace) -> int:
 
 
 def cmd_add(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.mpi.manage import add
     lib = add(a.what, a.name)
     out.print(f"added '{lib.name}': {lib.vendor} {lib.version} ({lib.mpicc})")
@@ -33,9 +33,9 @@ def cmd_add(a: argparse.Namespace) -> int:
 
 
 def cmd_show(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.mpi import find
-    from mpiscope.typed import dump
+    from mpiscope.util.typed import dump
     for k, v in dump(find(a.name)).items():
         if v not in (None, "", {}):
             out.print(f"{k:16} {v}", markup=False)
@@ -43,7 +43,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 
 def cmd_remove(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.mpi.manage import remove
     lib = remove(a.name)
     out.print(f"removed '{lib.name}'")

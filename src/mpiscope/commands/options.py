@@ -5,9 +5,9 @@ import argparse
 import math
 import shlex
 
-from mpiscope.errors import UsageError
-from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
-from mpiscope.launch.placement import Placement, make_placement
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers import BINDINGS, LAUNCHERS, MAPPINGS
+from mpiscope.launchers.placement import Placement, make_placement
 
 SYSTEMS = ("slurm",)  # the batch systems --submit writes jobs for (submit.py)
 
@@ -54,7 +54,7 @@ def nonneg_int(text: str) -> int:
 
 def parse_env(items: list[str]) -> dict[str, str]:
     """--env NAME=VALUE items, checked as the description checks them (each name once)."""
-    from mpiscope.describe import CLI, parse_field
+    from mpiscope.plan.describe import CLI, parse_field
     return parse_field("env", items, CLI) if items else {}
 
 
@@ -63,8 +63,8 @@ def one_size(text: str | int, option: str, units: str | None = None) -> int:
     words are 8 bytes); the engine of the default MPI reads it, as it reads --sizes."""
     if isinstance(text, int):
         return text
-    from mpiscope.plan import expand_sizes
-    from mpiscope.session import target
+    from mpiscope.plan.engine import expand_sizes
+    from mpiscope.measure.session import target
     try:
         sizes = expand_sizes(target(None).engine, text, units)
     except UsageError as e:
@@ -80,14 +80,14 @@ DEST = {"benchmarks": "bench"}
 
 def given_options(a: argparse.Namespace) -> dict:
     """The description's fields a command's flags gave (field name -> value as typed)."""
-    from mpiscope.describe import FIELDS
+    from mpiscope.plan.describe import FIELDS
     values = {name: getattr(a, DEST.get(name, name), None) for name in FIELDS}
     return {k: v for k, v in values.items() if v is not None and v is not False and v != []}
 
 
 def description(a: argparse.Namespace, **values):
     """The description from a command's flags (and `values` over them), checked once (describe.py)."""
-    from mpiscope.describe import CLI, describe
+    from mpiscope.plan.describe import CLI, describe
     return describe({**given_options(a), **values}, CLI)
 
 
@@ -101,7 +101,7 @@ def split_args(text: str | None, option: str) -> tuple[str, ...]:
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """--launches and --launch-target (docs/statistics.md)."""
-    from mpiscope.repetition import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
+    from mpiscope.plan.repetition import LAUNCH_TARGET, MAX_LAUNCHES, MIN_LAUNCHES
     g = p.add_argument_group("launches (the unit of evidence)")
     g.add_argument("--launches", metavar="N|auto",
                    help=f"measure every point in N launches, each in its own shuffled order (default auto: "
@@ -140,8 +140,8 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
 def check_ranks_room(a: argparse.Namespace, ranks: int | None, placement: Placement,
                      more_hosts: str | None = "--hosts, --nodes") -> None:
     """-n far beyond the cores and hosts: refused unless --oversubscribe."""
-    from mpiscope.launch import local_cores
-    from mpiscope.launch.placement import check_room
+    from mpiscope.launchers import local_cores
+    from mpiscope.launchers.placement import check_room
     if ranks is not None and not getattr(a, "submit", None):  # a batch job's nodes are not known here
         check_room(ranks, placement, local_cores(), insist=getattr(a, "oversubscribe", False), more_hosts=more_hosts)
 

@@ -39,8 +39,8 @@ def slowest(us: np.ndarray, top: int, symmetric: bool = False) -> list[tuple[int
 
 def print_point(console, point: Point, hosts: list[str], top: int) -> None:
     import numpy as np
-    from mpiscope.console import make_table
-    from mpiscope.units import human_size
+    from mpiscope.util.console import make_table
+    from mpiscope.util.units import human_size
     for mode, label in MODES.items():
         us = matrix(point, mode)
         n = us.shape[0]
@@ -91,10 +91,10 @@ def print_topology(console, us: np.ndarray) -> None:
 
 
 def cmd_pairs(a: argparse.Namespace) -> int:
-    from mpiscope import paths
-    from mpiscope.console import out, warn_problems
-    from mpiscope.errors import UsageError
-    from mpiscope.store import resolve
+    from mpiscope.util import paths
+    from mpiscope.util.console import out, warn_problems
+    from mpiscope.util.errors import UsageError
+    from mpiscope.store.runs import resolve
 
     if a.top < 1:
         raise UsageError(f"--top must be at least 1, got {a.top}")

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import argparse
 
-from mpiscope import paths
-from mpiscope.store import runs_of
+from mpiscope.util import paths
+from mpiscope.store.runs import runs_of
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
     from mpiscope.api import write_plots
-    from mpiscope.console import out, records_of
+    from mpiscope.util.console import out, records_of
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines before the table leaves them out
     for path in write_plots(runs, a.output, a.format):

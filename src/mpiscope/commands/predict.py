@@ -8,8 +8,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Callable
 
-from mpiscope import paths
-from mpiscope.errors import UsageError
+from mpiscope.util import paths
+from mpiscope.util.errors import UsageError
 
 if TYPE_CHECKING:
     from mpiscope.records import Record
@@ -25,15 +25,15 @@ DEFAULT_SIZES = "8,1K,64K,1M"
 
 def default_expand(expr: str) -> list[int]:
     """The default MPI's engine expands the expression (built once, on first use)."""
-    from mpiscope.plan import expand_sizes
-    from mpiscope.session import target
+    from mpiscope.plan.engine import expand_sizes
+    from mpiscope.measure.session import target
     return expand_sizes(target(None).engine, expr)
 
 
 def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
     """-n: rank counts in the engine's size grammar ('2:1024', '2,3,4'), or the documented
     progression '2,4,...,1024', which `expand` (the engine) reads as the same grammar."""
-    from mpiscope.plan import expand_counts
+    from mpiscope.plan.engine import expand_counts
     try:
         return expand_counts(text, expand)
     except UsageError as e:
@@ -41,8 +41,8 @@ def parse_ranks(text: str, expand: Expand = default_expand) -> list[int]:
 
 
 def _records(refs: list[str], runs_dir) -> list[Record]:
-    from mpiscope.console import records_of
-    from mpiscope.store import resolve
+    from mpiscope.util.console import records_of
+    from mpiscope.store.runs import resolve
     return records_of(resolve(r, runs_dir) for r in refs)
 
 
@@ -60,7 +60,7 @@ def params_from_args(a: argparse.Namespace, fallback: list[Record] | None = None
 
 
 def cmd_predict(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     if a.validate:
         return _validate(a)
     from mpiscope.analysis.predict import ALGORITHMS, format_winners, prediction_table
@@ -107,7 +107,7 @@ def _every_algorithm(t, algs: list[str]) -> str:
 
 def _validate(a: argparse.Namespace) -> int:
     from mpiscope.analysis.validate import format_validation, validate
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     records = _records(a.validate, paths.runs_dir(a.runs_dir))
     params, source = params_from_args(a, fallback=records)
     table = validate(records, params, ranks=(2, 3, 4))

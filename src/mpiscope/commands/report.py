@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from mpiscope import paths
-from mpiscope.store import runs_of
+from mpiscope.util import paths
+from mpiscope.store.runs import runs_of
 
 
 def cmd_report(a: argparse.Namespace) -> int:
     from mpiscope.api import write_report
-    from mpiscope.console import out
-    from mpiscope.console import records_of
+    from mpiscope.util.console import out
+    from mpiscope.util.console import records_of
     runs = runs_of(a.run, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines before the report leaves them out
     out.print(str(write_report(runs, a.output)), markup=False)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.commands.options import (add_launch_options, add_placement_options, add_submit_options, description,
                                        given_options, names, positive_float, split_args)
-from mpiscope.errors import UsageError
-from mpiscope.plan import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
+from mpiscope.util.errors import UsageError
+from mpiscope.plan.engine import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAULT_SIZES
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from mpiscope.console import err, out
-    from mpiscope.planner import measurement
-    from mpiscope.session import Session, conclude
+    from mpiscope.util.console import err, out
+    from mpiscope.measure.planner import measurement
+    from mpiscope.measure.session import Session, conclude
     if a.resume:
         return resume(a)
     if a.sbatch_args and not a.submit:
@@ -29,17 +29,17 @@ def cmd_run(a: argparse.Namespace) -> int:
     m.policy = replace(m.policy, history=a.history)
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.history not in ("auto", "none"):  # named runs: found now, not after measuring
-        from mpiscope.store import resolve
+        from mpiscope.store.runs import resolve
         for ref in a.history.split(","):
             resolve(ref.strip(), runs_dir)
     if a.submit:
-        from mpiscope.submit import submit
+        from mpiscope.measure.submit import submit
         submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
         return 0
     session = Session(runs_dir, err, progress=not a.no_progress)
     run, outcome = session.run(m)
     if outcome.status == "ok" and d.find_switches:
-        from mpiscope.refine import refine_run
+        from mpiscope.measure.refine import refine_run
         outcome = refine_run(session, m.target, run)
     show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
@@ -50,7 +50,7 @@ def cmd_run(a: argparse.Namespace) -> int:
 def refuse_options(a: argparse.Namespace, why: str, stored=None) -> None:
     """Options that --resume and --again take from the run itself: given with them, they would be
     silently ignored; those equal to the run's own description are harmless and pass."""
-    from mpiscope.describe import CLI, FIELDS, parse_field
+    from mpiscope.plan.describe import CLI, FIELDS, parse_field
     given = given_options(a)
     if stored is not None:
         given = {k: v for k, v in given.items() if parse_field(k, v, CLI) != getattr(stored, k)}
@@ -63,36 +63,36 @@ def refuse_options(a: argparse.Namespace, why: str, stored=None) -> None:
 
 def again(a: argparse.Namespace):
     """`--again RUN`: the description RUN was measured from, for a new run of it."""
-    from mpiscope.planner import stored_description
-    from mpiscope.store import resolve
+    from mpiscope.measure.planner import stored_description
+    from mpiscope.store.runs import resolve
     d = stored_description(resolve(a.again, paths.runs_dir(a.runs_dir)))
     refuse_options(a, f"--again measures with the options of run {a.again}", d)
     return d
 
 
 def headline(run) -> None:
-    from mpiscope.console import out
-    from mpiscope.plan import DEFAULT_COLLECTIVES
+    from mpiscope.util.console import out
+    from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
     print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
 
 
 def warnings(run) -> None:
-    from mpiscope.console import err
+    from mpiscope.util.console import err
     from mpiscope.report.warnings import print_warnings
     print_warnings(err, run.meta(), run.records())
 
 
 def summary(run) -> None:
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     from mpiscope.report.summary import print_run
     print_run(out, run.meta(), run.records(), err)
 
 
 def model(run, clock_mhz: float | None) -> None:
     """After the table: the model of the run's pingpong (with --find-switches, of every round)."""
-    from mpiscope.console import out, warn
+    from mpiscope.util.console import out, warn
     from mpiscope.report.model import print_model
     try:
         print_model(out, run.records(), clock_mhz=clock_mhz)
@@ -102,19 +102,19 @@ def model(run, clock_mhz: float | None) -> None:
 
 def resume(a: argparse.Namespace) -> int:
     """Finish an interrupted or failed run in its own directory; the run's options are its own."""
-    from mpiscope.console import err, out
-    from mpiscope.session import Session, conclude
-    from mpiscope.store import resolve
+    from mpiscope.util.console import err, out
+    from mpiscope.measure.session import Session, conclude
+    from mpiscope.store.runs import resolve
     if a.again:
         raise UsageError("--resume finishes a run and --again starts a new one: give one of them")
     runs_dir = paths.runs_dir(a.runs_dir)
     run = resolve(a.resume, runs_dir)
     stored = run.meta().extra.get("description")
-    from mpiscope.describe import from_json
+    from mpiscope.plan.describe import from_json
     refuse_options(a, "--resume measures with the run's own options",
                    from_json(stored, f"run {run.id}") if stored is not None else None)
-    from mpiscope.console import warn_problems
-    from mpiscope.session import own_run
+    from mpiscope.util.console import warn_problems
+    from mpiscope.measure.session import own_run
     with own_run(run):  # another mpiscope measuring it: refused before anything is said or done
         warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
         outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)

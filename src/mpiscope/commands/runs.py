@@ -4,16 +4,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 if TYPE_CHECKING:
-    from mpiscope.store import RunMeta
+    from mpiscope.store.runs import RunMeta
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from mpiscope.console import make_table, out, warn
-    from mpiscope.errors import UsageError
-    from mpiscope.store import left_out, list_runs, shown_status
+    from mpiscope.util.console import make_table, out, warn
+    from mpiscope.util.errors import UsageError
+    from mpiscope.store.runs import left_out, list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.runs_dir is not None and paths.is_link_loop(runs_dir):
         raise UsageError(f"--runs-dir {runs_dir} is a symbolic link that loops back to itself: remove the link, "

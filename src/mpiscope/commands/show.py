@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def cmd_show(a: argparse.Namespace) -> int:
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     from mpiscope.report.summary import print_run
-    from mpiscope.store import resolve
+    from mpiscope.store.runs import resolve
     run = resolve(a.run, paths.runs_dir(a.runs_dir))
     meta = run.meta()
     print_run(out, meta, run.records(), err)

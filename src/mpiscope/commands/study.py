@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.commands.options import add_launch_options, add_placement_options, description, one_size, parse_env
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 
 
 def parse_env_levels(items: list[str]) -> dict[str, list[str]]:
@@ -50,9 +50,9 @@ def ring_config(a: argparse.Namespace, d, cores: int):
 
 
 def cmd_ring(a: argparse.Namespace) -> int:
-    from mpiscope.console import err, out
-    from mpiscope.launch import local_cores
-    from mpiscope.session import Session, conclude, target
+    from mpiscope.util.console import err, out
+    from mpiscope.launchers import local_cores
+    from mpiscope.measure.session import Session, conclude, target
     from mpiscope.studies import ring
     d = description(a, env=a.base_env or None)
     cfg = ring_config(a, d, local_cores())
@@ -67,10 +67,10 @@ def cmd_ring(a: argparse.Namespace) -> int:
 
 
 def cmd_grid(a: argparse.Namespace) -> int:
-    from mpiscope.console import err
-    from mpiscope.launch import local_cores
-    from mpiscope.planner import placement
-    from mpiscope.session import Session, conclude
+    from mpiscope.util.console import err
+    from mpiscope.launchers import local_cores
+    from mpiscope.measure.planner import placement
+    from mpiscope.measure.session import Session, conclude
     from mpiscope.studies import grid
     d = description(a)
     d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())

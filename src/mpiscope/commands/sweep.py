@@ -4,16 +4,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mpiscope import paths
+from mpiscope.util import paths
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
-    from mpiscope.console import err, out
-    from mpiscope.spec import expand, load_spec
-    from mpiscope.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
+    from mpiscope.util.console import err, out
+    from mpiscope.plan.spec import expand, load_spec
+    from mpiscope.measure.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
-    from mpiscope.describe import CLI, parse_field
-    from mpiscope.sweep import launches_words
+    from mpiscope.plan.describe import CLI, parse_field
+    from mpiscope.measure.sweep import launches_words
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
         spec.launches = parse_field("launches", a.launches, CLI)
@@ -21,7 +21,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     planned = plan_sweep(spec, configs, room=not a.submit, oversubscribe=a.oversubscribe)
     launches = launches_words(planned[0][1]) if planned else "no launches"
     if a.sbatch_args and not a.submit:
-        from mpiscope.errors import UsageError
+        from mpiscope.util.errors import UsageError
         raise UsageError("--sbatch-args goes with --submit slurm: add it, or leave --sbatch-args out")
     if a.dry_run and not a.submit:
         for line in dry_run_lines(planned):
@@ -31,7 +31,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
         from mpiscope.commands.options import split_args
-        from mpiscope.submit import submit_sweep
+        from mpiscope.measure.submit import submit_sweep
         return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), out, resume=a.resume, dry_run=a.dry_run,
                             sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
     if a.resume:
@@ -42,7 +42,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress)
     _report(sd, result)
     if not a.no_report:
-        from mpiscope.session import write_report_quietly
+        from mpiscope.measure.session import write_report_quietly
         write_report_quietly([run for _, run in sd.runs()], sd.path / "report.html")
     if result.interrupted:
         err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "
@@ -54,14 +54,14 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 def _report(sd, result) -> None:
     from rich.markup import escape
 
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     from mpiscope.report.table import sweep_status_table
     out.print(sweep_status_table(sd))
     if result.skipped:
         out.print(f"{result.skipped} configuration(s) were already finished and were skipped")
     for f in result.failed:
         err.print(f"[yellow]failed:[/] {escape(f)}", highlight=False)
-    from mpiscope.schedule import launch_count
+    from mpiscope.plan.schedule import launch_count
     if any(launch_count(run.records()) > 1 for _, run in sd.runs()):  # several launches: how they varied
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import summary_table
@@ -80,7 +80,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                                                         "shuffled order (overrides the spec; default: auto, as "
                                                         "`mpiscope run`)")
     from mpiscope.commands.options import positive_int
-    from mpiscope.spec import MAX_CONFIGURATIONS
+    from mpiscope.plan.spec import MAX_CONFIGURATIONS
     p.add_argument("--max-configs", type=positive_int, default=MAX_CONFIGURATIONS, metavar="N",
                    help=f"refuse a spec of more than N configurations (default {MAX_CONFIGURATIONS:,})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -4,18 +4,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.commands.options import one_size
 
 
 def cmd_table(a: argparse.Namespace) -> int:
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.results.frame import launch_frame
     from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
                                        side_by_side, with_config)
-    from mpiscope.console import records_of
+    from mpiscope.util.console import records_of
     from mpiscope.records.table import unmeasured
-    from mpiscope.store import runs_of
+    from mpiscope.store.runs import runs_of
     runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines it leaves out
     latency_upto = one_size(a.latency_upto, "--latency-upto")

@@ -7,9 +7,9 @@ import argparse
 import time
 from pathlib import Path
 
-from mpiscope import paths
+from mpiscope.util import paths
 from mpiscope.commands.options import add_placement_options, csv, positive_float, positive_int, split_args
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.collectives import TUNABLE
 
 DEFAULT_SIZES = "8,1K,64K,1M"
@@ -41,7 +41,7 @@ def show(path: str) -> int:
     import json
 
     from mpiscope.analysis.tunefile import read
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.report.tune import bands_table, print_result
     rows = read(Path(path))
     if not rows:
@@ -59,10 +59,10 @@ def show(path: str) -> int:
 
 
 def cmd_tune(a: argparse.Namespace) -> int:
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     from mpiscope.report.tune import print_result, write_html
-    from mpiscope.session import Session, target
-    from mpiscope.tune import TuneSpec, load_spec, tune
+    from mpiscope.measure.session import Session, target
+    from mpiscope.measure.tune import TuneSpec, load_spec, tune
     if a.show:
         return show(a.show)
     runs_dir = paths.runs_dir(a.runs_dir)

@@ -1,7 +1,7 @@
 """The launch: one job of N ranks (not N singletons), made by which launcher and PMI."""
 from __future__ import annotations
 
-from mpiscope.checks import split_job
+from mpiscope.analysis.checks import split_job
 from mpiscope.doctor import Check, fail, ok, skip
 from mpiscope.doctor.facts import Facts
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from mpiscope.checks import governors
+from mpiscope.analysis.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
 from mpiscope.doctor.library import MARK, SYS_MARK, TUNING_PREFIXES, answers, eager_params, mpich_device
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
-from mpiscope.execute import SINGLETON_FIX, Target, _stop
-from mpiscope.launch import Job, default_launcher, launcher_for, local_cores
-from mpiscope.launch.placement import Placement
+from mpiscope.measure.execute import SINGLETON_FIX, Target, _stop
+from mpiscope.launchers import Job, default_launcher, launcher_for, local_cores
+from mpiscope.launchers.placement import Placement
 
 STDERR_TAIL = 40
 CLOCKSOURCE = Path("/sys/devices/system/clocksource/clocksource0")

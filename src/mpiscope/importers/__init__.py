@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
-from mpiscope import bounded
+from mpiscope.util import bounded
 from mpiscope.importers import imb, osu
 from mpiscope.importers.common import ImportFailed
 from mpiscope.records import Context, End, Point, Record, to_json
@@ -84,8 +84,9 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     """Read every file (OSU 7.x or IMB 2021 text; `fmt` detected per file when None) and store them as
     one run; returns its directory. Nothing is written unless every file parsed: a file that is
     not one, or is damaged, is an ImportFailed naming the file and line."""
-    from mpiscope import __version__, paths as mpaths
-    from mpiscope.store import RECORDS, RunMeta, utc_now
+    from mpiscope import __version__
+    from mpiscope.util import paths as mpaths
+    from mpiscope.store.runs import RECORDS, RunMeta, utc_now
     if not paths:
         raise ImportFailed("(no file)", 0, "give at least one file to import")
     files: list[tuple[Path, str, list[Point]]] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 from mpiscope.records import Imported, Point, Rate, Stats
 
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",

@@ -15,9 +15,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from mpiscope import paths
-from mpiscope.atomic import write_atomic
-from mpiscope.errors import MpiscopeError
+from mpiscope.util import paths
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.errors import MpiscopeError
 
 ENGINE = "mpiscope-engine"
 
@@ -113,8 +113,8 @@ def standalone(engine: Path) -> list[str]:
         return [str(engine)]
     if mpicc.name != "smpicc":
         return [str(engine)]
-    from mpiscope.launch.base import Job
-    from mpiscope.launch.smpirun import Smpirun
+    from mpiscope.launchers.base import Job
+    from mpiscope.launchers.smpirun import Smpirun
     return Smpirun(mpicc.parent / "smpirun").command(Job(program=[str(engine)], ranks=1)).argv
 
 

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.library import MpiLibrary
 
 TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall", "barrier", "reduce_scatter", "gather",

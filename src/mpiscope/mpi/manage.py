@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpiscope import paths
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util import paths
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.registry import (EMBEDDED, ON_PATH, find_all, from_prefix, identify,
                                    load_registered, save_registered, smpi)

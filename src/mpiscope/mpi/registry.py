@@ -14,12 +14,12 @@ import sysconfig
 from difflib import get_close_matches
 from pathlib import Path
 
-from mpiscope import paths
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util import paths
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.build import build_engine, mpi_info
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import parse_library_version
-from mpiscope.typed import dump, load
+from mpiscope.util.typed import dump, load
 
 EMBEDDED = "embedded"
 ON_PATH = "path"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Union
 
-from mpiscope.typed import ShapeError, bounded, dump, load
+from mpiscope.util.typed import ShapeError, bounded, dump, load
 
 SCHEMA_VERSION = 1
 SIZE_MAX_BYTES = 2**31 - 1  # MPI counts are int

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, TypeVar
 
-from mpiscope import bounded
+from mpiscope.util import bounded
 from mpiscope.records.model import (Context, End, Failure, Point, Record, RecordError, Skip, Timeout,
                                     parse_record)
 

@@ -6,8 +6,8 @@ import sys
 
 import pandas as pd
 
-from mpiscope.atomic import write_atomic
-from mpiscope.errors import UsageError
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.errors import UsageError
 from mpiscope.records.table import OBJECT_COLUMNS
 from mpiscope.report.formats import FORMATS
 

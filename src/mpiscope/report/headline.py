@@ -12,7 +12,7 @@ from typing import Iterable, Protocol, Sequence
 from rich.console import Console
 from rich.markup import escape
 
-from mpiscope.units import human_size
+from mpiscope.util.units import human_size
 
 LATENCY_SIZE = 8  # bytes: the latency OSU and IMB users quote
 

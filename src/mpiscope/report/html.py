@@ -25,9 +25,9 @@ from mpiscope.results.frame import launch_frame
 from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
-from mpiscope.atomic import write_atomic
-from mpiscope.units import human_size
-from mpiscope.store import Run
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.units import human_size
+from mpiscope.store.runs import Run
 
 CSS = (Path(__file__).with_name("report.css")).read_text()
 

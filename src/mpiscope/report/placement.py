@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from mpiscope.analysis import HockneyFit, fit_hockney
-from mpiscope.console import make_table
+from mpiscope.util.console import make_table
 from mpiscope.report.numbers import num
 from mpiscope.records import INTER, INTRA, MIXED, Point, Record
-from mpiscope.units import human_size
+from mpiscope.util.units import human_size
 
 __all__ = ["INTER", "INTRA", "MIXED", "Group", "groups", "placement_table", "print_placement"]
 

@@ -26,7 +26,7 @@ from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.levels import launch_dots
 from mpiscope.results.frame import is_launch_level, launch_frame
-from mpiscope.units import human_size
+from mpiscope.util.units import human_size
 
 COLLECTIVE = ("coll", "nbc", "neighbor", "persistent")
 # Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.

@@ -12,14 +12,14 @@ from rich.table import Table
 
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, configuration_of, drifts_kept, launch_of,
                                        widened)
-from mpiscope.console import make_table
+from mpiscope.util.console import make_table
 from mpiscope.report.numbers import num, pct
 from mpiscope.results.evidence import evidence
 from mpiscope.analysis.cache import MARK, MARK_NOTE, above_copy_rate
 from mpiscope.records import Point, RecordFile, Skip, Timeout
 from mpiscope.results.frame import modes_text, run_levels_text
-from mpiscope.store import RunMeta
-from mpiscope.units import human_size
+from mpiscope.store.runs import RunMeta
+from mpiscope.util.units import human_size
 
 SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and says nothing about the next; "
                       "measure with several launches (--launches 3) for intervals that hold across launches")

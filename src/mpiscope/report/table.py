@@ -13,12 +13,12 @@ import pandas as pd
 from rich.table import Table
 
 from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 from mpiscope.report.numbers import cell
 from mpiscope.records.table import tidy
 from mpiscope.report.formats import LATENCY_UPTO
-from mpiscope.units import human_size
-from mpiscope.store import RunMeta, SweepDir, runs_of
+from mpiscope.util.units import human_size
+from mpiscope.store.runs import RunMeta, SweepDir, runs_of
 
 # What tells plain runs apart when they carry no sweep factors, in label order.
 FALLBACK_LABELS = ("mpi_name", "mpi_version", "world_size", "hosts", "launcher")

@@ -9,8 +9,8 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from mpiscope.atomic import write_atomic
-from mpiscope.units import human_size as fmt_bytes
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.units import human_size as fmt_bytes
 
 
 def _gain(row: dict | None) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from rich.table import Table
 
-from mpiscope.console import make_table
+from mpiscope.util.console import make_table
 from mpiscope.report.numbers import pct
 
 

@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
 from mpiscope.results.disturbance import disturbed
-from mpiscope.store import Run, RunMeta
-from mpiscope.units import human_size
+from mpiscope.store.runs import Run, RunMeta
+from mpiscope.util.units import human_size
 
 R = TypeVar("R", Point, Skip, Timeout)
 

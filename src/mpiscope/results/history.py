@@ -20,7 +20,7 @@ from mpiscope.records import Context, Point
 from mpiscope.results.launches import LaunchPoint, aggregate, drift_between_runs
 from mpiscope.results.points import Drift, drifts_kept
 from mpiscope.results.policy import POLICY
-from mpiscope.store import Run, list_runs
+from mpiscope.store.runs import Run, list_runs
 
 # Engine options that change how long or how precisely a point is sampled, not what is measured.
 _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "max_reps", "ci_target", "max_time_s",

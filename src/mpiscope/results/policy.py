@@ -44,7 +44,7 @@ class Policy:
     # Where more than this share of a point's launches is disturbed, it says "machine busy: CAUSE".
     busy_share: float = 0.5
 
-    # --- launches of one run (mpiscope.schedule) ---
+    # --- launches of one run (mpiscope.plan.schedule) ---
     min_launches: int = 3           # the fewest that estimate a between-launch variance with a spare
     max_launches: int = 10          # auto launches stop here (cost: ~1 s a launch on this machine)
     launch_target: float = 0.05     # the launch-level half-width auto launches aim at (relative)

@@ -14,8 +14,8 @@ def print_comparison(console, ranking: pd.DataFrame) -> None:
     """One table per panel size, best first (analysis.grid.ranking)."""
     import pandas as pd
 
-    from mpiscope.console import make_table
-    from mpiscope.units import human_size
+    from mpiscope.util.console import make_table
+    from mpiscope.util.units import human_size
 
     def us(x: float) -> str:
         return "" if pd.isna(x) else f"{x:.3g}"
@@ -39,9 +39,9 @@ def print_comparison(console, ranking: pd.DataFrame) -> None:
 def measurement(d):
     """Both task orderings as two parts of one run (`planner.measurement` of the description
     `d`); on several hosts the launcher places the ranks that way too, where it can."""
-    from mpiscope.plan import order_options
-    from mpiscope.planner import Group
-    from mpiscope.planner import measurement as plan
+    from mpiscope.plan.engine import order_options
+    from mpiscope.measure.planner import Group
+    from mpiscope.measure.planner import measurement as plan
     parts = [Group(("grid",), d.sizes, engine_options=tuple(order_options(order)), mapping=order) for order in ORDERS]
     return plan(d, parts, factors={"study": "grid"}, extra={"study": "grid"})
 
@@ -49,7 +49,7 @@ def measurement(d):
 def show_results(run) -> None:
     """What `mpiscope study grid` prints after measuring: every shape and order, best first."""
     from mpiscope.analysis.grid import ranking
-    from mpiscope.console import out
+    from mpiscope.util.console import out
     from mpiscope.records.table import tidy
     from mpiscope.results.frame import launch_frame
     table = ranking(launch_frame(tidy([run])))

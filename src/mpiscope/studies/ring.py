@@ -96,9 +96,9 @@ def measurement(cfg: RingStudyConfig, d, target):
     does not stop the next."""
     from dataclasses import replace
 
-    from mpiscope.plan import Plan, engine_plan
-    from mpiscope.planner import Group
-    from mpiscope.planner import measurement as plan
+    from mpiscope.plan.engine import Plan, engine_plan
+    from mpiscope.measure.planner import Group
+    from mpiscope.measure.planner import measurement as plan
     sweep = engine_plan(target.engine, Plan(("ringcs1",), cfg.ranks, cfg.sizes_words(), "words"))
     todo = series(cfg, max(sweep.sizes_bytes))
     parts = [Group((s.benchmark,), s.sizes, s.units, engine_options=s.engine_options, env=dict(s.env),
@@ -116,7 +116,7 @@ def measurement(cfg: RingStudyConfig, d, target):
 def show_results(cfg: RingStudyConfig):
     """What `mpiscope study ring` prints after measuring: its tables, then its figures."""
     def show(run) -> None:
-        from mpiscope.console import out
+        from mpiscope.util.console import out
         from mpiscope.records.table import tidy
         from mpiscope.report import ring_figures
         from mpiscope.results.frame import launch_frame
@@ -131,8 +131,8 @@ def print_tables(console, df: "pd.DataFrame", records: Iterable[Record]) -> None
     algorithm per load, algorithm 5 across nblock, and where each algorithm deadlocked.
     `df`: the run's tidy table; `records`: its typed records (for the time-outs)."""
     from mpiscope.analysis import ring
-    from mpiscope.console import make_table
-    from mpiscope.units import human_size
+    from mpiscope.util.console import make_table
+    from mpiscope.util.units import human_size
     pts = ring.points(df)
     dead = ring.deadlock_table(records)
     sweep = pts[~pts["nblock_series"]]

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from mpiscope.describe import Description, to_json
-from mpiscope.errors import UsageError
-from mpiscope.launch.placement import Placement, check_room, make_placement
-from mpiscope.plan import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
+from mpiscope.plan.describe import Description, to_json
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.placement import Placement, check_room, make_placement
+from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
                            default_ranks, make_plan, order_options, spread_budget)
-from mpiscope.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
-from mpiscope.session import Measurement, target
+from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
+from mpiscope.measure.session import Measurement, target
 
 
 def policy(d: Description) -> LaunchPolicy:
@@ -42,7 +42,7 @@ class Group:
 def groups(d: Description) -> list[Group]:
     """What the description itself asks for: its benchmarks, or with none the characterisation
     (pair benchmarks on two ranks, then the main collectives on every core)."""
-    from mpiscope.launch import local_cores
+    from mpiscope.launchers import local_cores
     units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
     mapping = d.order if d.order in ("block", "cyclic") and not d.map_by else None
     out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, d.sizes, units, mapping=mapping)]
@@ -61,7 +61,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     `run --again`). Builds the engine for `d.mpi` on first use. With `room`, a rank count far
     beyond the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not
     known before it runs, so it does not ask)."""
-    from mpiscope.launch import local_cores
+    from mpiscope.launchers import local_cores
     pol = policy(d)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
     where = placement(d)
@@ -84,7 +84,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
                                  max_time=max_time, reps=d.reps, check=d.check, raw=d.raw,
                                  engine_options=[*order_options(d.order), *d.engine_args, *g.engine_options]))
     if d.find_switches:
-        from mpiscope.refine import check_refinable
+        from mpiscope.measure.refine import check_refinable
         check_refinable(*planned[0])
     plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole measurement
     out = [Part(p, {**d.env, **g.env}, d.launcher_args,
@@ -97,7 +97,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
 
 def stored_description(run) -> Description:
     """The description a run was measured from (run.json's `description`), for `run --again`."""
-    from mpiscope.describe import from_json
+    from mpiscope.plan.describe import from_json
     data = run.meta().extra.get("description")
     if data is None:
         raise UsageError(f"run {run.id} keeps no description (a study, an import, or a run measured before runs "

@@ -17,14 +17,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mpiscope import atomic, bounded
-from mpiscope.bounded import Refused
-from mpiscope.errors import UsageError
+from mpiscope.store import atomic
+from mpiscope.util import bounded
+from mpiscope.util.bounded import Refused
+from mpiscope.util.errors import UsageError
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.owner import LOCK_FILE, holder
-from mpiscope.plan import Part
+from mpiscope.store.owner import LOCK_FILE, holder
+from mpiscope.plan.engine import Part
 from mpiscope.records import Record, RecordFile, read_records, to_json
-from mpiscope.typed import ShapeError, dump, load
+from mpiscope.util.typed import ShapeError, dump, load
 
 RUN_FILE = "run.json"
 RUN_FORMAT = 2  # run.json with parts of typed plans (1: before the engine planned)

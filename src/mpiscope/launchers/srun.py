@@ -7,8 +7,8 @@ import math
 import shutil
 from pathlib import Path
 
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import Job, Launch, Launcher
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import Job, Launch, Launcher
 from mpiscope.mpi.vendor import launcher_family
 
 # Which PMI a library's own build usually speaks (Debian's slurm-wlm with the MPICH and

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import hashlib
 
-from mpiscope import paths
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import Job, Launch, Launcher
-from mpiscope.launch.platform import parse, write
+from mpiscope.util import paths
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import Job, Launch, Launcher
+from mpiscope.launchers.platform import parse, write
 
 DEFAULT_PLATFORM = "cluster"
 # Computation between MPI calls takes no simulated time: the figures are the network model's

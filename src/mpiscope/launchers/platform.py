@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 
 KINDS = ("cluster", "fattree", "dragonfly")
 BANDWIDTH = {"Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,

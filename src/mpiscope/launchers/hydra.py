@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import Job, Launch, Launcher, nodes_need_hosts, local_cores
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import Job, Launch, Launcher, nodes_need_hosts, local_cores
 
 
 def _ppn(job: Job) -> int | None:

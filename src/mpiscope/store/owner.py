@@ -10,7 +10,7 @@ import socket
 import struct
 from pathlib import Path
 
-from mpiscope.errors import UsageError
+from mpiscope.util.errors import UsageError
 
 LOCK_FILE = "owner.lock"
 # struct flock of Linux (short type, short whence, off_t start, off_t len, pid_t pid, padding),

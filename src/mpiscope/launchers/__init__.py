@@ -1,12 +1,12 @@
 """Launcher adapters: each turns a Job into argv for one launcher dialect."""
 from __future__ import annotations
 
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, in_allocation, local_cores
-from mpiscope.launch.hydra import Hydra
-from mpiscope.launch.openmpi import OpenMpi
-from mpiscope.launch.smpirun import Smpirun
-from mpiscope.launch.srun import Srun, find_srun
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import BINDINGS, MAPPINGS, Job, Launch, Launcher, in_allocation, local_cores
+from mpiscope.launchers.hydra import Hydra
+from mpiscope.launchers.openmpi import OpenMpi
+from mpiscope.launchers.smpirun import Smpirun
+from mpiscope.launchers.srun import Srun, find_srun
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.mpi.vendor import launcher_family
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Measured, select
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
-from mpiscope.console import err, warn
-from mpiscope.errors import UsageError
-from mpiscope.execute import Outcome, Target
-from mpiscope.plan import Plan, Planned
-from mpiscope.session import Session
-from mpiscope.store import Run
+from mpiscope.util.console import err, warn
+from mpiscope.util.errors import UsageError
+from mpiscope.measure.execute import Outcome, Target
+from mpiscope.plan.engine import Plan, Planned
+from mpiscope.measure.session import Session
+from mpiscope.store.runs import Run
 
 TOLERANCE = 0.05   # each switch located within 5 % of its size
 MAX_ROUNDS = 6     # at most this many rounds, each in as many launches as the first part

@@ -17,15 +17,15 @@ from typing import Any
 from mpiscope.analysis.tune import MARGIN, choose, judge, to_measure
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
-from mpiscope.atomic import write_atomic
-from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.execute import Target
-from mpiscope.launch.placement import Placement
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.errors import MpiscopeError, UsageError
+from mpiscope.measure.execute import Target
+from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
-from mpiscope.plan import Part, make_plan
-from mpiscope.schedule import LaunchPolicy
-from mpiscope.session import Measurement, Session
-from mpiscope.store import Run
+from mpiscope.plan.engine import Part, make_plan
+from mpiscope.plan.schedule import LaunchPolicy
+from mpiscope.measure.session import Measurement, Session
+from mpiscope.store.runs import Run
 
 STATE, RESULT = "state.json", "tune.json"
 
@@ -48,7 +48,7 @@ class TuneSpec:
 
 
 def _placement(spec: TuneSpec) -> Placement:
-    from mpiscope.launch.placement import make_placement
+    from mpiscope.launchers.placement import make_placement
     return make_placement(**spec.placement)
 
 
@@ -96,7 +96,7 @@ class Tune:
                     {"collective": coll, "algorithm": alg.name, **(tag or {}), "launch": launch})
 
     def sizes(self, coll: str, ranks: int) -> list[int]:
-        from mpiscope.plan import engine_plan
+        from mpiscope.plan.engine import engine_plan
         plan, _ = make_plan(self.target.engine, [coll], ranks, sizes=self.spec.sizes if coll != "barrier" else None,
                             max_time=self.spec.max_time)
         return sorted({e.size for e in engine_plan(self.target.engine, plan).points if not e.skip})
@@ -158,7 +158,7 @@ class Tune:
         if out.status == "interrupted":
             raise KeyboardInterrupt
         if out.status != "ok":
-            from mpiscope.session import stderr_tail
+            from mpiscope.measure.session import stderr_tail
             said = [ln.strip() for ln in stderr_tail(run, 40) if re.search(r"not usable|error|Error|fault", ln)]
             why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
             key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"

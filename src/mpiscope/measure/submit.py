@@ -21,12 +21,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mpiscope.atomic import write_atomic
-from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.plan import engine_plan
-from mpiscope.session import Measurement
-from mpiscope.store import SweepDir, SweepEntry, SweepRef
-from mpiscope.typed import dump, load
+from mpiscope.store.atomic import write_atomic
+from mpiscope.util.errors import MpiscopeError, UsageError
+from mpiscope.plan.engine import engine_plan
+from mpiscope.measure.session import Measurement
+from mpiscope.store.runs import SweepDir, SweepEntry, SweepRef
+from mpiscope.util.typed import dump, load
 
 BATCH_DIR = "batch"  # under the runs directory: scripts, saved configurations, job logs
 START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI_Init on many nodes
@@ -181,7 +181,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     """`mpiscope sweep SPEC --submit slurm`: one job per configuration (its run makes its
     launches), each logged in the sweep directory when it finishes (so `mpiscope table` and
     `--resume` work as for an interactive sweep); with --resume only those not finished yet."""
-    from mpiscope.sweep import create_sweep_dir, open_for_resume
+    from mpiscope.measure.sweep import create_sweep_dir, open_for_resume
     done: dict = {}
     sd = None
     if dry_run:

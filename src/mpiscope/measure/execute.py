@@ -20,14 +20,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from mpiscope.checks import misconfigurations, split_job
-from mpiscope.errors import MpiscopeError
-from mpiscope.launch import Job, Launch, launcher_for, local_cores
+from mpiscope.analysis.checks import misconfigurations, split_job
+from mpiscope.util.errors import MpiscopeError
+from mpiscope.launchers import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.plan import STARTUP_S, Part, PlanPoint, Planned
+from mpiscope.plan.engine import STARTUP_S, Part, PlanPoint, Planned
 from mpiscope.records import Context, End, Failure, Point, RecordError, Skip, Timeout, parse_line, to_json, with_tag
-from mpiscope.units import human_size
-from mpiscope.store import RECORDS, STATUS_ORDER, STDERR, LaunchLog, RecordWriter, Run, utc_now
+from mpiscope.util.units import human_size
+from mpiscope.store.runs import RECORDS, STATUS_ORDER, STDERR, LaunchLog, RecordWriter, Run, utc_now
 
 SINGLETON_FIX = ("this launcher belongs to a different MPI than the engine's mpicc, so it started "
                  "separate 1-rank jobs: use --mpi with the library whose launcher this is, or register "

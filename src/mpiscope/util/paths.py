@@ -5,7 +5,7 @@ import errno
 import os
 from pathlib import Path
 
-from mpiscope.errors import MpiscopeError
+from mpiscope.util.errors import MpiscopeError
 
 
 def home() -> Path:
@@ -61,7 +61,7 @@ def engine_sources() -> Path:
     """The engine's C sources: shipped in the wheel, or the checkout's engine/."""
     env = os.environ.get("MPISCOPE_ENGINE_SRC")
     candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package, above util/
     candidates += [here / "_engine", here.parents[1] / "engine"]
     for c in candidates:
         if (c / "Makefile").is_file():

@@ -56,7 +56,7 @@ def default_launches() -> int | None:
     try:
         return parse_launches(text)
     except ValueError as e:
-        from mpiscope.errors import UsageError
+        from mpiscope.util.errors import UsageError
         raise UsageError(f"{DEFAULT_ENV} {e}: set it to a number or auto, or unset it") from None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from mpiscope.launch.base import Job, Launch, Launcher, nodes_need_hosts, is_root, local_cores
+from mpiscope.launchers.base import Job, Launch, Launcher, nodes_need_hosts, is_root, local_cores
 
 # mpiscope's binding names in PRRTE's words (a socket is a "package" there).
 BIND = {"none": "none", "core": "core", "hwthread": "hwthread", "socket": "package", "numa": "numa"}

@@ -65,7 +65,7 @@ def in_allocation() -> bool:
 def nodes_need_hosts(job: Job) -> None:
     """An MPI's own launcher spreads ranks over the hosts it is given (or, inside a Slurm
     allocation, the allocation's nodes); a node count alone would silently put every rank here."""
-    from mpiscope.errors import UsageError
+    from mpiscope.util.errors import UsageError
     if job.nodes and job.nodes > 1 and not (job.hosts or job.hostfile) and not in_allocation():
         raise UsageError(f"--nodes {job.nodes} names no machines for mpiexec: give --hosts or --hostfile, "
                          f"or run inside a Slurm allocation, or use --launcher srun")

@@ -22,8 +22,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from mpiscope.describe import SPEC, SPEC_KEYS, Description, Front, describe, parse_field
-from mpiscope.errors import UsageError
+from mpiscope.plan.describe import SPEC, SPEC_KEYS, Description, Front, describe, parse_field
+from mpiscope.util.errors import UsageError
 
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
 COMBINE_KEYS = ("mode", "zip")

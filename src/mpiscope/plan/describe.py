@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any, Callable, Mapping, Sequence
 
-from mpiscope.errors import UsageError
-from mpiscope.launch import BINDINGS, LAUNCHERS, MAPPINGS
-from mpiscope.plan import DEFAULT_SIZES, range_typo
-from mpiscope.repetition import default_launches, parse_launches
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers import BINDINGS, LAUNCHERS, MAPPINGS
+from mpiscope.plan.engine import DEFAULT_SIZES, range_typo
+from mpiscope.plan.repetition import default_launches, parse_launches
 
 UNITS = ("bytes", "words")
 

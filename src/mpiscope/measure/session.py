@@ -16,19 +16,19 @@ from typing import Any, Callable
 from rich.console import Console
 
 from mpiscope import __version__
-from mpiscope.errors import MpiscopeError, UsageError
-from mpiscope.execute import Outcome, Target, launch_of, run_part
+from mpiscope.util.errors import MpiscopeError, UsageError
+from mpiscope.measure.execute import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import learn_drift
 from mpiscope.results.points import drifts_kept
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
-from mpiscope.plan import Part, PlanPoint, engine_plan, idle_ranks_note
+from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
-from mpiscope.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
+from mpiscope.plan.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
                                next_launch)
-from mpiscope.owner import LOCK_FILE, Claim, claim
-from mpiscope.paths import is_link_loop
-from mpiscope.store import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
+from mpiscope.store.owner import LOCK_FILE, Claim, claim
+from mpiscope.util.paths import is_link_loop
+from mpiscope.store.runs import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
 
 _targets: dict[str | None, Target] = {}
 
@@ -68,7 +68,7 @@ def launch_argv(target: Target, part: Part) -> tuple[list[str], dict[str, str]]:
 
 def _resolver(run: Run) -> Callable[[str], list[Run]]:
     """Runs named as RUN1,RUN2,... (--history), looked up beside `run`."""
-    from mpiscope.store import resolve
+    from mpiscope.store.runs import resolve
     return lambda refs: [resolve(r.strip(), run.path.parent) for r in refs.split(",") if r.strip()]
 
 
@@ -320,7 +320,7 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
              report_path: Path | None = None) -> int:
     """The end of every measuring command: what the command shows of the run (its summary,
     model, a study's tables), the HTML report, where the run is kept, and the exit status."""
-    from mpiscope.console import err, out
+    from mpiscope.util.console import err, out
     unwritten = None
     if outcome is not None and outcome.status == "failed" and not run.meta().points:
         show, report = [], False  # nothing was measured: no empty table, no report of nothing
@@ -346,7 +346,7 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
 def write_report_quietly(runs: list[Run], target_path: Path) -> None:
     """report.html after a run or sweep: a report with nothing to show is a warning; one the disk
     cannot take (full, read-only) is an error naming the fix, with nothing half-written left."""
-    from mpiscope.console import out, warn
+    from mpiscope.util.console import out, warn
     from mpiscope.report.html import write_report
     if not runs:
         return

@@ -16,9 +16,9 @@ import random
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from mpiscope.plan import Part, PlanPoint, engine_plan
+from mpiscope.plan.engine import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
-from mpiscope.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
+from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
                                        launch_of, launches_needed)
 from mpiscope.results.points import tag_configuration

@@ -17,11 +17,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from mpiscope.errors import MpiscopeError, UsageError
+from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.build import standalone
-from mpiscope.launch.placement import Placement
+from mpiscope.launchers.placement import Placement
 from mpiscope.records.model import AtPoint
-from mpiscope.typed import ShapeError, load
+from mpiscope.util.typed import ShapeError, load
 
 DEFAULT_BENCHMARKS = ("pingpong", "bw")
 DEFAULT_SIZES = "1:4M"

@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mpiscope.errors import UsageError
-from mpiscope.launch.base import BINDINGS, MAPPINGS
-from mpiscope.typed import dump
+from mpiscope.util.errors import UsageError
+from mpiscope.launchers.base import BINDINGS, MAPPINGS
+from mpiscope.util.typed import dump
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def make_placement(*, launcher: str | None = None, hosts: list[str] | tuple[str,
     if binding is not None and binding not in BINDINGS:
         raise UsageError(f"--bind-to {binding}: use one of {', '.join(BINDINGS)}")
     if platform is not None:
-        from mpiscope.launch.platform import parse
+        from mpiscope.launchers.platform import parse
         parse(platform, 1)  # its grammar now; the node count is checked against the ranks at launch
     return Placement(launcher, tuple(hosts) if hosts is not None else None, hostfile, nodes, ranks_per_node,
                      mapping, binding, platform)

@@ -1,0 +1,1 @@
+"""Measure: the one session, one part's launches, refinement rounds, sweeps, batch jobs."""

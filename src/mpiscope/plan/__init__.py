@@ -1,0 +1,1 @@
+"""Describe and plan: the experiment description, specs, the engine's plan, which launches."""

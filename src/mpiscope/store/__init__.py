@@ -1,0 +1,1 @@
+"""Store: where runs and sweeps live, and files written whole."""

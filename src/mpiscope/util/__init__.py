@@ -1,0 +1,1 @@
+"""Utilities every stage uses: errors, the terminal, paths, typed JSON, units."""
