@@ -40,6 +40,8 @@ VALUES = {
     "ranks_per_node": (["--ranks-per-node", "3"], 3, "3", 3),
     "map_by": (["--map-by", "cyclic"], "cyclic", '"cyclic"', "cyclic"),
     "bind_to": (["--bind-to", "core"], "core", '"core"', "core"),
+    "platform": (["--platform", "cluster:nodes=4"], "cluster:nodes=4", '"cluster:nodes=4"', "cluster:nodes=4"),
+    "max_hosts": (["--max-hosts", "20"], 20, "20", 20),
     "oversubscribe": (["--oversubscribe"], True, "true", True),
     "find_switches": (["--find-switches"], True, "true", True),
 }

@@ -50,7 +50,7 @@ def test_a_run_keeps_its_description_and_again_repeats_it(cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_spec_and_the_api_plan_as_run_plans(mpiscope_home, monkeypatch):
+def test_a_spec_and_the_api_plan_as_run_plans(mpiscope_home, embedded_mpi, monkeypatch):
     from mpiscope import api
     from mpiscope.commands.options import description
     from mpiscope.cli import parser

@@ -528,7 +528,7 @@ def test_a_damaged_mpi_info_cache_is_asked_again(mpich_engine, tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_the_ring_study_names_no_option_it_lacks(mpiscope_home, tmp_path, capsys):
+def test_the_ring_study_names_no_option_it_lacks(mpiscope_home, embedded_mpi, tmp_path, capsys):
     assert call(["study", "ring", "-n", "1000", "--runs-dir", str(tmp_path)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "far beyond" in err and "--oversubscribe" in err and "--hosts" not in err and "--nodes" not in err

@@ -114,7 +114,7 @@ def test_a_sweep_being_measured_cannot_be_resumed(cli, tmp_path, mpiscope_home):
     assert sorted(e["config"] for e in finished) == ["c001", "c002", "c003"]  # each configuration once
 
 
-def test_two_runs_into_one_runs_directory_both_stay_whole(tmp_path, mpiscope_home):
+def test_two_runs_into_one_runs_directory_both_stay_whole(tmp_path, mpiscope_home, embedded_mpi):
     runs = tmp_path / "runs"
     both = [start("run", *MEASURE, "--launches", "1", "--runs-dir", str(runs)) for _ in range(2)]
     for p in both:

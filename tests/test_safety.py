@@ -154,7 +154,7 @@ def test_a_host_list_beyond_the_cap_is_refused(cli, tmp_path):
     assert "more than the limit of 1000" in said and "--max-hosts 10000" in said
 
 
-def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home):
+def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home, embedded_mpi):
     spec = big_spec(tmp_path, 5)  # 100,000 configurations: planned for far longer than the test waits
     p = subprocess.Popen([sys.executable, "-m", "mpiscope", "sweep", str(spec), "--dry-run", "--max-configs",
                           "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -232,7 +232,7 @@ def test_a_home_that_is_a_file_names_the_variable(cli, tmp_path, var):
     assert "--runs-dir" not in said
 
 
-def test_sigterm_during_the_first_engine_build_leaves_nothing(tmp_path):
+def test_sigterm_during_the_first_engine_build_leaves_nothing(tmp_path, embedded_mpi):
     home = tmp_path / "home"
     p = subprocess.Popen([sys.executable, "-m", "mpiscope", "run", "-b", "pingpong", "-n", "2", "--sizes", "1",
                           "--no-progress", "--no-report", "--runs-dir", str(tmp_path / "runs")],

@@ -8,6 +8,7 @@ from mpiscope.analysis.clock import Clock, detect_clock
 from mpiscope.analysis.hockney import fit_hockney, format_hockney_table
 from mpiscope.analysis.measured import Synthetic, select, sigma
 from mpiscope.records import Context, End, Point, Stats, Timeout
+from mpiscope.results.policy import POLICY
 
 from .conftest import make_points
 
@@ -91,5 +92,5 @@ def test_points_from_engine_records():
     pts = select(recs)
     assert [p.size for p in pts] == [0, 8]
     assert pts[0].samples == (0.9, 0.91)
-    assert sigma(pts[1]) == pytest.approx(0.1 / 1.96)
+    assert sigma(pts[1]) == pytest.approx(0.1 / POLICY.z95)  # the one normal quantile (results.policy)
     assert sigma(Synthetic(8, 100.0, 99.99, 100.01)) == pytest.approx(0.5)  # floored at 0.5 % of the median

@@ -64,6 +64,8 @@ def print_point(console, point: Point, hosts: list[str], top: int) -> None:
 def print_slow_ranks(console, us: np.ndarray, hosts: list[str]) -> None:
     """Ranks every one of whose pairs is slow: their link or node, not a pair's route (the rule
     of `mpiscope doctor`'s host check, doctor/hosts.py)."""
+    import numpy as np
+
     from mpiscope.analysis.topology import symmetric
     from mpiscope.doctor.hosts import SLOW_RATIO, slow_hosts
     both = symmetric(us)

@@ -45,6 +45,9 @@ def disturbed_of(p: Any) -> str:
     """Why a launch's record is disturbed ("" when it is not, or when the records predate the
     engine's per-point counters): the disturbance rule on the record's own counters (without its
     launch's context, which only adds the core count to the run-queue figure)."""
+    own = getattr(p, "disturbed", None)  # a cause already judged (the tidy table's column)
+    if isinstance(own, str):
+        return own
     return disturbed(p, None) if isinstance(p, Point) else ""
 
 

@@ -9,15 +9,22 @@ import json
 import os
 import re
 import stat
+from functools import cache
 from typing import Any, BinaryIO
-
-import numpy as np
 
 MAX_DEPTH = 64  # a record nests 4 levels; run.json 6
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string: its brackets do not nest anything
-_OPEN = np.zeros(256, dtype=np.int8)
-_OPEN[[ord("["), ord("{")]] = 1
-_OPEN[[ord("]"), ord("}")]] = -1
+
+
+@cache
+def _depth_steps() -> Any:
+    """+1 for an opening bracket, -1 for a closing one, per byte value (numpy, loaded only when a
+    line has many brackets: `mpiscope --version` imports no numpy)."""
+    import numpy as np
+    steps = np.zeros(256, dtype=np.int8)
+    steps[[ord("["), ord("{")]] = 1
+    steps[[ord("]"), ord("}")]] = -1
+    return steps
 
 
 class Refused(OSError):
@@ -57,8 +64,9 @@ def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
     only a line with more brackets than the limit is looked at closely."""
     if text.count(b"[") + text.count(b"{") <= limit:
         return False
+    import numpy as np
     bare = np.frombuffer(_STRING.sub(b'""', text), dtype=np.uint8)
-    return bool(np.cumsum(_OPEN[bare], dtype=np.int64).max(initial=0) > limit)
+    return bool(np.cumsum(_depth_steps()[bare], dtype=np.int64).max(initial=0) > limit)
 
 
 def loads(text: bytes | str, limit: int = MAX_DEPTH) -> Any:
