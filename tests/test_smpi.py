@@ -114,8 +114,9 @@ def one_pair_map(records: list[dict]) -> np.ndarray:
 @pytest.mark.parametrize("platform, levels", [
     ("fattree:nodes=16,per-switch=4", [[(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)],
                                        [tuple(range(16))]]),
-    ("dragonfly:groups=2,routers=2,per-router=2", [[(0, 1), (2, 3), (4, 5), (6, 7)],
-                                                   [(0, 1, 2, 3), (4, 5, 6, 7)], [tuple(range(8))]]),
+    # A dragonfly of 2 groups x 2 routers is not here: its global link makes a pair across groups
+    # (3 us) exactly as far as a pair across routers of one group, so the latency map alone cannot
+    # tell the groups apart; which grouping came out depended on 1 ns of the simulated clock.
 ])
 def test_the_inferred_topology_is_the_platforms(smpi_engine, platform, levels):
     ranks = len(levels[-1][0])
