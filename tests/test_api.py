@@ -29,6 +29,9 @@ def test_import_mpiscope_is_cheap_and_names_the_api():
     subprocess.run([sys.executable, "-c", code], check=True)
     assert set(mpiscope.API) == set(api.__all__)
     assert all(getattr(mpiscope, name) is getattr(api, name) for name in api.__all__)
+    # a subpackage of that name would shadow the function once imported (mpiscope.measure did)
+    import pkgutil
+    assert not set(api.__all__) & {m.name for m in pkgutil.iter_modules(mpiscope.__path__)}
     with pytest.raises(AttributeError):
         mpiscope.no_such_name
 

@@ -54,9 +54,9 @@ def test_a_spec_and_the_api_plan_as_run_plans(mpiscope_home, embedded_mpi, monke
     from mpiscope import api
     from mpiscope.commands.options import description
     from mpiscope.cli import parser
-    from mpiscope.measure.planner import measurement
+    from mpiscope.execute.planner import measurement
     from mpiscope.plan.spec import expand, parse_spec
-    from mpiscope.measure.sweep import plan_sweep
+    from mpiscope.execute.sweep import plan_sweep
     monkeypatch.delenv("MPISCOPE_LAUNCHES", raising=False)
     spec = parse_spec('launches = 2\n[measure]\nsizes = "1:8"\nci_target = "5%"\nlaunch_target = 0.1\n'
                       '[factors]\nranks = [2]\n')

@@ -458,7 +458,7 @@ def test_the_engine_refuses_sizes_that_overflow(mpich_engine, mpich_mpiexec, siz
 # -- 12. a relaunch's wall clock follows its watchdog ---------------------------------------------
 
 def test_a_relaunch_wall_clock_limit_is_above_its_watchdog(mpich_engine):
-    from mpiscope.measure.execute import launch_limit_s
+    from mpiscope.execute.part import launch_limit_s
     from mpiscope.plan.engine import Plan, engine_plan
     planned = engine_plan(mpich_engine, Plan(("pingpong", "allreduce"), 2, sizes="1:64K", max_time_s=0.2))
     for k in (1, 3, len(planned.points)):
@@ -501,8 +501,8 @@ def test_a_termination_signal_while_the_report_is_written_is_an_interrupt(tmp_pa
 
 def test_a_measurement_saved_for_a_batch_job_is_whole_or_absent(embedded_mpi, tmp_path):
     from mpiscope.plan.spec import expand, load_spec
-    from mpiscope.measure.submit import load_measurement, save_measurement
-    from mpiscope.measure.sweep import plan_sweep
+    from mpiscope.execute.submit import load_measurement, save_measurement
+    from mpiscope.execute.sweep import plan_sweep
     spec = tmp_path / "s.toml"
     spec.write_text('[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:4K"\n[factors]\nranks = [2]\n'
                     'engine_options = ["--window 8"]\n')

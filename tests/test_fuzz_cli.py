@@ -30,8 +30,8 @@ class Launched(Exception):
 def no_launch(monkeypatch, mpiscope_home):
     def refuse(*a, **k):
         raise Launched
-    from mpiscope.measure import session
-    from mpiscope.measure import submit
+    from mpiscope.execute import session
+    from mpiscope.execute import submit
     from mpiscope.doctor import probe
     from mpiscope.mpi import manage
     monkeypatch.setattr(session.Session, "run", refuse)

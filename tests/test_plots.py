@@ -29,9 +29,9 @@ def cli_run(cli, runs_dir: Path, *args: str) -> Run:
 
 def api_run(lib, engine, runs_dir: Path, benches: list[str], sizes: str, options: list[str],
             factors: dict | None = None) -> Run:
-    from mpiscope.measure.execute import Target
+    from mpiscope.execute.part import Target
     from mpiscope.plan.engine import Part, make_plan
-    from mpiscope.measure.session import Measurement, Session
+    from mpiscope.execute.session import Measurement, Session
     plan, _ = make_plan(engine, benches, 2, sizes=sizes, max_time=0.05, engine_options=options)
     run, outcome = Session(runs_dir, Console(stderr=True), progress=False).run(
         Measurement(Target(lib, engine), [Part(plan)], factors=factors or {}))

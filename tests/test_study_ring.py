@@ -12,7 +12,7 @@ from mpiscope.analysis import ring as rf
 from mpiscope.plan.describe import Description
 from mpiscope.records.table import tidy
 from mpiscope.report import plots
-from mpiscope.measure.execute import Target
+from mpiscope.execute.part import Target
 from mpiscope.plan.engine import expand_sizes
 from mpiscope.store.runs import Run
 from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, measurement, series

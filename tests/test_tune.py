@@ -132,8 +132,8 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     the same rules as JSON (Open MPI 6's format) are ignored without a word: an error for tune."""
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.util.console import err
-    from mpiscope.measure.session import Session, target
-    from mpiscope.measure.tune import Tune, TuneSpec
+    from mpiscope.execute.session import Session, target
+    from mpiscope.execute.tune import Tune, TuneSpec
     os.environ.update(OMPI_ENV)
     spec = TuneSpec(mpi="openmpi", collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05)
     t = Tune(tmp_path, spec, target("openmpi"), Session(tmp_path / "runs", err, progress=False))
@@ -174,7 +174,7 @@ def test_tune_interrupted_resumes(cli, tmp_path):
 
 
 def test_evidence_uses_the_points_that_keep_the_default_as_a_control():
-    from mpiscope.measure.tune import evidence
+    from mpiscope.execute.tune import evidence
     quiet = evidence([{"algorithm": "default", "verdict": "same"}, {"algorithm": "ring", "verdict": "faster"}])
     assert "faster at 1" in quiet and "0 differ" in quiet and "unreliable" not in quiet
     noisy = evidence([{"algorithm": "default", "verdict": "slower"}, {"algorithm": "ring", "verdict": "inconclusive"}])
@@ -206,8 +206,8 @@ def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     interval and a verdict per size, the band's algorithm named; the default band is the control."""
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.util.console import err
-    from mpiscope.measure.session import Session, target
-    from mpiscope.measure.tune import Tune, TuneSpec, evidence
+    from mpiscope.execute.session import Session, target
+    from mpiscope.execute.tune import Tune, TuneSpec, evidence
     spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2)
     t = Tune(tmp_path, spec, target(None), Session(tmp_path / "runs", err, progress=False))
     tuning = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"),

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mpiscope.report.model import ModelSummary
     from mpiscope.report.plots import Plot
     from mpiscope.report.table import SideBySide
-    from mpiscope.measure.session import Measurement
+    from mpiscope.execute.session import Measurement
     from mpiscope.store.runs import RunMeta
 
 __all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare",
@@ -227,7 +227,7 @@ def plan_run(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequenc
     (`mpi`, `launches`, `ci_target`, `env`, `hosts`, ...; docs/python.md lists them), over
     `description` when one is given. Builds the engine for `mpi` on first use. A rank count far
     beyond the cores and hosts is refused unless `oversubscribe`."""
-    from mpiscope.measure.planner import measurement
+    from mpiscope.execute.planner import measurement
     return measurement(describe_run(benchmarks, sizes, ranks, description=description, **options))
 
 
@@ -248,17 +248,17 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
     run's directory. A launch that fails raises MeasurementError (the run is kept, its path in
     `.run_path`); Ctrl-C raises KeyboardInterrupt."""
     from mpiscope.util.console import err
-    from mpiscope.measure.session import Session, stderr_tail
-    from mpiscope.measure.planner import measurement
+    from mpiscope.execute.session import Session, stderr_tail
+    from mpiscope.execute.planner import measurement
     d = describe_run(benchmarks, sizes, ranks, description=description, **options)
     m = measurement(d)
     session = Session(_runs_dir(runs_dir), err, progress=progress)
     run, outcome = session.run(m)
     if outcome.status == "ok" and d.find_switches:
-        from mpiscope.measure.refine import refine_run
+        from mpiscope.execute.refine import refine_run
         outcome = refine_run(session, m.target, run)
     if report:
-        from mpiscope.measure.session import write_report_quietly
+        from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run], run.path / "report.html")
     if outcome.status == "interrupted":
         raise KeyboardInterrupt(f"interrupted; the points measured so far are kept in {run.path}")
@@ -615,7 +615,7 @@ def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = 
     if alpha is None and source is None:
         raise UsageError("predict needs alpha and beta: a source run (a pingpong sweep) or alpha= and beta=")
     from mpiscope.plan.engine import expand_counts, expand_sizes
-    from mpiscope.measure.session import target
+    from mpiscope.execute.session import target
     if isinstance(ranks, str):  # the engine's size grammar, or the progression 2,4,...,1024
         try:
             ps = expand_counts(ranks, lambda expr: expand_sizes(target(None).engine, expr))

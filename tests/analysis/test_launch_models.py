@@ -12,7 +12,7 @@ from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Synthetic, select
 from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
 from mpiscope.records import Context, Point, Stats
-from mpiscope.measure.refine import main_launches
+from mpiscope.execute.refine import main_launches
 from mpiscope.report.model import render, summarise, to_json
 
 from .conftest import make_points

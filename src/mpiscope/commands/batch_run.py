@@ -13,8 +13,8 @@ def cmd_batch_run(a: argparse.Namespace) -> int:
     from mpiscope.commands.run import summary
     from mpiscope.util.console import err
     from mpiscope.util.errors import MpiscopeError
-    from mpiscope.measure.session import Session, conclude
-    from mpiscope.measure.submit import load_measurement, log_to_sweep
+    from mpiscope.execute.session import Session, conclude
+    from mpiscope.execute.submit import load_measurement, log_to_sweep
 
     m = load_measurement(Path(a.config))
     job = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST") if k in os.environ}

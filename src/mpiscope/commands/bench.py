@@ -8,7 +8,7 @@ import argparse
 def cmd_list(a: argparse.Namespace) -> int:
     from mpiscope.util.console import make_table, out
     from mpiscope.plan.engine import availability, families
-    from mpiscope.measure.session import target
+    from mpiscope.execute.session import target
     t = target(a.mpi)
     version = f", MPI {t.lib.mpi_version}" if t.lib.mpi_version else ""
     ftable = make_table(f"families ({t.lib.name}{version})", ("family", "benchmarks", "available", "why not"))

@@ -29,7 +29,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
             raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({e})") from e
     else:
         from mpiscope.doctor.probe import Setup, gather
-        from mpiscope.measure.session import target
+        from mpiscope.execute.session import target
         placement = placement_from_args(a)
         if a.ranks is not None and a.ranks < 1:
             raise UsageError(f"-n/--ranks must be at least 1, got {a.ranks}")

@@ -64,7 +64,7 @@ def one_size(text: str | int, option: str, units: str | None = None) -> int:
     if isinstance(text, int):
         return text
     from mpiscope.plan.engine import expand_sizes
-    from mpiscope.measure.session import target
+    from mpiscope.execute.session import target
     try:
         sizes = expand_sizes(target(None).engine, text, units)
     except UsageError as e:

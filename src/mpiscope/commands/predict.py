@@ -26,7 +26,7 @@ DEFAULT_SIZES = "8,1K,64K,1M"
 def default_expand(expr: str) -> list[int]:
     """The default MPI's engine expands the expression (built once, on first use)."""
     from mpiscope.plan.engine import expand_sizes
-    from mpiscope.measure.session import target
+    from mpiscope.execute.session import target
     return expand_sizes(target(None).engine, expr)
 
 

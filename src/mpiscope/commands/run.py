@@ -13,8 +13,8 @@ from mpiscope.plan.engine import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAUL
 
 def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
-    from mpiscope.measure.planner import measurement
-    from mpiscope.measure.session import Session, conclude
+    from mpiscope.execute.planner import measurement
+    from mpiscope.execute.session import Session, conclude
     if a.resume:
         return resume(a)
     if a.sbatch_args and not a.submit:
@@ -33,13 +33,13 @@ def cmd_run(a: argparse.Namespace) -> int:
         for ref in a.history.split(","):
             resolve(ref.strip(), runs_dir)
     if a.submit:
-        from mpiscope.measure.submit import submit
+        from mpiscope.execute.submit import submit
         submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
         return 0
     session = Session(runs_dir, err, progress=not a.no_progress)
     run, outcome = session.run(m)
     if outcome.status == "ok" and d.find_switches:
-        from mpiscope.measure.refine import refine_run
+        from mpiscope.execute.refine import refine_run
         outcome = refine_run(session, m.target, run)
     show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
@@ -63,7 +63,7 @@ def refuse_options(a: argparse.Namespace, why: str, stored=None) -> None:
 
 def again(a: argparse.Namespace):
     """`--again RUN`: the description RUN was measured from, for a new run of it."""
-    from mpiscope.measure.planner import stored_description
+    from mpiscope.execute.planner import stored_description
     from mpiscope.store.runs import resolve
     d = stored_description(resolve(a.again, paths.runs_dir(a.runs_dir)))
     refuse_options(a, f"--again measures with the options of run {a.again}", d)
@@ -103,7 +103,7 @@ def model(run, clock_mhz: float | None) -> None:
 def resume(a: argparse.Namespace) -> int:
     """Finish an interrupted or failed run in its own directory; the run's options are its own."""
     from mpiscope.util.console import err, out
-    from mpiscope.measure.session import Session, conclude
+    from mpiscope.execute.session import Session, conclude
     from mpiscope.store.runs import resolve
     if a.again:
         raise UsageError("--resume finishes a run and --again starts a new one: give one of them")
@@ -114,7 +114,7 @@ def resume(a: argparse.Namespace) -> int:
     refuse_options(a, "--resume measures with the run's own options",
                    from_json(stored, f"run {run.id}") if stored is not None else None)
     from mpiscope.util.console import warn_problems
-    from mpiscope.measure.session import own_run
+    from mpiscope.execute.session import own_run
     with own_run(run):  # another mpiscope measuring it: refused before anything is said or done
         warn_problems(run.id, run.records().problems)  # what was damaged, before it is measured again or kept
         outcome = Session(runs_dir, err, progress=not a.no_progress).resume(run)

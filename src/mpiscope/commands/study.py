@@ -52,7 +52,7 @@ def ring_config(a: argparse.Namespace, d, cores: int):
 def cmd_ring(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
     from mpiscope.launchers import local_cores
-    from mpiscope.measure.session import Session, conclude, target
+    from mpiscope.execute.session import Session, conclude, target
     from mpiscope.studies import ring
     d = description(a, env=a.base_env or None)
     cfg = ring_config(a, d, local_cores())
@@ -69,8 +69,8 @@ def cmd_ring(a: argparse.Namespace) -> int:
 def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err
     from mpiscope.launchers import local_cores
-    from mpiscope.measure.planner import placement
-    from mpiscope.measure.session import Session, conclude
+    from mpiscope.execute.planner import placement
+    from mpiscope.execute.session import Session, conclude
     from mpiscope.studies import grid
     d = description(a)
     d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())

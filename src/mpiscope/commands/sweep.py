@@ -10,10 +10,10 @@ from mpiscope.util import paths
 def cmd_sweep(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
     from mpiscope.plan.spec import expand, load_spec
-    from mpiscope.measure.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
+    from mpiscope.execute.sweep import create_sweep_dir, dry_run_lines, open_for_resume, plan_sweep, run_sweep
 
     from mpiscope.plan.describe import CLI, parse_field
-    from mpiscope.measure.sweep import launches_words
+    from mpiscope.execute.sweep import launches_words
     spec = load_spec(Path(a.spec))
     if a.launches is not None:
         spec.launches = parse_field("launches", a.launches, CLI)
@@ -31,7 +31,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.submit:
         from mpiscope.commands.options import split_args
-        from mpiscope.measure.submit import submit_sweep
+        from mpiscope.execute.submit import submit_sweep
         return submit_sweep(spec, configs, planned, runs_dir, Path(a.spec), out, resume=a.resume, dry_run=a.dry_run,
                             sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
     if a.resume:
@@ -42,7 +42,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress)
     _report(sd, result)
     if not a.no_report:
-        from mpiscope.measure.session import write_report_quietly
+        from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run for _, run in sd.runs()], sd.path / "report.html")
     if result.interrupted:
         err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "

@@ -61,8 +61,8 @@ def show(path: str) -> int:
 def cmd_tune(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
     from mpiscope.report.tune import print_result, write_html
-    from mpiscope.measure.session import Session, target
-    from mpiscope.measure.tune import TuneSpec, load_spec, tune
+    from mpiscope.execute.session import Session, target
+    from mpiscope.execute.tune import TuneSpec, load_spec, tune
     if a.show:
         return show(a.show)
     runs_dir = paths.runs_dir(a.runs_dir)

@@ -18,7 +18,7 @@ from mpiscope.analysis.checks import governors
 from mpiscope.doctor.facts import Facts, LaunchFacts
 from mpiscope.doctor.library import MARK, SYS_MARK, TUNING_PREFIXES, answers, eager_params, mpich_device
 from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
-from mpiscope.measure.execute import SINGLETON_FIX, Target, _stop
+from mpiscope.execute.part import SINGLETON_FIX, Target, _stop
 from mpiscope.launchers import Job, default_launcher, launcher_for, local_cores
 from mpiscope.launchers.placement import Placement
 

@@ -40,8 +40,8 @@ def measurement(d):
     """Both task orderings as two parts of one run (`planner.measurement` of the description
     `d`); on several hosts the launcher places the ranks that way too, where it can."""
     from mpiscope.plan.engine import order_options
-    from mpiscope.measure.planner import Group
-    from mpiscope.measure.planner import measurement as plan
+    from mpiscope.execute.planner import Group
+    from mpiscope.execute.planner import measurement as plan
     parts = [Group(("grid",), d.sizes, engine_options=tuple(order_options(order)), mapping=order) for order in ORDERS]
     return plan(d, parts, factors={"study": "grid"}, extra={"study": "grid"})
 

@@ -97,8 +97,8 @@ def measurement(cfg: RingStudyConfig, d, target):
     from dataclasses import replace
 
     from mpiscope.plan.engine import Plan, engine_plan
-    from mpiscope.measure.planner import Group
-    from mpiscope.measure.planner import measurement as plan
+    from mpiscope.execute.planner import Group
+    from mpiscope.execute.planner import measurement as plan
     sweep = engine_plan(target.engine, Plan(("ringcs1",), cfg.ranks, cfg.sizes_words(), "words"))
     todo = series(cfg, max(sweep.sizes_bytes))
     parts = [Group((s.benchmark,), s.sizes, s.units, engine_options=s.engine_options, env=dict(s.env),

@@ -24,8 +24,8 @@ from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.plan.describe import SPEC_KEYS, Description
 from mpiscope.store.owner import claim
 from mpiscope.plan.engine import STARTUP_S, engine_plan
-from mpiscope.measure.planner import measurement
-from mpiscope.measure.session import Measurement, Session, launch_argv
+from mpiscope.execute.planner import measurement
+from mpiscope.execute.session import Measurement, Session, launch_argv
 from mpiscope.plan.spec import Configuration, Spec, json_factors, varying
 from mpiscope.store.runs import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, list_runs, utc_now
 
@@ -229,7 +229,7 @@ def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuratio
     try:
         run, outcome = session.run(m)
         if outcome.status == "ok" and m.extra.get("description", {}).get("find_switches"):
-            from mpiscope.measure.refine import refine_run
+            from mpiscope.execute.refine import refine_run
             outcome = refine_run(session, m.target, run)
         return run, outcome
     except MpiscopeError as e:

@@ -19,12 +19,12 @@ from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, o
     ompi_uses_json, render
 from mpiscope.store.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
-from mpiscope.measure.execute import Target
+from mpiscope.execute.part import Target
 from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
 from mpiscope.plan.engine import Part, make_plan
 from mpiscope.plan.schedule import LaunchPolicy
-from mpiscope.measure.session import Measurement, Session
+from mpiscope.execute.session import Measurement, Session
 from mpiscope.store.runs import Run
 
 STATE, RESULT = "state.json", "tune.json"
@@ -158,7 +158,7 @@ class Tune:
         if out.status == "interrupted":
             raise KeyboardInterrupt
         if out.status != "ok":
-            from mpiscope.measure.session import stderr_tail
+            from mpiscope.execute.session import stderr_tail
             said = [ln.strip() for ln in stderr_tail(run, 40) if re.search(r"not usable|error|Error|fault", ln)]
             why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
             key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"

@@ -12,7 +12,7 @@ from mpiscope.launchers.placement import Placement, check_room, make_placement
 from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
                            default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
-from mpiscope.measure.session import Measurement, target
+from mpiscope.execute.session import Measurement, target
 
 
 def policy(d: Description) -> LaunchPolicy:
@@ -84,7 +84,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
                                  max_time=max_time, reps=d.reps, check=d.check, raw=d.raw,
                                  engine_options=[*order_options(d.order), *d.engine_args, *g.engine_options]))
     if d.find_switches:
-        from mpiscope.measure.refine import check_refinable
+        from mpiscope.execute.refine import check_refinable
         check_refinable(*planned[0])
     plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole measurement
     out = [Part(p, {**d.env, **g.env}, d.launcher_args,

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from mpiscope import __version__
 from mpiscope.util.errors import MpiscopeError, UsageError
-from mpiscope.measure.execute import Outcome, Target, launch_of, run_part
+from mpiscope.execute.part import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import learn_drift
 from mpiscope.results.points import drifts_kept
 from mpiscope.mpi import find

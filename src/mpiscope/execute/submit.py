@@ -24,7 +24,7 @@ from rich.console import Console
 from mpiscope.store.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.plan.engine import engine_plan
-from mpiscope.measure.session import Measurement
+from mpiscope.execute.session import Measurement
 from mpiscope.store.runs import SweepDir, SweepEntry, SweepRef
 from mpiscope.util.typed import dump, load
 
@@ -181,7 +181,7 @@ def submit_sweep(spec, configs: list, planned: list, runs_dir: Path, spec_path: 
     """`mpiscope sweep SPEC --submit slurm`: one job per configuration (its run makes its
     launches), each logged in the sweep directory when it finishes (so `mpiscope table` and
     `--resume` work as for an interactive sweep); with --resume only those not finished yet."""
-    from mpiscope.measure.sweep import create_sweep_dir, open_for_resume
+    from mpiscope.execute.sweep import create_sweep_dir, open_for_resume
     done: dict = {}
     sd = None
     if dry_run:

@@ -12,9 +12,9 @@ from mpiscope.analysis.measured import Measured, select
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.util.console import err, warn
 from mpiscope.util.errors import UsageError
-from mpiscope.measure.execute import Outcome, Target
+from mpiscope.execute.part import Outcome, Target
 from mpiscope.plan.engine import Plan, Planned
-from mpiscope.measure.session import Session
+from mpiscope.execute.session import Session
 from mpiscope.store.runs import Run
 
 TOLERANCE = 0.05   # each switch located within 5 % of its size

@@ -1,0 +1,1 @@
+"""Execute: the one measurement (planner, session), one part's launches, refinement rounds, sweeps, tune, batch jobs."""

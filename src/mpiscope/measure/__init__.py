@@ -1,1 +1,0 @@
-"""Measure: the one session, one part's launches, refinement rounds, sweeps, batch jobs."""
