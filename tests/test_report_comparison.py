@@ -15,6 +15,7 @@ from mpiscope.store.runs import Run
 pytestmark = pytest.mark.slow
 
 VERDICTS = ("slower", "faster", "same", "inconclusive")
+DATA = Path(__file__).resolve().parent / "data" / "imports"  # real OSU 7.4 output (tests/test_import.py)
 SMALL = ["--max-time", "0.05", "--launches", "2", "--no-progress", "--no-report"]
 SPEC = """name = "ranks"
 [measure]
@@ -160,3 +161,18 @@ def test_sweep_report_shows_configurations_side_by_side_across_rank_counts(cli, 
     text = page.text["comparison"]
     assert "Baseline: c001 (ranks=1)" in text and "c002 (ranks=2) against c001 (ranks=1)" in text
     assert "Not compared:" in text and "no benchmark and size in common" in text
+
+
+def test_points_of_an_imported_side_are_said_untested_in_one_line(cli, runs, tmp_path):
+    """OSU's osu_latency (means, no interval) against a measured run: compare leaves the common
+    points untested; the report names them in one line and lists no verdict row."""
+    a = runs["a"]
+    imp = made(cli("import", str(DATA / "osu-7.4_latency_mpich.txt"), "--mpi-label", "MPICH 5.0.2",
+                   "--runs-dir", str(tmp_path / "runs")))
+    r = cli("report", str(a.path), str(imp.path), "-o", str(tmp_path / "r.html"))
+    assert r.returncode == 0, r.stderr
+    page = Sections((tmp_path / "r.html").read_text())
+    assert [cls for cls, _, _ in page.tables["comparison"]] == ["verdicts"]
+    text = page.text["comparison"]
+    assert text.count("not tested: a side was imported") == 1
+    assert "2 points not tested" in text  # 8 B and 1 KiB, the common points
