@@ -340,7 +340,10 @@ def render(runs: list[Run]) -> str:
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
     plots = all_plots(df, models) if not df.empty else []
     many = len(runs) > 1
-    comparison = comparison_section(runs, _table) if many else ""
+    comparison = ""
+    if many:  # results.compare (scipy.stats) is imported only for a report of several runs
+        from mpiscope.report.comparison import section as comparison_section
+        comparison = comparison_section(runs, _table)
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
                   ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"),
                   ("comparison", "Comparison"), ("provenance", "Provenance")) if s != "comparison" or comparison)
