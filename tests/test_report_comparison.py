@@ -12,7 +12,6 @@ import pytest
 
 from mpiscope.store.runs import Run
 
-pytestmark = pytest.mark.slow
 
 VERDICTS = ("slower", "faster", "same", "inconclusive")
 DATA = Path(__file__).resolve().parent / "data" / "imports"  # real OSU 7.4 output (tests/test_import.py)
@@ -130,7 +129,7 @@ def test_only_common_points_and_no_common_point_in_one_line(cli, runs, tmp_path)
     text = page.text["comparison"]
     assert f"{d.id} against {a.id}" in text
     missing = re.findall(r"Not compared: [^\n]*", text)
-    assert len(missing) == 1 and "no benchmark and size in common" in missing[0]
+    assert len(missing) == 1 and "no point (benchmark, size and rank count) in common" in missing[0]
 
 
 def test_report_of_one_run_has_no_comparison(cli, runs, tmp_path):
@@ -160,7 +159,7 @@ def test_sweep_report_shows_configurations_side_by_side_across_rank_counts(cli, 
     # the second configuration against the first: different rank counts share no point
     text = page.text["comparison"]
     assert "Baseline: c001 (ranks=1)" in text and "c002 (ranks=2) against c001 (ranks=1)" in text
-    assert "Not compared:" in text and "no benchmark and size in common" in text
+    assert "Not compared: no point (benchmark, size and rank count) in common" in text
 
 
 def test_points_of_an_imported_side_are_said_untested_in_one_line(cli, runs, tmp_path):

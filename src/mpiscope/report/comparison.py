@@ -1,13 +1,13 @@
 """The report's "Comparison" section: the first run (of a sweep, the first configuration) is the
-baseline, each other run (configuration) is compared to it by `mpiscope compare`'s own function
-(api.compare); this module only lays its verdicts out, it derives no figure."""
+baseline, each other run (configuration) is compared to it by `mpiscope compare`'s own path
+(results.sides.compare_sides, with compare's defaults); this module only lays its verdicts out,
+it derives no figure."""
 from __future__ import annotations
 
 from html import escape
 from typing import Callable
 
-from mpiscope.util.errors import UsageError
-from mpiscope.results.compare import PointChange
+from mpiscope.results.compare import PointChange, launches_line, summary
 from mpiscope.results.policy import POLICY
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
@@ -40,7 +40,7 @@ def sides(runs: list[Run]) -> list[tuple[str, list[Run]]]:
 
 def section(runs: list[Run], table: Callable[[list[str], list[list[str]], str], str]) -> str:
     """The section's HTML, "" with fewer than two sides; `table` draws an HTML table (html._table)."""
-    from mpiscope.api import compare
+    from mpiscope.results.sides import compare_sides
     compared = sides(runs)
     if len(compared) < 2:
         return ""
@@ -52,13 +52,13 @@ def section(runs: list[Run], table: Callable[[list[str], list[list[str]], str], 
              f'interval, and the verdict.</p>']
     for label, cand in compared[1:]:
         heading = f'<h3>{escape(label)} <span class="muted">against {escape(base_label)}</span></h3>'
-        try:
-            c = compare(base, cand, POLICY.alpha, POLICY.margin)
-        except UsageError as e:  # no common point, or a side that mixes imported and measured runs
-            parts.append(heading + f'<p class="not-compared">Not compared: {escape(str(e))}.</p>')
+        changes = compare_sides(base, cand, POLICY.alpha, POLICY.margin)
+        if not changes:  # compare refuses these: other benchmarks, sizes or rank counts
+            parts.append(heading + '<p class="not-compared">Not compared: no point (benchmark, size and rank '
+                                   'count) in common with the baseline.</p>')
             continue
-        parts.append(heading + _changes(c.changes, table) + f'<p class="summary">{escape(c.summary)}</p>'
-                     + f'<p class="muted">{escape(c.launches)}</p>')
+        parts.append(heading + _changes(changes, table) + f'<p class="summary">{escape(summary(changes))}</p>'
+                     + f'<p class="muted">{escape(launches_line(changes))}</p>')
     return "".join(parts)
 
 
