@@ -495,9 +495,7 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_ch
     from more runs), "none" (no earlier run: the stated prior), or runs (ids, comma-separated) to
     learn it from; the prior where none is learnt. UsageError when the sides have no point in
     common."""
-    from mpiscope.results.compare import compare_runs
-    from mpiscope.results.history import drift_scope
-    from mpiscope.results.launches import PRIOR_DRIFT
+    from mpiscope.results.sides import compare_sides
     if not 0 < alpha < 1:
         raise UsageError(f"alpha must be between 0 and 1, got {alpha}")
     if not min_change >= 0:
@@ -507,9 +505,7 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_ch
     _not_pooled(b_runs, "the baseline")
     _not_pooled(c_runs, "the candidate")
     # the launch is the unit: every launch of every run on a side is one observation of a point
-    drift = drift_scope(history, b_runs, c_runs, lambda ref: compare_side(ref, runs_dir))
-    changes = compare_runs([r.records().points for r in b_runs], [r.records().points for r in c_runs],
-                           alpha, min_change, drift, PRIOR_DRIFT)
+    changes = compare_sides(b_runs, c_runs, alpha, min_change, history, lambda ref: compare_side(ref, runs_dir))
     if benchmark:
         changes = [pc for pc in changes if pc.benchmark == benchmark]
     if not changes:

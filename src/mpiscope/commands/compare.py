@@ -20,14 +20,6 @@ def percent(text: str, option: str) -> float:
         raise UsageError(f"{option} expects a percentage such as 5%, got '{text}'") from None
 
 
-def _ratio(pc) -> str:
-    """'1.52 (1.31–1.77)': the ratio candidate / baseline with its 95 % interval."""
-    ratio = pc.cand_us / pc.base_us
-    if pc.ratio_low == pc.ratio_low and pc.ratio_high == pc.ratio_high:  # not nan
-        return f"{ratio:.3g} ({pc.ratio_low:.3g}–{pc.ratio_high:.3g})"
-    return f"{ratio:.3g}"
-
-
 def _verdict(pc) -> str:
     """The verdict, and for an inconclusive one what would decide it: launches a side, or runs
     (the drift from run to run is wider than launches can narrow); * where the drift decided it."""
@@ -45,6 +37,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     from mpiscope.util.console import err, out, warn_problems
     from mpiscope.util.errors import UsageError
+    from mpiscope.report.comparison import ratio_text
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
     # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else 5 %
@@ -75,7 +68,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         verdict = escape(_verdict(pc))
         table.add_row(pc.label, str(pc.size), *(() if one else (str(pc.ranks),)), f"{pc.base_us:.3g}",
                       f"{pc.cand_us:.3g}",
-                      _ratio(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-",
+                      ratio_text(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-",
                       f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
     out.print(c.summary, highlight=False)

@@ -261,11 +261,19 @@ def _layout_notes(rows: pd.DataFrame) -> str:
 
 
 def _tables(df: pd.DataFrame) -> str:
-    """Per benchmark and rank count, size down: one configuration in detail, several side by side."""
+    """Per benchmark and rank count, size down: one configuration in detail, several side by side;
+    a sweep's configurations side by side per benchmark (`mpiscope table SWEEP_DIR`), whatever
+    their rank counts."""
     if df.empty:
         return "<p>No points.</p>"
     d = with_mpi(df)
     parts = []
+    if "sweep_config" in d and d["sweep_config"].notna().all() and d["sweep_config"].nunique() > 1:
+        for bench, b in d.groupby("benchmark", sort=False):
+            if b["sweep_config"].nunique() > 1:
+                parts.append(_side_by_side(b, f"<h3>{escape(str(bench))} <span class=muted>configurations side "
+                                              f"by side</span></h3>"))
+                d = d[d["benchmark"] != bench]  # shown: not again per rank count below
     for (bench, ranks), b in d.groupby(["benchmark", "ranks"], sort=False):
         heading = (f"<h3>{escape(str(bench))} <span class=muted>on {int(ranks)} "
                    f"rank{'s' if int(ranks) != 1 else ''}</span></h3>")
@@ -332,8 +340,13 @@ def render(runs: list[Run]) -> str:
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
     plots = all_plots(df, models) if not df.empty else []
     many = len(runs) > 1
+    comparison = ""
+    if many:  # results.compare (scipy.stats) is imported only for a report of several runs
+        from mpiscope.report.comparison import section as comparison_section
+        comparison = comparison_section(runs, _table)
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
-                  ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"), ("provenance", "Provenance")))
+                  ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"),
+                  ("comparison", "Comparison"), ("provenance", "Provenance")) if s != "comparison" or comparison)
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     simulated = sorted({str(c.simulation.get("platform") or "a platform file")
@@ -346,10 +359,12 @@ def render(runs: list[Run]) -> str:
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),
         ("tables", "Tables", _tables(df)),
+        ("comparison", "Comparison", comparison),
         ("provenance", "Provenance",
          "".join(_provenance(run, contexts[run.id], not many) for run in runs)),
     ]
-    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{html}</section>' for sid, name, html in sections)
+    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{html}</section>' for sid, name, html in sections
+                   if html or sid != "comparison")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
