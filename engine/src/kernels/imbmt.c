@@ -187,8 +187,8 @@ static int window_slots(long size)
 
 static void window_messages(const bench_ctx_t *c, size_t *send, size_t *recv)
 {
-    *send = (size_t)c->size;
     *recv = (size_t)window_slots(c->size) * (size_t)c->size;
+    *send = p2p_window_slots(c) > 1 ? *recv : (size_t)c->size;  /* --buffers multiple: a send slot each */
 }
 
 static const twin_t pingpong_twin = {one_message, NULL, NULL, NULL, multi_lat_event, multi_lat_verify, 0};

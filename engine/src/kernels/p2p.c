@@ -70,8 +70,12 @@ static int right(const bench_ctx_t *c) { return (c->rank + 1) % c->nranks; }
 /* Receive slot i; beyond the memory cap slots are shared, as OSU shares one. */
 static char *rslot(const bench_ctx_t *c, int i) { return c->rbuf + (size_t)(i % c->rslots) * c->rslot; }
 /* The streaming rows' send slot i: with --buffers multiple the send buffer has
- * as many slots as the receive buffer, of the same stride. */
-static char *sslot(const bench_ctx_t *c, int i) { return c->sbuf + (size_t)(i % c->rslots) * c->rslot; }
+ * as many slots as the receive buffer, of the same stride; with single, one buffer
+ * (a row that borrows these kernels, such as IMB-MT's uniband, has one send slot). */
+static char *sslot(const bench_ctx_t *c, int i)
+{
+    return multiple() ? c->sbuf + (size_t)(i % c->rslots) * c->rslot : c->sbuf;
+}
 
 /* ---- pingpong: half a round trip between ranks 0 and 1 ---- */
 
