@@ -92,7 +92,8 @@ def test_a_busy_process_on_a_rank_s_core_disturbs_the_point(engine_mpich, mpich_
     assert rec["rank_cpus"][0] == 0
     switches = rec["disturbance"]["nivcsw"]
     events = rec["time_us"]["n"] + rec["warmup"]
-    assert switches[0] > 0.2 * events, (switches, events)
+    # the worst rank, as the rule reads it (the scheduler may also move the partner's turns)
+    assert max(switches) > 0.2 * events, (switches, events)
     cause = disturbed(parse_record(rec), parse_record(run.context))
     assert cause.startswith("involuntary context switches "), cause
     assert int(cause.split()[3]) == max(switches) and "run queue" in cause
