@@ -68,11 +68,13 @@ def test_every_point_records_every_rank_s_counters(engine_mpich, mpich_launch):
 
 @pytest.fixture
 def busy_core0() -> Iterator[None]:
-    """Two processes that never sleep, pinned to CPU 0, where rank 0 is bound."""
+    """Two processes that never sleep pinned to each of CPUs 0 and 1, where the ranks are bound
+    (which rank the launcher puts on which core is its own business)."""
     taskset = shutil.which("taskset")
     if taskset is None or (os.cpu_count() or 1) < 2:
         pytest.fail("this test needs taskset (util-linux) and two cores")
-    procs = [subprocess.Popen([taskset, "-c", "0", "sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    procs = [subprocess.Popen([taskset, "-c", cpu, "sh", "-c", "while :; do :; done"])
+             for cpu in ("0", "0", "1", "1")]
     try:
         yield
     finally:

@@ -274,7 +274,7 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
         return 0
     if outcome.status == "interrupted":
         err.print(f"mpiscope: interrupted; the points measured so far are kept in {run.path}: "
-                  f"`mpiscope run --resume {run.id}` finishes the run", markup=False)
+                  f"`mpiscope run --resume {run.id}` finishes the run", markup=False, soft_wrap=True)
         return 130
     if outcome.error:
         tail = stderr_tail(run)
