@@ -84,11 +84,13 @@ def busy_core0() -> Iterator[None]:
 
 
 def test_a_busy_process_on_a_rank_s_core_disturbs_the_point(engine_mpich, mpich_bin: Path, busy_core0):
-    """Each of the three processes on CPU 0 gets a scheduler slice of milliseconds in turn, so
-    rank 0 loses its core every few ms and 1 MiB events (~100 us) are hit by the hundred: the
+    """Each of the three processes on a core gets a scheduler slice of milliseconds in turn, so
+    the ranks lose their cores every few ms and 16 MiB events (milliseconds) are hit: the
     involuntary switches rise and the rule names them as the cause."""
     launch = [str(mpich_bin / "mpiexec"), "-n", "2", "-bind-to", "core"]
-    run = run_engine(launch, engine_mpich, "--sizes", "1M", "--max-time", "1", "--warmup", "1", "pingpong")
+    # 16 MiB events last milliseconds, as long as a scheduler slice: most of them lose the core
+    run = run_engine(launch, engine_mpich, "--sizes", "16M", "--min-reps", "40", "--max-time", "2",
+                     "--warmup", "1", "pingpong")
     assert run.returncode == 0, run.stderr
     (rec,) = run.points()
     assert rec["rank_cpus"][0] == 0
