@@ -105,3 +105,27 @@ def test_unknown_hosts_fail_with_the_launchers_reason_and_the_doctor_command(cli
     assert "benchmark" not in r.stdout  # no empty table
     (run,) = tmp_path.iterdir()
     assert not (run / "report.html").exists()  # no report of nothing
+
+
+def test_a_switch_names_the_library_setting_that_stands_at_it():
+    from mpiscope.analysis.limits import settings_at
+    from mpiscope.report.headline import _switch
+    limits = {"MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "8192", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": "8192",
+              "MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD": "-1", "MPIR_CVAR_CH4_SHM_POSIX_EAGER": ""}
+    assert settings_at((4096, 8192), limits) == ["MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192",
+                                                 "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192"]
+    assert settings_at((8192, 16384), limits) == []  # the limit is the bracket's lower end: not inside
+    (line,) = _switch([(8064.0, (4096, 8192))], limits)
+    assert line.endswith("; this build's MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192, "
+                         "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192")
+    (plain,) = _switch([(200.0, (128, 256))], limits)
+    assert "this build" not in plain
+
+
+def test_the_embedded_mpich_reports_its_protocol_limits(embedded_mpi):
+    from mpiscope.doctor.probe import protocol_limits
+    limits = protocol_limits(embedded_mpi, {}, "ch4:ucx")
+    assert limits.get("MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE") == "8192"
+    assert not any("CH3" in k or "NEMESIS" in k for k in limits)
+    with_env = protocol_limits(embedded_mpi, {"MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "16384"}, "ch4:ucx")
+    assert with_env["MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"] == "16384"  # the run's environment applies

@@ -74,8 +74,22 @@ def headline(run) -> None:
     from mpiscope.util.console import out
     from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
-    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES),
+    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run)),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
+
+
+def protocol_limits(run) -> dict[str, str]:
+    """The protocol limits the run's library reports with the run's environment (its own tool:
+    mpivars, ompi_info; for MPICH those of the device the run's context names), for the headline
+    to name the setting behind a switch; {} when it cannot say."""
+    from mpiscope.doctor.library import mpich_device
+    from mpiscope.doctor.probe import protocol_limits as ask
+    meta = run.meta()
+    if meta.mpi is None:
+        return {}
+    ctx = run.records().context
+    return ask(meta.mpi, meta.parts[0].env if meta.parts else {},
+               mpich_device(ctx.mpi_library_version) if ctx else None)
 
 
 def warnings(run) -> None:

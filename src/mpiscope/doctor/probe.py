@@ -21,6 +21,7 @@ from mpiscope.doctor.transport import OMPI_BTL, OMPI_PML, UCX_EP
 from mpiscope.execute.part import SINGLETON_FIX, Target, _stop
 from mpiscope.launchers import Job, default_launcher, launcher_for, local_cores
 from mpiscope.launchers.placement import Placement
+from mpiscope.mpi.library import MpiLibrary
 
 STDERR_TAIL = 40
 CLOCKSOURCE = Path("/sys/devices/system/clocksource/clocksource0")
@@ -133,7 +134,7 @@ class Prober:
         started there sees, the library's eager limits by its own tool)."""
         unset = " ".join(f"-u {v}" for v in RANK_VARS)
         info = f"env {unset} {shlex.quote(str(self.s.target.engine))} --mpi-info"
-        tool = library_tool(self.s)
+        tool = library_tool(self.s.target.lib)
         prefixes = "|".join(TUNING_PREFIXES)
         lines = [
             'h=$(hostname)',
@@ -219,28 +220,32 @@ def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
     return tests
 
 
-def library_tool(s: Setup) -> list[str]:
+def library_tool(lib: MpiLibrary) -> list[str]:
     """The library's own report of its parameters (ompi_info reads OMPI_MCA_* and the
     parameter files, mpivars the MPI_T control variables), beside its launcher."""
-    lib = s.target.lib
     tool = ["ompi_info", "--param", "btl", "all", "--level", "9", "--parsable"] if lib.vendor == "Open MPI" \
         else ["mpivars"]
     return [str(lib.launcher.parent / tool[0]), *tool[1:]]
 
 
-def library_params(s: Setup, device: str | None = None) -> dict[str, str]:
-    """The eager limits as the library's own tool reports them on this machine, with the
-    user's --env applied; for MPICH those of its `device` (the job's library version says it)."""
-    lib = s.target.lib
-    tool = library_tool(s)
+def protocol_limits(lib: MpiLibrary, env: dict[str, str], device: str | None = None) -> dict[str, str]:
+    """The eager limits as the library's own tool reports them on this machine, with `env`
+    applied; for MPICH those of its `device` (the job's library version says it). {} when the
+    tool is missing or does not answer."""
+    tool = library_tool(lib)
     if not Path(tool[0]).exists():
         return {}
     try:
         done = subprocess.run(tool, capture_output=True, text=True, timeout=30,
-                              env={**os.environ, **s.env}, stdin=subprocess.DEVNULL, start_new_session=True)
+                              env={**os.environ, **env}, stdin=subprocess.DEVNULL, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired):
         return {}
     return eager_params(lib.vendor, done.stdout, device)
+
+
+def library_params(s: Setup, device: str | None = None) -> dict[str, str]:
+    """protocol_limits of the setup's library with the user's --env."""
+    return protocol_limits(s.target.lib, s.env, device)
 
 
 def gather(s: Setup) -> Facts:

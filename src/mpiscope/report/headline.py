@@ -7,11 +7,12 @@ It reads launch-level estimates through `Estimate` (today `results.launches.Laun
 `headline_of`'s caller), so the results layer can hand it its own estimates unchanged."""
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 
+from mpiscope.analysis.limits import settings_at
 from mpiscope.util.units import human_size
 
 LATENCY_SIZE = 8  # bytes: the latency OSU and IMB users quote
@@ -70,11 +71,15 @@ def _peak(estimates: Sequence[Estimate], benchmark: str, what: str, bytes_of) ->
     return [f"peak {what} bandwidth ({benchmark}): {_rate(e, b)} at {human_size(e.size)}"]
 
 
-def _switch(switches: Sequence[tuple[float, tuple[int, int]]]) -> list[str]:
+def _switch(switches: Sequence[tuple[float, tuple[int, int]]], limits: Mapping[str, str]) -> list[str]:
     if not switches:
         return ["protocol switch (pingpong): none found"]
-    return [f"protocol switch (pingpong): ~{human_size(int(round(size)))} (between the measured "
-            f"{human_size(lo)} and {human_size(hi)})" for size, (lo, hi) in switches]
+    out = []
+    for size, (lo, hi) in switches:
+        tied = settings_at((lo, hi), limits)  # where the library says which setting it is
+        out.append(f"protocol switch (pingpong): ~{human_size(int(round(size)))} (between the measured "
+                   f"{human_size(lo)} and {human_size(hi)})" + (f"; this build's {', '.join(tied)}" if tied else ""))
+    return out
 
 
 def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str]) -> list[str]:
@@ -90,14 +95,15 @@ def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str]) -> l
 
 
 def headline_of(estimates: Sequence[Estimate], bytes_per_op, switches: Sequence[tuple[float, tuple[int, int]]],
-                collectives: Iterable[str]) -> list[str]:
+                collectives: Iterable[str], limits: Mapping[str, str] | None = None) -> list[str]:
     """The headline's lines. `bytes_per_op(e)` is the bytes one operation of the estimate's point
     moves (the engine's `bytes_per_op`; None: no bandwidth); `switches` the confirmed protocol
-    switches as (size, bracket)."""
+    switches as (size, bracket); `limits` the library's protocol limits (NAME -> value), each
+    named beside the switch whose bracket holds it."""
     return [*_latency(estimates),
             *_peak(estimates, "pingpong", "ping-pong", bytes_per_op),
             *_peak(estimates, "bw", "streaming", bytes_per_op),
-            *(_switch(switches) if _of(estimates, "pingpong") else []),
+            *(_switch(switches, limits or {}) if _of(estimates, "pingpong") else []),
             *_collectives(estimates, collectives)]
 
 
@@ -111,9 +117,10 @@ def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> No
     console.print(escape(full_hint), highlight=False, soft_wrap=True)
 
 
-def run_headline(records: Sequence, collectives: Iterable[str]) -> list[str]:
+def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None
+                 ) -> list[str]:
     """The headline of a run's records: launch-level estimates (`results.launches.aggregate`) and
-    the confirmed switches of pingpong's model."""
+    the confirmed switches of pingpong's model, with the library's `limits` that stand there."""
     from mpiscope.results.launches import aggregate
     from mpiscope.report.model import summarise
     estimates = aggregate(records)
@@ -122,4 +129,5 @@ def run_headline(records: Sequence, collectives: Iterable[str]) -> list[str]:
     except ValueError:  # several variants, no pingpong: no switch to tell
         report = None
     switches = [(sw.size, sw.bracket) for sw in report.switches] if report is not None else []
-    return headline_of(estimates, lambda e: e.points[0].bytes_per_op if e.points else None, switches, collectives)
+    return headline_of(estimates, lambda e: e.points[0].bytes_per_op if e.points else None, switches, collectives,
+                       limits)
