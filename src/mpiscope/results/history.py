@@ -61,10 +61,13 @@ def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
 
 
 def _started(run: Run) -> datetime | None:
-    try:
-        return datetime.strptime(run.meta().started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
+    """When the run started (to the microsecond; runs of older mpiscopes to the second)."""
+    for form in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return datetime.strptime(run.meta().started, form).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+    return None
 
 
 def _same_run_configuration(a: Any, b: Any) -> bool:

@@ -39,7 +39,9 @@ STATUS_ORDER = {"ok": 1, "failed": 2, "interrupted": 3}  # the worse of two wins
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # microseconds: runs of one configuration can start within a second of each other, and the
+    # drift from run to run is learnt from the runs started before this one
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass
@@ -248,7 +250,10 @@ def shown_status(meta: RunMeta, path: Path | None = None) -> str:
 def list_runs(runs_dir: Path) -> list[Run]:
     if not runs_dir.is_dir():
         return []
-    return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()), key=lambda r: r.id)
+    # by the id's second, then by the start to the microsecond: ids of one second end in a random
+    # suffix, and `latest` is the last
+    return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()),
+                  key=lambda r: (r.id[:15], r.meta().started or "", r.id))
 
 
 def left_out(runs_dir: Path) -> list[str]:
