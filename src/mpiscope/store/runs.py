@@ -250,10 +250,13 @@ def shown_status(meta: RunMeta, path: Path | None = None) -> str:
 def list_runs(runs_dir: Path) -> list[Run]:
     if not runs_dir.is_dir():
         return []
-    # by the id's second, then by the start to the microsecond: ids of one second end in a random
-    # suffix, and `latest` is the last
-    return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()),
-                  key=lambda r: (r.id[:15], r.meta().started or "", r.id))
+    return sorted((Run(p) for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()), key=_in_start_order)
+
+
+def _in_start_order(run: Run) -> tuple[str, str, str]:
+    """By the id's second, then by the start to the microsecond (ids of one second end in a
+    random suffix; `latest` is the last)."""
+    return run.id[:15], run.meta().started or "", run.id
 
 
 def left_out(runs_dir: Path) -> list[str]:
@@ -411,7 +414,7 @@ def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
             found = sorted({f.parent for f in p.glob(f"**/{RUN_FILE}")})
             if not found:
                 raise UsageError(f"{p} holds no runs (no {RUN_FILE} under it): give run ids or run directories")
-            runs += [Run(f) for f in found]
+            runs += sorted((Run(f) for f in found), key=_in_start_order)
         else:
             run = resolve(ref, runs_dir)
             if any(r.path.resolve() == run.path.resolve() for r in runs):  # `table A A`: counted twice
