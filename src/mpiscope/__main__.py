@@ -1,4 +1,4 @@
 """`python -m mpiscope` is the same as the `mpiscope` command."""
-from mpiscope.cli import main
+from mpiscope.cli import entry
 
-raise SystemExit(main())
+entry()

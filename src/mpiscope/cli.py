@@ -88,5 +88,16 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def entry() -> None:
+    """The `mpiscope` command: main's exit status; an interrupt that lands outside main's own
+    handling (between restoring the signal handlers and the exit) is still exit 130, never a
+    process killed by SIGINT."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
