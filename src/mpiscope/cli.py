@@ -96,6 +96,8 @@ def entry() -> None:
         status = main()
     except KeyboardInterrupt:
         status = 130
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the work is done: a late signal
+        signal.signal(sig, signal.SIG_IGN)                      # changes no exit status
     sys.exit(status)
 
 
