@@ -9,6 +9,7 @@ bench starts and stops itself (a process busy half of every 100 ms on one core):
   OMPI_MCA_btl_sm_eager_limit=256): of the points whose estimate moved by 50 % or more, the share
   called slower (faster, for a speed-up: target 100 %) and the share called same (target 0);
 * the median relative half-width of the intervals per size class, quiet and loaded;
+* the share of (point, launch) pairs found disturbed, quiet and loaded;
 * coverage: run i's interval contains run i+1's estimate, from the first run of a fresh runs
   directory and from the third (target >= 80 % for both);
 * all of it again with a runs directory that already holds earlier noisy runs (the loaded ones).
@@ -16,7 +17,8 @@ bench starts and stops itself (a process busy half of every 100 ms on one core):
 It uses only `mpiscope run` and the Python API's `table` and `compare`, so the same file runs on
 the code before and after a change (PYTHONPATH=OLD/src python bench/evidence/run.py).
 
-    python bench/evidence/run.py [--mpi embedded,openmpi] [--sizes 8,1K,64K,1M] [--launches 3]
+    python bench/evidence/run.py [--mpi embedded,openmpi] [--sizes 8,1K,64K,1M] [--launches auto|N]
+        [--keep DIR]
 """
 from __future__ import annotations
 
@@ -87,7 +89,9 @@ def points(run: str) -> dict[tuple, tuple[float, float, float]]:
 
 
 def verdicts(base: str, cand: str) -> list[tuple[tuple, str, float]]:
-    return [((pc.benchmark, pc.size), pc.verdict, pc.change) for pc in api.compare(base, cand).changes]
+    """Per point: its verdict, change, and whether a side was mostly disturbed (machine busy)."""
+    return [((pc.benchmark, pc.size), pc.verdict, pc.change, bool(getattr(pc, "busy", "")))
+            for pc in api.compare(base, cand).changes]
 
 
 def size_class(size: int) -> str:
@@ -100,6 +104,8 @@ class Tally:
         self.moved = defaultdict(int)      # verdicts of perturbed points that moved >= 50 %
         self.cover = defaultdict(lambda: [0, 0])  # which pair -> [hits, pairs]
         self.half = defaultdict(list)      # (condition, size class) -> relative half-widths
+        self.busy = defaultdict(int)       # (same | moved, verdict) -> points with a side "machine busy"
+        self.disturbed = defaultdict(lambda: [0, 0])  # condition -> [disturbed, all] (point, launch) pairs
 
     def pair(self, label: str, a: str, b: str) -> None:
         pa, pb = points(a), points(b)
@@ -107,6 +113,11 @@ class Tally:
             if key in pb:
                 self.cover[label][1] += 1
                 self.cover[label][0] += bool(lo <= pb[key][0] <= hi)
+
+    def launches(self, condition: str, run: str) -> None:
+        df = api.table(run)
+        self.disturbed[condition][0] += int(df["disturbed_launches"].sum())
+        self.disturbed[condition][1] += int(df["launches"].sum())
 
     def widths(self, condition: str, run: str) -> None:
         for (_, size), (m, lo, hi) in points(run).items():
@@ -120,17 +131,21 @@ def cell(args: argparse.Namespace, mpi: str, runs_dir: Path, condition: str, tal
     pert = measure(args, mpi, runs_dir, PERTURB[mpi])
     for r in runs:
         tally.widths(condition, r)
+        tally.launches(condition, r)
     if fresh:
         tally.pair(f"{condition}: first run of a fresh directory", runs[0], runs[1])
         tally.pair(f"{condition}: third run", runs[2], runs[3])
     else:
         tally.pair(f"{condition}: with earlier noisy runs", runs[0], runs[1])
     for a, b in zip(runs[::2], runs[1::2]):
-        for _, v, _ in verdicts(a, b):
+        for _, v, _, busy in verdicts(a, b):
             tally.same[v] += 1
-    for _, v, change in verdicts(runs[0], pert):
+            tally.busy[("same", v)] += busy
+    for _, v, change, busy in verdicts(runs[0], pert):
         if abs(change) >= 0.5:  # the right verdict is slower for a slowdown, faster for a speed-up
-            tally.moved["right" if v == ("slower" if change > 0 else "faster") else v] += 1
+            v = "right" if v == ("slower" if change > 0 else "faster") else v
+            tally.moved[v] += 1
+            tally.busy[("moved", v)] += busy
     print(f"  {mpi} {condition}{'' if fresh else ' (earlier noisy runs)'}: done", flush=True)
 
 
@@ -145,13 +160,15 @@ def main() -> None:
     ap.add_argument("--mpi", default="embedded,openmpi")
     ap.add_argument("--bench", default="pingpong,allreduce")
     ap.add_argument("--sizes", default="8,1K,64K,1M")
-    ap.add_argument("--launches", default="3")
+    ap.add_argument("--launches", default="auto", help="as mpiscope run (default auto, its default)")
+    ap.add_argument("--keep", type=Path, help="keep the runs directories here (default: a temporary one)")
     args = ap.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     tally = Tally()
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as scratch:
+        tmp = args.keep or scratch
         for mpi in args.mpi.split(","):
             quiet, loaded = Path(tmp) / f"{mpi}-quiet", Path(tmp) / f"{mpi}-loaded"
             cell(args, mpi, quiet, "quiet", tally, fresh=True)
@@ -161,12 +178,17 @@ def main() -> None:
     print(f"\n{args.mpi}, -b {args.bench} --sizes {args.sizes} --launches {args.launches}, "
           f"{time.monotonic() - t0:.0f} s")
     print(f"same against same: called slower or faster {share(tally.same, 'slower', 'faster')}, "
-          f"inconclusive {share(tally.same, 'inconclusive')}, same {share(tally.same, 'same')}")
+          f"inconclusive {share(tally.same, 'inconclusive')}, same {share(tally.same, 'same')}, "
+          f"machine busy {share(tally.same, 'busy')}")
     print(f"perturbed, moved >= 50 %: called slower/faster as moved {share(tally.moved, 'right')}, "
           f"same {share(tally.moved, 'same')}, inconclusive {share(tally.moved, 'inconclusive')}")
+    print("  of which a side was 'machine busy': "
+          + ", ".join(f"{what} {v} {n}" for (what, v), n in sorted(tally.busy.items()) if n))
     for label, (hits, pairs) in sorted(tally.cover.items()):
         print(f"coverage of the next run's estimate, {label}: {hits}/{pairs} "
               f"({100 * hits / pairs:.0f} %)" if pairs else f"coverage, {label}: -")
+    for condition, (hit, total) in sorted(tally.disturbed.items()):
+        print(f"disturbed (point, launch) pairs, {condition}: {hit}/{total} ({100 * hit / max(total, 1):.0f} %)")
     for (condition, cls), hw in sorted(tally.half.items()):
         print(f"median half-width {condition} {cls}: {100 * float(np.median(hw)):.1f} % ({len(hw)} points)")
 

@@ -157,6 +157,23 @@ def test_a_noisy_history_does_not_call_a_large_slowdown_same():
     assert all(pc.verdict == "slower" for pc in fresh) and regressions(fresh, 0.05)
 
 
+def test_a_busy_side_is_named_beside_its_verdict():
+    """A candidate whose launches were mostly disturbed: each point says which side was busy and
+    why, the summary counts them, and a large slowdown is still found (its launches' spread carries
+    the disturbance); an inconclusive busy point asks for no more launches."""
+    from mpiscope.results.compare import summary
+    rng = np.random.default_rng(7)
+    base = [launches(rng, 3)]
+    cand = [launches(rng, 3, slower=4.0, disturbed={0: "steal 30%", 1: "steal 30%"})]
+    changes = compare_runs(base, cand, fallback=PRIOR_DRIFT)
+    assert all(pc.busy == "candidate: steal 30%" for pc in changes)
+    assert all(pc.verdict == "slower" for pc in changes)
+    assert f"{len(changes)} on a busy machine (candidate: steal 30%" in summary(changes)
+    same = compare_runs(base, [launches(rng, 3, disturbed={0: "steal 30%", 2: "steal 30%"})], fallback=PRIOR_DRIFT)
+    assert all(pc.launches_needed is None for pc in same if pc.verdict == "inconclusive")
+    assert not any(pc.busy for pc in compare_runs(base, [launches(rng, 3)], fallback=PRIOR_DRIFT))
+
+
 def test_history_leaves_out_disturbed_runs_and_other_states():
     """Learning the drift: an earlier run with disturbed launches and one 100x slower (another
     state of the machine) are named with the reason, not pooled; the rest are its sources."""

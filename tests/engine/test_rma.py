@@ -165,6 +165,17 @@ def test_bad_options_are_one_line_errors(engine_mpich, bad, message):
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+def test_accumulate_element_is_a_choice(engine_mpich, mpich_launch):
+    # --rma-acc-type char sums MPI_CHAR as osu_acc_latency does; the point says which element it summed
+    for kind in ("char", "unsigned_char"):
+        run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", "--check", "--rma-acc-type", kind,
+                         *QUICK, "acc_latency", "get_acc_latency")
+        assert run.returncode == 0, run.stderr
+        assert {p["rma"]["datatype"] for p in run.points()} == {kind}
+        assert all(p["check"]["errors"] == 0 for p in run.points())
+        assert run.context["options"]["rma_acc_type"] == kind
+
+
 def test_batched_latency_is_per_operation(engine_mpich, mpich_launch):
     # --rma-batch times several epochs per sample; the figure stays per operation
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", "--check", "--rma-batch", "10",

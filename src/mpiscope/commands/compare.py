@@ -25,8 +25,9 @@ def _verdict(pc) -> str:
     (the drift from run to run is wider than launches can narrow); * where the drift decided it."""
     text = pc.verdict
     if pc.verdict == "inconclusive":
-        text += f" ~{pc.launches_needed}L" if pc.launches_needed else " R" if pc.drift is not None else ""
-    return text + ("*" if pc.drift_decided else "")
+        text += f" ~{pc.launches_needed}L" if pc.launches_needed else \
+            " R" if pc.drift is not None and not pc.busy else ""
+    return text + ("*" if pc.drift_decided else "") + (" busy" if pc.busy else "")
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -72,6 +73,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
                       f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
     out.print(c.summary, highlight=False)
+    if any(pc.busy for pc in changes):
+        out.print("busy: most launches of a side were disturbed (machine busy: the cause is in the summary); "
+                  "its verdict rests on disturbed launches: measure again when the machine is quiet",
+                  highlight=False)
     if any(pc.verdict == "inconclusive" or pc.drift_decided for pc in changes):
         out.print("inconclusive ~NL: about N launches a side would decide it; R: the drift from run to run "
                   "is wider than launches can narrow: compare several runs a side (RUN1,RUN2); *: the drift "

@@ -65,6 +65,11 @@ class PointChange:
     se: float = float("nan")
     df: float = float("inf")
     launch_var: float = float("nan")
+    # most launches of a side were disturbed ("machine busy"): 'baseline: CAUSE' / 'candidate: CAUSE'.
+    # The test still judges it (its launches' spread carries the disturbance: forcing such points
+    # to inconclusive cut the slowdowns found by bench/evidence from 8/10 to 2/10 and removed no
+    # false alarm, 0/40 either way); the verdict is shown with the cause beside it.
+    busy: str = ""
 
     @property
     def label(self) -> str:
@@ -160,6 +165,8 @@ def _judge(out: list[PointChange], alpha: float, min_change: float) -> None:
         drift_var = pc.drift.var if pc.drift is not None else 0.0
         v = decide(pc.diff, pc.se, pc.df, pc.p_adj, pc.launch_var, drift_var, min_change, policy)
         pc.verdict, pc.ratio_low, pc.ratio_high, pc.launches_needed = v.verdict, v.low, v.high, v.launches_needed
+        if pc.busy and pc.verdict == INCONCLUSIVE:  # more launches on a busy machine decide nothing
+            pc.launches_needed = None
         if pc.launches_needed is None and pc.verdict == INCONCLUSIVE and not pc.launch_level:
             pc.launches_needed = POLICY.min_launches  # one launch a side: launches show the variance
         if drift_var > 0:
@@ -186,6 +193,10 @@ def summary(changes: list[PointChange]) -> str:
     if untested:
         parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
                      f"tool's, with no interval or samples to test)")
+    busy = [pc for pc in changes if pc.busy]
+    if busy:
+        parts.append(f"{len(busy)} on a busy machine ({busy[0].busy}" + (", ..." if len(busy) > 1 else "")
+                     + "): their verdicts rest on disturbed launches")
     needed = [pc.launches_needed for pc in count["inconclusive"] if pc.launches_needed]
     if needed:
         parts.append(f"inconclusive points would need about {min(needed)}-{max(needed)} launches a side"
@@ -273,10 +284,12 @@ def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> Point
     else:
         test, p, effect = _one_launch_each(b, c)
         se = _one_launch_se(b, c)
+    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c))
+                     if getattr(lp, "busy", ""))
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
                        config=b.config, drift_runs=used.runs if used is not None else 0, drift=used,
-                       diff=diff, se=se, df=df, launch_var=var)
+                       diff=diff, se=se, df=df, launch_var=var, busy=busy)
 
 
 def compare_launches_of_point(base: Sequence[float], cand: Sequence[float], margin: float = POLICY.margin,
