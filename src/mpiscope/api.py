@@ -252,11 +252,8 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
     from mpiscope.execute.planner import measurement
     d = describe_run(benchmarks, sizes, ranks, description=description, **options)
     m = measurement(d)
-    session = Session(_runs_dir(runs_dir), err, progress=progress)
-    run, outcome = session.run(m)
-    if outcome.status == "ok" and d.find_switches:
-        from mpiscope.execute.refine import refine_run
-        outcome = refine_run(session, m.target, run)
+    from mpiscope.execute.refine import measure_run
+    run, outcome = measure_run(Session(_runs_dir(runs_dir), err, progress=progress), m, d)
     if report:
         from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run], run.path / "report.html")

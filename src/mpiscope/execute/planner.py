@@ -9,8 +9,8 @@ from typing import Any, Sequence
 from mpiscope.plan.describe import Description, to_json
 from mpiscope.util.errors import UsageError
 from mpiscope.launchers.placement import Placement, check_room, make_placement
-from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
-                           default_ranks, make_plan, order_options, spread_budget)
+from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
+                           Part, default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
 from mpiscope.execute.session import Measurement, target
 
@@ -45,9 +45,10 @@ def groups(d: Description) -> list[Group]:
     from mpiscope.launchers import local_cores
     units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
     mapping = d.order if d.order in ("block", "cyclic") and not d.map_by else None
-    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, d.sizes, units, mapping=mapping)]
+    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, DEFAULT_PAIR_SIZES if d.default_plan else d.sizes, units,
+                 mapping=mapping)]
     if d.benchmarks is None:
-        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.sizes == DEFAULT_SIZES else d.sizes,
+        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.default_plan else d.sizes,
                          units, ranks=max(2, local_cores()), mapping=mapping))
     return out
 
