@@ -323,6 +323,12 @@ class Model:
         return [sw.size for sw in self.summary.report.switches] if self.summary.report is not None else []
 
     @property
+    def bursts(self) -> list[float]:
+        """The sizes (bytes) of `switches` that are a rate limiter's burst, not a protocol switch
+        (docs/models.md: a token bucket's samples split into fast and slow)."""
+        return [sw.size for sw in self.summary.report.switches if sw.burst] if self.summary.report is not None else []
+
+    @property
     def regimes(self) -> pd.DataFrame:
         """A row per regime: sizes, latency Ts (alpha_us), Tc (beta_us_per_byte), bandwidth (MB/s =
         10^6 B/s, and MiB/s), n_1/2; a figure that is not identifiable is NaN, `valid` and `why`

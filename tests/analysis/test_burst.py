@@ -16,6 +16,7 @@ from mpiscope.analysis.switches import find_switches, format_switches, sizes_to_
 from mpiscope.records import Point, Stats
 from mpiscope.records.reader import read_records
 from mpiscope.report.headline import run_headline
+from mpiscope.report.model import to_json
 
 SHAPED = Path(__file__).resolve().parents[1] / "data" / "shaped" / "tbf-200mbit-64kb-pingpong.jsonl"
 
@@ -38,6 +39,11 @@ def test_a_token_bucket_s_burst_is_named_and_not_refined():
     assert sw.burst and 4096 <= sw.bracket[0] < sw.bracket[1] <= 65536   # the 64 kB bucket's reach
     assert "burst of a rate limiter (not a protocol switch)" in format_switches(rep)
     assert sizes_to_refine(rep, {p.size for p in select(recs, "pingpong", 2)}) == []
+    from mpiscope.api import Model
+    from mpiscope.report.model import summarise
+    model = Model(summarise(recs))
+    assert model.bursts == [sw.size] == model.switches
+    assert to_json(model.summary)["switches"][0]["burst"] is True      # mpiscope model --json
     head = "\n".join(run_headline(recs, ()))
     assert "burst of a rate limiter (not a protocol switch)" in head
     assert "protocol switch (pingpong): ~" not in head
@@ -73,6 +79,9 @@ def test_a_busy_machine_after_a_protocol_switch_is_not_a_burst():
     # samples that beat the regime's own per-byte cost many times over are a bucket's
     pts = points(SIZES, rendezvous, lambda n: 1 / 40 if n in busy else 0.9)
     assert is_burst((4096, 16384), pts, beta_after=2e-4)
+    # split up to the largest size: a busy machine splits the longest points most, a bucket's share fades
+    pts = points(SIZES, rendezvous, lambda n: 1 / 40 if n >= 16384 else 0.9)
+    assert not is_burst((4096, 16384), pts, beta_after=2e-4)
     # split points before the break too: a busy machine throughout, not a burst
     pts = points(SIZES, rendezvous, lambda n: 1 / 40 if n in busy | {256, 1024} else 0.9)
     assert not is_burst((4096, 16384), pts, beta_after=2e-4)

@@ -10,8 +10,8 @@ bytes times beta, latency aside), which no protocol can do: a protocol is fixed 
 point slowed by a busy machine has a slow median but its fastest samples on the regime's line.
 
 Measured here (two namespace hosts, tbf 200 Mbit/s, burst 64 kB, MPICH over TCP, load 12-18):
-the fastest sample of 16-64 KiB is 1/80-1/5 of the shaped regime's bytes x beta (median/fastest
-8-50); from 128 KiB the points are whole again (1.0-1.3), the bucket too small to matter."""
+the fastest sample of 16-64 KiB is 1/100-1/5 of the shaped regime's bytes x beta (median/fastest
+4-52); from 128 KiB the points are whole again (1.0-1.3), the bucket too small to matter."""
 from __future__ import annotations
 
 import math
@@ -52,14 +52,23 @@ def split_ratio(point) -> float | None:
 
 def is_burst(bracket: tuple[int, int], points: Sequence, beta_after: float | None) -> bool:
     """Whether the break between `bracket`'s sizes is the burst of a rate limiter: SPLIT_MIN of
-    the SPLIT_NEAR sizes after it have a fastest sample below 1/FAST_SHARE of their bytes x
-    `beta_after` (the per-byte cost of the regime after the break, µs per byte), and no more than
-    one of the SPLIT_NEAR sizes before it is split (SPLIT_RATIO)."""
+    the SPLIT_NEAR sizes after it are split (SPLIT_RATIO) with a fastest sample below
+    1/FAST_SHARE of their bytes x `beta_after` (the per-byte cost of the regime after the break,
+    µs per byte), the largest size measured is whole again, and no more than one of the
+    SPLIT_NEAR sizes before it is split."""
     if beta_after is None or not math.isfinite(beta_after) or beta_after <= 0:
         return False
     lo, hi = bracket
     before = sorted((p for p in points if p.size <= lo), key=lambda p: p.size)[-SPLIT_NEAR:]
-    after = sorted((p for p in points if p.size >= hi), key=lambda p: p.size)[:SPLIT_NEAR]
+    beyond = sorted((p for p in points if p.size >= hi), key=lambda p: p.size)
+    after = beyond[:SPLIT_NEAR]
+    # far above a burst the bucket's share of a message is small and its points are whole again;
+    # a busy machine splits the longest points most (2 MiB at 10x under a load of 11 here)
+    if not beyond or (split_ratio(beyond[-1]) or 1.0) >= SPLIT_RATIO:
+        return False
     split_before = sum((split_ratio(p) or 1.0) >= SPLIT_RATIO for p in before)
-    fast_after = sum(FAST_SHARE * (fastest(p) or math.inf) <= beta_after * p.size for p in after)
+    # split, and faster than the regime allows: a curve that bends upwards (caches) gives the regime
+    # after it a steep beta and a negative intercept, but whole samples
+    fast_after = sum((split_ratio(p) or 1.0) >= SPLIT_RATIO and FAST_SHARE * (fastest(p) or math.inf)
+                     <= beta_after * p.size for p in after)
     return bool(fast_after >= SPLIT_MIN and split_before <= 1)

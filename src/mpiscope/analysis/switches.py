@@ -626,9 +626,10 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         seen = "" if sw.confirmed_by is None else \
             f"; seen in each of the {sw.confirmed_by} launches that measured around it" if sw.confirmed_by \
             else "; no single launch measured enough sizes around it to check"
-        burst = "; burst of a rate limiter (not a protocol switch): the samples above it split into fast " \
-            "and slow, as a token bucket's do (docs/models.md)" if sw.burst else ""
-        out.append(f"switch {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
+        what = "burst of a rate limiter (not a protocol switch)" if sw.burst else "switch"
+        burst = "; the samples above it split into fast and slow, as a token bucket's do (docs/models.md)" \
+            if sw.burst else ""
+        out.append(f"{what} {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
                    f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
                    f"T jumps {jump}, per-byte cost {ratio}{seen}{burst}")
     for u in report.unconfirmed:
