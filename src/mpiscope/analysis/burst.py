@@ -19,15 +19,16 @@ from typing import Sequence
 
 import numpy as np
 
-# A point above a burst has a fastest sample at most 1/FAST_SHARE of its bytes x the new regime's
-# per-byte cost (measured 1/5-1/80 just above a 64 kB bucket; a point of a protocol regime can
-# not go below 1, noise aside).
+# A point near a burst has a fastest sample at most 1/FAST_SHARE of its bytes x the shaped regime's
+# per-byte cost (measured 1/5-1/100 around a 64 kB bucket; a point of a protocol regime cannot go
+# below 1, noise aside).
 FAST_SHARE = 3.0
 # A point is split when its median is SPLIT_RATIO times its fastest sample (1.1-1.6 without a bucket
-# on this loaded machine, though a busy moment can split single points 6-70-fold).
+# on this loaded machine, though a busy moment can split single points 6-80-fold).
 SPLIT_RATIO = 3.0
-# A break is a burst when at least SPLIT_MIN of the SPLIT_NEAR sizes after it are that fast, and at
-# most one of the SPLIT_NEAR sizes before it is split (a single disturbed point decides nothing).
+# A break is a burst when at least SPLIT_MIN of the SPLIT_NEAR sizes on each side of it are split
+# and that fast (the segmentation puts the break before the split sizes or after them) and the
+# largest size measured is whole again.
 SPLIT_NEAR = 4
 SPLIT_MIN = 2
 
@@ -52,23 +53,21 @@ def split_ratio(point) -> float | None:
 
 def is_burst(bracket: tuple[int, int], points: Sequence, beta_after: float | None) -> bool:
     """Whether the break between `bracket`'s sizes is the burst of a rate limiter: SPLIT_MIN of
-    the SPLIT_NEAR sizes after it are split (SPLIT_RATIO) with a fastest sample below
+    the SPLIT_NEAR sizes either side of it are split (SPLIT_RATIO) with a fastest sample below
     1/FAST_SHARE of their bytes x `beta_after` (the per-byte cost of the regime after the break,
-    µs per byte), the largest size measured is whole again, and no more than one of the
-    SPLIT_NEAR sizes before it is split."""
+    the shaped one, µs per byte) and the largest size measured is whole again. A busy machine
+    splits points too, but their fastest samples stay on their regime's line, at or above its
+    bytes x beta."""
     if beta_after is None or not math.isfinite(beta_after) or beta_after <= 0:
         return False
     lo, hi = bracket
-    before = sorted((p for p in points if p.size <= lo), key=lambda p: p.size)[-SPLIT_NEAR:]
+    below = sorted((p for p in points if p.size <= lo), key=lambda p: p.size)
     beyond = sorted((p for p in points if p.size >= hi), key=lambda p: p.size)
-    after = beyond[:SPLIT_NEAR]
     # far above a burst the bucket's share of a message is small and its points are whole again;
     # a busy machine splits the longest points most (2 MiB at 10x under a load of 11 here)
     if not beyond or (split_ratio(beyond[-1]) or 1.0) >= SPLIT_RATIO:
         return False
-    split_before = sum((split_ratio(p) or 1.0) >= SPLIT_RATIO for p in before)
-    # split, and faster than the regime allows: a curve that bends upwards (caches) gives the regime
-    # after it a steep beta and a negative intercept, but whole samples
-    fast_after = sum((split_ratio(p) or 1.0) >= SPLIT_RATIO and FAST_SHARE * (fastest(p) or math.inf)
-                     <= beta_after * p.size for p in after)
-    return bool(fast_after >= SPLIT_MIN and split_before <= 1)
+
+    def fast(p) -> bool:  # split, and faster than the shaped regime allows
+        return (split_ratio(p) or 1.0) >= SPLIT_RATIO and FAST_SHARE * (fastest(p) or math.inf) <= beta_after * p.size
+    return bool(sum(map(fast, below[-SPLIT_NEAR:] + beyond[:SPLIT_NEAR])) >= SPLIT_MIN)

@@ -12,6 +12,7 @@ from mpiscope.launchers.placement import Placement, check_room, make_placement
 from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
                            Part, default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
+from mpiscope.results.policy import POLICY
 from mpiscope.execute.session import Measurement, target
 
 
@@ -64,7 +65,12 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     known before it runs, so it does not ask)."""
     from mpiscope.launchers import local_cores
     pol = policy(d)
+    light = pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
+    if light:  # the default run: more launches, less time in each (POLICY.default_plan_*)
+        pol = replace(pol, first=POLICY.default_plan_launches)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
+    if light:
+        max_time = POLICY.default_plan_max_time_s
     where = placement(d)
     t = target(d.mpi)
     asked = where.ranks(d.ranks)

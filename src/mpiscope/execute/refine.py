@@ -16,7 +16,7 @@ from mpiscope.util.errors import UsageError
 from mpiscope.execute.part import Outcome, Target
 from mpiscope.plan.describe import Description
 from mpiscope.plan.engine import Plan, Planned
-from mpiscope.plan.repetition import AUTO_BUDGET_S
+from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, MIN_LAUNCHES
 from mpiscope.execute.session import Measurement, Session
 from mpiscope.store.runs import Run
 
@@ -55,14 +55,15 @@ def main_launches(run: Run, ranks: int) -> int:
 
 
 def refine_run(session: Session, target: Target, run: Run, tolerance: float = TOLERANCE,
-               deadline: float | None = None) -> Outcome:
-    """Refinement rounds into `run`, each measured in as many launches as the run's pingpong;
-    the records of round k carry `"refinement_round": k`. Only switches that every launch shows
-    are refined. With a `deadline` (time.monotonic()) no round starts that the last one's length
-    says would end after it. Returns how the last round ended (ok when there was nothing to refine)."""
+               deadline: float | None = None, most_launches: int | None = None) -> Outcome:
+    """Refinement rounds into `run`, each measured in as many launches as the run's pingpong (at
+    most `most_launches`); the records of round k carry `"refinement_round": k`. Only switches
+    that every launch shows are refined. With a `deadline` (time.monotonic()) no round starts that
+    the last one's length says would end after it. Returns how the last round ended (ok when there
+    was nothing to refine)."""
     first = run.meta().parts[0]
     pts = pingpong_points(run, first.plan.ranks)
-    launches = main_launches(run, first.plan.ranks)
+    launches = min(main_launches(run, first.plan.ranks), most_launches or MAX_LAUNCHES)
     outcome = Outcome(status="ok")
     status, rounds, last_s = f"not within {tolerance:.0%} after {MAX_ROUNDS} rounds", 0, 0.0
     for round_no in range(1, MAX_ROUNDS + 2):
@@ -108,13 +109,15 @@ def refine_run(session: Session, target: Target, run: Run, tolerance: float = TO
 
 def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, Outcome]:
     """`m` measured as `d` asks: the default run refines its switches to DEFAULT_TOLERANCE between
-    its first round and the launches that follow, in REFINE_SHARE of the budget; --find-switches
-    refines after the run to TOLERANCE, taking the time it needs."""
+    its first round and the launches that follow, in REFINE_SHARE of the budget and rounds of
+    MIN_LAUNCHES launches (enough to confirm a switch in each); --find-switches refines after the
+    run to TOLERANCE, in as many launches as the run's, taking the time it needs."""
     between = None
     if d.default_plan and not d.find_switches:
         budget = m.policy.budget_s or AUTO_BUDGET_S
         def between(run: Run) -> Outcome:
-            return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget)
+            return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget,
+                              most_launches=MIN_LAUNCHES)
     run, outcome = session.run(m, between=between)
     if outcome.status == "ok" and d.find_switches:
         outcome = refine_run(session, m.target, run)
