@@ -55,12 +55,13 @@ def main_launches(run: Run, ranks: int) -> int:
 
 
 def refine_run(session: Session, target: Target, run: Run, tolerance: float = TOLERANCE,
-               deadline: float | None = None, most_launches: int | None = None) -> Outcome:
+               deadline: float | None = None, most_launches: int | None = None, say: bool = True) -> Outcome:
     """Refinement rounds into `run`, each measured in as many launches as the run's pingpong (at
     most `most_launches`); the records of round k carry `"refinement_round": k`. Only switches
     that every launch shows are refined. With a `deadline` (time.monotonic()) no round starts that
     the last one's length says would end after it. Returns how the last round ended (ok when there
-    was nothing to refine)."""
+    was nothing to refine). `say`: a line per round and one at the end (the default run keeps its
+    terminal for the headline; run.json's `refinement` says how it ended)."""
     first = run.meta().parts[0]
     pts = pingpong_points(run, first.plan.ranks)
     launches = min(main_launches(run, first.plan.ranks), most_launches or MAX_LAUNCHES)
@@ -85,9 +86,10 @@ def refine_run(session: Session, target: Target, run: Run, tolerance: float = TO
         plan = replace(first.plan, benchmarks=("pingpong",), sizes=",".join(map(str, todo)), units=None)
         dropped = f" ({len(report.unconfirmed)} break(s) not shown by every launch left alone)" \
             if report.unconfirmed else ""
-        err.print(f"refinement round {round_no}: {len(todo)} sizes around "
-                  f"{len(report.switches)} suspected switch(es){dropped}, in {launches} launch(es): "
-                  f"{', '.join(map(str, todo))}")
+        if say:
+            err.print(f"refinement round {round_no}: {len(todo)} sizes around "
+                      f"{len(report.switches)} suspected switch(es){dropped}, in {launches} launch(es): "
+                      f"{', '.join(map(str, todo))}")
         tag = {k: v for k, v in first.tag.items() if k not in ("part", "launch")}
         part = replace(first, plan=plan, tag={**tag, "refinement_round": round_no}, points=None)
         outcome = session.add_part(run, target, part, launches=launches)
@@ -101,7 +103,7 @@ def refine_run(session: Session, target: Target, run: Run, tolerance: float = TO
     meta = run.meta()
     run.update(extra={**meta.extra, REFINEMENT: {"rounds": rounds, "tolerance": tolerance, "status": status,
                                                  "launches_per_round": launches}})
-    if rounds:
+    if rounds and say:
         err.print(f"refinement: {rounds} more round(s) of {launches} launch(es) into run {run.id}; "
                   f"switches {status}")
     return outcome
@@ -117,7 +119,7 @@ def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, 
         budget = m.policy.budget_s or AUTO_BUDGET_S
         def between(run: Run) -> Outcome:
             return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget,
-                              most_launches=MIN_LAUNCHES)
+                              most_launches=MIN_LAUNCHES, say=False)
     run, outcome = session.run(m, between=between)
     if outcome.status == "ok" and d.find_switches:
         outcome = refine_run(session, m.target, run)
