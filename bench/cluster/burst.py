@@ -11,14 +11,13 @@ Usage: sudo python bench/cluster/burst.py [--buckets 200mbit/64kb,100mbit/256kb,
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from shaping import netns_module  # noqa: E402 (the bench beside this one loads the fixture)
+from shaping import netns_module, pingpong_across  # noqa: E402 (the bench beside this one)
 
 from mpiscope.analysis.burst import split_ratio  # noqa: E402
 from mpiscope.analysis.measured import launch_level, select  # noqa: E402
@@ -35,21 +34,15 @@ def main() -> int:
     p.add_argument("--max-time", default="0.05")
     a = p.parse_args()
     netns = netns_module()
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     with tempfile.TemporaryDirectory() as tmp, netns.netns_cluster(2) as c:
-        h0, h1 = c.hosts
         for bucket in a.buckets.split(","):
             rate, _, burst = bucket.partition("/")
             runs = Path(tmp) / bucket.replace("/", "-")
             if rate != "none":  # none: the link unshaped, the control
                 c.shape(rate, burst=burst)
             t0 = time.monotonic()
-            done = c.run([sys.executable, "-m", "mpiscope", "run", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}",
-                          "--ranks-per-node", "1", "-b", "pingpong", "--sizes", a.sizes, "--launches", a.launches,
-                          "--max-time", a.max_time, "--no-progress", "--no-report", "--launcher-args",
-                          f"-launcher ssh -launcher-exec {c.agent} -iface {c.iface}",
-                          "--env", "UCX_TLS=self,tcp", "--env", f"UCX_NET_DEVICES={c.iface}"],
-                         env={"PATH": path}, timeout=900)
+            done = pingpong_across(c, runs, ["--sizes", a.sizes, "--launches", a.launches,
+                                                   "--max-time", a.max_time])
             wall = time.monotonic() - t0
             c.unshape()
             if done.returncode != 0:
