@@ -12,6 +12,7 @@ from mpiscope.records import Context, End, Point, RecordFile, Stats
 from mpiscope.report.headline import headline_of
 from mpiscope.report.warnings import budget_warning, disturbed_launches, print_warnings
 from mpiscope.store.runs import RunMeta
+from mpiscope_test_fixtures.synthetic import launch_point
 
 
 @dataclass
@@ -43,6 +44,24 @@ def test_the_headline_answers_each_default_question_with_its_interval():
     assert got[3] == "protocol switch (pingpong): ~11617 B (between the measured 8 KiB and 16 KiB)"
     assert got[4] == "allreduce on 4 ranks: 4 B 2.01 us [1.91-2.21], 1 MiB 2,099 us [2,099-2,099]"
     assert len(got) == 5  # no barrier measured: no line for it
+
+
+def test_a_rate_limiter_s_burst_is_said_to_be_no_protocol_switch():
+    got = lines([(15474.0, (8192, 16384), True), (1.2e6, (1 << 20, 2 << 20), False)])
+    assert got[3] == ("burst of a rate limiter (not a protocol switch) (pingpong): ~15474 B (between the measured "
+                      "8 KiB and 16 KiB): the samples above it split into fast and slow")
+    assert got[4].startswith("protocol switch (pingpong): ~1200000 B (between the measured 1 MiB and 2 MiB)")
+
+
+def test_the_headline_says_how_many_points_reached_the_launch_target():
+    from mpiscope.results.launches import aggregate
+    from mpiscope.report.headline import on_target
+    # 8 B: three launches within 0.1 %; 1 KiB: three launches 30 % apart
+    recs = [launch_point(m, k, size=8) for k, m in enumerate((1.000, 1.001, 0.999))]
+    recs += [launch_point(m, k, size=1024) for k, m in enumerate((1.0, 1.3, 0.8))]
+    assert on_target(aggregate(recs), 0.05) == ("evidence: 1 of 2 points (50%) reached the target (95 % interval "
+                                                "within +-5%), from 3 launches at most")
+    assert on_target(aggregate(recs), 1.0).startswith("evidence: 2 of 2 points (100%)")
 
 
 def test_no_switch_is_said_and_missing_intervals_are_named():

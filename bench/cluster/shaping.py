@@ -35,6 +35,18 @@ def netns_module():
     return importlib.import_module("mpiscope_test_fixtures.netns")
 
 
+def pingpong_across(c, runs: Path, options: list[str]):
+    """`mpiscope run` pingpong with one rank on each of the cluster's two hosts (MPICH, UCX over
+    TCP on the hosts' link), its runs in `runs`; the finished process."""
+    h0, h1 = c.hosts
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return c.run([sys.executable, "-m", "mpiscope", "run", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}",
+                  "--ranks-per-node", "1", "-b", "pingpong", *options, "--no-progress", "--no-report",
+                  "--launcher-args", f"-launcher ssh -launcher-exec {c.agent} -iface {c.iface}",
+                  "--env", "UCX_TLS=self,tcp", "--env", f"UCX_NET_DEVICES={c.iface}"],
+                 env={"PATH": path}, timeout=900)
+
+
 def rate_mbps(rate: str) -> float | None:
     for unit, factor in RATE_MBPS.items():
         if rate.endswith(unit):
@@ -49,21 +61,14 @@ def main() -> int:
     p.add_argument("--reps", default="5")
     a = p.parse_args()
     netns = netns_module()
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     print(f"{'rate':>9} {'MB/s set':>9} {'fit MB/s':>9} {'ratio':>6} {'alpha us':>9} {'wall s':>7}")
     with tempfile.TemporaryDirectory() as tmp, netns.netns_cluster(2) as c:
         runs = Path(tmp)
-        h0, h1 = c.hosts
         for rate in a.rates.split(","):
             if rate != "none":
                 c.shape(rate)
             t0 = time.monotonic()
-            done = c.run([sys.executable, "-m", "mpiscope", "run", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}",
-                          "--ranks-per-node", "1", "-b", "pingpong", "--sizes", a.sizes, "--reps", a.reps,
-                          "--no-progress", "--no-report", "--launcher-args",
-                          f"-launcher ssh -launcher-exec {c.agent} -iface {c.iface}",
-                          "--env", "UCX_TLS=self,tcp", "--env", f"UCX_NET_DEVICES={c.iface}"],
-                         env={"PATH": path}, timeout=600)
+            done = pingpong_across(c, runs, ["--sizes", a.sizes, "--reps", a.reps])
             wall = time.monotonic() - t0
             c.unshape()
             if done.returncode != 0:

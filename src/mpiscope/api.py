@@ -252,11 +252,8 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
     from mpiscope.execute.planner import measurement
     d = describe_run(benchmarks, sizes, ranks, description=description, **options)
     m = measurement(d)
-    session = Session(_runs_dir(runs_dir), err, progress=progress)
-    run, outcome = session.run(m)
-    if outcome.status == "ok" and d.find_switches:
-        from mpiscope.execute.refine import refine_run
-        outcome = refine_run(session, m.target, run)
+    from mpiscope.execute.refine import measure_run
+    run, outcome = measure_run(Session(_runs_dir(runs_dir), err, progress=progress), m, d)
     if report:
         from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run], run.path / "report.html")
@@ -324,6 +321,12 @@ class Model:
     def switches(self) -> list[int]:
         """The sizes (bytes) where the protocol switches (a regime ends)."""
         return [sw.size for sw in self.summary.report.switches] if self.summary.report is not None else []
+
+    @property
+    def bursts(self) -> list[float]:
+        """The sizes (bytes) of `switches` that are a rate limiter's burst, not a protocol switch
+        (docs/models.md: a token bucket's samples split into fast and slow)."""
+        return [sw.size for sw in self.summary.report.switches if sw.burst] if self.summary.report is not None else []
 
     @property
     def regimes(self) -> pd.DataFrame:

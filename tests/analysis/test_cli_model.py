@@ -116,3 +116,14 @@ def test_bad_input_is_one_line_and_status_2(cli, workdir, sweep):
     assert r.returncode == 2 and "MHz" in r.stderr and "Traceback" not in r.stderr
     r = cli("run", "-b", "bw", "--find-switches", *FAST, cwd=workdir)
     assert r.returncode == 2 and "-b pingpong" in r.stderr
+
+
+def test_a_library_s_own_switches_are_not_a_rate_limiter_s_burst(cli, workdir, sweep):
+    """The real check of docs/models.md's burst rule: MPICH's switches over shared memory (no
+    bucket anywhere) keep whole samples, so none is called a burst (tests/analysis/test_burst.py
+    has the shaped link's records)."""
+    r = cli("model", first_run_id(sweep.stdout), "--json", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    switches = json.loads(r.stdout)["switches"]
+    assert all(sw["burst"] is False for sw in switches)
+    assert "burst" not in sweep.stdout

@@ -12,6 +12,7 @@ from scipy import special
 
 from mpiscope.records import Point
 
+from .burst import is_burst
 from .clock import Clock
 from .hockney import HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
 from mpiscope.results.launches import Z95, launch_of
@@ -73,6 +74,7 @@ class Switch:
     slope_ratio: float             # beta after / beta before
     periodic: bool = False         # one step of a packetisation staircase
     confirmed_by: int | None = None  # launches that showed it (None: one launch, not checked)
+    burst: bool = False            # the burst of a rate limiter, not a protocol switch (analysis.burst)
 
     @property
     def uncertainty(self) -> float:
@@ -249,6 +251,9 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
         st = next((st for st in steps if lo <= st.start <= hi), None)
         regimes.append(Regime((int(lo), int(hi)), fit, st, implausible(fit, max_bandwidth_MiBps)))
     switches = tuple(b for k, b in enumerate(marked) if not b.periodic and k not in dropped)
+    # a rate limiter's burst: samples above it faster than the regime after it allows
+    switches = tuple(replace(sw, burst=is_burst(sw.bracket, pts, regimes[j + 1].fit.beta_us_per_byte))
+                     for j, sw in enumerate(switches))
     unconfirmed = sorted(unconfirmed, key=lambda u: u.switch.bracket)
     return SwitchReport(switches, tuple(regimes), tuple(steps),
                         tuple(int(v) for v in x[spikes]), seg, *_repeat_spread(pts),
@@ -572,7 +577,7 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
     sizes = sorted(measured)
     for sw in report.switches:
         lo, hi = sw.bracket
-        if hi - lo <= max(tolerance * hi, 1):
+        if sw.burst or hi - lo <= max(tolerance * hi, 1):  # a burst moves with the pace: no place to find
             continue
         spaced = np.geomspace if lo > 0 and hi / lo > 4 else np.linspace  # wide brackets: geometrically
         cand = spaced(lo, hi, per_gap + 2)[1:-1]
@@ -621,9 +626,12 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         seen = "" if sw.confirmed_by is None else \
             f"; seen in each of the {sw.confirmed_by} launches that measured around it" if sw.confirmed_by \
             else "; no single launch measured enough sizes around it to check"
-        out.append(f"switch {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
+        what = "burst of a rate limiter (not a protocol switch)" if sw.burst else "switch"
+        burst = "; the samples above it split into fast and slow, as a token bucket's do (docs/models.md)" \
+            if sw.burst else ""
+        out.append(f"{what} {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
                    f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
-                   f"T jumps {jump}, per-byte cost {ratio}{seen}")
+                   f"T jumps {jump}, per-byte cost {ratio}{seen}{burst}")
     for u in report.unconfirmed:
         launches = ", ".join(map(str, u.not_shown_by))
         if not u.checked:

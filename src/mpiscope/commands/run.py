@@ -36,11 +36,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         from mpiscope.execute.submit import submit
         submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
         return 0
-    session = Session(runs_dir, err, progress=not a.no_progress)
-    run, outcome = session.run(m)
-    if outcome.status == "ok" and d.find_switches:
-        from mpiscope.execute.refine import refine_run
-        outcome = refine_run(session, m.target, run)
+    from mpiscope.execute.refine import measure_run
+    run, outcome = measure_run(Session(runs_dir, err, progress=not a.no_progress), m, d)
     show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
         show = [headline, *show] if a.full else [headline, warnings]
@@ -74,7 +71,9 @@ def headline(run) -> None:
     from mpiscope.util.console import out
     from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
-    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run)),
+    from mpiscope.results.policy import POLICY
+    target = (run.meta().extra.get("launch_policy") or {}).get("target", POLICY.launch_target)
+    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
 
 

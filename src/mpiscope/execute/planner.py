@@ -9,9 +9,10 @@ from typing import Any, Sequence
 from mpiscope.plan.describe import Description, to_json
 from mpiscope.util.errors import UsageError
 from mpiscope.launchers.placement import Placement, check_room, make_placement
-from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_SIZES, Part,
-                           default_ranks, make_plan, order_options, spread_budget)
+from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
+                           Part, default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
+from mpiscope.results.policy import POLICY
 from mpiscope.execute.session import Measurement, target
 
 
@@ -45,9 +46,10 @@ def groups(d: Description) -> list[Group]:
     from mpiscope.launchers import local_cores
     units = d.units if d.units != "bytes" else None  # the engine's default: its command line stays as it was
     mapping = d.order if d.order in ("block", "cyclic") and not d.map_by else None
-    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, d.sizes, units, mapping=mapping)]
+    out = [Group(d.benchmarks or DEFAULT_BENCHMARKS, DEFAULT_PAIR_SIZES if d.default_plan else d.sizes, units,
+                 mapping=mapping)]
     if d.benchmarks is None:
-        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.sizes == DEFAULT_SIZES else d.sizes,
+        out.append(Group(DEFAULT_COLLECTIVES, DEFAULT_COLLECTIVE_SIZES if d.default_plan else d.sizes,
                          units, ranks=max(2, local_cores()), mapping=mapping))
     return out
 
@@ -63,7 +65,12 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     known before it runs, so it does not ask)."""
     from mpiscope.launchers import local_cores
     pol = policy(d)
+    light = pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
+    if light:  # the default run: more launches, less time in each (POLICY.default_plan_*)
+        pol = replace(pol, first=POLICY.default_plan_launches)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
+    if light:
+        max_time = POLICY.default_plan_max_time_s
     where = placement(d)
     t = target(d.mpi)
     asked = where.ranks(d.ranks)

@@ -102,10 +102,12 @@ class Session:
             raise UsageError(f"cannot create a run in {self.runs_dir}: {e.strerror or e}: give a writable "
                              f"--runs-dir") from e
 
-    def run(self, m: Measurement, announce: Callable[[Run], None] | None = None) -> tuple[Run, Outcome]:
+    def run(self, m: Measurement, announce: Callable[[Run], None] | None = None,
+            between: Callable[[Run], Outcome] | None = None) -> tuple[Run, Outcome]:
         """A new run of every part of `m` in the launches its policy asks for (a failed or
         interrupted part ends it, unless keep_going): a first round written down before the
-        first launch (then `announce`d), and with auto launches more while points need them."""
+        first launch (then `announce`d), then `between(run)` (the default run's refinement, which
+        the auto launches count as spent), and with auto launches more while points need them."""
         started = time.monotonic()
         run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
         with own_run(run):
@@ -113,6 +115,8 @@ class Session:
                 announce(run)
             outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
             try:
+                if between is not None and outcome.status == "ok":
+                    outcome = between(run)
                 if m.policy.auto and outcome.status == "ok":
                     outcome = self._more_launches(run, m, started, time.monotonic() - started)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:

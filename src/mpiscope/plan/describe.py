@@ -55,6 +55,12 @@ class Description:
     find_switches: bool = False
     factors: dict[str, Any] = field(default_factory=dict)  # a sweep configuration's levels: labels, not options
 
+    @property
+    def default_plan(self) -> bool:
+        """The characterisation with its own sizes (no benchmarks, no sizes asked for): sparse
+        sizes, refined around the switches it finds within the run's budget (execute/refine.py)."""
+        return self.benchmarks is None and self.sizes == DEFAULT_SIZES
+
 
 # -- what each field accepts: a parser raises ValueError with the problem, never the field's name --
 

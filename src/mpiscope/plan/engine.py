@@ -25,6 +25,10 @@ from mpiscope.util.typed import ShapeError, load
 
 DEFAULT_BENCHMARKS = ("pingpong", "bw")
 DEFAULT_SIZES = "1:4M"
+# The default run's pair sizes (no -b, no --sizes): steps of 4x from 8 B (the latency OSU users
+# quote) to 2 MiB, then 4 MiB (where bw peaks), 1 B the smallest; half the sizes of 1:4M, so the
+# budget buys launches, and the run refines around the switches it finds (execute/refine.py).
+DEFAULT_PAIR_SIZES = "1,8:2M:*4,4M"
 # The default run's second part, on every local core (nccl-tests' core set plus barrier).
 DEFAULT_COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")
 # 4 B: one float, the smallest reduction; steps of 16x, so the budget goes to fewer points

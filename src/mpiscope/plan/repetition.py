@@ -25,6 +25,7 @@ class LaunchPolicy:
     target: float = LAUNCH_TARGET
     budget_s: float | None = None
     history: str = "auto"  # the earlier runs the drift is learnt from: auto, none, or run ids
+    first: int = MIN_LAUNCHES  # auto launches: the first round's (the default run's is larger)
 
     @property
     def auto(self) -> bool:
@@ -32,7 +33,7 @@ class LaunchPolicy:
 
     @property
     def first_round(self) -> int:
-        return self.count or MIN_LAUNCHES
+        return self.count or self.first
 
 
 def parse_launches(value: str | int) -> int | None:

@@ -58,6 +58,12 @@ def launch_count(records) -> int:
     return 1 + max((launch_of(r) for r in records if isinstance(r, Point)), default=-1)
 
 
+def own_launches(records) -> int:
+    """The launches of the run's own parts: a refinement round measures its sizes in launches of
+    its own, which do not use up the auto launches of every other point."""
+    return len({launch_of(r) for r in records if isinstance(r, Point) and "refinement_round" not in r.tag})
+
+
 def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci_target: float | None,
                 rng: random.Random) -> list[Part]:
     """One more launch of each part of the first round, measuring only the `short` points."""
@@ -96,14 +102,14 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     than the target and not dominated by the `drift` from run to run, sampled per launch as the
     variance components advise), or none and why."""
     lps = aggregate(records)
-    launched = launch_count(records)
+    launched = launch_count(records)  # the next launch's number (refinement rounds took some)
     wide = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
     short = [lp for lp in wide if not drift_dominates(lp, (drift or {}).get((lp.key, lp.config)))]
     if not short:
         return [], ("every point within the target" if not wide else
                     f"every point within the target but {len(wide)} whose drift from run to run more launches "
                     f"cannot narrow")
-    if launched >= MAX_LAUNCHES:
+    if own_launches(records) >= MAX_LAUNCHES:
         return [], f"{len(short)} point(s) still wider than the target after {MAX_LAUNCHES} launches"
     ci = engine_ci_target(lps, overhead_s)
     parts = _next_parts(first_round, engine, {(lp.key, lp.config) for lp in short}, launched, ci, rng)

@@ -71,14 +71,19 @@ def _peak(estimates: Sequence[Estimate], benchmark: str, what: str, bytes_of) ->
     return [f"peak {what} bandwidth ({benchmark}): {_rate(e, b)} at {human_size(e.size)}"]
 
 
-def _switch(switches: Sequence[tuple[float, tuple[int, int]]], limits: Mapping[str, str]) -> list[str]:
+def _switch(switches: Sequence[tuple], limits: Mapping[str, str]) -> list[str]:
+    """A line per switch (size, bracket[, burst]); a burst is a rate limiter's, not the library's."""
     if not switches:
         return ["protocol switch (pingpong): none found"]
     out = []
-    for size, (lo, hi) in switches:
+    for size, (lo, hi), *burst in switches:
+        where = f"~{human_size(int(round(size)))} (between the measured {human_size(lo)} and {human_size(hi)})"
+        if burst and burst[0]:
+            out.append(f"burst of a rate limiter (not a protocol switch) (pingpong): {where}: the samples "
+                       f"above it split into fast and slow")
+            continue
         tied = settings_at((lo, hi), limits)  # where the library says which setting it is
-        out.append(f"protocol switch (pingpong): ~{human_size(int(round(size)))} (between the measured "
-                   f"{human_size(lo)} and {human_size(hi)})" + (f"; this build's {', '.join(tied)}" if tied else ""))
+        out.append(f"protocol switch (pingpong): {where}" + (f"; this build's {', '.join(tied)}" if tied else ""))
     return out
 
 
@@ -94,17 +99,28 @@ def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str]) -> l
     return out
 
 
-def headline_of(estimates: Sequence[Estimate], bytes_per_op, switches: Sequence[tuple[float, tuple[int, int]]],
+def headline_of(estimates: Sequence[Estimate], bytes_per_op, switches: Sequence[tuple],
                 collectives: Iterable[str], limits: Mapping[str, str] | None = None) -> list[str]:
     """The headline's lines. `bytes_per_op(e)` is the bytes one operation of the estimate's point
     moves (the engine's `bytes_per_op`; None: no bandwidth); `switches` the confirmed protocol
-    switches as (size, bracket); `limits` the library's protocol limits (NAME -> value), each
+    switches as (size, bracket) or (size, bracket, burst); `limits` the library's protocol limits (NAME -> value), each
     named beside the switch whose bracket holds it."""
     return [*_latency(estimates),
             *_peak(estimates, "pingpong", "ping-pong", bytes_per_op),
             *_peak(estimates, "bw", "streaming", bytes_per_op),
             *(_switch(switches, limits or {}) if _of(estimates, "pingpong") else []),
             *_collectives(estimates, collectives)]
+
+
+def on_target(estimates: Sequence, target: float) -> str:
+    """How many launch-level points reached the launch target (`results.launches.launches_needed`,
+    the rule auto launches stop by), the default plan's measure of what its budget bought."""
+    from mpiscope.results.launches import launches_needed
+    if not estimates:
+        return ""
+    on = sum(launches_needed(e, target) <= e.launches for e in estimates)
+    return (f"evidence: {on} of {len(estimates)} points ({on / len(estimates):.0%}) reached the target "
+            f"(95 % interval within +-{target:.0%}), from {max(e.launches for e in estimates)} launches at most")
 
 
 def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> None:
@@ -117,10 +133,11 @@ def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> No
     console.print(escape(full_hint), highlight=False, soft_wrap=True)
 
 
-def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None
-                 ) -> list[str]:
+def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None,
+                 target: float | None = None) -> list[str]:
     """The headline of a run's records: launch-level estimates (`results.launches.aggregate`) and
-    the confirmed switches of pingpong's model, with the library's `limits` that stand there."""
+    the confirmed switches of pingpong's model, with the library's `limits` that stand there; with
+    a launch `target`, last, how many points reached it (`on_target`)."""
     from mpiscope.results.launches import aggregate
     from mpiscope.report.model import summarise
     estimates = aggregate(records)
@@ -128,6 +145,8 @@ def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[
         report = summarise(records).report
     except ValueError:  # several variants, no pingpong: no switch to tell
         report = None
-    switches = [(sw.size, sw.bracket) for sw in report.switches] if report is not None else []
-    return headline_of(estimates, lambda e: e.points[0].bytes_per_op if e.points else None, switches, collectives,
-                       limits)
+    switches = [(sw.size, sw.bracket, sw.burst) for sw in report.switches] if report is not None else []
+    lines = headline_of(estimates, lambda e: e.points[0].bytes_per_op if e.points else None, switches, collectives,
+                        limits)
+    evidence = on_target(estimates, target) if target is not None else ""
+    return lines + [evidence] if lines and evidence else lines

@@ -166,7 +166,8 @@ def _models(models: list[SeriesModel]) -> str:
             parts.append(f"{title}<p class=muted>{escape(m.problem or 'no model')}</p>")
             continue
         sw = "".join(
-            f"<li>switch at ~{human_size(int(round(s.size)))} (between measured sizes {s.bracket[0]} and "
+            f"<li>{'burst of a rate limiter (not a protocol switch)' if s.burst else 'switch'} at "
+            f"~{human_size(int(round(s.size)))} (between measured sizes {s.bracket[0]} and "
             f"{s.bracket[1]} B): time jumps {s.jump * 100:+.1f}%, per-byte cost ×{num(s.slope_ratio)}</li>"
             for s in m.report.switches)
         head = ["", *(f"regime {i + 1}: {human_size(r.size_range[0])}–{human_size(r.size_range[1])}"

@@ -164,7 +164,8 @@ def to_json(s: ModelSummary) -> dict:
         r = s.report
         out["switches"] = [{"size": sw.size, "bracket": list(sw.bracket),
                             "uncertainty": sw.uncertainty, "jump": _num(sw.jump),
-                            "slope_ratio": _num(sw.slope_ratio), "confirmed_by": sw.confirmed_by}
+                            "slope_ratio": _num(sw.slope_ratio), "confirmed_by": sw.confirmed_by,
+                            "burst": sw.burst}
                            for sw in r.switches]
         out["unconfirmed"] = [{"size": u.switch.size, "bracket": list(u.switch.bracket),
                                "not_shown_by": list(u.not_shown_by), "checked": u.checked}

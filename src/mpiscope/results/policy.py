@@ -51,6 +51,11 @@ class Policy:
     auto_budget_s: float = 25.0     # measuring time of an auto run without --time-budget
     first_round_ci_target: float = 0.05   # a light first round: between-launch spread is 5-20 % here
     first_round_max_time_s: float = 0.2
+    # The default run (no -b, no --sizes): a first round of 5 launches at half the time per point
+    # (launch-level spread, not samples, limits its intervals here; 5 launches also leave a wild
+    # launch out), at about the wall time of 3 launches at 0.2 s (bench/default_plan/run.py).
+    default_plan_launches: int = 5
+    default_plan_max_time_s: float = 0.1
     # No more launches when the launches' variance is at most this share of the drift: the
     # half-width could shrink by under 1 - sqrt(3/4) < 15 %.
     drift_dominates: float = 1 / 3

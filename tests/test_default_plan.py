@@ -1,0 +1,44 @@
+"""The default run's plan (issue 28 point 6): pair sizes in steps of 4x, refined around switches
+within the budget, a first round of more, lighter launches, and refinement launches that do not
+use up the auto launches of other points."""
+from __future__ import annotations
+
+import pytest
+
+from mpiscope.execute.planner import groups
+from mpiscope.plan.describe import Description
+from mpiscope.plan.engine import DEFAULT_COLLECTIVE_SIZES, DEFAULT_PAIR_SIZES, DEFAULT_SIZES
+from mpiscope.plan.schedule import own_launches
+from mpiscope.results.policy import POLICY
+from mpiscope_test_fixtures.synthetic import launch_point
+
+
+def test_only_the_default_run_measures_the_sparse_pair_sizes():
+    pairs, collectives = groups(Description())
+    assert Description().default_plan
+    assert (pairs.sizes, collectives.sizes) == (DEFAULT_PAIR_SIZES, DEFAULT_COLLECTIVE_SIZES)
+    (asked,) = groups(Description(benchmarks=("pingpong",)))      # -b: the sizes it always had
+    assert asked.sizes == DEFAULT_SIZES and not Description(benchmarks=("pingpong",)).default_plan
+    given = Description(sizes="1:64K")                               # --sizes: the user's, for both parts
+    assert [g.sizes for g in groups(given)] == ["1:64K", "1:64K"] and not given.default_plan
+
+
+def test_refinement_rounds_do_not_use_up_the_auto_launches():
+    own = [launch_point(1.0, k, size=8) for k in range(3)]
+    rounds = [launch_point(1.0, k, size=12000, refinement_round=1 + (k - 3) // 3) for k in range(3, 12)]
+    assert own_launches(own + rounds) == 3
+    assert own_launches(own + [launch_point(1.0, 3, size=8)]) == 4
+
+
+@pytest.mark.slow
+def test_the_default_run_spends_its_first_round_on_launches(mpiscope_home, embedded_mpi, monkeypatch):
+    from mpiscope.execute.planner import measurement
+    monkeypatch.delenv("MPISCOPE_LAUNCHES", raising=False)
+    m = measurement(Description())
+    assert m.policy.auto and m.policy.first_round == POLICY.default_plan_launches
+    assert [p.plan.max_time_s for p in m.parts] == [POLICY.default_plan_max_time_s] * 2
+    chosen = measurement(Description(max_time=0.3))        # the user's sampling: the usual first round
+    assert chosen.policy.first_round == POLICY.min_launches
+    assert [p.plan.max_time_s for p in chosen.parts] == [0.3, 0.3]
+    fixed = measurement(Description(launches=2))            # fixed launches are the user's
+    assert fixed.policy.first_round == 2
