@@ -14,7 +14,8 @@ from mpiscope.results.points import disturbed_of
 
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
-               "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed")
+               "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed",
+               "launch_disturbed")
 # Launch-level columns, in the order they follow the point's figures.
 LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
                  "run_levels", "evidence", "disturbed_launches")

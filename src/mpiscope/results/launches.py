@@ -140,7 +140,7 @@ def summarise(points: list[Point], level: float = 0.95,
     bad = tuple(c for c in causes if c)
     busy = ""
     if bad and len(bad) > POLICY.busy_share * len(points):
-        busy = max(set(bad), key=bad.count)  # the commonest cause
+        busy = max(bad, key=bad.count)  # the commonest cause; on a tie the first launch's (a set's order is random)
     elif bad:
         points = [p for p, c in zip(points, causes) if not c]
     first = points[0]
