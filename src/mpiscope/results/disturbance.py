@@ -28,12 +28,6 @@ INVALID_SHARE = 0.2
 # The clock-offset error bound as a share of one event beyond which window-synchronised starts
 # no longer start the ranks together.
 CLOCK_ERROR_SHARE = 1.0
-# A launch as a whole (its end record's counters): involuntary context switches a second of the
-# launch, on the worst rank, beyond which a rank kept losing its core to another task. A rank that
-# shares its core with one busy task loses it once per scheduler slice (3-24 ms): 40-300 a second;
-# on an idle core only the kernel's own work takes it, a few times a second (0-7 per quiet point,
-# as MIN_SWITCHES says). Measured here at run queue 11-12 on 2 cores: 105-290 a second.
-LAUNCH_SWITCH_RATE = 50.0
 
 
 @dataclass(frozen=True)
@@ -98,29 +92,20 @@ def disturbed(p: Point, ctx: Context | None) -> str:
     return cause(counters(p, ctx))
 
 
-def _launch_load(run_queue: float | None, cores: int | None) -> str:
-    """'run queue 12 on 2 cores' when more tasks were runnable than there are cores (a rank
-    waited for one), else ''."""
-    if run_queue is None or not cores or run_queue <= cores:
-        return ""
-    return f"run queue {run_queue:g} on {cores} cores"
-
-
-def launch_disturbed(end: End, ctx: Context | None) -> str:
-    """What disturbed a launch as a whole ("" when nothing did), from its end record's counters
-    (every rank's over the whole launch): involuntary context switches beyond LAUNCH_SWITCH_RATE
-    a second, CPU steal beyond STEAL_SHARE of the host's time, more runnable tasks than cores.
-    Shown beside the launch's per-point causes; the estimate follows the per-point rule."""
+def launch_counters(end: End, ctx: Context | None, points: Sequence[Point]) -> Counters:
+    """The rule's view of a whole launch: its end record's counters (every rank's, from before
+    the context record to the end) over the events of every point the launch measured."""
     d: Mapping[str, Any] = end.disturbance or {}
-    cores = ctx.cores_online if ctx else None
-    found = []
-    sw = _worst(d.get("nivcsw"))
-    if sw is not None and end.elapsed_s > 0 and sw / end.elapsed_s > LAUNCH_SWITCH_RATE:
-        found.append(f"involuntary context switches {sw / end.elapsed_s:.0f} a second")
-    steal = _worst(d.get("steal_s"))
-    if steal is not None and end.elapsed_s > 0 and cores:
-        stolen = steal / (end.elapsed_s * cores)
-        if stolen > STEAL_SHARE:
-            found.append(f"CPU steal {stolen:.0%} of the host's time")
-    found.append(_launch_load(_worst(d.get("run_queue")), cores))
-    return "; ".join(f for f in found if f)
+    return Counters(involuntary_switches=_worst(d.get("nivcsw")),
+                    events=sum(p.time_us.n + p.invalid + p.warmup for p in points),
+                    samples=sum(p.time_us.n for p in points), invalid=sum(p.invalid for p in points),
+                    steal_s=_worst(d.get("steal_s")), elapsed_s=end.elapsed_s, run_queue=_worst(d.get("run_queue")),
+                    cores=ctx.cores_online if ctx else None)
+
+
+def launch_disturbed(end: End, ctx: Context | None, points: Sequence[Point]) -> str:
+    """What disturbed a launch as a whole ("" when nothing did): the same rule as a point's
+    (`cause`) on the end record's counters and the events of the launch's points; the switches
+    outside the points (start-up, clock sync) count too. Shown beside the launch's per-point
+    causes; the estimate leaves out disturbed points, not whole launches."""
+    return cause(launch_counters(end, ctx, points))

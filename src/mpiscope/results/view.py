@@ -5,18 +5,20 @@ points, and what disturbed each launch as a whole (its end record's counters). A
 formats these figures; it never derives one."""
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Mapping, NamedTuple, Protocol
+from typing import Any, Iterable, NamedTuple, Protocol
 
 import pandas as pd
 
-from mpiscope.records.model import Context, End
+from mpiscope.records.model import Context, End, Point
 from mpiscope.records.reader import RecordFile
 from mpiscope.records.table import RunView, tidy
 from mpiscope.results.disturbance import launch_disturbed
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint
+from mpiscope.results.points import launch_of
 
 
 class Estimate(NamedTuple):
@@ -70,15 +72,18 @@ class Results:
 
 def launch_causes(records: Iterable[Any]) -> dict[int, str]:
     """Each finished launch's cause ("" for none) by launch number: the end record's counters
-    under the rule, with the core count of that launch's own context."""
+    under the rule, over the points that launch measured, with the core count of its own context."""
     out: dict[int, str] = {}
     ctx: Context | None = None
+    points: dict[int, list[Point]] = defaultdict(list)
     for rec in records:
         if isinstance(rec, Context):
             ctx = rec
+        elif isinstance(rec, Point) and rec.imported is None:
+            points[launch_of(rec)].append(rec)
         elif isinstance(rec, End):
-            launch = rec.tag.get("launch", 0) if isinstance(rec.tag, Mapping) else 0
-            out[launch if isinstance(launch, int) else 0] = launch_disturbed(rec, ctx)
+            launch = launch_of(rec)
+            out[launch] = launch_disturbed(rec, ctx, points[launch])
     return out
 
 
