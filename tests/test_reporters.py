@@ -99,11 +99,11 @@ def test_the_summary_of_a_run_among_others_shows_that_run_s_points(run, tmp_path
 DERIVING = {"aggregate", "aggregate_runs", "summarise", "launch_frame", "with_drift", "widened", "evidence",
             "more_launches", "drift_between_runs", "launches_needed"}
 # Left, each with its reason: the headline of the default run (issue 28 point 6, its own branch);
-# the plan, which picks the next launch from the estimates so far; the model fits and the
-# variation table, which group records their own way (several runs as one `mpiscope model`,
-# configurations by their labels); the plots, when handed the per-launch rows directly.
+# the plan, which picks the next launch from the estimates so far; the model fits, which group
+# records their own way (several runs as one `mpiscope model`); the plots, when handed the
+# per-launch rows directly.
 LEFT = {"mpiscope.report.headline", "mpiscope.plan.schedule", "mpiscope.analysis.measured",
-        "mpiscope.analysis.variation", "mpiscope.report.plots"}
+        "mpiscope.report.plots"}
 
 
 def deriving_calls() -> dict[str, set[str]]:
