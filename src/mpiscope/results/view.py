@@ -6,9 +6,9 @@ formats these figures; it never derives one."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, NamedTuple, Protocol
+from typing import Any, Iterable, Mapping, NamedTuple, Protocol
 
 import pandas as pd
 
@@ -37,6 +37,8 @@ class Results:
     """Everything the reporters show of `runs`, derived once."""
     runs: tuple[LaunchRun, ...]
     per_launch: pd.DataFrame  # the tidy table: a row per point and launch (records.table.tidy)
+    # (run id, launch) -> what disturbed the launch as a whole ("" for nothing), each finished launch
+    launch_causes: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -62,12 +64,11 @@ class Results:
                 for lp, flag in zip(df["point"], flags)
                 if isinstance(lp, LaunchPoint) and any(id(p) in mine for p in lp.points)}
 
-    @cached_property
+    @property
     def launches_disturbed(self) -> dict[tuple[str, int], str]:
         """(run id, launch) -> what disturbed the launch as a whole, read from its end record's
         counters (results.disturbance.launch_disturbed); launches that nothing disturbed are left out."""
-        return {(run.id, launch): cause for run in self.runs
-                for launch, cause in launch_causes(run.records()).items() if cause}
+        return {k: cause for k, cause in self.launch_causes.items() if cause}
 
 
 def launch_causes(records: Iterable[Any]) -> dict[int, str]:
@@ -93,9 +94,9 @@ def results_of(runs: Iterable[LaunchRun]) -> Results:
     whole ("" for nothing)."""
     rs = tuple(runs)
     df = tidy(rs)
+    whole = {(run.id, launch): cause for run in rs for launch, cause in launch_causes(run.records()).items()}
     if not df.empty and "run_id" in df:
-        whole = {(run.id, launch): cause for run in rs for launch, cause in launch_causes(run.records()).items()}
         launch = df["launch"] if "launch" in df else pd.Series(0, index=df.index)
         df["launch_disturbed"] = [whole.get((r, int(n) if pd.notna(n) else 0), "")
                                   for r, n in zip(df["run_id"], launch)]
-    return Results(rs, df)
+    return Results(rs, df, whole)
