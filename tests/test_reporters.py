@@ -128,6 +128,20 @@ def test_nothing_outside_the_results_layer_derives_launch_level_figures():
     assert "mpiscope.report.headline" in found  # the scan sees such a call where there is one
 
 
+def test_interval_quantiles_are_taken_in_the_results_layer_only():
+    """Student and normal quantiles (a launch-level interval's half-width) outside results/: only
+    the Hockney fit's, whose interval is of a model coefficient, not of a point."""
+    quantiles = {"stdtrit", "ppf", "ndtri"}
+    found = set()
+    for f in PACKAGE.rglob("*.py"):
+        if "results" in f.relative_to(PACKAGE).parts[:1]:
+            continue
+        for n in ast.walk(ast.parse(f.read_text())):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in quantiles:
+                found.add(f.relative_to(PACKAGE).as_posix())
+    assert found == {"analysis/hockney.py"}
+
+
 def test_a_launch_as_a_whole_goes_through_the_disturbance_rule():
     points = [point(8, 1.0, 0, n=180), point(1024, 2.0, 0, n=180)]  # 360 events in the launch
     end = End(points=2, elapsed_s=1.0, disturbance=counters(120))
@@ -161,3 +175,13 @@ def test_results_are_built_once_per_set_of_runs(run):
     results = results_of([run])
     assert isinstance(results, Results) and results.frame is results.frame  # derived once, then read
     assert results.records(run.id) is run.records()
+
+
+def test_a_busy_point_names_its_commonest_cause_and_on_a_tie_the_first_launch_s():
+    """Every reader shows the one cause the results layer chose: never one a set's order picks."""
+    from mpiscope.results.launches import summarise
+    pts = [point(8, 1.0 + 0.01 * k, k) for k in range(8)]
+    causes = {id(p): f"cause {k}" for k, p in enumerate(pts)}  # all disturbed, each differently
+    assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 0"
+    causes[id(pts[5])] = causes[id(pts[6])] = "cause 6"
+    assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 6"
