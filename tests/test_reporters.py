@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import io
 from pathlib import Path
 
@@ -106,20 +107,30 @@ LEFT = {"mpiscope.report.headline", "mpiscope.plan.schedule", "mpiscope.analysis
         "mpiscope.report.plots"}
 
 
-def deriving_calls() -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
+@functools.lru_cache(maxsize=1)
+def package_calls() -> dict[str, tuple[set[str], set[str], set[str]]]:
+    """Per module of the package (results/ left out): the names it imports from the results
+    layer, the names it calls, the attributes it calls (one walk of each file, shared)."""
+    out = {}
     for f in PACKAGE.rglob("*.py"):
-        module = ".".join(("mpiscope",) + f.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
-        if module.startswith("mpiscope.results"):
+        rel = f.relative_to(PACKAGE)
+        if rel.parts[0] == "results":
             continue
-        tree = ast.parse(f.read_text())
-        imported = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                    and (node.module or "").startswith("mpiscope.results") for a in node.names}
-        calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-        hits = calls & imported & DERIVING
-        if hits:
-            found[module] = hits
-    return found
+        imported, called, attrs = set(), set(), set()
+        for n in ast.walk(ast.parse(f.read_text())):
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("mpiscope.results"):
+                imported.update(a.asname or a.name for a in n.names)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                called.add(n.func.id)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                attrs.add(n.func.attr)
+        module = ".".join(("mpiscope",) + rel.with_suffix("").parts).removesuffix(".__init__")
+        out[module] = (imported, called, attrs)
+    return out
+
+
+def deriving_calls() -> dict[str, set[str]]:
+    return {m: hits for m, (imported, called, _) in package_calls().items() if (hits := imported & called & DERIVING)}
 
 
 def test_nothing_outside_the_results_layer_derives_launch_level_figures():
@@ -131,15 +142,8 @@ def test_nothing_outside_the_results_layer_derives_launch_level_figures():
 def test_interval_quantiles_are_taken_in_the_results_layer_only():
     """Student and normal quantiles (a launch-level interval's half-width) outside results/: only
     the Hockney fit's, whose interval is of a model coefficient, not of a point."""
-    quantiles = {"stdtrit", "ppf", "ndtri"}
-    found = set()
-    for f in PACKAGE.rglob("*.py"):
-        if "results" in f.relative_to(PACKAGE).parts[:1]:
-            continue
-        for n in ast.walk(ast.parse(f.read_text())):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in quantiles:
-                found.add(f.relative_to(PACKAGE).as_posix())
-    assert found == {"analysis/hockney.py"}
+    found = {m for m, (_, _, attrs) in package_calls().items() if attrs & {"stdtrit", "ppf", "ndtri"}}
+    assert found == {"mpiscope.analysis.hockney"}
 
 
 def test_a_launch_as_a_whole_goes_through_the_disturbance_rule():
