@@ -87,7 +87,7 @@ def test_summary_and_placement_of_a_run_over_two_hosts(runs):
     from mpiscope.report.summary import print_run
     run = runs["hosts"]
     console = Console(record=True, width=200)
-    print_run(console, run.meta(), run.records())
+    print_run(console, run)
     text = console.export_text()
     assert "MPICH 5.0.2 (embedded), 3 ranks on 2 host(s)" in text and "[ok]" in text
     assert "pingpong (2 ranks)" in text and "by placement" in text and INTER in text and MIXED in text
@@ -114,7 +114,7 @@ def test_warnings_name_every_problem(runs):
     assert "line 6 is corrupt and was skipped" in text and "no end line" in text
     assert run_warnings(runs["p2p"]) == []
     console = Console(record=True, width=200)
-    print_run(console, runs["trouble"].meta(), runs["trouble"].records())
+    print_run(console, runs["trouble"])
     text = console.export_text()
     assert "hung" in text and "skipped" in text and "corrupt" in text
 
@@ -221,7 +221,7 @@ def multi(tmp_path) -> dict[str, Run]:
 def summary_text(run: Run) -> str:
     from mpiscope.report.summary import print_run
     console = Console(record=True, width=220)
-    print_run(console, run.meta(), run.records())
+    print_run(console, run)
     return console.export_text()
 
 

@@ -82,10 +82,11 @@ class Run(store.Run):
         """The summary `mpiscope show` prints, as text."""
         from rich.console import Console
 
-        from mpiscope.report.summary import print_run
+        from mpiscope.report.reporter import report
+        from mpiscope.report.summary import Summary
         buf = io.StringIO()
         console = Console(file=buf, width=120, highlight=False, color_system=None, force_jupyter=False)
-        print_run(console, self.meta(), self.records(), console)
+        report([self], Summary(console, console))
         return buf.getvalue()
 
     def __repr__(self) -> str:
@@ -197,10 +198,8 @@ def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = 
     its launch-level estimate (`time_median_us`) and 95 % interval (`time_ci_low_us`,
     `time_ci_high_us`) over its launches (`results.frame.launch_frame`); `per_launch`: one row per
     point and launch."""
-    from mpiscope.records.table import tidy
-    from mpiscope.results.frame import launch_frame
-    df = tidy(as_runs(runs, runs_dir))
-    return df if per_launch else launch_frame(df)
+    from mpiscope.report.reporter import Frame, report
+    return report(as_runs(runs, runs_dir), Frame(per_launch))
 
 
 def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = False, per_launch: bool = False,
@@ -208,14 +207,9 @@ def side_by_side(runs: RunsLike, benchmark: str | None = None, words: bool = Fal
     """The tables of `mpiscope table`, one per benchmark: sizes x configurations (labelled by the
     factors that differ between the runs) in `.us` (microseconds) and `.bw` (MB/s) DataFrames;
     each cell a point's launch-level estimate, or with `per_launch` a column per launch."""
-    from mpiscope.records.table import unmeasured
-    from mpiscope.results.frame import launch_frame
-    from mpiscope.report.table import side_by_side as tables
-    df = table(runs, per_launch=True, runs_dir=runs_dir)
-    if df.empty or "benchmark" not in df:
-        raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
-    return tables(df if per_launch else launch_frame(df), benchmark, words, per_launch=per_launch,
-                  unmeasured=unmeasured(as_runs(runs, runs_dir)))
+    from mpiscope.report.reporter import report
+    from mpiscope.report.table import SideBySideTables
+    return report(as_runs(runs, runs_dir), SideBySideTables(benchmark, words, per_launch=per_launch))
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -640,12 +634,12 @@ def predict(source: RunsLike | None = None, collectives: Sequence[str] | None = 
 def plots(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Plot]:
     """Every figure that applies to the runs (`report.plots.Plot`: `name`, `title`, a matplotlib
     `figure`; a notebook shows a Plot as its image). UsageError when there is nothing to draw."""
-    from mpiscope.records.table import tidy
-    from mpiscope.report.plots import all_plots
-    df = tidy(as_runs(runs, runs_dir))
-    if df.empty:
+    from mpiscope.report.plots import Plots
+    from mpiscope.results.view import results_of
+    results = results_of(as_runs(runs, runs_dir))
+    if results.per_launch.empty:
         raise UsageError("the runs hold no measured points: nothing to plot")
-    found = all_plots(df)
+    found = Plots().render(results)
     if not found:
         raise UsageError("no plot applies to these runs' benchmarks")
     return found

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_engine
 from mpiscope.records import parse_record
-from mpiscope.results.disturbance import disturbed
+from mpiscope.results.disturbance import disturbed, launch_disturbed
 
 FIELDS = ("nvcsw", "nivcsw", "steal_s", "run_queue", "loadavg_1m")
 
@@ -101,3 +101,7 @@ def test_a_busy_process_on_a_rank_s_core_disturbs_the_point(engine_mpich, mpich_
     cause = disturbed(parse_record(rec), parse_record(run.context))
     assert cause.startswith("involuntary context switches "), cause
     assert int(cause.split()[3]) == max(switches) and "run queue" in cause
+    # the launch as a whole: its end record's counters under the same rule, beside the point's
+    (end,) = [r for r in run.records if r["type"] == "end"]
+    whole = launch_disturbed(parse_record(end), parse_record(run.context), [parse_record(rec)])
+    assert whole.startswith("involuntary context switches "), whole

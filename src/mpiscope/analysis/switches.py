@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import special
 
 from mpiscope.records import Point
 
@@ -16,7 +15,7 @@ from .burst import is_burst
 from .clock import Clock
 from .hockney import HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
 from mpiscope.results.launches import Z95, launch_of
-from mpiscope.results.location import wild
+from mpiscope.results.location import robust_interval
 from mpiscope.results.policy import POLICY
 from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, Measured, arrays, launch_level, sigma
 from .robust import robust_line, wls_line
@@ -264,7 +263,7 @@ def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray
     """(sizes, levels, sigmas) the segmentation reads: `arrays`, except for a point of
     POLICY.robust_min_launches launches or more with a minority of wild launch medians
     (`results.location.wild`: another mode, not the tail of one),
-    read as the geometric mean and t-interval of the others (`launches.summarise`, floored by
+    read as the geometric mean and t-interval of the others (`location.robust_interval`, floored by
     `measured.sigma`). The point's own estimate and interval, all launches, stay what the fits
     and the reports use."""
     x, y, s = arrays(pts)
@@ -273,17 +272,12 @@ def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray
         med = med[med > 0]
         if len(med) < POLICY.robust_min_launches:
             continue
-        logs = np.log(med)
         within = getattr(p, "within_var", float("nan"))
-        within = within if np.isfinite(within) else 0.0
-        keep = ~wild(logs, within)  # the results layer's rule for wild launches
-        if keep.all():
+        # the results layer's estimate without wild launches
+        centre, half, left_out = robust_interval(np.log(med), within if np.isfinite(within) else 0.0)
+        if not left_out:
             continue
-        kept = logs[keep]
-        var = float(kept.var(ddof=1))
-        total = var if var > 0 or not within else within
-        half = float(special.stdtrit(len(kept) - 1, 0.975)) * math.sqrt(total / len(kept))
-        y[i] = math.exp(float(kept.mean()))
+        y[i] = math.exp(centre)
         s[i] = max(y[i] * half / Z95, REL_SIGMA_FLOOR * y[i], ABS_SIGMA_FLOOR_US)
     return x, y, s
 

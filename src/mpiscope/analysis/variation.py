@@ -15,7 +15,8 @@ import pandas as pd
 
 from mpiscope.util.errors import UsageError
 
-from mpiscope.results.launches import LaunchPoint, aggregate_runs, heterogeneity_p
+from mpiscope.results.frame import pooled
+from mpiscope.results.launches import LaunchPoint, heterogeneity_p
 
 
 def _config(df: pd.DataFrame) -> pd.Series:
@@ -60,8 +61,7 @@ def variation(df: pd.DataFrame, benchmark: str | None = None) -> pd.DataFrame:
     several_ranks = "ranks" in df and df["ranks"].nunique() > 1
     rows = []
     for config, g in df.groupby("config", sort=False):
-        runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
-        rows += [_row(config, lp, several_ranks) for lp in aggregate_runs(runs)]
+        rows += [_row(config, lp, several_ranks) for lp in pooled(g)]
     if not rows:
         raise UsageError("no measured points to compare across launches")
     return pd.DataFrame(rows)

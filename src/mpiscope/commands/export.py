@@ -9,13 +9,13 @@ from mpiscope.report.formats import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from mpiscope.api import table
     from mpiscope.util.console import records_of
-    from mpiscope.report.export import write
+    from mpiscope.report.export import Export, write
+    from mpiscope.report.reporter import report
     from mpiscope.store.runs import resolve
     runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
     records_of(runs)  # warns about damaged lines before the table leaves them out
-    write(table(runs, per_launch=a.per_launch), a.format, a.output)
+    write(report(runs, Export(a.format, a.per_launch)), a.output)
     return 0
 
 

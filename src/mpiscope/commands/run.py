@@ -99,8 +99,9 @@ def warnings(run) -> None:
 
 def summary(run) -> None:
     from mpiscope.util.console import err, out
-    from mpiscope.report.summary import print_run
-    print_run(out, run.meta(), run.records(), err)
+    from mpiscope.report.reporter import report
+    from mpiscope.report.summary import Summary
+    report([run], Summary(out, err))
 
 
 def model(run, clock_mhz: float | None) -> None:

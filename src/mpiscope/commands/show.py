@@ -9,11 +9,12 @@ from mpiscope.util import paths
 
 def cmd_show(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
-    from mpiscope.report.summary import print_run
+    from mpiscope.report.reporter import report
+    from mpiscope.report.summary import Summary
     from mpiscope.store.runs import resolve
     run = resolve(a.run, paths.runs_dir(a.runs_dir))
     meta = run.meta()
-    print_run(out, meta, run.records(), err)
+    report([run], Summary(out, err))
     files = meta.extra.get("imported", {}).get("files") if isinstance(meta.extra.get("imported"), dict) else None
     if files:
         out.print("imported from " + ", ".join(str(f.get("path")) for f in files if isinstance(f, dict)),

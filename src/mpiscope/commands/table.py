@@ -10,23 +10,22 @@ from mpiscope.commands.options import one_size
 
 def cmd_table(a: argparse.Namespace) -> int:
     from mpiscope.util.console import out
-    from mpiscope.results.frame import launch_frame
-    from mpiscope.report.table import (load_frame, render_csv, render_markdown, render_terminal,
-                                       side_by_side, with_config)
+    from mpiscope.report.reporter import report
+    from mpiscope.report.table import (SideBySideTables, measured, render_csv, render_markdown,
+                                       render_terminal, with_config)
+    from mpiscope.results.view import results_of
     from mpiscope.util.console import records_of
-    from mpiscope.records.table import unmeasured
     from mpiscope.store.runs import runs_of
     runs = runs_of(a.runs, paths.runs_dir(a.runs_dir))
     records_of(runs)  # warns about damaged lines it leaves out
     latency_upto = one_size(a.latency_upto, "--latency-upto")
-    df = load_frame(a.runs, paths.runs_dir(a.runs_dir), runs)
+    results = results_of(runs)
     if a.variation:
         from mpiscope.analysis.variation import variation
         from mpiscope.report.variation import variation_table
-        out.print(variation_table(variation(with_config(df), a.benchmark)))
+        out.print(variation_table(variation(with_config(measured(results)), a.benchmark)))
         return 0
-    tables = side_by_side(df if a.per_launch else launch_frame(df), a.benchmark, a.words, latency_upto,
-                          per_launch=a.per_launch, unmeasured=unmeasured(runs))
+    tables = report(results, SideBySideTables(a.benchmark, a.words, latency_upto, a.per_launch))
     if a.format == "csv":
         sys.stdout.write(render_csv(tables))
     elif a.format == "markdown":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -10,7 +11,7 @@ from mpiscope.store.atomic import write_atomic
 from mpiscope.util.errors import UsageError
 from mpiscope.records.table import OBJECT_COLUMNS
 from mpiscope.report.formats import FORMATS
-
+from mpiscope.results.view import Results
 
 
 def _markdown(df: pd.DataFrame) -> str:
@@ -37,9 +38,19 @@ def render(df: pd.DataFrame, fmt: str) -> bytes:
     raise UsageError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
 
 
-def write(df: pd.DataFrame, fmt: str, output: str) -> None:
+@dataclass(frozen=True)
+class Export:
+    """The export reporter (`mpiscope export`): the results' table in `fmt`, a row per point over
+    its launches, or with `per_launch` a row per point and launch."""
+    fmt: str
+    per_launch: bool = False
+
+    def render(self, results: Results) -> bytes:
+        return render(results.table(self.per_launch), self.fmt)
+
+
+def write(data: bytes, output: str) -> None:
     """`-` is stdout, anything else a file."""
-    data = render(df, fmt)
     if output == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

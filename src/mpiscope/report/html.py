@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import shlex
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 from itertools import groupby
@@ -17,12 +18,12 @@ import pandas as pd
 from mpiscope import __version__
 from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
 from mpiscope.records import Context, RecordFile
-from mpiscope.records.table import tidy
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.numbers import num, pct
-from mpiscope.results.frame import launch_frame
-from mpiscope.report.plots import Plot, SeriesModel, all_plots, fit_models
+from mpiscope.report.plots import Plot, Plots, SeriesModel, fit_models
+from mpiscope.report.reporter import report
+from mpiscope.results.view import Results
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
 from mpiscope.store.atomic import write_atomic
@@ -334,12 +335,13 @@ def _cpus(cpus: list[int]) -> str:
 
 # --- the page -------------------------------------------------------------------------------
 
-def render(runs: list[Run]) -> str:
+def page(results: Results) -> str:
+    runs = list(results.runs)
     records = {run.id: run.records() for run in runs}
     contexts = {rid: recs.context for rid, recs in records.items()}
-    df = launch_frame(tidy(runs))
+    df = results.frame
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
-    plots = all_plots(df, models) if not df.empty else []
+    plots = Plots(models).render(results)
     many = len(runs) > 1
     comparison = ""
     if many:  # results.compare (scipy.stats) is imported only for a report of several runs
@@ -372,6 +374,18 @@ def render(runs: list[Run]) -> str:
             f'<header><div class="brand">mpiscope</div><h1>{escape(heading)}</h1>'
             f'<p class="muted">{escape(", ".join(r.id for r in runs))} · generated {generated} by mpiscope '
             f'{__version__}</p><nav>{nav}</nav></header><main>{body}</main></body></html>\n')
+
+
+@dataclass(frozen=True)
+class Html:
+    """The HTML reporter (`mpiscope report`, report.html after a run): one self-contained page."""
+    def render(self, results: Results) -> str:
+        return page(results)
+
+
+def render(runs: list[Run]) -> str:
+    """The page of runs."""
+    return report(runs, Html())
 
 
 def write_report(runs: list[Run], path: Path) -> Path:

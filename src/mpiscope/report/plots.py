@@ -26,6 +26,7 @@ from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.levels import launch_dots
 from mpiscope.results.frame import is_launch_level, launch_frame
+from mpiscope.results.view import Results
 from mpiscope.util.units import human_size
 
 COLLECTIVE = ("coll", "nbc", "neighbor", "persistent")
@@ -465,6 +466,16 @@ def all_plots(df: pd.DataFrame, models: list[SeriesModel] | None = None) -> list
         launches = getattr(point, "points", None) or (point,)  # a map per point: its last launch's
         plots += pair_map_plots(launches[-1], str(run_id) if many else "")
     return plots
+
+
+@dataclass(frozen=True)
+class Plots:
+    """The plot reporter (`mpiscope plot`, the API's `plots`, the HTML report's figures): every
+    figure that applies to the results' launch-level frame."""
+    models: list[SeriesModel] | None = None
+
+    def render(self, results: Results) -> list[Plot]:
+        return all_plots(results.frame, self.models) if not results.frame.empty else []
 
 
 def write_plots(plots: list[Plot], out_dir: Path, fmt: str = "png") -> list[Path]:

@@ -7,9 +7,9 @@ from typing import Iterable
 
 from mpiscope.analysis.ring import deadlock_table
 from mpiscope.records import Record
-from mpiscope.records.table import RunView, tidy
 from mpiscope.report.axes import plt, save
 from mpiscope.report.plots import ring_nblock_plot, ring_size_plot
+from mpiscope.results.view import Results
 
 
 def deadlock_figure(records: Iterable[Record]) -> plt.Figure:
@@ -25,10 +25,11 @@ def deadlock_figure(records: Iterable[Record]) -> plt.Figure:
     return fig
 
 
-def write_all(run: RunView, directory: Path) -> list[Path]:
-    """Every figure of the study into `directory` (the curves are the report's own plots);
-    the paths written."""
-    df = tidy([run])
+def write_all(results: Results, directory: Path) -> list[Path]:
+    """Every figure of the study's run (its results) into `directory` (the curves are the
+    report's own plots); the paths written."""
+    df = results.frame
+    (run,) = results.runs
     out = []
     for name, draw in (("ring-bandwidth-vs-size.png", lambda: ring_size_plot(df)),
                        ("ring-bandwidth-vs-nblock.png", lambda: ring_nblock_plot(df)),

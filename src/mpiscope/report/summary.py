@@ -4,21 +4,20 @@ launches, how many launches, the share of variance between them, MB/s, and what 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, configuration_of, drifts_kept, launch_of,
-                                       widened)
+from mpiscope.results.launches import LaunchPoint, configuration_of, launch_of
+from mpiscope.results.view import Estimate, LaunchRun, Results, results_of
 from mpiscope.util.console import make_table
 from mpiscope.report.numbers import num, pct
-from mpiscope.results.evidence import evidence
 from mpiscope.analysis.cache import MARK, MARK_NOTE, above_copy_rate
 from mpiscope.records import Point, RecordFile, Skip, Timeout
 from mpiscope.results.frame import modes_text, run_levels_text
-from mpiscope.store.runs import RunMeta
 from mpiscope.util.units import human_size
 
 SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and says nothing about the next; "
@@ -124,15 +123,17 @@ def _above_copy(lp: LaunchPoint) -> bool:
 
 
 def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
-                  drift: Mapping[tuple, Drift] | None = None) -> Table:
+                  estimates: Mapping[tuple, Estimate] | None = None) -> Table:
     """A row per point (and configuration: a study's series) over its launches, by benchmark in
     the order `benchmarks` names them (the plan's), else first measured, then rank count, variant
     and size (launches shuffle the order); a skip or time-out once per point, saying in how many
-    launches."""
+    launches. `estimates`: the run's launch-level points (`Results.points`), as the results
+    layer derived them."""
     world = recs.context.world_size if recs.context else None
     records = [r for r in recs if isinstance(r, (Point, Skip, Timeout))]
     launches = len({launch_of(r) for r in records}) or 1
-    by_point = {(lp.key, lp.config): lp for lp in widened(aggregate(records), drift or {})}
+    estimates = estimates or {}
+    by_point = {k: e.point for k, e in estimates.items()}
     benches = {b: i for i, b in enumerate(dict.fromkeys([*benchmarks, *(r.benchmark for r in records)]))}
     configs: dict = {}
     rows: dict[tuple, list[str]] = {}
@@ -152,7 +153,7 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                 rows[order] = [_label(r, world), human_size(r.size), "-", "", "", "", "",
                                f"no valid sample: {r.stop_reason or '?'}"]
                 continue
-            flag = evidence(lp)  # an interval that informs nothing is named, never drawn
+            flag = estimates[(r.key, config)].evidence  # an interval that informs nothing is named, never drawn
             rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
                            f"[yellow]{escape(flag)}[/]" if flag else
                            f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
@@ -181,12 +182,15 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
     return table
 
 
-def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console | None = None) -> None:
-    """The table on `console`; the one warnings block (untrustworthy timings, disturbed launches,
-    damaged files: report.warnings) on `warn`."""
+def print_run(console: Console, run: LaunchRun, warn: Console | None = None, results: Results | None = None) -> None:
+    """The table of one run of `results` (built here when not given) on `console`; the one
+    warnings block (untrustworthy timings, disturbed launches, damaged files: report.warnings) on
+    `warn`."""
     from mpiscope.report.placement import print_placement
     from mpiscope.report.warnings import print_warnings
     warn = warn or console
+    results = results if results is not None else results_of([run])
+    meta, recs = run.meta(), run.records()
     mpi, ctx = meta.mpi, recs.context
     ranks = ctx.world_size if ctx else (meta.parts[0].plan.ranks if meta.parts else "?")
     launches = len({launch_of(r) for r in recs if isinstance(r, (Point, Skip, Timeout))}) or 1
@@ -201,6 +205,17 @@ def print_run(console: Console, meta: RunMeta, recs: RecordFile, warn: Console |
                  f"({imported.get('mpi_label') or 'MPI not given'}), {ranks} ranks, run {meta.id} "
                  f"{escape(f'[{meta.status}]')}")
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
-                                drifts_kept(meta.extra)))
+                                results.points(run.id)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
     print_warnings(warn, meta, recs)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The terminal reporter (`mpiscope run`, `show`): each run's table, then its warnings."""
+    console: Console
+    warn: Console | None = None
+
+    def render(self, results: Results) -> None:
+        for run in results.runs:
+            print_run(self.console, run, self.warn, results)

@@ -15,7 +15,8 @@ from rich.table import Table
 from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
 from mpiscope.util.errors import UsageError
 from mpiscope.report.numbers import cell
-from mpiscope.records.table import tidy
+from mpiscope.records.table import tidy, unmeasured
+from mpiscope.results.view import Results, results_of
 from mpiscope.report.formats import LATENCY_UPTO
 from mpiscope.util.units import human_size
 from mpiscope.store.runs import RunMeta, SweepDir, runs_of
@@ -34,13 +35,17 @@ def sweep_frame(sd: SweepDir) -> pd.DataFrame:
     return tidy(runs)
 
 
+def measured(results: Results) -> pd.DataFrame:
+    """The results' per-launch table; a UsageError when they hold no measured point."""
+    if results.per_launch.empty or "benchmark" not in results.per_launch:
+        raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
+    return results.per_launch
+
+
 def load_frame(refs: list[str], runs_dir: Path, runs: list | None = None) -> pd.DataFrame:
     """Runs (ids, prefixes, paths) and sweep directories, as one tidy table; `runs` when they are
     at hand already (their records read once)."""
-    df = tidy(runs if runs is not None else runs_of(refs, runs_dir))
-    if df.empty or "benchmark" not in df:
-        raise UsageError("these runs hold no measured point: check them with `mpiscope show RUN`")
-    return df
+    return measured(results_of(runs if runs is not None else runs_of(refs, runs_dir)))
 
 
 def label_columns(df: pd.DataFrame) -> list[str]:
@@ -324,3 +329,18 @@ def sweep_status_table(sd: SweepDir) -> Table:
 def launches_made(meta: RunMeta) -> int:
     """The launches a run made: its parts carry their launch's number (one launch: no number)."""
     return len({p.tag["launch"] for p in meta.parts if "launch" in p.tag}) or (1 if meta.parts else 0)
+
+
+@dataclass(frozen=True)
+class SideBySideTables:
+    """The side-by-side reporter (`mpiscope table`, the API's `side_by_side`): a table per
+    benchmark of the results' launch-level frame, or with `per_launch` a column per launch."""
+    benchmark: str | None = None
+    words: bool = False
+    latency_upto: int = LATENCY_UPTO
+    per_launch: bool = False
+
+    def render(self, results: Results) -> list[SideBySide]:
+        measured(results)
+        return side_by_side(results.table(self.per_launch), self.benchmark, self.words, self.latency_upto,
+                            per_launch=self.per_launch, unmeasured=unmeasured(results.runs))

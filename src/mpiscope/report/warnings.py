@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
 from mpiscope.results.disturbance import disturbed
+from mpiscope.results.view import launch_causes
 from mpiscope.store.runs import Run, RunMeta
 from mpiscope.util.units import human_size
 
@@ -41,7 +42,8 @@ DISTURBED_SHOWN = 2
 
 def disturbed_launches(recs: RecordFile) -> list[str]:
     """A sentence per launch with disturbed points (results.disturbance): how many, and the
-    first causes. Every record is kept; the estimate leaves these out."""
+    first causes, beside what disturbed the launch as a whole (its end record's counters). Every
+    record is kept; the estimate leaves the disturbed points out."""
     by_launch: dict[int, list[tuple[Point, str]]] = defaultdict(list)
     counts: dict[int, int] = defaultdict(int)
     ctx: Context | None = None
@@ -55,11 +57,17 @@ def disturbed_launches(recs: RecordFile) -> list[str]:
             cause = disturbed(rec, ctx)
             if cause:
                 by_launch[launch].append((rec, cause))
+    whole = {launch: cause for launch, cause in launch_causes(recs).items() if cause}
     out = []
-    for launch, hits in sorted(by_launch.items()):
+    for launch in sorted({*by_launch, *whole}):
+        hits = by_launch.get(launch, [])
+        said = f"launch {launch}" + (f" (as a whole: {whole[launch]})" if launch in whole else "")
+        if not hits:
+            out.append(f"{said}: none of its {counts[launch]} points disturbed")
+            continue
         named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
         more = f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else ""
-        out.append(f"launch {launch}: {len(hits)} of {counts[launch]} points disturbed ({named}{more}); they are "
+        out.append(f"{said}: {len(hits)} of {counts[launch]} points disturbed ({named}{more}); they are "
                    f"kept and left out of the estimate")
     return out
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from mpiscope.records.model import Context, Point
+from mpiscope.records.model import Context, End, Point
 
 # Involuntary context switches per event of the point (warm-up and samples) above which the
 # launch is disturbed. A switch takes the CPU away for a scheduler slice (milliseconds), far
@@ -90,3 +90,22 @@ def disturbed(p: Point, ctx: Context | None) -> str:
     """The tidy table's `disturbed` cell of a point record: "" or its cause. Imported points
     carry no counters and are never disturbed by this rule."""
     return cause(counters(p, ctx))
+
+
+def launch_counters(end: End, ctx: Context | None, points: Sequence[Point]) -> Counters:
+    """The rule's view of a whole launch: its end record's counters (every rank's, from before
+    the context record to the end) over the events of every point the launch measured."""
+    d: Mapping[str, Any] = end.disturbance or {}
+    return Counters(involuntary_switches=_worst(d.get("nivcsw")),
+                    events=sum(p.time_us.n + p.invalid + p.warmup for p in points),
+                    samples=sum(p.time_us.n for p in points), invalid=sum(p.invalid for p in points),
+                    steal_s=_worst(d.get("steal_s")), elapsed_s=end.elapsed_s, run_queue=_worst(d.get("run_queue")),
+                    cores=ctx.cores_online if ctx else None)
+
+
+def launch_disturbed(end: End, ctx: Context | None, points: Sequence[Point]) -> str:
+    """What disturbed a launch as a whole ("" when nothing did): the same rule as a point's
+    (`cause`) on the end record's counters and the events of the launch's points; the switches
+    outside the points (start-up, clock sync) count too. Shown beside the launch's per-point
+    causes; the estimate leaves out disturbed points, not whole launches."""
+    return cause(launch_counters(end, ctx, points))

@@ -14,7 +14,8 @@ from mpiscope.results.points import disturbed_of
 
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
-               "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed")
+               "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed",
+               "launch_disturbed")
 # Launch-level columns, in the order they follow the point's figures.
 LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
                  "run_levels", "evidence", "disturbed_launches")
@@ -84,6 +85,18 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
     return row
 
 
+def pooled(rows: pd.DataFrame) -> list[LaunchPoint]:
+    """The launch points of tidy-table rows of one configuration: every launch of every run is
+    one launch, disturbed as the table's `disturbed` column says (else by the record's own rule)."""
+    runs = [list(r["point"]) for _, r in rows.groupby("run_id", sort=False)]
+    judged = dict(zip(map(id, rows["point"]), rows["disturbed"])) if "disturbed" in rows else {}
+
+    def cause(p: Any) -> str:
+        value = judged.get(id(p))
+        return value if isinstance(value, str) else disturbed_of(p)
+    return aggregate_runs(runs, cause)
+
+
 def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One row per point and configuration: `time_median_us` is the launch-level estimate and
     `time_ci_*_us` its 95 % interval over launches (a single launch: that launch's own), the rates
@@ -100,13 +113,8 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, g in df.groupby(group, sort=False):
         base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
-        runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
-
-        def cause(p: Any) -> str:  # the tidy table's `disturbed` column, else the record's own
-            value = base[id(p)].get("disturbed")
-            return value if isinstance(value, str) else disturbed_of(p)
-        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
-                 for lp in aggregate_runs(runs, cause)]
+        runs = g["run_id"].nunique()
+        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, runs)) for lp in pooled(g)]
     out = pd.DataFrame(rows)
     # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import special
 
 from mpiscope.records import Point
-from mpiscope.results.location import robust_location
+from mpiscope.results.location import robust_interval
 from mpiscope.results.points import LAUNCH_TAGS, Drift, configuration_of, disturbed_of, drifts_kept, launch_of
 from mpiscope.results.policy import POLICY
 
@@ -129,7 +129,7 @@ def summarise(points: list[Point], level: float = 0.95,
     POLICY.busy_share of the launches are: then all count and `busy` names the cause.
 
     Estimate: the geometric mean of the launch medians without wild launches
-    (`location.robust_location`). Interval: Student's t with L-1 degrees of freedom over the log
+    (`location.robust_interval`). Interval: Student's t with L-1 degrees of freedom over the log
     launch medians kept (exact when they are normal, whatever the split of their variance into
     within and between). One launch: its own interval."""
     # a point's estimate: its median, or an imported point's own figure (Point.estimate)
@@ -140,7 +140,7 @@ def summarise(points: list[Point], level: float = 0.95,
     bad = tuple(c for c in causes if c)
     busy = ""
     if bad and len(bad) > POLICY.busy_share * len(points):
-        busy = max(set(bad), key=bad.count)  # the commonest cause
+        busy = max(bad, key=bad.count)  # the commonest cause; on a tie the first launch's (a set's order is random)
     elif bad:
         points = [p for p, c in zip(points, causes) if not c]
     first = points[0]
@@ -153,13 +153,9 @@ def summarise(points: list[Point], level: float = 0.95,
                            config=configuration_of(first), points=tuple(points), samples=first.samples_us,
                            disturbed=bad, busy=busy)
     logs = np.log(med)
-    k = len(logs)
     var = float(logs.var(ddof=1))
-    centre, robust_var, left_out = robust_location(logs, within)
-    k -= left_out
     # identical medians (a coarse timer) would give a zero-width interval: their own error instead
-    total = robust_var if robust_var > 0 or not np.isfinite(within) else within
-    half = special.stdtrit(k - 1, 0.5 + level / 2) * np.sqrt(total / k)
+    centre, half, _ = robust_interval(logs, within, level)
     between = max(0.0, var - within) if np.isfinite(within) else float("nan")
     return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(np.exp(centre)),
                        float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),

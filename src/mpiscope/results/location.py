@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
 
 from mpiscope.results.policy import POLICY, Policy
 
@@ -36,3 +37,14 @@ def robust_location(logs: np.ndarray, within_var: float = 0.0, policy: Policy = 
     kept = logs[~wild(logs, within_var, policy)]
     var = float(kept.var(ddof=1)) if len(kept) >= 2 else float("nan")
     return float(kept.mean()), var, len(logs) - len(kept)
+
+
+def robust_interval(logs: np.ndarray, within_var: float = 0.0, level: float = POLICY.level,
+                    policy: Policy = POLICY) -> tuple[float, float, int]:
+    """(location, half-width of its `level` interval, launches left out as wild) of `logs`: the
+    Student interval over the launches kept; where they all agree (a coarse timer), their own
+    sampling variance `within_var` stands in for the spread."""
+    centre, var, left_out = robust_location(logs, within_var, policy)
+    k = len(logs) - left_out
+    total = var if var > 0 or not np.isfinite(within_var) else within_var
+    return centre, float(special.stdtrit(k - 1, 0.5 + level / 2) * math.sqrt(total / k)), left_out

@@ -50,9 +50,8 @@ def show_results(run) -> None:
     """What `mpiscope study grid` prints after measuring: every shape and order, best first."""
     from mpiscope.analysis.grid import ranking
     from mpiscope.util.console import out
-    from mpiscope.records.table import tidy
-    from mpiscope.results.frame import launch_frame
-    table = ranking(launch_frame(tidy([run])))
+    from mpiscope.results.view import results_of
+    table = ranking(results_of([run]).frame)
     if not table.empty:
         ctx = run.records().context
         mpi = run.meta().mpi

@@ -117,11 +117,11 @@ def show_results(cfg: RingStudyConfig):
     """What `mpiscope study ring` prints after measuring: its tables, then its figures."""
     def show(run) -> None:
         from mpiscope.util.console import out
-        from mpiscope.records.table import tidy
         from mpiscope.report import ring_figures
-        from mpiscope.results.frame import launch_frame
-        print_tables(out, launch_frame(tidy([run])), run.records())
-        for path in ring_figures.write_all(run, run.path):
+        from mpiscope.results.view import results_of
+        results = results_of([run])
+        print_tables(out, results.frame, run.records())
+        for path in ring_figures.write_all(results, run.path):
             out.print(f"figure: {path}")
     return show
 
