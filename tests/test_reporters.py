@@ -99,7 +99,8 @@ def test_the_summary_of_a_run_among_others_shows_that_run_s_points(run, tmp_path
 # Calls that derive a launch-level figure: only the results layer makes them.
 DERIVING = {"aggregate", "aggregate_runs", "summarise", "launch_frame", "with_drift", "widened", "evidence",
             "more_launches", "drift_between_runs", "launches_needed"}
-# Left, each with its reason: the headline of the default run (issue 28 point 6, its own branch);
+# Left, each with its reason: the headline, when handed bare records instead of a run's results
+# (a run's headline reads results.view.Results.points; the fallback serves records read elsewhere);
 # the plan, which picks the next launch from the estimates so far; the model fits, which group
 # records their own way (several runs as one `mpiscope model`); the plots, when handed the
 # per-launch rows directly.

@@ -72,8 +72,11 @@ def headline(run) -> None:
     from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
     from mpiscope.results.policy import POLICY
+    from mpiscope.results.view import results_of
     target = (run.meta().extra.get("launch_policy") or {}).get("target", POLICY.launch_target)
-    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target),
+    estimates = list(results_of([run]).points(run.id).values())  # as show and the report give them
+    print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target,
+                                     estimates),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
 
 

@@ -36,6 +36,8 @@ def _num(x: float) -> str:
 
 
 def _time(e: Estimate) -> str:
+    if getattr(e, "evidence", ""):  # an interval that informs nothing is named, never printed
+        return f"{_num(e.median)} us ({e.evidence})"
     ci = f" [{_num(e.ci_low)}-{_num(e.ci_high)}]" if e.ci_low is not None and e.ci_high is not None else \
         " (no interval)"
     return f"{_num(e.median)} us{ci}"
@@ -44,6 +46,8 @@ def _time(e: Estimate) -> str:
 def _rate(e: Estimate, bytes_per_op: float) -> str:
     """MB/s at the estimate; the interval from the time's (the slower bound gives the lower rate)."""
     mbps = bytes_per_op / e.median
+    if getattr(e, "evidence", ""):
+        return f"{_num(mbps)} MB/s ({e.evidence})"
     if e.ci_low and e.ci_high:
         return f"{_num(mbps)} MB/s [{_num(bytes_per_op / e.ci_high)}-{_num(bytes_per_op / e.ci_low)}]"
     return f"{_num(mbps)} MB/s (no interval)"
@@ -133,14 +137,26 @@ def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> No
     console.print(escape(full_hint), highlight=False, soft_wrap=True)
 
 
+class _Flagged:
+    """A launch-level point with the results layer's evidence flag beside it."""
+
+    def __init__(self, point: object, evidence: str) -> None:
+        self._point, self.evidence = point, evidence
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._point, name)
+
+
 def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None,
-                 target: float | None = None) -> list[str]:
-    """The headline of a run's records: launch-level estimates (`results.launches.aggregate`) and
-    the confirmed switches of pingpong's model, with the library's `limits` that stand there; with
-    a launch `target`, last, how many points reached it (`on_target`)."""
+                 target: float | None = None, estimates: Sequence | None = None) -> list[str]:
+    """The headline of a run's records: its launch-level `estimates` as the results layer gives
+    them (`results.view.Results.points`: (point, evidence flag) pairs, the drift or prior in the
+    interval), else `results.launches.aggregate` of the records; the confirmed switches of
+    pingpong's model, with the library's `limits` that stand there; with a launch `target`, last,
+    how many points reached it (`on_target`)."""
     from mpiscope.results.launches import aggregate
     from mpiscope.report.model import summarise
-    estimates = aggregate(records)
+    estimates = [_Flagged(e.point, e.evidence) for e in estimates] if estimates is not None else aggregate(records)
     try:
         report = summarise(records).report
     except ValueError:  # several variants, no pingpong: no switch to tell
