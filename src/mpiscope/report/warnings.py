@@ -110,8 +110,14 @@ def meta_warnings(meta: RunMeta, recs: RecordFile) -> list[str]:
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})
-        out.append(f"{len(unconverged)} of {len(points)} points did not converge (stopped by "
-                   f"{', '.join(reasons)}): {_where(unconverged)}")
+        launches = {p.tag.get("launch") for p in points if isinstance(p.tag, dict)}
+        if len(launches) > 1:  # each launch's own target; the figure is the interval over launches
+            out.append(f"{len(unconverged)} of {len(points)} (point, launch) measurements did not converge within "
+                       f"their launch (stopped by {', '.join(reasons)}); the figures are the intervals over "
+                       f"{len(launches)} launches: {_where(unconverged)}")
+        else:
+            out.append(f"{len(unconverged)} of {len(points)} points did not converge (stopped by "
+                       f"{', '.join(reasons)}): {_where(unconverged)}")
     invalid = [p for p in points if p.invalid > 0]
     if invalid:
         out.append(f"{sum(p.invalid for p in invalid)} samples in {len(invalid)} points were invalid (a rank "
