@@ -222,11 +222,13 @@ class Tune:
                  since: int) -> tuple[str, Algorithm] | None:
         """The member whose forced algorithm failed the launch: the only one, or the one whose
         collective MPICH names in its refusal ("MPIR_Alltoall_impl(...): User set collective
-        algorithm is not usable")."""
+        algorithm is not usable") or the engine names as the failed call ("MPI_Alltoall failed",
+        as Open MPI's two_proc algorithms return MPI_ERR_UNSUPPORTED_OPERATION above 2 ranks)."""
         if len(members) == 1:
             return members[0][0], members[0][1]
         said = self._said(run, since)
-        named = [(c, a) for c, a, _ in members if a.name != DEFAULT and f"MPIR_{c.capitalize()}_impl(" in said]
+        named = [(c, a) for c, a, _ in members if a.name != DEFAULT
+                 and (f"MPIR_{c.capitalize()}_impl(" in said or f"MPI_{c.capitalize()} failed" in said)]
         return named[0] if len(named) == 1 else None
 
     def _failed(self, coll: str, n: int, alg: str, out, words: str) -> None:
