@@ -35,35 +35,49 @@ def one_error_line(r: subprocess.CompletedProcess, *words: str) -> None:
 def test_mpich_tune_writes_the_whole_tree_and_proves_it(cli, tmp_path, embedded_mpi):
     from mpiscope.mpi.collectives import mpich_default_tree
     from mpiscope.mpi.registry import identify
-    r = cli("tune", "allreduce", "-n", "2", "--sizes", "8,64K", *TUNE, "--runs-dir", str(tmp_path), timeout=1200)
+    from mpiscope.store.runs import Run
+    r = cli("tune", "allreduce", "barrier", "-n", "2", "--sizes", "8,64K", *TUNE, "--runs-dir", str(tmp_path),
+            timeout=1200)
     assert r.returncode == 0, (r.stdout, r.stderr)
     res = result_of(r.stdout)
     assert res["algorithms"]["allreduce"][0] == "default" and "ring" in res["algorithms"]["allreduce"]
-    assert {d["size"] for d in res["decisions"]} == {8, 65536}
+    # MPICH's tree algorithm raced as variants of its parameters (k up to the ranks, two tree types)
+    assert {"tree:k=2,tree_type=kary", "tree:k=2,tree_type=knomial_1"} <= set(res["algorithms"]["allreduce"])
+    assert {d["size"] for d in res["decisions"] if d["collective"] == "allreduce"} == {8, 65536}
     assert res["cost"]["point_launches"] <= res["cost"]["exhaustive_point_launches"]
+    # one launch forces an algorithm of both collectives: fewer launches than one per algorithm
+    tags = [p.tag["algorithms"] for p in Run(Path(res["race_run"])).records().points]
+    assert any(set(t) == {"allreduce", "barrier"} for t in tags)
+    assert res["cost"]["launches"] < res["cost"]["unpacked_launches"]
+    # a launch that fails is put on the algorithm MPICH names, never on one packed with it
+    assert all("not usable" in why for why in res["failed"].values()), res["failed"]
     assert "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE" in r.stdout and "export MPIR_CVAR_" in r.stdout
     written = json.loads(Path(res["file"]).read_text())
     library = mpich_default_tree(identify(embedded_mpi))
     assert list(written) == list(library)  # the whole tree: every collective of the library's own
-    assert all(written[k] == library[k] for k in library if k != "collective=allreduce")
+    assert all(written[k] == library[k] for k in library if k not in ("collective=allreduce", "collective=barrier"))
     if res["changes"]:  # a change is proven: the canary was refused and the side-by-side ran
         assert res["canary"]["refused"] and res["verify"]
         assert all(v["verdict"] in ("faster", "slower", "same", "inconclusive") for v in res["verify"])
     html = (Path(res["file"]).parent / "tune.html").read_text()
-    assert "allreduce" in html and "<table" in html
+    assert "allreduce" in html and "<table" in html and html.count("data:image/svg+xml;base64,") == 2
 
 
 def test_mpich_reads_a_forced_tree_and_refuses_a_canary(cli, tmp_path, embedded_mpi):
-    """A file forcing ring at 2 ranks runs (the library takes the whole tree); its canary, the same
-    tree naming an algorithm MPICH lacks, stops the job: the library reads the file."""
+    """A file forcing ring at 2 ranks runs (the library takes the whole tree), as does one forcing
+    the tree algorithm with its parameter keys; the canary, the same tree naming an algorithm MPICH
+    lacks, stops the job: the library reads the file."""
     from mpiscope.analysis.tunefile import Band, Tuning, render
     from mpiscope.util.errors import UsageError
     from mpiscope.mpi.collectives import mpich_default_tree
     from mpiscope.mpi.registry import identify
     tree = mpich_default_tree(identify(embedded_mpi))
-    for name, value, ok in (("forced", "MPIR_Allreduce_intra_ring", True), ("canary", "MPIR_No_such_algorithm", False)):
-        t = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "ring", value)]}})
-        path = tmp_path / f"{name}.json"
+    tree_leaf = (("k", "2"), ("tree_type", "knomial_1"), ("chunk_size", "0"), ("buffer_per_child", "0"))
+    for name, value, params, ok in (("forced", "MPIR_Allreduce_intra_ring", (), True),
+                                    ("with parameters", "MPIR_Allreduce_intra_tree", tree_leaf, True),
+                                    ("canary", "MPIR_No_such_algorithm", (), False)):
+        t = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "ring", value, params)]}})
+        path = tmp_path / f"{name.replace(' ', '-')}.json"
         path.write_text(render(t, tree)[0])
         r = cli("run", "-b", "allreduce,bcast", "-n", "2", "--sizes", "8,64K", "--launches", "1", "--max-time", "0.05",
                 "--no-report", "--no-progress", "--runs-dir", str(tmp_path / "runs"),
@@ -221,3 +235,59 @@ def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     sides = {(p.tag["side"], p.tag["launch"]) for p in run.records().points}
     assert sides == {("default", 0), ("tuned", 0), ("default", 1), ("tuned", 1)}
     assert "1 points" in evidence(rows) and "a control" in evidence(rows)
+
+
+def test_mpich_parameterised_algorithms_come_from_mpivars(embedded_mpi):
+    """MPICH's k-ary and tree algorithms: a variant per radix (up to the ranks) and tree type, each
+    forced by the CVARs mpivars lists, its leaf carrying every parameter; an algorithm whose
+    parameter CVAR the library lacks is left out with that reason."""
+    from mpiscope.mpi.collectives import _ask, _tool, discover, libmpi_strings, mpich_choices
+    from mpiscope.mpi.registry import identify
+    lib = identify(embedded_mpi)
+    two = {a.name: a for a in discover(lib, ("allreduce", "barrier"), ranks=2)["allreduce"].algorithms}
+    tree = two["tree:k=2,tree_type=kary"]
+    assert tree.env["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "tree" and tree.env["MPIR_CVAR_ALLREDUCE_TREE_KVAL"] == "2"
+    assert tree.env["MPIR_CVAR_ALLREDUCE_TREE_TYPE"] == "kary" and tree.json_name == "MPIR_Allreduce_intra_tree"
+    assert set(tree.params) == {"k", "tree_type", "chunk_size", "buffer_per_child"}
+    assert not any(":k=4" in name for name in two)  # a radix above the ranks builds the same tree
+    four = {a.name for a in discover(lib, ("allreduce",), ranks=4)["allreduce"].algorithms}
+    assert {"tree:k=4,tree_type=knomial_1", "recexch:k=4"} <= four
+    mpivars = _ask([str(_tool(lib, "mpivars"))])
+    cut = "\n".join(ln for ln in mpivars.splitlines() if "MPIR_CVAR_BARRIER_DISSEM_KVAL" not in ln)
+    barrier = mpich_choices(cut, libmpi_strings(lib), ("barrier",))["barrier"]
+    assert "MPIR_CVAR_BARRIER_DISSEM_KVAL" in barrier.left_out["k_dissemination"]
+    assert not any(a.value == "k_dissemination" for a in barrier.algorithms)
+
+
+def test_a_parameterised_leaf_reads_back_with_its_parameters(tmp_path, embedded_mpi):
+    from mpiscope.analysis.tunefile import Band, Tuning, read, render
+    from mpiscope.mpi.collectives import mpich_default_tree
+    from mpiscope.mpi.registry import identify
+    band = Band(0, "k_dissemination:k=4", "MPIR_Barrier_intra_k_dissemination", (("k", "4"),))
+    path = tmp_path / "barrier.json"
+    path.write_text(render(Tuning("mpich", "5.0.2", {"barrier": {4: [band]}}),
+                           mpich_default_tree(identify(embedded_mpi)))[0])
+    leaf = json.loads(path.read_text())["collective=barrier"]["comm_type=intra"]["comm_size<=4"]
+    assert leaf == {"algorithm=MPIR_Barrier_intra_k_dissemination": {"k=4": {}}}
+    assert read(path) == [("barrier", 4, 0, "MPIR_Barrier_intra_k_dissemination (k=4)")]
+
+
+def test_the_figure_marks_the_written_algorithm_and_the_gain():
+    """tune.html's figure from a result: a line per algorithm, the written one circled at each
+    size, the gain with its interval per verified size (the control labelled so)."""
+    from mpiscope.report.tune_plot import tune_figure, tune_figures
+    times = {8: {"default": 2.0, "ring": 1.0, "linear": 5.0}, 65536: {"default": 40.0, "ring": 41.0, "linear": 90.0}}
+    result = {"decisions": [{"collective": "allreduce", "ranks": 2, "size": s, "leader": min(t, key=t.get),
+                             "chosen": "ring" if s == 8 else "default", "times": t} for s, t in times.items()],
+              "verify": [{"collective": "allreduce", "ranks": 2, "size": 8, "algorithm": "ring", "ratio": 0.5,
+                          "low": 0.4, "high": 0.6, "verdict": "faster"},
+                         {"collective": "allreduce", "ranks": 2, "size": 65536, "algorithm": "default", "ratio": 1.0,
+                          "low": 0.9, "high": 1.1, "verdict": "same"}]}
+    fig = tune_figure(result, "allreduce", 2)
+    top, low = fig.axes
+    assert [ln.get_label() for ln in top.get_lines()] == ["default", "ring", "linear"]
+    circled = top.collections[0].get_offsets()
+    assert [tuple(p) for p in circled] == [(8.0, 1.0), (65536.0, 40.0)]
+    labels = [t.get_text() for t in low.texts]
+    assert labels == ["2x [1.67, 2.5] faster", "1x [0.909, 1.11] control"]
+    assert tune_figure(result, "bcast", 2) is None and [c for c, _ in tune_figures(result)] == ["allreduce at 2 ranks"]

@@ -35,6 +35,7 @@ class Band:
     low: int
     algorithm: str
     value: str = ""
+    params: tuple[tuple[str, str], ...] = ()  # MPICH: the tree leaf's parameter keys, e.g. (("k", "4"),)
 
 
 @dataclass
@@ -47,16 +48,17 @@ class Tuning:
         return any(b.algorithm != DEFAULT for by in self.rules.values() for bands in by.values() for b in bands)
 
 
-def bands(choices: list[tuple[int, str, str]]) -> list[Band]:
-    """Measured sizes with their choice (size, algorithm, value) as bands: each from the geometric
-    middle between its size and the one below (the first from 0); equal neighbours merged."""
+def bands(choices: list[tuple[int, str, str, dict[str, str]]]) -> list[Band]:
+    """Measured sizes with their choice (size, algorithm, value, leaf parameters) as bands: each
+    from the geometric middle between its size and the one below (the first from 0); equal
+    neighbours merged."""
     out: list[Band] = []
-    choices = sorted(choices)
-    for k, (size, alg, value) in enumerate(choices):
+    choices = sorted(choices, key=lambda c: c[0])
+    for k, (size, alg, value, params) in enumerate(choices):
         low = 0 if k == 0 else int(math.sqrt(max(choices[k - 1][0], 1) * max(size, 1))) + 1
         if out and out[-1].algorithm == alg:
             continue
-        out.append(Band(low, alg, value))
+        out.append(Band(low, alg, value, tuple(params.items())))
     return out
 
 
@@ -127,7 +129,7 @@ def _mpich_bands(coll: str, n: int, bs: list[Band], original: dict) -> dict:
     def leaf(b: Band) -> dict:
         if b.algorithm == DEFAULT:
             return copy.deepcopy(original)
-        forced = {f"algorithm={b.value}": {}}
+        forced = {f"algorithm={b.value}": {f"{k}={v}": {} for k, v in b.params}}
         if coll in MPICH_REDUCTIONS:  # a user's non-commutative op keeps the built-in choice
             return {"is_commutative=yes": forced, "is_commutative=no": copy.deepcopy(original)}
         return forced
@@ -256,5 +258,8 @@ def _mpich_leaf(node: dict) -> str:
     """The forced algorithm of a band, or DEFAULT where the band holds the original subtree."""
     if "is_commutative=yes" in node and len(node) == 2:
         node = node["is_commutative=yes"]
-    algs = [k.removeprefix("algorithm=") for k in node if k.startswith("algorithm=")] if isinstance(node, dict) else []
-    return algs[0] if len(node) == 1 and algs else DEFAULT
+    algs = [k for k in node if k.startswith("algorithm=")] if isinstance(node, dict) else []
+    if len(node) != 1 or not algs:
+        return DEFAULT
+    params = ",".join(str(k) for k in node[algs[0]])
+    return algs[0].removeprefix("algorithm=") + (f" ({params})" if params else "")

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mpiscope.analysis.tune import MARGIN, choose, judge, to_measure
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
@@ -25,7 +27,7 @@ from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default
 from mpiscope.plan.engine import Part, make_plan
 from mpiscope.plan.schedule import LaunchPolicy
 from mpiscope.execute.session import Measurement, Session
-from mpiscope.store.runs import Run
+from mpiscope.store.runs import STDERR, Run
 
 STATE, RESULT = "state.json", "tune.json"
 
@@ -72,7 +74,7 @@ class Tune:
     def choices(self) -> tuple[dict[str, list[Algorithm]], dict[str, str], dict[str, str]]:
         """Per collective the algorithms to race (the default first); the collectives the library
         cannot be told about, and the algorithms tune leaves out, each with the reason."""
-        found = discover(self.target.lib, tuple(self.spec.collectives))
+        found = discover(self.target.lib, tuple(self.spec.collectives), max(self.spec.ranks))
         racing, cannot, left_out = {}, {}, {}
         for coll, ch in found.items():
             left_out.update({f"{coll} {name}": why for name, why in ch.left_out.items()})
@@ -80,7 +82,7 @@ class Tune:
                 cannot[coll] = ch.why_not
                 continue
             wanted = self.spec.only.get(coll)
-            algs = [ch.get(n) for n in wanted if n != DEFAULT] if wanted else list(ch.algorithms)
+            algs = [a for n in wanted if n != DEFAULT for a in ch.named(n)] if wanted else list(ch.algorithms)
             racing[coll] = [Algorithm(DEFAULT)] + algs
         if not racing:
             raise UsageError(f"{self.target.lib.name} offers no choice of algorithm for "
@@ -88,12 +90,14 @@ class Tune:
         return racing, cannot, left_out
 
     # -- the race ------------------------------------------------------------------------------
-    def _part(self, coll: str, alg: Algorithm, ranks: int, sizes: list[int] | None, launch: int,
-              env: dict[str, str] | None = None, tag: dict | None = None) -> Part:
-        plan, _ = make_plan(self.target.engine, [coll], ranks,
-                            sizes=None if sizes is None else ",".join(map(str, sizes)), max_time=self.spec.max_time)
-        return Part(plan, dict(alg.env if env is None else env), tuple(self.spec.launcher_args), _placement(self.spec),
-                    {"collective": coll, "algorithm": alg.name, **(tag or {}), "launch": launch})
+    def _part(self, colls: list[str], ranks: int, wanted: dict[str, list[int] | None], env: dict[str, str], tag: dict,
+              rng: random.Random | None = None) -> Part:
+        """One launch measuring `wanted` (collective -> its sizes; None: all) in a random order."""
+        plan, planned = make_plan(self.target.engine, colls, ranks, sizes=self.spec.sizes, max_time=self.spec.max_time)
+        ids = [e.id for e in planned.points if not e.skip and e.benchmark in wanted
+               and (wanted[e.benchmark] is None or e.size in wanted[e.benchmark])]
+        (rng or random.Random()).shuffle(ids)  # the sizes and collectives of a launch in a random order
+        return Part(plan, dict(env), tuple(self.spec.launcher_args), _placement(self.spec), tag, points=tuple(ids))
 
     def sizes(self, coll: str, ranks: int) -> list[int]:
         from mpiscope.plan.engine import engine_plan
@@ -102,29 +106,49 @@ class Tune:
         return sorted({e.size for e in engine_plan(self.target.engine, plan).points if not e.skip})
 
     def race_run(self, racing: dict[str, list[Algorithm]]) -> Run:
-        """Rounds of one launch per running algorithm until every point's race is over."""
+        """Rounds of launches until every point's race is over. A launch forces one algorithm of
+        every collective still racing (each collective has its own variable) and measures only
+        the sizes where that algorithm is still in the race: a launch's start-up costs as much as
+        its points, so a round takes as many launches as its busiest collective has runners."""
         run = self._run("race")
         if run is not None:
             self.session.resume(run)  # the part Ctrl-C cut short is finished first
         rng = random.Random()
         for r in range(self.spec.rounds):
-            parts = []
             samples = launch_medians(run.records().points if run else [])
-            for coll, algs in racing.items():
-                for n in self.spec.ranks:
-                    todo = self._round(coll, algs, n, samples, r)
-                    parts += [self._part(coll, alg, n, sizes, r) for alg, sizes in todo]
-            if not parts:
+            launches = [launch for n in self.spec.ranks for launch in self._packed(racing, n, samples, r, rng)]
+            if not launches:
                 break
-            rng.shuffle(parts)  # the algorithms of a round in a random order
-            if run is None:  # the run begins with the round's first part
-                run, out = self.session.run(self._one(parts[0], "race"), announce=self._announce("race"))
-                self._failed(parts[0], out, run)
-                parts = parts[1:]
-            self._measure(run, parts)
+            rng.shuffle(launches)
+            for members, part in launches:
+                if run is None:  # the run begins with the round's first launch
+                    run, out = self.session.run(self._one(part, "race"), announce=self._announce("race"))
+                    self._after(run, part, members, out, rng, 0)
+                else:
+                    self._add(run, members, part, rng)
         if run is None:
             raise UsageError("nothing to race: no collective has a size to measure at these ranks")
         return run
+
+    def _packed(self, racing: dict[str, list[Algorithm]], n: int, samples: dict, r: int,
+                rng: random.Random) -> list[tuple[list[tuple[str, Algorithm, list[int] | None]], Part]]:
+        """Round `r`'s launches at `n` ranks: the runners of each collective in a random order,
+        the k-th runner of every collective in launch k."""
+        todo = {coll: self._round(coll, algs, n, samples, r) for coll, algs in racing.items()}
+        for runners in todo.values():
+            rng.shuffle(runners)
+        out = []
+        for k in range(max((len(v) for v in todo.values()), default=0)):
+            members = [(coll, alg, sizes) for coll, runners in todo.items() if k < len(runners)
+                       for alg, sizes in [runners[k]]]
+            out.append((members, self._launch(members, n, r, rng)))
+        return out
+
+    def _launch(self, members: list[tuple[str, Algorithm, list[int] | None]], n: int, r: int,
+                rng: random.Random) -> Part:
+        env = {k: v for _, alg, _ in members for k, v in alg.env.items()}
+        return self._part([c for c, _, _ in members], n, {c: sizes for c, _, sizes in members}, env,
+                          {"algorithms": {c: alg.name for c, alg, _ in members}, "launch": r}, rng)
 
     def _round(self, coll: str, algs: list[Algorithm], n: int, samples: dict, r: int) -> list[tuple[Algorithm, list]]:
         """The algorithms (with their sizes) that race in round `r` at `n` ranks."""
@@ -148,22 +172,70 @@ class Tune:
             self.save()
         return keep
 
-    def _measure(self, run: Run, parts: list[Part]) -> None:
-        for part in parts:
-            self._failed(part, self.session.add_parts(run, self.target, [part]), run)
-
-    def _failed(self, part: Part, out, run: Run) -> None:
-        """An algorithm whose launch failed leaves the race with the reason (the library's last
-        words, e.g. MPICH's "User set collective algorithm is not usable"); Ctrl-C ends the tune."""
+    def _after(self, run: Run, part: Part, members: list[tuple[str, Algorithm, list[int] | None]], out,
+               rng: random.Random, since: int) -> None:
+        """A launch that failed: the algorithm that failed it leaves the race with the reason (the
+        library's last words, e.g. MPICH's "User set collective algorithm is not usable"), and the
+        others measure again what the launch left unmeasured; where the culprit is not known, each
+        alone. Ctrl-C ends the tune."""
         if out.status == "interrupted":
             raise KeyboardInterrupt
-        if out.status != "ok":
-            from mpiscope.execute.session import stderr_tail
-            said = [ln.strip() for ln in stderr_tail(run, 40) if re.search(r"not usable|error|Error|fault", ln)]
-            why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
-            key = f"{part.tag['collective']}|{part.plan.ranks}|{part.tag['algorithm']}"
-            self.state["failed"][key] = (why + (f": {said[-1]}" if said else ""))[:300]
-            self.save()
+        if out.status == "ok":
+            return
+        n, r = part.plan.ranks, part.tag["launch"]
+        culprit = self._culprit(run, members, since)
+        if culprit is not None:
+            self._failed(culprit[0], n, culprit[1].name, out, self._said(run, since))
+        got = {(p.benchmark, p.size) for p in run.records().points
+               if p.tag.get("algorithms") == part.tag["algorithms"] and p.tag.get("launch") == r}
+        rest = []
+        for coll, alg, sizes in members:
+            left = [s for s in (sizes or self.sizes(coll, n)) if (coll, s) not in got]
+            if left and not (culprit and (coll, alg.name) == (culprit[0], culprit[1].name)):
+                rest.append((coll, alg, left if sizes is not None else None))
+        # the culprit named: the others again in one launch; else each alone, to find it
+        for again in ([rest] if culprit else [[m] for m in rest]):
+            if again:
+                self._add(run, again, self._launch(again, n, r, rng), rng)
+
+    def _add(self, run: Run, members: list[tuple[str, Algorithm, list[int] | None]], part: Part,
+             rng: random.Random) -> None:
+        since = self._said_size(run)
+        self._after(run, part, members, self.session.add_parts(run, self.target, [part]), rng, since)
+
+    @staticmethod
+    def _said_size(run: Run) -> int:
+        path = run.path / STDERR
+        return path.stat().st_size if path.is_file() else 0
+
+    @staticmethod
+    def _said(run: Run, since: int) -> str:
+        """What the launcher wrote to the run's stderr.txt from byte `since` on (one launch's words)."""
+        path = run.path / STDERR
+        if not path.is_file():
+            return ""
+        with path.open("rb") as f:
+            f.seek(since)
+            return f.read().decode(errors="replace")
+
+    def _culprit(self, run: Run, members: list[tuple[str, Algorithm, list[int] | None]],
+                 since: int) -> tuple[str, Algorithm] | None:
+        """The member whose forced algorithm failed the launch: the only one, or the one whose
+        collective MPICH names in its refusal ("MPIR_Alltoall_impl(...): User set collective
+        algorithm is not usable") or the engine names as the failed call ("MPI_Alltoall failed",
+        as Open MPI's two_proc algorithms return MPI_ERR_UNSUPPORTED_OPERATION above 2 ranks)."""
+        if len(members) == 1:
+            return members[0][0], members[0][1]
+        said = self._said(run, since)
+        named = [(c, a) for c, a, _ in members if a.name != DEFAULT
+                 and (f"MPIR_{c.capitalize()}_impl(" in said or f"MPI_{c.capitalize()} failed" in said)]
+        return named[0] if len(named) == 1 else None
+
+    def _failed(self, coll: str, n: int, alg: str, out, words: str) -> None:
+        said = [ln.strip() for ln in words.splitlines() if re.search(r"not usable|error|Error|fault", ln)]
+        why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
+        self.state["failed"][f"{coll}|{n}|{alg}"] = (why + (f": {said[-1]}" if said else ""))[:300]
+        self.save()
 
     def _run(self, name: str) -> Run | None:
         path = self.state.get(name)
@@ -184,9 +256,11 @@ class Tune:
                         continue
                     c = choose(at, DEFAULT, self.spec.margin)
                     alg = by_name[c.algorithm]
-                    chosen.append((size, alg.name, alg.json_name or alg.value))
+                    chosen.append((size, alg.name, alg.json_name or alg.value, alg.params))
                     rows.append({"collective": coll, "ranks": n, "size": size, "chosen": c.algorithm,
                                  "leader": c.leader, "launches": {a: len(v) for a, v in at.items()},
+                                 # the geometric mean of each algorithm's launch medians, us
+                                 "times": {a: float(np.exp(np.mean(np.log(v)))) for a, v in at.items()},
                                  "race_ratio": asdict(c.against_default) if c.against_default else None})
                 if chosen:
                     tuning.rules.setdefault(coll, {})[n] = bands(chosen)
@@ -224,8 +298,8 @@ class Tune:
         # a measured size inside the band: the band's lower edge itself may round down (the engine
         # counts whole elements) into the band below, which keeps the default
         size = min(s for s in self.sizes(coll, n) if s >= band.low) if coll != "barrier" else None
-        part = self._part(coll, Algorithm("canary"), n, [size] if size else None, 0,
-                          env=environment(tuning.library, path), tag={"check": "canary"})
+        part = self._part([coll], n, {coll: [size] if size else None}, environment(tuning.library, path),
+                          {"check": "canary", "launch": 0})
         run, out = self.session.run(self._one(part, "canary", keep_going=False))
         if out.status == "interrupted":
             raise KeyboardInterrupt
@@ -234,17 +308,18 @@ class Tune:
                 "refused": refused, "error": (out.error or "").splitlines()[0][:300] if out.error else None}
 
     def verify(self, racing: dict[str, list[Algorithm]], path: Path, tuning: Tuning) -> tuple[Run, list[dict]]:
-        """The default against the file, side by side in the same launches (shuffled)."""
+        """The default against the file, side by side: in each of `verify_launches` rounds one
+        launch a side (every tuned collective and size in it), the two in a random order."""
         env = environment(tuning.library, path)
         rng = random.Random()
         parts = []
         for k in range(self.spec.verify_launches):
             launch = []
-            for coll in tuning.rules:
-                for n in tuning.rules[coll]:
-                    sizes = self.sizes(coll, n) if coll != "barrier" else None
-                    launch += [self._part(coll, Algorithm(DEFAULT), n, sizes, k, tag={"side": "default"}),
-                               self._part(coll, Algorithm("tuned"), n, sizes, k, env=env, tag={"side": "tuned"})]
+            for n in sorted({n for by in tuning.rules.values() for n in by}):
+                colls = [c for c in tuning.rules if n in tuning.rules[c]]
+                wanted = {c: (self.sizes(c, n) if c != "barrier" else None) for c in colls}
+                launch += [self._part(colls, n, wanted, {}, {"side": "default", "launch": k}, rng),
+                           self._part(colls, n, wanted, env, {"side": "tuned", "launch": k}, rng)]
             rng.shuffle(launch)
             parts += launch
         run = self._run("verify")
@@ -272,28 +347,32 @@ class Tune:
 
 
 def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
-    """(collective, ranks, size, tag[key]) -> the launch medians of the point, in launch order."""
+    """(collective, ranks, size, algorithm) -> the launch medians of the point, in launch order;
+    the algorithm is the one the point's launch forced for its collective (key "algorithm"), or
+    the launch's tag[key] (the side-by-side's "side")."""
     out: dict[tuple, list[float]] = {}
     for p in sorted(points, key=lambda p: p.tag.get("launch", 0)):
-        if "collective" in p.tag and p.median:
-            out.setdefault((p.tag["collective"], p.ranks, p.size, p.tag.get(key)), []).append(p.median)
+        name = p.tag.get("algorithms", {}).get(p.benchmark) if key == "algorithm" else p.tag.get(key)
+        if name is not None and p.median:
+            out.setdefault((p.benchmark, p.ranks, p.size, name), []).append(p.median)
     return out
 
 
 def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: dict[tuple, list[int]],
          seconds: float) -> dict:
-    """What the race measured against measuring every algorithm at every size in every round."""
-    points = [p for p in run.records().points if "collective" in p.tag]
+    """What the race measured against measuring every algorithm at every size in every round:
+    point-launches, and launches (a launch forces one algorithm of every collective at once)."""
+    points = [p for p in run.records().points if "algorithms" in p.tag]
     measured = len(points)
     exhaustive = sum(len(algs) * len(sizes[(c, n)]) * spec.rounds for c, algs in racing.items() for n in spec.ranks)
     # a launch costs its start-up whatever it measures: the launches matter as much as the points
-    launches = len({(p.tag["collective"], p.ranks, p.tag["algorithm"], p.tag.get("launch")) for p in points})
-    exh_launches = sum(len(algs) * spec.rounds for algs in racing.values()) * len(spec.ranks)
+    launches = len(run.meta().launches)
+    exh_launches = max(len(algs) for algs in racing.values()) * spec.rounds * len(spec.ranks)
     return {"launches": launches, "exhaustive_launches": exh_launches, "point_launches": measured,
             "exhaustive_point_launches": exhaustive,
-            "share": measured / exhaustive if exhaustive else None, "seconds": seconds,
-            # launches, not points, set the time (each launch's start-up dwarfs a point's samples)
-            "exhaustive_seconds_estimate": seconds * exh_launches / launches if launches else None}
+            # one launch per algorithm and collective, as tune measured before it packed launches
+            "unpacked_launches": sum(len(algs) for algs in racing.values()) * spec.rounds * len(spec.ranks),
+            "share": measured / exhaustive if exhaustive else None, "seconds": seconds}
 
 
 def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:

@@ -5,6 +5,7 @@ environment. MPICH's built-in selection tree (the JSON a tuning file must carry 
 from the same libmpi."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -25,10 +26,11 @@ MPICH_NOT_ALGORITHMS = {"auto": "the built-in selection", "nb": "a wrapper round
 
 @dataclass(frozen=True)
 class Algorithm:
-    name: str
+    name: str  # the library's name, with its parameters for MPICH's k-ary and tree ones: tree:k=2,tree_type=kary
     env: dict[str, str] = field(default_factory=dict)  # what forces it
     value: str = ""  # Open MPI: its number; MPICH: the CVAR value
     json_name: str | None = None  # MPICH: its name in the selection tree (None: not writable there)
+    params: dict[str, str] = field(default_factory=dict)  # MPICH: its tree leaf's parameter keys (k, tree_type, ...)
 
 
 @dataclass(frozen=True)
@@ -39,12 +41,15 @@ class Choices:
     why_not: str | None = None  # set: the library cannot be told which algorithm to use
     left_out: dict[str, str] = field(default_factory=dict)  # algorithm -> why tune does not race it
 
-    def get(self, name: str) -> Algorithm:
-        for a in self.algorithms:
-            if a.name == name:
-                return a
+    def named(self, name: str) -> list[Algorithm]:
+        """The algorithm of that name; an MPICH k-ary or tree algorithm's name gives every variant
+        of it that tune races (tree: tree:k=2,tree_type=kary, ...)."""
+        exact = [a for a in self.algorithms if a.name == name]
+        found = exact or [a for a in self.algorithms if a.params and a.value == name]
+        if found:
+            return found
         if name == DEFAULT:
-            return Algorithm(DEFAULT)
+            return [Algorithm(DEFAULT)]
         raise UsageError(f"{self.collective}: the library has no algorithm '{name}': it offers "
                          f"{', '.join(a.name for a in self.algorithms) or 'none'}")
 
@@ -75,12 +80,12 @@ def _ask(argv: list[str]) -> str:
     return done.stdout
 
 
-def discover(lib: MpiLibrary, collectives: tuple[str, ...] = TUNABLE) -> dict[str, Choices]:
-    """Each collective's algorithms as the library lists them."""
+def discover(lib: MpiLibrary, collectives: tuple[str, ...] = TUNABLE, ranks: int = 2) -> dict[str, Choices]:
+    """Each collective's algorithms as the library lists them (MPICH's radixes up to `ranks`)."""
     if vendor_of(lib) == "openmpi":
         return openmpi_choices(_ask([str(_tool(lib, "ompi_info")), "--param", "coll", "tuned", "--level", "9",
                                      "--parsable"]), collectives)
-    return mpich_choices(_ask([str(_tool(lib, "mpivars"))]), libmpi_strings(lib), collectives)
+    return mpich_choices(_ask([str(_tool(lib, "mpivars"))]), libmpi_strings(lib), collectives, ranks)
 
 
 def openmpi_choices(parsable: str, collectives: tuple[str, ...]) -> dict[str, Choices]:
@@ -99,10 +104,12 @@ def openmpi_choices(parsable: str, collectives: tuple[str, ...]) -> dict[str, Ch
             Choices(c, why_not="ompi_info lists no coll_tuned algorithm parameter for it") for c in collectives}
 
 
-def mpich_choices(mpivars: str, strings: set[str], collectives: tuple[str, ...]) -> dict[str, Choices]:
+def mpich_choices(mpivars: str, strings: set[str], collectives: tuple[str, ...],
+                  ranks: int = 2) -> dict[str, Choices]:
     """From `mpivars`: the block after `MPIR_CVAR_<C>_INTRA_ALGORITHM=...` lists `value - what`
     lines. A value is raced when libmpi knows `MPIR_<C>_intra_<value>` (its name in the JSON
-    tree) and the tree's leaf for it takes no parameters (those would have to be written too)."""
+    tree); a k-ary or tree algorithm is raced once per combination of a few values of its
+    parameters (`mpich_parameters`), each forced by its CVAR and written into its tree leaf."""
     values: dict[str, list[str]] = {}
     current = None
     for line in mpivars.splitlines():
@@ -114,7 +121,7 @@ def mpich_choices(mpivars: str, strings: set[str], collectives: tuple[str, ...])
             values[current].append(line.split()[0])
         elif line.startswith("\t"):
             current = None
-    cvars = set(re.findall(r"MPIR_CVAR_\w+", mpivars))
+    defaults = cvar_defaults(mpivars)
     out = {}
     for c in collectives:
         if c not in values:
@@ -123,26 +130,82 @@ def mpich_choices(mpivars: str, strings: set[str], collectives: tuple[str, ...])
         algs, left = [], {}
         for v in values[c]:
             json_name = f"MPIR_{c.capitalize()}_intra_{v}"
+            force = {f"MPIR_CVAR_{c.upper()}_INTRA_ALGORITHM": v, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
             if v in MPICH_NOT_ALGORITHMS:
                 left[v] = MPICH_NOT_ALGORITHMS[v]
-            elif json_name not in strings:
+            elif json_name not in strings and f"algorithm={json_name}" not in strings:
                 left[v] = f"libmpi has no {json_name} for the selection tree"
-            elif _takes_parameters(c, v, cvars):
-                left[v] = "its selection-tree leaf takes parameters (a radix, a tree type) tune does not write"
+            elif (c, v) not in MPICH_PARAMETERS:
+                algs.append(Algorithm(v, force, v, json_name))
             else:
-                algs.append(Algorithm(v, {f"MPIR_CVAR_{c.upper()}_INTRA_ALGORITHM": v,
-                                          "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}, v, json_name))
+                variants, why = mpich_parameters(c, v, defaults, ranks)
+                if why:
+                    left[v] = why
+                for env, params in variants:
+                    name = v + ":" + ",".join(f"{k}={params[k]}" for k in _raced(c, v))
+                    algs.append(Algorithm(name, {**force, **env}, v, json_name, params))
         out[c] = Choices(c, tuple(algs), None if algs else "no algorithm of it can be written to a tuning file",
                          left)
     return out
 
 
-def _takes_parameters(coll: str, value: str, cvars: set[str]) -> bool:
-    """A k-ary or tree algorithm: MPICH gives it CVARs of its own (…_<VALUE>_KVAL, …_TREE_TYPE)."""
+# MPICH's k-ary and tree algorithms: per (collective, CVAR value) the CVARs (after
+# MPIR_CVAR_<COLL>_) that set its parameters and each one's key in the tree leaf
+# (csel_container.c parses `k=`, `tree_type=`, ... keys under `algorithm=...`). Which CVAR belongs to
+# which algorithm is MPICH's naming, not something mpivars says; every CVAR is checked against
+# mpivars, and a parameter whose CVAR is missing leaves its algorithm out with that reason.
+MPICH_PARAMETERS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("allreduce", "tree"): (("TREE_KVAL", "k"), ("TREE_TYPE", "tree_type"), ("TREE_PIPELINE_CHUNK_SIZE", "chunk_size"),
+                            ("TREE_BUFFER_PER_CHILD", "buffer_per_child")),
+    ("allreduce", "recexch"): (("RECEXCH_KVAL", "k"), ("RECEXCH_SINGLE_PHASE_RECV", "single_phase_recv")),
+    ("allreduce", "k_reduce_scatter_allgather"): (("RECEXCH_KVAL", "k"),
+                                                  ("RECEXCH_SINGLE_PHASE_RECV", "single_phase_recv")),
+    ("allreduce", "recursive_multiplying"): (("RECURSIVE_MULTIPLYING_KVAL", "k"),),
+    ("bcast", "tree"): (("TREE_KVAL", "k"), ("TREE_TYPE", "tree_type"), ("IS_NON_BLOCKING", "is_non_blocking")),
+    ("bcast", "pipelined_tree"): (("TREE_KVAL", "k"), ("TREE_TYPE", "tree_type"), ("IS_NON_BLOCKING", "is_non_blocking"),
+                                  ("TREE_PIPELINE_CHUNK_SIZE", "chunk_size"), ("RECV_PRE_POST", "recv_pre_posted")),
+    ("allgather", "k_brucks"): (("BRUCKS_KVAL", "k"),),
+    ("allgather", "recexch_doubling"): (("RECEXCH_KVAL", "k"), ("RECEXCH_SINGLE_PHASE_RECV", "single_phase_recv")),
+    ("allgather", "recexch_halving"): (("RECEXCH_KVAL", "k"), ("RECEXCH_SINGLE_PHASE_RECV", "single_phase_recv")),
+    ("alltoall", "k_brucks"): (("BRUCKS_KVAL", "k"),),
+    ("barrier", "k_dissemination"): (("DISSEM_KVAL", "k"),),
+    ("barrier", "recexch"): (("RECEXCH_KVAL", "k"), ("RECEXCH_SINGLE_PHASE_RECV", "single_phase_recv")),
+}
+# The values raced: a radix up to the rank count (a larger one builds the same tree), the two
+# tree shapes that need no topology; every other parameter (chunk sizes, buffer flags) stays at
+# the library's default, which the leaf then names explicitly.
+RADIXES = (2, 4, 8)
+TREE_TYPES = ("kary", "knomial_1")
+
+
+def _raced(coll: str, value: str) -> list[str]:
+    return [key for _, key in MPICH_PARAMETERS[(coll, value)] if key in ("k", "tree_type")]
+
+
+def cvar_defaults(mpivars: str) -> dict[str, str]:
+    """Every CVAR's default as mpivars prints it (`\tNAME = VALUE ...`)."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\s+(MPIR_CVAR_\w+)\s*=(\S*)", mpivars, re.M)}
+
+
+def mpich_parameters(coll: str, value: str, defaults: dict[str, str],
+                     ranks: int) -> tuple[list[tuple[dict[str, str], dict[str, str]]], str | None]:
+    """The variants of a k-ary or tree algorithm: (the CVARs that force them, the leaf's keys);
+    or none, with the reason, when a parameter's CVAR is not in this library."""
     stem = f"MPIR_CVAR_{coll.upper()}_"
-    if value.startswith("k_") or value in ("tree", "pipelined_tree", "recexch", "recursive_multiplying"):
-        return True
-    return any(v.startswith(stem + value.upper() + "_") for v in cvars)
+    missing = [stem + cvar for cvar, _ in MPICH_PARAMETERS[(coll, value)] if stem + cvar not in defaults]
+    if missing:
+        return [], f"its parameter {missing[0]} is not in mpivars: it cannot be driven"
+    choices: list[list[tuple[str, str, str]]] = []
+    for cvar, key in MPICH_PARAMETERS[(coll, value)]:
+        if key == "k":
+            options = [str(k) for k in RADIXES if k <= max(ranks, 2)]
+        elif key == "tree_type":
+            options = list(TREE_TYPES)
+        else:
+            options = [defaults[stem + cvar]]
+        choices.append([(stem + cvar, key, o) for o in options])
+    variants = [({c: o for c, _, o in combo}, {k: o for _, k, o in combo}) for combo in itertools.product(*choices)]
+    return variants, None
 
 
 def libmpi_path(lib: MpiLibrary) -> Path:

@@ -1,5 +1,6 @@
-"""tune's result as a table and a bar plot in the terminal, and as tune.html: per collective
-and rank count, the algorithm chosen for each size band and the gain over the default."""
+"""tune's result as a table and a bar plot in the terminal, and as tune.html (with a figure per
+collective, report/tune_plot.py): per collective and rank count, the algorithm chosen for each
+size band and the gain over the default."""
 from __future__ import annotations
 
 import html
@@ -57,6 +58,14 @@ def gain_bars(result: dict, width: int = 40) -> list[str]:
     return out
 
 
+def cost_line(c: dict) -> str:
+    """What the race measured and took against every algorithm at every size in every round."""
+    return (f"race: {c['point_launches']} point-launches of {c['exhaustive_point_launches']} for every algorithm at "
+            f"every size in every round ({100 * c['share']:.0f} %), in {c['launches']} launches (exhaustive: "
+            f"{c['exhaustive_launches']}; one launch per algorithm and collective: {c['unpacked_launches']}), "
+            f"{c['seconds']:.0f} s")
+
+
 def print_result(out: Console, result: dict) -> None:
     out.print(result_table(result))
     bars = gain_bars(result)
@@ -64,12 +73,8 @@ def print_result(out: Console, result: dict) -> None:
         out.print("gain of the tuned file over the default (default time / tuned time):", highlight=False)
         for line in bars:
             out.print(line, highlight=False, markup=False)
-    c = result["cost"]
-    if c.get("share") is not None:
-        out.print(f"race: {c['point_launches']} point-launches of {c['exhaustive_point_launches']} for every "
-                  f"algorithm at every size in every round ({100 * c['share']:.0f} %), in {c.get('launches', '?')} "
-                  f"launches of {c.get('exhaustive_launches', '?')}; {c['seconds']:.0f} s (exhaustive: about "
-                  f"{c['exhaustive_seconds_estimate']:.0f} s)", highlight=False)
+    if result["cost"].get("share") is not None:
+        out.print(cost_line(result["cost"]), highlight=False)
     if result.get("evidence"):
         out.print(result["evidence"], highlight=False)
     if result.get("canary"):
@@ -87,7 +92,10 @@ def print_result(out: Console, result: dict) -> None:
 
 
 def write_html(result: dict, path: Path) -> Path:
-    """tune.html: the table and the gain as bars (plain HTML, no script)."""
+    """tune.html: per collective a figure (each algorithm's time per size, the written one marked,
+    the gain over the default with its interval), then the table with the gain as a bar."""
+    from mpiscope.report.html import _svg
+    from mpiscope.report.tune_plot import tune_figures
     verify = {(v["collective"], v["ranks"], v["size"]): v for v in result.get("verify", [])}
     rows = []
     for d in result["decisions"]:
@@ -96,10 +104,14 @@ def write_html(result: dict, path: Path) -> Path:
         bar = f'<div style="background:#4a8;width:{min(300, 150 * gain):.0f}px">&nbsp;</div>' if gain else ""
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
             d["collective"], d["ranks"], fmt_bytes(d["size"]), d["leader"], d["chosen"], _gain(v))) + f"<td>{bar}</td></tr>")
+    figures = "".join(f'<figure><img alt="{html.escape(caption)}" src="data:image/svg+xml;base64,{_svg(fig)}">'
+                      f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+                      for caption, fig in tune_figures(result))
     env = "<br>".join(html.escape(f"export {k}={v}") for k, v in result["env"].items())
+    cost = f"<p>{html.escape(cost_line(result['cost']))}</p>" if result["cost"].get("share") is not None else ""
     text = (f"<!doctype html><html><head><meta charset='utf-8'><title>mpiscope tune</title></head><body>"
             f"<h1>tune: {html.escape(result['library'])}</h1><p>file: {html.escape(result['file'])} "
-            f"({html.escape(result['format'])})</p><p>{env}</p><table border=1 cellpadding=3>"
+            f"({html.escape(result['format'])})</p><p>{env}</p>{cost}{figures}<table border=1 cellpadding=3>"
             "<tr><th>collective</th><th>ranks</th><th>size</th><th>fastest in race</th><th>written</th>"
             "<th>gain over default</th><th></th></tr>" + "".join(rows) + "</table></body></html>\n")
     write_atomic(path, text)
