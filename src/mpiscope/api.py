@@ -248,15 +248,13 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
     run's directory. A launch that fails raises MeasurementError (the run is kept, its path in
     `.run_path`); Ctrl-C raises KeyboardInterrupt."""
     from mpiscope.util.console import err
+    from mpiscope.execute.refine import refinement
     from mpiscope.execute.session import Session, stderr_tail
     from mpiscope.execute.planner import measurement
     d = describe_run(benchmarks, sizes, ranks, description=description, **options)
     m = measurement(d)
     session = Session(_runs_dir(runs_dir), err, progress=progress)
-    run, outcome = session.run(m)
-    if outcome.status == "ok" and d.find_switches:
-        from mpiscope.execute.refine import refine_run
-        outcome = refine_run(session, m.target, run)
+    run, outcome = session.run(m, then=refinement(session, m.target) if d.find_switches else None)
     if report:
         from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run], run.path / "report.html")

@@ -14,6 +14,7 @@ from mpiscope.plan.engine import DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVES, DEFAUL
 def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
     from mpiscope.execute.planner import measurement
+    from mpiscope.execute.refine import refinement
     from mpiscope.execute.session import Session, conclude
     if a.resume:
         return resume(a)
@@ -37,10 +38,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         submit([m], runs_dir, out, dry_run=a.dry_run, sbatch_args=list(split_args(a.sbatch_args, "--sbatch-args")))
         return 0
     session = Session(runs_dir, err, progress=not a.no_progress)
-    run, outcome = session.run(m)
-    if outcome.status == "ok" and d.find_switches:
-        from mpiscope.execute.refine import refine_run
-        outcome = refine_run(session, m.target, run)
+    run, outcome = session.run(m, then=refinement(session, m.target) if d.find_switches else None)
     show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
         show = [headline, *show] if a.full else [headline, warnings]

@@ -6,6 +6,7 @@ many launches as the run's first part, repeat."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Measured, select
@@ -42,6 +43,12 @@ def main_launches(run: Run, ranks: int) -> int:
     """How many launches measured the run's own pingpong points (refinement rounds aside)."""
     return len({launch_of(p) for p in run.records().points if p.benchmark == "pingpong"
                 and p.ranks == ranks and "refinement_round" not in p.tag}) or 1
+
+
+def refinement(session: Session, target: Target) -> Callable[[Run], Outcome]:
+    """The refinement rounds as what `Session.run` measures after a run's own launches, while it
+    still owns the run."""
+    return lambda run: refine_run(session, target, run)
 
 
 def refine_run(session: Session, target: Target, run: Run) -> Outcome:
