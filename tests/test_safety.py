@@ -43,6 +43,43 @@ def copy_run(good_run: Path, where: Path, name: str = "copy") -> Path:
 
 # -- readers ------------------------------------------------------------------------------------
 
+def repeated_launches(good_run: Path, where: Path, launches: int) -> Path:
+    """A copy of `good_run` whose records hold its launch `launches` times (tagged 0, 1, ...),
+    every launch's times alike: launches that agree to the last digit, as a coarse clock gives."""
+    import json
+    run = copy_run(good_run, where, "repeated")
+    lines = [json.loads(x) for x in (good_run / "records.jsonl").read_text().splitlines() if x.strip()]
+    with open(run / "records.jsonl", "w") as f:
+        for launch in range(launches):
+            for rec in lines:
+                f.write(json.dumps({**rec, "tag": {**rec.get("tag", {}), "launch": launch}}) + "\n")
+    return run
+
+
+def test_the_tidy_table_is_the_frame_of_its_rows(cli, good_run, tmp_path):
+    """The tidy table gathered a column at a time is the frame pandas makes of one dict per point,
+    value for value and type for type, and the launch-level table and summary of launches that
+    agree exactly are shown (not a ZeroDivisionError)."""
+    import pandas as pd
+    from mpiscope.records import Context, Point
+    from mpiscope.records.table import point_columns, run_columns, tidy
+    from mpiscope.results.disturbance import disturbed
+    from mpiscope.store.runs import Run
+    run = Run(repeated_launches(good_run, tmp_path, 3))
+    rows, ctx = [], None
+    for rec in run.records():
+        if isinstance(rec, Context):
+            ctx = rec
+        elif isinstance(rec, Point):
+            rows.append({**run_columns(run, ctx), **point_columns(rec), "disturbed": disturbed(rec, ctx), "point": rec})
+    got = tidy([run])
+    assert len(got) == len(rows) > 0 and list(got.columns) == list(pd.DataFrame(rows).columns)
+    pd.testing.assert_frame_equal(got, pd.DataFrame(rows))
+    for args in (("show",), ("table", "--format", "csv"), ("export",)):
+        r = cli(*args, str(run.path))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("args", READERS)
 def test_records_that_are_a_fifo_do_not_hang_a_reader(good_run, tmp_path, args):
     run = copy_run(good_run, tmp_path)

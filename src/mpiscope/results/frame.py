@@ -99,14 +99,18 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         group = df["sweep_config"].where(df["sweep_config"].notna(), group)
     rows = []
     for _, g in df.groupby(group, sort=False):
-        base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
+        at = {id(p): k for k, p in enumerate(g["point"])}
+        said = list(g["disturbed"]) if "disturbed" in g else [None] * len(g)
         runs = [list(r["point"]) for _, r in g.groupby("run_id", sort=False)]
 
         def cause(p: Any) -> str:  # the tidy table's `disturbed` column, else the record's own
-            value = base[id(p)].get("disturbed")
+            value = said[at[id(p)]]
             return value if isinstance(value, str) else disturbed_of(p)
-        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, len(runs)))
-                 for lp in aggregate_runs(runs, cause)]
+
+        def first(lp: LaunchPoint) -> dict[str, Any]:  # only these rows as dicts: not one per point
+            return g.iloc[[at[id(lp.points[0])]]].to_dict("records")[0]
+        rows += [_row(base, _drifted(base, lp, len(runs)))
+                 for lp in aggregate_runs(runs, cause) for base in [first(lp)]]
     out = pd.DataFrame(rows)
     # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]
