@@ -191,6 +191,27 @@ def test_a_host_list_beyond_the_cap_is_refused(cli, tmp_path):
     assert "more than the limit of 1000" in said and "--max-hosts 10000" in said
 
 
+@pytest.mark.parametrize("sizes, count", [("1:2G:+1", "2,147,483,648"), ("1:2G:*1.0000001", "64,640,021"),
+                                          ("0:4M:+1,1:64", "4,194,312")])
+def test_a_size_list_beyond_the_cap_is_refused_before_it_is_expanded(cli_offline, tmp_path, sizes, count):
+    """Counted, not expanded: refused before the engine is built or asked (the fast lane's guard
+    fails a test that builds or launches), with the count and the limit."""
+    said = one_error_line(cli_offline("run", "-b", "pingpong", "--sizes", sizes, "--runs-dir", str(tmp_path)),
+                          f"asks for {count} sizes")
+    assert "more than the limit of 10,000" in said and "--max-sizes N" in said
+
+
+def test_the_size_cap_is_lowered_or_raised_by_a_flag(cli_offline, tmp_path):
+    said = one_error_line(cli_offline("run", "-b", "pingpong", "--sizes", "1:64", "--max-sizes", "5",
+                                      "--runs-dir", str(tmp_path)), "asks for 7 sizes")
+    assert "more than the limit of 5" in said
+    from mpiscope.plan.sizecap import check_size_count
+    from mpiscope.util.errors import UsageError
+    with pytest.raises(UsageError, match="asks for 20,001 sizes"):
+        check_size_count("0:20000:+1", None)
+    check_size_count("0:20000:+1", 100_000)  # raised: passes
+
+
 def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home, embedded_mpi):
     spec = big_spec(tmp_path, 5)  # 100,000 configurations: planned for far longer than the test waits
     p = subprocess.Popen([sys.executable, "-m", "mpiscope", "sweep", str(spec), "--dry-run", "--max-configs",
