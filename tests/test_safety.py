@@ -212,6 +212,11 @@ def test_the_size_cap_is_lowered_or_raised_by_a_flag(cli_offline, tmp_path):
     check_size_count("0:20000:+1", 100_000)  # raised: passes
 
 
+def test_a_host_list_that_names_no_host_is_refused(cli_offline, tmp_path):
+    """`--hosts ,` is a slip, not "no --hosts": it used to start the default run (bench/fuzz's one hang)."""
+    one_error_line(cli_offline("run", "--hosts", ",", "-n", "2", "--runs-dir", str(tmp_path)), "--hosts")
+
+
 def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home, embedded_mpi):
     spec = big_spec(tmp_path, 5)  # 100,000 configurations: planned for far longer than the test waits
     p = subprocess.Popen([sys.executable, "-m", "mpiscope", "sweep", str(spec), "--dry-run", "--max-configs",
