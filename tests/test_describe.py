@@ -42,6 +42,7 @@ VALUES = {
     "bind_to": (["--bind-to", "core"], "core", '"core"', "core"),
     "platform": (["--platform", "cluster:nodes=4"], "cluster:nodes=4", '"cluster:nodes=4"', "cluster:nodes=4"),
     "max_hosts": (["--max-hosts", "20"], 20, "20", 20),
+    "max_sizes": (["--max-sizes", "20"], 20, "20", 20),
     "oversubscribe": (["--oversubscribe"], True, "true", True),
     "find_switches": (["--find-switches"], True, "true", True),
 }

@@ -146,3 +146,30 @@ def test_the_lock_names_its_owner_and_dies_with_it(tmp_path):
     assert owner.holder(tmp_path) is None
     with owner.claim(tmp_path, "x", "y"):
         assert owner.holder(tmp_path) is None  # its own claim is not a foreign owner
+
+
+def test_a_run_stays_owned_and_running_into_its_find_switches_rounds(cli, tmp_path, monkeypatch):
+    """Between a run's own launches and its --find-switches rounds the lock is never let go:
+    when the refinement starts, another process sees this one as the owner and run.json says
+    running; once it ends, ok."""
+    from mpiscope.execute import refine
+    seen = []
+    real = refine.refine_run
+
+    def watched(session, target, run):
+        code = ("import sys; from pathlib import Path; from mpiscope.store.owner import holder; "
+                "print(holder(Path(sys.argv[1])))")
+        said = subprocess.run([sys.executable, "-c", code, str(run.path)], capture_output=True, text=True,
+                              timeout=60)
+        seen.append((said.stdout.strip(), json.loads((run.path / "run.json").read_text())["status"]))
+        return real(session, target, run)
+
+    monkeypatch.setattr(refine, "refine_run", watched)
+    runs = tmp_path / "runs"
+    r = cli("run", "-b", "pingpong", "--sizes", "1:64K", "--max-time", "0.05", "--no-progress", "--no-report",
+            "--find-switches", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stderr
+    assert seen == [(str((os.getpid(), socket.gethostname())), "running")]
+    (run,) = runs.iterdir()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "ok" and "refinement" in meta  # run.json keeps its extras at the top level

@@ -43,6 +43,43 @@ def copy_run(good_run: Path, where: Path, name: str = "copy") -> Path:
 
 # -- readers ------------------------------------------------------------------------------------
 
+def repeated_launches(good_run: Path, where: Path, launches: int) -> Path:
+    """A copy of `good_run` whose records hold its launch `launches` times (tagged 0, 1, ...),
+    every launch's times alike: launches that agree to the last digit, as a coarse clock gives."""
+    import json
+    run = copy_run(good_run, where, "repeated")
+    lines = [json.loads(x) for x in (good_run / "records.jsonl").read_text().splitlines() if x.strip()]
+    with open(run / "records.jsonl", "w") as f:
+        for launch in range(launches):
+            for rec in lines:
+                f.write(json.dumps({**rec, "tag": {**rec.get("tag", {}), "launch": launch}}) + "\n")
+    return run
+
+
+def test_the_tidy_table_is_the_frame_of_its_rows(cli, good_run, tmp_path):
+    """The tidy table gathered a column at a time is the frame pandas makes of one dict per point,
+    value for value and type for type, and the launch-level table and summary of launches that
+    agree exactly are shown (not a ZeroDivisionError)."""
+    import pandas as pd
+    from mpiscope.records import Context, Point
+    from mpiscope.records.table import point_columns, run_columns, tidy
+    from mpiscope.results.disturbance import disturbed
+    from mpiscope.store.runs import Run
+    run = Run(repeated_launches(good_run, tmp_path, 3))
+    rows, ctx = [], None
+    for rec in run.records():
+        if isinstance(rec, Context):
+            ctx = rec
+        elif isinstance(rec, Point):
+            rows.append({**run_columns(run, ctx), **point_columns(rec), "disturbed": disturbed(rec, ctx), "point": rec})
+    got = tidy([run])
+    assert len(got) == len(rows) > 0 and list(got.columns) == list(pd.DataFrame(rows).columns)
+    pd.testing.assert_frame_equal(got, pd.DataFrame(rows))
+    for args in (("show",), ("table", "--format", "csv"), ("export",)):
+        r = cli(*args, str(run.path))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("args", READERS)
 def test_records_that_are_a_fifo_do_not_hang_a_reader(good_run, tmp_path, args):
     run = copy_run(good_run, tmp_path)
@@ -152,6 +189,32 @@ def test_a_host_list_beyond_the_cap_is_refused(cli, tmp_path):
     said = one_error_line(cli("run", "-b", "pingpong", "-n", "2", "--hosts", hosts, "--submit", "slurm",
                               "--dry-run", "--runs-dir", str(tmp_path)), "--hosts names 10000 hosts")
     assert "more than the limit of 1000" in said and "--max-hosts 10000" in said
+
+
+@pytest.mark.parametrize("sizes, count", [("1:2G:+1", "2,147,483,648"), ("1:2G:*1.0000001", "64,640,021"),
+                                          ("0:4M:+1,1:64", "4,194,312")])
+def test_a_size_list_beyond_the_cap_is_refused_before_it_is_expanded(cli_offline, tmp_path, sizes, count):
+    """Counted, not expanded: refused before the engine is built or asked (the fast lane's guard
+    fails a test that builds or launches), with the count and the limit."""
+    said = one_error_line(cli_offline("run", "-b", "pingpong", "--sizes", sizes, "--runs-dir", str(tmp_path)),
+                          f"asks for {count} sizes")
+    assert "more than the limit of 10,000" in said and "--max-sizes N" in said
+
+
+def test_the_size_cap_is_lowered_or_raised_by_a_flag(cli_offline, tmp_path):
+    said = one_error_line(cli_offline("run", "-b", "pingpong", "--sizes", "1:64", "--max-sizes", "5",
+                                      "--runs-dir", str(tmp_path)), "asks for 7 sizes")
+    assert "more than the limit of 5" in said
+    from mpiscope.plan.sizecap import check_size_count
+    from mpiscope.util.errors import UsageError
+    with pytest.raises(UsageError, match="asks for 20,001 sizes"):
+        check_size_count("0:20000:+1", None)
+    check_size_count("0:20000:+1", 100_000)  # raised: passes
+
+
+def test_a_host_list_that_names_no_host_is_refused(cli_offline, tmp_path):
+    """`--hosts ,` is a slip, not "no --hosts": it used to start the default run (bench/fuzz's one hang)."""
+    one_error_line(cli_offline("run", "--hosts", ",", "-n", "2", "--runs-dir", str(tmp_path)), "--hosts")
 
 
 def test_sigterm_while_planning_is_honoured(tmp_path, mpiscope_home, embedded_mpi):

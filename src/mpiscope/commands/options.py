@@ -122,7 +122,7 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--launcher", choices=LAUNCHERS,
                    help="the MPI's own mpiexec/mpirun, or Slurm's srun (default: srun inside a Slurm "
                         "allocation, else mpiexec)")
-    g.add_argument("--hosts", type=csv, help="hosts, comma-separated (a,b or a:2,b:2 with slots)")
+    g.add_argument("--hosts", type=names, help="hosts, comma-separated (a,b or a:2,b:2 with slots)")
     g.add_argument("--max-hosts", type=positive_int, metavar="N",
                    help="refuse --hosts lists longer than N (default 1000)")
     g.add_argument("--hostfile", help="file naming the hosts (the launcher's own format)")

@@ -150,6 +150,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--sizes", help=f"size expression (default {DEFAULT_SIZES})")
     r.add_argument("--units", help="unit of the numbers in --sizes (default bytes; "
                                                                 "words are 8 bytes)")
+    r.add_argument("--max-sizes", metavar="N", help="refuse --sizes that ask for more than N sizes (default "
+                                                    "10000, at most the engine's 100000)")
     r.add_argument("--ci-target", metavar="F", help="stop a point when the 95%% CI is within +-F x median "
                                                     "(0.05 or 5%%)")
     r.add_argument("--max-time", help="time cap per point, seconds")

@@ -12,6 +12,7 @@ from mpiscope.launchers.placement import Placement, check_room, make_placement
 from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
                            Part, default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
+from mpiscope.plan.sizecap import check_size_count
 from mpiscope.results.policy import POLICY
 from mpiscope.execute.session import Measurement, target
 
@@ -64,6 +65,8 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     beyond the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not
     known before it runs, so it does not ask)."""
     from mpiscope.launchers import local_cores
+    for g in parts or groups(d):  # before the engine is built or asked: a billion sizes is one line
+        check_size_count(g.sizes, d.max_sizes)
     pol = policy(d)
     light = pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
     if light:  # the default run: more launches, less time in each (POLICY.default_plan_*)

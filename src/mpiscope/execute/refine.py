@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Callable
 
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import Measured, select
@@ -52,6 +53,12 @@ def main_launches(run: Run, ranks: int) -> int:
     """How many launches measured the run's own pingpong points (refinement rounds aside)."""
     return len({launch_of(p) for p in run.records().points if p.benchmark == "pingpong"
                 and p.ranks == ranks and "refinement_round" not in p.tag}) or 1
+
+
+def refinement(session: Session, target: Target) -> Callable[[Run], Outcome]:
+    """The --find-switches rounds as what `Session.run` measures after a run's own launches, while
+    it still owns the run."""
+    return lambda run: refine_run(session, target, run)
 
 
 def refine_run(session: Session, target: Target, run: Run, tolerance: float = TOLERANCE,
@@ -117,10 +124,9 @@ def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, 
     between = None
     if d.default_plan and not d.find_switches:
         budget = m.policy.budget_s or AUTO_BUDGET_S
-        def between(run: Run) -> Outcome:
+
+        def refine_first(run: Run) -> Outcome:
             return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget,
                               most_launches=MIN_LAUNCHES, say=False)
-    run, outcome = session.run(m, between=between)
-    if outcome.status == "ok" and d.find_switches:
-        outcome = refine_run(session, m.target, run)
-    return run, outcome
+        between = refine_first
+    return session.run(m, between=between, then=refinement(session, m.target) if d.find_switches else None)

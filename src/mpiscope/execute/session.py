@@ -103,11 +103,14 @@ class Session:
                              f"--runs-dir") from e
 
     def run(self, m: Measurement, announce: Callable[[Run], None] | None = None,
-            between: Callable[[Run], Outcome] | None = None) -> tuple[Run, Outcome]:
+            between: Callable[[Run], Outcome] | None = None,
+            then: Callable[[Run], Outcome] | None = None) -> tuple[Run, Outcome]:
         """A new run of every part of `m` in the launches its policy asks for (a failed or
         interrupted part ends it, unless keep_going): a first round written down before the
         first launch (then `announce`d), then `between(run)` (the default run's refinement, which
-        the auto launches count as spent), and with auto launches more while points need them."""
+        the auto launches count as spent), and with auto launches more while points need them;
+        `then` (--find-switches rounds) measures more into the run once that ended well, still
+        owned and still `running`, so no second mpiscope can claim it in between."""
         started = time.monotonic()
         run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
         with own_run(run):
@@ -122,6 +125,8 @@ class Session:
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra,
                                       "drift": learn_drift(run, m.policy.history, _resolver(run))})
+                if outcome.status == "ok" and then is not None:
+                    outcome = then(run)
             except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
                 error = "interrupted between launches; every point measured so far is kept"
                 run.update(status="interrupted", error=error)
@@ -190,7 +195,8 @@ class Session:
             # measuring again: running until the last launch of these parts ends
             run.update(parts=meta.parts + parts, status="running" if meta.status == "ok" else meta.status)
             outcome = self.measure(run, target, parts)
-            _ended(run)
+            if meta.status == "ok":  # a run still running (more launches, refinement rounds) ends with its last
+                _ended(run)
         return outcome
 
     # -- finishing a run that was cut short ---------------------------------------------------

@@ -227,11 +227,9 @@ def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuratio
     """One configuration launch; a launcher that cannot even start is recorded as a failed
     configuration."""
     try:
-        run, outcome = session.run(m)
-        if outcome.status == "ok" and m.extra.get("description", {}).get("find_switches"):
-            from mpiscope.execute.refine import refine_run
-            outcome = refine_run(session, m.target, run)
-        return run, outcome
+        from mpiscope.execute.refine import refinement
+        refine = m.extra.get("description", {}).get("find_switches")
+        return session.run(m, then=refinement(session, m.target) if refine else None)
     except MpiscopeError as e:
         sd.log(SweepEntry(config.id, k, status="failed", error=str(e)))
         return None, str(e)

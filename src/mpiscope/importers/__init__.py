@@ -99,6 +99,7 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
     for path, found, points in files:
         records.append(_context(points, mpi_label, found, ranks))
         first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
+        where = str(path.resolve())  # once per file: a million-line file would resolve it a million times
         for p in points:
             tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
             line = p.imported.line if p.imported else 0
@@ -108,7 +109,7 @@ def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label:
                                                f"{line}): a file holds one row per size; split the runs into "
                                                f"files of their own and import each")
             if p.imported is not None:  # the stored run names the file wherever it is read from
-                p = replace(p, imported=replace(p.imported, file=str(path.resolve())))
+                p = replace(p, imported=replace(p.imported, file=where))
             if p.key in seen:  # an earlier file holds this point too: a configuration of its own
                 p = replace(p, tag={**p.tag, "file": path.name})
             elif earlier[0] != tool_bench:

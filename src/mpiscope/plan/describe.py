@@ -51,6 +51,7 @@ class Description:
     bind_to: str | None = None
     platform: str | None = None       # a simulated platform (SMPI): a description or an XML file
     max_hosts: int | None = None      # the cap on a --hosts list (launch.placement.MAX_HOSTS)
+    max_sizes: int | None = None      # the cap on a size list (plan.sizecap.MAX_SIZES)
     oversubscribe: bool = False
     find_switches: bool = False
     factors: dict[str, Any] = field(default_factory=dict)  # a sweep configuration's levels: labels, not options
@@ -260,6 +261,7 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("bind_to", _choice(BINDINGS), key="binding"),
     Field("platform", _text),
     Field("max_hosts", _whole),
+    Field("max_sizes", _whole),
     Field("oversubscribe", _flag),
     Field("find_switches", _flag),
 )}

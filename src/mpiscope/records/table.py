@@ -5,6 +5,7 @@ column, and the typed point itself in `point` for the analysis. The launch-level
 it (one row per point over its launches) is `results.frame.launch_frame`."""
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Protocol
 
@@ -12,13 +13,14 @@ import numpy as np
 import pandas as pd
 
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
-from mpiscope.records.model import Context, Point, Skip, Timeout
+from mpiscope.records.model import Context, Point, Skip, Stats, Timeout
 from mpiscope.records.reader import RecordFile
 from mpiscope.results.disturbance import disturbed
 
 # Nested point objects whose fields become columns under these names; lists (samples,
 # pairs, participants, a grid's rows) stay in records.jsonl.
 _RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
+STATS_FIELDS = tuple(f.name for f in fields(Stats))
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
 
@@ -85,7 +87,8 @@ def point_columns(p: Point) -> dict[str, Any]:
                            "variant": p.variant}
     row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
                ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
-    for name, value in vars(p.time_us).items():
+    for name in STATS_FIELDS:
+        value = getattr(p.time_us, name)
         row["samples" if name == "n" else _RENAME["time_us"].format(name)] = value
     for key in ("bw_MBps", "busbw_MBps"):
         rate = getattr(p, key)
@@ -144,30 +147,31 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
 
 
 class _Columns:
-    """The tidy table gathered a column at a time: each column keeps the rows it has a value for
-    and its values, so no dict per point outlives its row and the frame is not inferred from
-    hundreds of thousands of dicts (a 200 MB records file)."""
+    """The tidy table gathered a column at a time: each column keeps its values, NaN where a row
+    has none, so no dict per point outlives its row, no row number is kept per value, and the
+    frame is not inferred from hundreds of thousands of dicts (a 200 MB records file)."""
 
     def __init__(self) -> None:
         self.rows = 0
-        self.columns: dict[str, tuple[list[int], list[Any]]] = {}  # in the order columns first appear
+        self.columns: dict[str, list[Any]] = {}  # in the order columns first appear
 
     def add(self, row: Mapping[str, Any]) -> None:
         for name, value in row.items():
             col = self.columns.get(name)
             if col is None:
-                col = self.columns[name] = ([], [])
-            col[0].append(self.rows)
-            col[1].append(value)
+                col = self.columns[name] = []
+            if len(col) < self.rows:  # rows before this one had no such value
+                col.extend([np.nan] * (self.rows - len(col)))
+            col.append(value)
         self.rows += 1
 
     def frame(self) -> pd.DataFrame:
         """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
         data = {}
-        for name, (at, values) in self.columns.items():
-            full = np.full(self.rows, np.nan, dtype=object)
-            full[at] = _objects(values)
-            data[name] = pd.Series(full, copy=False).infer_objects()
+        for name in list(self.columns):
+            values = self.columns.pop(name)  # each list goes as soon as its column is made
+            values.extend([np.nan] * (self.rows - len(values)))
+            data[name] = pd.Series(_objects(values), copy=False).infer_objects()
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
 
 

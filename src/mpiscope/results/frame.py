@@ -112,9 +112,12 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         group = df["sweep_config"].where(df["sweep_config"].notna(), group)
     rows = []
     for _, g in df.groupby(group, sort=False):
-        base = {id(p): r for p, r in zip(g["point"], g.to_dict("records"))}
+        at = {id(p): k for k, p in enumerate(g["point"])}
         runs = g["run_id"].nunique()
-        rows += [_row(base[id(lp.points[0])], _drifted(base[id(lp.points[0])], lp, runs)) for lp in pooled(g)]
+
+        def first(lp: LaunchPoint) -> dict[str, Any]:  # only these rows as dicts: not one per point
+            return g.iloc[[at[id(lp.points[0])]]].to_dict("records")[0]
+        rows += [_row(base, _drifted(base, lp, runs)) for lp in pooled(g) for base in [first(lp)]]
     out = pd.DataFrame(rows)
     # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]

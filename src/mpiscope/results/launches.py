@@ -205,7 +205,9 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> Lau
     a, b = se ** 2, drift.var
     total = a + b
     drift_term = 0.0 if drift.prior else b ** 2 / (drift.runs - 1)
-    dof = total ** 2 / (a ** 2 / (lp.launches - 1) + drift_term) if total > 0 else lp.launches - 1
+    spread = a ** 2 / (lp.launches - 1) + drift_term
+    # launches that agree to the last digit under the stated prior drift: no degree of freedom is lost
+    dof = (total ** 2 / spread if spread > 0 else np.inf) if total > 0 else lp.launches - 1
     centre = np.log(lp.median)
     half = max(special.stdtrit(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
                centre - np.log(lp.ci_low))

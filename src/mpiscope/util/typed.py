@@ -32,13 +32,25 @@ Conv = Callable[[Any, str], Any]  # (value, where it is) -> the value as its typ
 
 
 @lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[tuple[str, bool, Conv], ...]:
-    """Each init field of `cls`: its name, whether it is required, and its converter, worked out
-    once per class (a records file of 300,000 lines loads the same few classes over and over)."""
+def _fields(cls: type) -> tuple[tuple[str, bool, Conv, type | None], ...]:
+    """Each init field of `cls`: its name, whether it is required, its converter, and the JSON
+    type whose values it takes as they are (see _as_is), worked out once per class (a records
+    file of 300,000 lines loads the same few classes over and over)."""
     hints = _hints(cls)
     return tuple((f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
-                  _converter(hints[f.name], f.metadata.get("range")))
+                  _converter(hints[f.name], f.metadata.get("range")),
+                  None if f.metadata.get("range") else _as_is(hints[f.name]))
                  for f in dataclasses.fields(cls) if f.init)
+
+
+def _as_is(tp: Any) -> type | None:
+    """str, bool, int or float when a JSON value of exactly that type is already what the
+    converter of `tp` would return (a float only when finite): most fields of most records, taken
+    without a call; None for the rest."""
+    if get_origin(tp) in (Union, types.UnionType):
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        tp = inner[0] if len(inner) == 1 else None
+    return tp if tp in (str, bool, int, float) else None
 
 
 def load(cls: type[T], data: Any, where: str | None = None) -> T:
@@ -48,13 +60,16 @@ def load(cls: type[T], data: Any, where: str | None = None) -> T:
     if not isinstance(data, dict):
         raise ShapeError(f"{where}: expected an object, got {data!r}")
     kw = {}
-    for name, required, conv in _fields(cls):
+    for name, required, conv, as_is in _fields(cls):
         value = data.get(name)
         if value is None:
             if required:
                 raise ShapeError(f"{where} without '{name}'")
             continue
-        kw[name] = conv(value, f"{where}: '{name}'")
+        if type(value) is as_is and (as_is is not float or value - value == 0.0):  # x - x is nan for inf, nan
+            kw[name] = value
+        else:
+            kw[name] = conv(value, f"{where}: '{name}'")
     return cls(**kw)
 
 
@@ -89,14 +104,23 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
         return lambda v, where: Path(_check(isinstance(v, str), v, where, "a path"))
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            each = _converter(args[0])
-            return lambda v, where: tuple(each(x, f"{where}[{i}]")
-                                          for i, x in enumerate(_check(isinstance(v, list), v, where, "a list")))
+            each, as_is = _converter(args[0]), _as_is(args[0])
+
+            def many(v: Any, where: str) -> tuple:
+                _check(isinstance(v, list), v, where, "a list")
+                if as_is is not None and as_is is not float and all(type(x) is as_is for x in v):
+                    return tuple(v)  # the usual list of ranks or CPUs: every element as it is
+                return tuple(each(x, f"{where}[{i}]") for i, x in enumerate(v))
+            return many
         convs = [_converter(a) for a in args]
+
+        same = _as_is(args[0]) if len(set(args)) == 1 and args[0] is not float else None
 
         def fixed(v: Any, where: str) -> tuple:
             _check(isinstance(v, list), v, where, "a list")
             _check(len(v) == len(convs), v, where, f"a list of {len(convs)}")
+            if same is not None and all(type(x) is same for x in v):  # a pair of ranks
+                return tuple(v)
             return tuple(c(x, f"{where}[{i}]") for i, (c, x) in enumerate(zip(convs, v)))
         return fixed
     if origin is list:
