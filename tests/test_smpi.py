@@ -164,3 +164,15 @@ def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, 
     assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
     # the slow node stands alone at the first level, everyone else is one switch's group
     assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout
+
+
+@needs_simgrid
+def test_doctor_names_a_slow_link_among_64_simulated_nodes_by_halving(cli, smpi_engine):
+    added = cli("mpi", "add", "smpi")
+    assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
+    done = cli("doctor", "--mpi", "smpi", "--platform", "cluster:nodes=64,slow-link=37", "--json")
+    assert done.returncode == 1, done.stderr[-2000:]  # a failed check
+    check = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "no slow host link")
+    assert check["status"] == "fail" and check["figure"].startswith("node-37 slows every barrier")
+    # two barriers per halving of 64 nodes, against the 2016 pairs of the pair map
+    assert "12 launch(es) of one barrier each, where the pair map measures 2016 pairs" in check["figure"]

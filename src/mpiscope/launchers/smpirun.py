@@ -14,7 +14,10 @@ DEFAULT_PLATFORM = "cluster"
 # Computation between MPI calls takes no simulated time: the figures are the network model's
 # alone, the same on a loaded host as on an idle one (`--cfg=smpi/simulate-computation:yes`
 # in --launcher-args times the host's computation instead). SimGrid's start-up chatter is off.
-DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--log=root.thresh:warning")
+# Collectives choose their algorithm as MPICH does: SimGrid's own default allgather and alltoall
+# post a message to every rank and wait on all of them (an allgather of 4 B at 64 ranks took
+# 10 host seconds a point, and grows as ranks^3); `smpi/coll-selector` or `smpi/<coll>` given wins.
+DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning")
 
 
 class Smpirun(Launcher):
