@@ -136,7 +136,9 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
     assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
     assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
     assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
-                                                          "nodes=8"}
+                                                          "nodes=8", "MPISCOPE_SIM_BLOCK": str(16 << 20)}
+    # the engine allocates payloads in whole blocks of the size SMPI maps
+    assert f"--cfg=smpi/shared-malloc-blocksize:{16 << 20}" in argv and "--cfg=smpi/coll-selector:mpich" in argv
     mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
                                                 extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
     assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins

@@ -44,6 +44,9 @@ void sim_sleep_until(double target_s)
 
 static int checking;
 
+void sim_set_checking(int check) { checking = check; }
+
+#ifdef SMPI_SHARED_MALLOC
 /* SMPI maps the one shared block over an allocation again and again, and keeps a part of it
  * smaller than a block private (allocated per rank, and copied by every message). Whole blocks
  * only, and large ones (the smpirun adapter's MPISCOPE_SIM_BLOCK, its smpi/shared-malloc-blocksize):
@@ -78,8 +81,7 @@ static int too_many_mappings(size_t send_bytes, size_t recv_bytes)
     size_t per_rank = (whole_blocks(send_bytes) + whole_blocks(recv_bytes)) / shared_block();
     return (double)ranks * (double)per_rank > 0.8 * (double)limit;
 }
-
-void sim_set_checking(int check) { checking = check; }
+#endif
 
 int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv)
 {
