@@ -14,6 +14,7 @@ import json
 import math
 import os
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -49,7 +50,7 @@ def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float
     cpu0 = usage.ru_utime + usage.ru_stime
     t0 = time.monotonic()
     proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **launch.env})
+                            env={**os.environ, **launch.env}, start_new_session=True)
     peak = [0]
 
     def sample() -> None:
@@ -62,7 +63,7 @@ def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # smpirun is a script: its smpimain too
         stdout, stderr = proc.communicate()
     sampler.join()
     host_s = time.monotonic() - t0
