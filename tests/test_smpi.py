@@ -136,7 +136,9 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
     assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
     assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
     assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
-                                                          "nodes=8"}
+                                                          "nodes=8", "MPISCOPE_SIM_BLOCK": str(16 << 20)}
+    # the engine allocates payloads in whole blocks of the size SMPI maps
+    assert f"--cfg=smpi/shared-malloc-blocksize:{16 << 20}" in argv and "--cfg=smpi/coll-selector:mpich" in argv
     mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
                                                 extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
     assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins
@@ -164,3 +166,15 @@ def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, 
     assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
     # the slow node stands alone at the first level, everyone else is one switch's group
     assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout
+
+
+@needs_simgrid
+def test_doctor_names_a_slow_link_among_64_simulated_nodes_by_halving(cli, smpi_engine):
+    added = cli("mpi", "add", "smpi")
+    assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
+    done = cli("doctor", "--mpi", "smpi", "--platform", "cluster:nodes=64,slow-link=37", "--json")
+    assert done.returncode == 1, done.stderr[-2000:]  # a failed check
+    check = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "no slow host link")
+    assert check["status"] == "fail" and check["figure"].startswith("node-37 slows every barrier")
+    # two barriers per halving of 64 nodes, against the 2016 pairs of the pair map
+    assert "12 launch(es) of one barrier each, where the pair map measures 2016 pairs" in check["figure"]

@@ -3,7 +3,9 @@ counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--
 
 Each rank count is one smpirun of the engine (built with smpicc, launched by mpiscope's smpirun
 adapter) on a cluster of as many nodes; peak memory is the launch's maximum resident set
-(getrusage of the children); CPU seconds are the host's work, which a loaded machine does not
+(the proportional set size of the launch's processes, sampled every 0.2 s: the resident set
+counts a shared payload page once per mapping, and under SMPI every rank maps the same pages);
+CPU seconds are the host's work, which a loaded machine does not
 inflate as it does wall seconds. Prints one line a rank count, and the growth between them."""
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import json
 import math
 import os
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,25 +27,55 @@ from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES
 
 
+def tree_pss_kib(pid: int) -> int:
+    """The proportional set size of a process and its descendants (0 once they are gone)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+            total += int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("Pss:")))
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += map(int, (task / "children").read_text().split())
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total
+
+
 def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float) -> dict:
     job = Job([str(engine), *DEFAULT_COLLECTIVES, "--sizes", sizes], ranks,
               platform=platform.replace("{n}", str(ranks)))
     launch = launcher_for(lib).command(job)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before, cpu0 = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    cpu0 = usage.ru_utime + usage.ru_stime
     t0 = time.monotonic()
-    done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **launch.env})
+    proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **launch.env}, start_new_session=True)
+    peak = [0]
+
+    def sample() -> None:
+        while proc.poll() is None:
+            peak[0] = max(peak[0], tree_pss_kib(proc.pid))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # smpirun is a script: its smpimain too
+        stdout, stderr = proc.communicate()
+    sampler.join()
     host_s = time.monotonic() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak_kib, cpu_s = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu0
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    cpu_s = usage.ru_utime + usage.ru_stime - cpu0
+    records = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     points = [r for r in records if r.get("type") == "point"]
-    return {"ranks": ranks, "status": done.returncode, "points": len(points), "host_s": host_s, "cpu_s": cpu_s,
-            # ru_maxrss of children is the largest child so far: only a new maximum is this launch's
-            "peak_MiB": peak_kib / 1024 if peak_kib > before else float("nan"),
+    return {"ranks": ranks, "status": proc.returncode, "points": len(points), "host_s": host_s, "cpu_s": cpu_s,
+            "peak_MiB": peak[0] / 1024 if peak[0] else float("nan"),
             "simulated_s": sum(p["elapsed_s"] for p in points),
-            "skips": sum(r.get("type") == "skip" for r in records), "stderr": done.stderr[-300:]}
+            "skips": sum(r.get("type") == "skip" for r in records), "stderr": stderr[-300:],
+            "by_benchmark": {b: sum(p["host_s"] for p in points if p["benchmark"] == b) for b in DEFAULT_COLLECTIVES}}
 
 
 def main() -> int:
@@ -62,6 +96,8 @@ def main() -> int:
         rows.append(r)
         print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['cpu_s']:>9.1f} {r['peak_MiB']:>9.0f} "
               f"{r['simulated_s']:>11.4f}  {r['status']}" + (f"  {r['stderr'].strip()}" if r["status"] else ""),
+              flush=True)
+        print("       host s of the points: " + ", ".join(f"{b} {s:.1f}" for b, s in r["by_benchmark"].items()),
               flush=True)
     for a_, b in zip(rows, rows[1:]):
         k = math.log(b["ranks"] / a_["ranks"])

@@ -3,6 +3,7 @@
 #include "bench.h"
 #include "timer.h"
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,12 +46,51 @@ static int checking;
 
 void sim_set_checking(int check) { checking = check; }
 
+#ifdef SMPI_SHARED_MALLOC
+/* SMPI maps the one shared block over an allocation again and again, and keeps a part of it
+ * smaller than a block private (allocated per rank, and copied by every message). Whole blocks
+ * only, and large ones (the smpirun adapter's MPISCOPE_SIM_BLOCK, its smpi/shared-malloc-blocksize):
+ * with SMPI's 1 MiB blocks a 256-rank allgather of 1 MiB took 66,000 mappings, past the kernel's
+ * 65,530 (vm.max_map_count), and aborted. */
+static size_t shared_block(void)
+{
+    const char *text = getenv("MPISCOPE_SIM_BLOCK");
+    long block = text ? atol(text) : 0;
+    return block > 0 ? (size_t)block : (size_t)1 << 20;  /* SMPI's default */
+}
+
+static size_t whole_blocks(size_t bytes)
+{
+    size_t b = shared_block();
+    return bytes ? (bytes + b - 1) / b * b : b;
+}
+
+/* Whether every rank's mappings of these buffers would pass 80 % of the kernel's limit (SimGrid
+ * and the libraries hold mappings of their own): SMPI would abort the whole run, where the
+ * point can be skipped. */
+static int too_many_mappings(size_t send_bytes, size_t recv_bytes)
+{
+    long limit = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &limit) != 1) limit = 65530;
+        fclose(f);
+    }
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    size_t per_rank = (whole_blocks(send_bytes) + whole_blocks(recv_bytes)) / shared_block();
+    return (double)ranks * (double)per_rank > 0.8 * (double)limit;
+}
+#endif
+
 int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv)
 {
 #ifdef SMPI_SHARED_MALLOC
     if (sim_active() && !checking) {
-        *send = SMPI_SHARED_MALLOC(send_bytes ? send_bytes : 1);
-        *recv = SMPI_SHARED_MALLOC(recv_bytes ? recv_bytes : 1);
+        *send = *recv = NULL;
+        if (too_many_mappings(send_bytes, recv_bytes)) return -1;
+        *send = SMPI_SHARED_MALLOC(whole_blocks(send_bytes));
+        *recv = SMPI_SHARED_MALLOC(whole_blocks(recv_bytes));
         if (*send && *recv) return 1;
         sim_buffers_free(*send, *recv);
         *send = *recv = NULL;

@@ -10,6 +10,10 @@
 /* The watchdog's least host time for a point under simulation (without --timeout). */
 #define SIM_WATCHDOG_FLOOR_S 600.0
 
+/* The defaults of --min-reps and --warmup under simulation (a flag given wins). */
+#define SIM_MIN_REPS 6
+#define SIM_WARMUP 1
+
 /* 1 when the MPI library is SMPI (callable before and after MPI_Init). */
 int sim_active(void);
 

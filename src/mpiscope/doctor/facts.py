@@ -70,6 +70,8 @@ class Facts:
     noise: LaunchFacts | None = None  # the engine's fwq row on the same ranks
     bisection: list[LaunchFacts] = field(default_factory=list)  # launches made to find a culprit
     pair_tests: list[LaunchFacts] = field(default_factory=list)  # a suspected slow host against a good pair
+    # simulated platforms: two launches per halving, each timing a barrier over one half
+    slow_bisection: list[LaunchFacts] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,7 +82,7 @@ class Facts:
         for k in ("reach", "job", "pairs", "noise"):
             if d.get(k) is not None:
                 d[k] = LaunchFacts(**d[k])
-        for k in ("bisection", "reach_bisection", "pair_tests"):
+        for k in ("bisection", "reach_bisection", "pair_tests", "slow_bisection"):
             d[k] = [LaunchFacts(**b) for b in d.get(k, [])]
         return cls(**d)
 

@@ -16,6 +16,10 @@ from mpiscope.records import Context, Point
 
 GROUP = "hosts"
 SLOW_RATIO = 3.0  # a host whose every pair is this much slower than the pairs without it
+# A half of the hosts whose barrier is this much slower than the other half's holds the slow host:
+# one host on the barrier's critical path at 10x (a planted slow link) makes a 64-node half
+# 3-6x slower; under simulation the times are exact, so a modest ratio tells no noise apart.
+GROUP_RATIO = 1.5
 REACH_FIX = ("check that {hosts} is up and that the launcher reaches it (ssh keys, the batch system, the host "
              "name); leave it out with --hosts until it does")
 HELLO_FIX = ("an MPI job through {hosts} cannot connect or start: check the host's network link and firewall "
@@ -150,8 +154,53 @@ def confirm(found: list[tuple[str, float]], tests: list[LaunchFacts]) -> tuple[l
     return out, "; ".join(shown)
 
 
+def group_time(t: LaunchFacts) -> float | None:
+    """The barrier time (µs) a launch over a group of hosts measured, None when it did not."""
+    pts = t.points("barrier")
+    return pts[0].time_us.median if t.ok and pts else None
+
+
+def slower(a: float | None, b: float | None) -> bool:
+    """Whether the group timed `a` holds a slow host that the group timed `b` lacks."""
+    return a is not None and b is not None and a > GROUP_RATIO * b
+
+
+def slow_culprit(tests: list[LaunchFacts]) -> str | None:
+    """The host the barrier bisection isolated: the launches come in pairs (two halves, each
+    with the same reference host after the first halving); the slower of each pair is descended
+    into, and the host left when no faster launch holds it is named. None when a pair was even
+    (no slow host, or the slowness is not in one host)."""
+    group: list[str] = []
+    good: set[str] = set()
+    for a, b in zip(tests[::2], tests[1::2]):
+        ta, tb = group_time(a), group_time(b)
+        if slower(ta, tb):
+            group, good = a.hosts, good | set(b.hosts)
+        elif slower(tb, ta):
+            group, good = b.hosts, good | set(a.hosts)
+        else:
+            return None
+    left = [h for h in group if h not in good]
+    return left[0] if len(left) == 1 else None
+
+
+def slow_by_bisection(f: Facts, name: str) -> Check:
+    tests = f.slow_bisection
+    pairs = len(f.hosts) * (len(f.hosts) - 1) // 2
+    cost = f"{len(tests)} launch(es) of one barrier each, where the pair map measures {pairs} pairs"
+    host = slow_culprit(tests)
+    if host is None:
+        return ok(name, f"no half of the {len(f.hosts)} hosts had a barrier {GROUP_RATIO:g}x slower than the "
+                        f"other's ({cost})")
+    path = ", ".join(f"{len(t.hosts)} hosts {group_time(t) or float('nan'):.3g} us" for t in tests)
+    return fail(name, f"{host} slows every barrier it is in; found by halving: {cost} ({path})",
+                SLOW_FIX.format(host=host))
+
+
 def slow(f: Facts) -> Check:
     name = "no slow host link"
+    if f.slow_bisection:
+        return slow_by_bisection(f, name)
     job = f.pairs
     ctxs = job.contexts if job else []
     points = job.points("pairs") if job else []

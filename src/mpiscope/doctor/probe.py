@@ -8,6 +8,7 @@ import os
 import shlex
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -114,15 +115,29 @@ class Prober:
                per_node: int | None = None, limit: float | None = None) -> LaunchFacts:
         p = self.s.placement
         fields = p.job_fields()
-        if hosts is not None:
-            fields.update(hosts=hosts, hostfile=None, nodes=None)
-            if per_node is not None:
-                fields["ranks_per_node"] = per_node
-        job = Job(program, ranks, {**self.s.env, **(env or {})}, list(self.s.launcher_args), **fields)
-        launch = launcher_for(self.s.target.lib, job.launcher).command(job, self.cores)
-        self.singleton_fix = launch.singleton_fix
-        self.argv = launch.argv
-        return run_bounded(launch.argv, launch.env, limit or self.s.timeout_s, hosts or [])
+        with tempfile.TemporaryDirectory(prefix="mpiscope-doctor-") as tmp:
+            if hosts is not None and self.simulated:
+                # simulated nodes are named in a hostfile, one rank each, in order
+                listed = Path(tmp) / "hostfile"
+                listed.write_text("\n".join(hosts) + "\n")
+                fields.update(hostfile=str(listed))
+            elif hosts is not None:
+                fields.update(hosts=hosts, hostfile=None, nodes=None)
+                if per_node is not None:
+                    fields["ranks_per_node"] = per_node
+            job = Job(program, ranks, {**self.s.env, **(env or {})}, list(self.s.launcher_args), **fields)
+            launch = launcher_for(self.s.target.lib, job.launcher).command(job, self.cores)
+            self.singleton_fix = launch.singleton_fix
+            self.argv = launch.argv
+            return run_bounded(launch.argv, launch.env, limit or self.s.timeout_s, hosts or [])
+
+    @property
+    def simulated(self) -> bool:
+        return self.s.target.lib.vendor == "SMPI"
+
+    def barrier(self, hosts: list[str]) -> LaunchFacts:
+        """One barrier over `hosts`, one rank each (the simulated slow-host bisection's test)."""
+        return self.launch(self.engine("barrier"), len(hosts), hosts)
 
     def engine(self, *args: str) -> list[str]:
         watchdog = max(1.0, 0.8 * self.s.timeout_s)  # a point that hangs; the launch's own limit stays
@@ -201,6 +216,28 @@ def bisect(hosts: list[str], test: Callable[[list[str]], LaunchFacts]) -> list[L
     return made
 
 
+def bisect_slow(hosts: list[str], test: Callable[[list[str]], LaunchFacts]) -> list[LaunchFacts]:
+    """The launches that find one slow host among `hosts` (a simulated platform: no launch fails
+    and every time is exact): time a barrier over each half, descend into the slower half; after
+    the first halving each half goes with a host of the faster one, so that a half of one host
+    is still a barrier of two. One slow host among H costs 2 log2(H) launches of one point,
+    where the pair map measures H(H-1)/2 pairs. Stops when neither half is slower."""
+    from mpiscope.doctor.hosts import group_time, slower
+    made: list[LaunchFacts] = []
+    group, ref = list(hosts), []
+    while len(group) > 1:
+        a, b = group[:len(group) // 2], group[len(group) // 2:]
+        made += [test([*ref, *a]), test([*ref, *b])]
+        ta, tb = group_time(made[-2]), group_time(made[-1])
+        if slower(ta, tb):
+            group, ref = a, ref or b[:1]
+        elif slower(tb, ta):
+            group, ref = b, ref or a[:1]
+        else:
+            break
+    return made
+
+
 def pair_tests(f: Facts, pr: Prober) -> list[LaunchFacts]:
     """Two-host launches for the hosts the pair map suspects: first two hosts without any
     suspect (the reference), then each suspect with one of them."""
@@ -248,8 +285,39 @@ def library_params(s: Setup, device: str | None = None) -> dict[str, str]:
     return protocol_limits(s.target.lib, s.env, device)
 
 
+# Under simulation the pair map (every pair a timed phase, every phase synchronising every rank)
+# grows as hosts^3 in host time: up to this many nodes it is measured, above the bisection finds
+# a slow host.
+SIM_PAIR_MAP_MAX = 16
+
+
+def gather_simulated(s: Setup) -> Facts:
+    """doctor on a simulated platform: no host to reach or bind, no noise; the hello, then the
+    pair map on a few nodes or the barrier bisection on many."""
+    from mpiscope.launchers.platform import parse
+    lib = s.target.lib
+    ranks = s.ranks or 0
+    platform = parse(s.placement.platform or "cluster", ranks or 2)
+    hosts = platform.hosts()[:ranks or None]
+    ranks = len(hosts)
+    pr = Prober(s)
+    f = Facts(mpi_name=lib.name, vendor=lib.vendor, version=lib.version, launcher="smpirun", ranks=ranks,
+              hosts=hosts, local_host=socket.gethostname(), local_cores=local_cores())
+    f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, None)
+    if not (f.job.ok and len(f.job.contexts) == 1) or ranks < 3:
+        return f
+    if ranks <= SIM_PAIR_MAP_MAX:
+        f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "pairs"), ranks, None)
+        f.pair_tests = pair_tests(f, pr)
+    else:
+        f.slow_bisection = bisect_slow(hosts, pr.barrier)
+    return f
+
+
 def gather(s: Setup) -> Facts:
     lib = s.target.lib
+    if lib.vendor == "SMPI":
+        return gather_simulated(s)
     hosts = hosts_of(s.placement)
     ranks = s.placement.ranks(s.ranks) or (len(hosts) if hosts else 2)
     f = Facts(mpi_name=lib.name, vendor=lib.vendor, version=lib.version, launcher=Prober(s).kind, ranks=ranks,

@@ -14,7 +14,16 @@ DEFAULT_PLATFORM = "cluster"
 # Computation between MPI calls takes no simulated time: the figures are the network model's
 # alone, the same on a loaded host as on an idle one (`--cfg=smpi/simulate-computation:yes`
 # in --launcher-args times the host's computation instead). SimGrid's start-up chatter is off.
-DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--log=root.thresh:warning")
+# Collectives choose their algorithm as MPICH does: SimGrid's own default allgather and alltoall
+# post a message to every rank and wait on all of them (an allgather of 4 B at 64 ranks took
+# 10 host seconds a point, and grows as ranks^3); `smpi/coll-selector` or `smpi/<coll>` given wins.
+DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning")
+# The block SMPI maps over every shared payload again and again (the engine allocates whole
+# blocks, sim.c): larger blocks need fewer of the kernel's 65,530 mappings, but every mapping is
+# populated up front, so a 4-byte point maps a whole block per rank (1 GiB blocks: 138 host
+# seconds for two points at 256 ranks). 16 MiB: an allgather of 1 MiB fits at 512 ranks.
+BLOCK_KEY = "--cfg=smpi/shared-malloc-blocksize"
+SHARED_BLOCK = 16 << 20
 
 
 class Smpirun(Launcher):
@@ -30,8 +39,10 @@ class Smpirun(Launcher):
             hostfile = job.hostfile
         if hostfile is None:
             raise UsageError(f"--platform {platform.description}: give --hostfile naming its hosts, one a line")
-        cfg = [a for a in DEFAULT_CFG if a.split(":")[0] not in " ".join(job.extra_args)]
+        given = " ".join(job.extra_args)
+        cfg = [a for a in (*DEFAULT_CFG, f"{BLOCK_KEY}:{SHARED_BLOCK}") if a.split(":")[0] not in given]
+        block = next((a.split(":", 1)[1] for a in job.extra_args if a.startswith(BLOCK_KEY + ":")), str(SHARED_BLOCK))
         argv = [str(self.path), "-np", str(job.ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                 *cfg, *job.extra_args, *job.program]
-        env = {**job.env, "MPISCOPE_PLATFORM": platform.description}
+        env = {**job.env, "MPISCOPE_PLATFORM": platform.description, "MPISCOPE_SIM_BLOCK": block}
         return Launch(argv=argv, env=env, oversubscribed=False)
