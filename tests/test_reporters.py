@@ -190,3 +190,15 @@ def test_a_busy_point_names_its_commonest_cause_and_on_a_tie_the_first_launch_s(
     assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 0"
     causes[id(pts[5])] = causes[id(pts[6])] = "cause 6"
     assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 6"
+
+
+def test_many_disturbed_launches_are_told_in_one_line_naming_the_worst(tmp_path):
+    from mpiscope.report.warnings import LAUNCH_LINES, disturbed_launches
+    recs = [rec for k in range(LAUNCH_LINES + 3)
+            for rec in launch(k, 1.0, nivcsw_8=150, whole=900 if k == 4 else 5)]
+    said = disturbed_launches(stored_run(tmp_path / "runs", recs).records())
+    assert len(said) == 1
+    assert said[0].startswith(f"disturbed points in {LAUNCH_LINES + 3} of {LAUNCH_LINES + 3} launches "
+                              f"({LAUNCH_LINES + 3} of {2 * (LAUNCH_LINES + 3)} (point, launch) pairs")
+    assert "the worst, launch 4 (as a whole: involuntary context switches 900" in said[0]
+    assert "--per-launch" in said[0]

@@ -40,6 +40,9 @@ def _where(recs: Sequence[Point | Skip | Timeout]) -> str:
 DISTURBED_SHOWN = 2
 
 
+LAUNCH_LINES = 3  # launches told one line each; more are told in one line, naming the worst
+
+
 def disturbed_launches(recs: RecordFile) -> list[str]:
     """A sentence per launch with disturbed points (results.disturbance): how many, and the
     first causes, beside what disturbed the launch as a whole (its end record's counters). Every
@@ -58,8 +61,20 @@ def disturbed_launches(recs: RecordFile) -> list[str]:
             if cause:
                 by_launch[launch].append((rec, cause))
     whole = {launch: cause for launch, cause in launch_causes(recs).items() if cause}
+    said_of = sorted({*by_launch, *whole})
+    if len(said_of) > LAUNCH_LINES:  # one line for them all, naming the worst launch
+        worst = max(said_of, key=lambda k: (k in whole, len(by_launch.get(k, ())) / max(counts[k], 1)))
+        hits = by_launch.get(worst, [])
+        named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
+        return [f"disturbed points in {len(by_launch)} of {len(counts)} launches "
+                f"({sum(map(len, by_launch.values()))} of {sum(counts.values())} (point, launch) pairs; kept and "
+                f"left out of the estimate); the worst, launch {worst}"
+                + (f" (as a whole: {whole[worst]})" if worst in whole else "")
+                + f": {len(hits)} of {counts[worst]} points ({named}"
+                + (f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else "")
+                + "); every launch's: mpiscope export RUN --per-launch (columns disturbed, launch_disturbed)"]
     out = []
-    for launch in sorted({*by_launch, *whole}):
+    for launch in said_of:
         hits = by_launch.get(launch, [])
         said = f"launch {launch}" + (f" (as a whole: {whole[launch]})" if launch in whole else "")
         if not hits:
