@@ -3,6 +3,8 @@ equivalence and power, the robust estimate, evidence flags, disturbed launches, 
 whose noisy history must not hide a slowdown."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,12 @@ from mpiscope.results.verdict import decide, launches_to_decide
 SIZES = {8: 1.2, 1024: 2.0, 65536: 12.0, 1 << 20: 180.0}
 
 
+@dataclass(frozen=True, slots=True)
+class JudgedPoint(Point):
+    """A record whose disturbance cause is already judged (as the tidy table's column carries it)."""
+    disturbed: str = ""
+
+
 def launches(rng, L: int, between: float = 0.03, within: float = 0.01, slower: float = 1.0,
              disturbed: dict[int, str] | None = None) -> list[Point]:
     """L launches of four ping-pong sizes: a log-normal launch effect and each launch's own
@@ -28,10 +36,10 @@ def launches(rng, L: int, between: float = 0.03, within: float = 0.01, slower: f
         effect = between * rng.standard_normal()
         for size, t in SIZES.items():
             m = t * slower * float(np.exp(effect + within * rng.standard_normal()))
-            p = Point("pingpong", size, 2, Stats(n=1000, median=m, ci_low=m * np.exp(-1.96 * within),
-                                                 ci_high=m * np.exp(1.96 * within)), tag={"launch": k})
-            if disturbed and k in disturbed:  # the engine's per-launch counters' verdict (branch h-disturb)
-                object.__setattr__(p, "disturbed", disturbed[k])
+            stats = Stats(n=1000, median=m, ci_low=m * np.exp(-1.96 * within), ci_high=m * np.exp(1.96 * within))
+            p = Point("pingpong", size, 2, stats, tag={"launch": k})
+            if disturbed and k in disturbed:  # the engine's per-launch counters' verdict
+                p = JudgedPoint("pingpong", size, 2, stats, tag={"launch": k}, disturbed=disturbed[k])
             recs.append(p)
     return recs
 
