@@ -178,8 +178,7 @@ def main() -> None:
     print(f"\n{args.mpi}, -b {args.bench} --sizes {args.sizes} --launches {args.launches}, "
           f"{time.monotonic() - t0:.0f} s")
     print(f"same against same: called slower or faster {share(tally.same, 'slower', 'faster')}, "
-          f"inconclusive {share(tally.same, 'inconclusive')}, same {share(tally.same, 'same')}, "
-          f"machine busy {share(tally.same, 'busy')}")
+          f"inconclusive {share(tally.same, 'inconclusive')}, same {share(tally.same, 'same')}")
     print(f"perturbed, moved >= 50 %: called slower/faster as moved {share(tally.moved, 'right')}, "
           f"same {share(tally.moved, 'same')}, inconclusive {share(tally.moved, 'inconclusive')}")
     print("  of which a side was 'machine busy': "
