@@ -43,6 +43,12 @@ DISTURBED_SHOWN = 2
 LAUNCH_LINES = 3  # launches told one line each; more are told in one line, naming the worst
 
 
+def _named(hits: Sequence[tuple[Point, str]]) -> str:
+    """The first disturbed points of a launch with their causes, and how many more."""
+    named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
+    return named + (f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else "")
+
+
 def disturbed_launches(recs: RecordFile) -> list[str]:
     """A sentence per launch with disturbed points (results.disturbance): how many, and the
     first causes, beside what disturbed the launch as a whole (its end record's counters). Every
@@ -65,14 +71,12 @@ def disturbed_launches(recs: RecordFile) -> list[str]:
     if len(said_of) > LAUNCH_LINES:  # one line for them all, naming the worst launch
         worst = max(said_of, key=lambda k: (k in whole, len(by_launch.get(k, ())) / max(counts[k], 1)))
         hits = by_launch.get(worst, [])
-        named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
         return [f"disturbed points in {len(by_launch)} of {len(counts)} launches "
                 f"({sum(map(len, by_launch.values()))} of {sum(counts.values())} (point, launch) pairs; kept and "
                 f"left out of the estimate); the worst, launch {worst}"
                 + (f" (as a whole: {whole[worst]})" if worst in whole else "")
-                + f": {len(hits)} of {counts[worst]} points ({named}"
-                + (f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else "")
-                + "); every launch's: mpiscope export RUN --per-launch (columns disturbed, launch_disturbed)"]
+                + f": {len(hits)} of {counts[worst]} points ({_named(hits)}); every launch's: "
+                  "mpiscope export RUN --per-launch (columns disturbed, launch_disturbed)"]
     out = []
     for launch in said_of:
         hits = by_launch.get(launch, [])
@@ -80,9 +84,7 @@ def disturbed_launches(recs: RecordFile) -> list[str]:
         if not hits:
             out.append(f"{said}: none of its {counts[launch]} points disturbed")
             continue
-        named = "; ".join(f"{p.benchmark} {human_size(p.size)}: {cause}" for p, cause in hits[:DISTURBED_SHOWN])
-        more = f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else ""
-        out.append(f"{said}: {len(hits)} of {counts[launch]} points disturbed ({named}{more}); they are "
+        out.append(f"{said}: {len(hits)} of {counts[launch]} points disturbed ({_named(hits)}); they are "
                    f"kept and left out of the estimate")
     return out
 

@@ -284,8 +284,7 @@ def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> Point
     else:
         test, p, effect = _one_launch_each(b, c)
         se = _one_launch_se(b, c)
-    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c))
-                     if getattr(lp, "busy", ""))
+    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c)) if lp.busy)
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
                        config=b.config, drift_runs=used.runs if used is not None else 0, drift=used,
