@@ -96,8 +96,13 @@ def entry() -> None:
         status = main()
     except KeyboardInterrupt:
         status = 130
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the work is done: a late signal
-        signal.signal(sig, signal.SIG_IGN)                      # changes no exit status
+    while True:  # the work is done: a late signal changes no exit status
+        try:     # (signal.signal runs a pending handler, which may raise one more interrupt)
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt:
+            status = 130
     sys.exit(status)
 
 
