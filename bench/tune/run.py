@@ -104,10 +104,12 @@ def main() -> int:
                   f"{ec['seconds']:.0f} s (racing: {res['cost']['seconds']:.0f} s, "
                   f"{100 * res['cost']['seconds'] / ec['seconds']:.0f} % of the exhaustive time); "
                   f"same choice at {same} of {len(res['decisions'])} points")
+            ex_verify = {(v["collective"], v["ranks"], v["size"]): v for v in ex.get("verify", [])}
             for a, b in zip(res["decisions"], ex["decisions"]):
                 if a["chosen"] != b["chosen"]:
+                    key = (b["collective"], b["ranks"], b["size"])
                     print(f"    {a['collective']} {a['ranks']} {human_size(a['size'])}: race {a['chosen']}, "
-                          f"exhaustive {b['chosen']}")
+                          f"exhaustive {written(b)} (its side-by-side gain {gain(ex_verify.get(key))})")
     return 0
 
 
