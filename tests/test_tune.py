@@ -98,6 +98,8 @@ def test_unknown_algorithm_and_bad_files_are_one_line(cli, tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     one_error_line(cli("tune", "--show", str(tmp_path / "bad.json")), "not valid JSON")
     one_error_line(cli("tune", "--resume", str(tmp_path)), "no tune to resume")
+    one_error_line(cli("tune", "allreduce", "--verify-launches", "4", "--verify-max-launches", "3", "--runs-dir",
+                       str(tmp_path)), "--verify-max-launches (3) is below --verify-launches (4)")
 
 
 # -- Open MPI -----------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
     if a.resume:
         given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks),
                                 ("--algorithms", a.algorithms), ("--exhaustive", a.exhaustive),
+                                ("--verify-max-launches", a.verify_max_launches is not None),
                                 ("--sizes", a.sizes != DEFAULT_SIZES)) if v]
         if given:  # silently ignoring them would let a user believe they were applied
             raise UsageError(f"--resume carries on with the tune's own options: leave out {', '.join(given)}")
