@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 
-TUNE = ["--rounds", "2", "--verify-launches", "2", "--max-time", "0.05", "--no-progress"]
+TUNE = ["--rounds", "2", "--verify-launches", "2", "--verify-max-launches", "3", "--max-time", "0.05",
+        "--no-progress"]
 OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
@@ -97,6 +98,8 @@ def test_unknown_algorithm_and_bad_files_are_one_line(cli, tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     one_error_line(cli("tune", "--show", str(tmp_path / "bad.json")), "not valid JSON")
     one_error_line(cli("tune", "--resume", str(tmp_path)), "no tune to resume")
+    one_error_line(cli("tune", "allreduce", "--verify-launches", "4", "--verify-max-launches", "3", "--runs-dir",
+                       str(tmp_path)), "--verify-max-launches (3) is below --verify-launches (4)")
 
 
 # -- Open MPI -----------------------------------------------------------------------------------
@@ -217,23 +220,32 @@ def test_files_read_back_as_written(tmp_path, embedded_mpi):
 
 def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     """The proof run on MPICH at 2 ranks: default and file in the same launches, a ratio with its
-    interval and a verdict per size, the band's algorithm named; the default band is the control."""
+    interval and a verdict per size, the band's algorithm named; the default band is the control.
+    A change still inconclusive after the first launches gets more, only for itself, up to the cap,
+    and ends kept (faster) or withdrawn."""
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.util.console import err
     from mpiscope.execute.session import Session, target
     from mpiscope.execute.tune import Tune, TuneSpec, evidence
-    spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2)
+    spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2,
+                    verify_max=3)
     t = Tune(tmp_path, spec, target(None), Session(tmp_path / "runs", err, progress=False))
     tuning = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"),
                                                          Band(725, "ring", "MPIR_Allreduce_intra_ring")]}})
     path, _ = t.write(tuning)
     run, rows = t.verify({}, path, tuning)
     assert [(r["size"], r["algorithm"]) for r in rows] == [(8, "default"), (65536, "ring")]
+    control, change = rows
     for r in rows:
-        assert r["low"] <= r["ratio"] <= r["high"] and r["launches"] == (2, 2)
+        assert r["low"] <= r["ratio"] <= r["high"]
         assert r["verdict"] in ("faster", "slower", "same", "inconclusive")
-    sides = {(p.tag["side"], p.tag["launch"]) for p in run.records().points}
-    assert sides == {("default", 0), ("tuned", 0), ("default", 1), ("tuned", 1)}
+    assert control["launches"] == (2, 2) and control["settle"] is None  # the control is never measured further
+    extra = change["launches"] == (3, 3)
+    assert extra or change["launches"] == (2, 2)
+    assert change["settle"] in ("keep", "withdraw") and (change["settle"] == "keep") == (change["verdict"] == "faster")
+    sides = {(p.tag["side"], p.tag["launch"], p.size) for p in run.records().points}
+    first = {(side, k, size) for side in ("default", "tuned") for k in (0, 1) for size in (8, 65536)}
+    assert sides == first | ({("default", 2, 65536), ("tuned", 2, 65536)} if extra else set())
     assert "1 points" in evidence(rows) and "a control" in evidence(rows)
 
 
@@ -291,3 +303,34 @@ def test_the_figure_marks_the_written_algorithm_and_the_gain():
     labels = [t.get_text() for t in low.texts]
     assert labels == ["2x [1.67, 2.5] faster", "1x [0.909, 1.11] control"]
     assert tune_figure(result, "bcast", 2) is None and [c for c, _ in tune_figures(result)] == ["allreduce at 2 ranks"]
+
+
+def test_only_proven_changes_reach_the_file():
+    """The race's changes whose side-by-side did not settle on "keep" go back to the default,
+    the algorithm tried and the reason kept for the table."""
+    from mpiscope.execute.tune import withdraw
+    decisions = [{"collective": "allreduce", "ranks": 2, "size": s, "chosen": c}
+                 for s, c in ((8, "ring"), (1024, "recursive_doubling"), (65536, "ring"), (1048576, "default"))]
+    verified = {("allreduce", 2, 8): {"settle": "keep", "reason": "faster in 3 launches a side"},
+                ("allreduce", 2, 65536): {"settle": "withdraw", "reason": "inconclusive after 8 launches a side"},
+                ("allreduce", 2, 1048576): {"settle": None, "reason": None}}
+    withdraw(decisions, verified, "not measured side by side")
+    assert [d["chosen"] for d in decisions] == ["ring", "default", "default", "default"]
+    assert [(d.get("tried"), d.get("withdrawn")) for d in decisions] == [
+        (None, None), ("recursive_doubling", "not measured side by side"),
+        ("ring", "inconclusive after 8 launches a side"), (None, None)]
+
+
+def test_a_tune_of_an_earlier_format_is_refused_with_the_command_to_start_again(cli_offline, tmp_path):
+    """A tune directory written before launches were packed (its state.json has no format; its
+    race records tag one collective a launch) cannot be resumed: one line, exit 2, the fix named."""
+    old = tmp_path / "tune-20261124-101010"
+    old.mkdir()
+    spec = {"mpi": "openmpi", "collectives": ["allreduce", "bcast"], "ranks": [2], "sizes": "8,64K", "rounds": 4,
+            "verify_launches": 3, "max_time": 0.2, "race": True, "only": {}, "launcher_args": [],
+            "placement": {"launcher": None, "hosts": None}, "margin": 0.05}
+    (old / "state.json").write_text(json.dumps({"spec": spec, "failed": {}, "race": str(old / "race")}))
+    r = cli_offline("tune", "--resume", str(old))
+    one_error_line(r, "earlier mpiscope tune", "cannot be resumed",
+                   "mpiscope tune allreduce bcast --mpi openmpi -n 2 --sizes 8,64K")
+    assert not (old / "tune.json").exists()

@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mpiscope.report.tune import written
 from mpiscope.util.units import human_size
 
 ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -31,6 +32,7 @@ ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -> tuple[dict | None, float, str]:
     cmd = [sys.executable, "-m", "mpiscope", "tune", *args.collectives.split(","), "--mpi", mpi, "-n", args.ranks,
            "--sizes", args.sizes, "--rounds", str(args.rounds), "--verify-launches", str(args.verify_launches),
+           "--verify-max-launches", str(args.verify_max_launches),
            "--max-time", str(args.max_time), "--no-progress", "--runs-dir", str(runs_dir)]
     cmd += ["--exhaustive"] * exhaustive + ["--oversubscribe"] * args.oversubscribe
     t0 = time.monotonic()
@@ -52,11 +54,14 @@ def gain(v: dict | None) -> str:
 def show(mpi: str, res: dict, took: float) -> None:
     print(f"\n== {mpi}: {res['library']}  file {res['file']} ({res['format']})")
     verify = {(v["collective"], v["ranks"], v["size"]): v for v in res.get("verify", [])}
-    print(f"{'collective':>14} {'ranks':>5} {'size':>8}  {'fastest in race':<26} {'written':<26} gain over default")
+    print(f"{'collective':>14} {'ranks':>5} {'size':>8}  {'fastest in race':<26} {'race: leader/default':<34} "
+          f"{'written':<26} side-by-side gain over default")
     for d in res["decisions"]:
         v = verify.get((d["collective"], d["ranks"], d["size"]))
-        print(f"{d['collective']:>14} {d['ranks']:>5} {human_size(d['size']):>8}  {d['leader']:<26} "
-              f"{d['chosen']:<26} {gain(v)}")
+        r = d.get("race_ratio")
+        race = f"{r['ratio']:.3f} [{r['low']:.3f}, {r['high']:.3f}] {r['verdict']}" if r else "-"
+        print(f"{d['collective']:>14} {d['ranks']:>5} {human_size(d['size']):>8}  {d['leader']:<26} {race:<34} "
+              f"{written(d):<26} {gain(v)}")
     for what, why in res.get("failed", {}).items():
         print(f"  did not run: {what}: {why}")
     if res.get("evidence"):
@@ -75,6 +80,7 @@ def main() -> int:
     p.add_argument("--sizes", default="8,1K,64K,1M")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--verify-launches", type=int, default=6)
+    p.add_argument("--verify-max-launches", type=int, default=12)
     p.add_argument("--max-time", type=float, default=0.1)
     p.add_argument("--oversubscribe", action="store_true")
     p.add_argument("--no-exhaustive", action="store_true", help="only the race (half the time)")
@@ -98,10 +104,12 @@ def main() -> int:
                   f"{ec['seconds']:.0f} s (racing: {res['cost']['seconds']:.0f} s, "
                   f"{100 * res['cost']['seconds'] / ec['seconds']:.0f} % of the exhaustive time); "
                   f"same choice at {same} of {len(res['decisions'])} points")
+            ex_verify = {(v["collective"], v["ranks"], v["size"]): v for v in ex.get("verify", [])}
             for a, b in zip(res["decisions"], ex["decisions"]):
                 if a["chosen"] != b["chosen"]:
+                    key = (b["collective"], b["ranks"], b["size"])
                     print(f"    {a['collective']} {a['ranks']} {human_size(a['size'])}: race {a['chosen']}, "
-                          f"exhaustive {b['chosen']}")
+                          f"exhaustive {written(b)} (its side-by-side gain {gain(ex_verify.get(key))})")
     return 0
 
 

@@ -1,11 +1,14 @@
 """The racing rule of `mpiscope tune` on synthetic launches with known per-algorithm
 distributions: it keeps the true best (within the margin), spends at most half of measuring
-every algorithm in every round, and keeps the default where it is as fast as the best."""
+every algorithm in every round, and keeps the default where it is as fast as the best; a change
+needs the verdict "faster" in the race and again in the side-by-side run, measured further while
+inconclusive (a bounded number of launches) and withdrawn otherwise."""
 from __future__ import annotations
 
 import numpy as np
 
-from mpiscope.analysis.tune import MARGIN, choose, judge, race, separated, to_measure
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, Ratio, choose, judge, race, separated, settle, \
+    to_measure
 
 ROUNDS = 8
 # true launch-median time (us) of each algorithm at one point, and launch-to-launch noise (log sd)
@@ -19,7 +22,7 @@ def simulate(true: dict[str, float], rng: np.random.Generator, racing: bool = Tr
     samples: dict[str, list[float]] = {a: [] for a in true}
     spent = 0
     for r in range(ROUNDS):
-        for a in to_measure(samples, r, MARGIN, racing):
+        for a in to_measure(samples, r, MARGIN, racing, default="default"):
             samples[a].append(true[a] * float(np.exp(rng.normal(0, NOISE))))
             spent += 1
     return samples, spent
@@ -74,3 +77,63 @@ def test_judge_verdicts():
     assert judge(base, [9.0, 11.5, 8.0, 12.0]).verdict == "inconclusive"
     r = judge(base, [8.0, 8.1, 7.9, 8.05])
     assert r.low < r.ratio < r.high and r.launches == (4, 4)
+
+
+def test_a_change_needs_the_verdict_faster_not_only_separated_launches():
+    # every launch of ring beyond the margin below every launch of the default, but two launches a
+    # side give Welch's interval one degree of freedom and it spans 1: the default stays
+    two = {"default": [10.0, 13.0], "ring": [8.0, 9.4]}
+    assert separated(two["ring"], two["default"])
+    c = choose(two, "default")
+    assert c.leader == "ring" and c.against_default.verdict == "inconclusive" and c.algorithm == "default"
+    assert choose({"default": [10.0, 10.3, 9.8, 10.1], "ring": [8.0, 8.2, 7.9, 8.1]}, "default").algorithm == "ring"
+
+
+def test_the_default_stays_in_the_race_until_the_gain_is_proven_or_cannot_be():
+    st = race({"default": [10.0, 13.0], "ring": [8.0, 9.4]}, default="default")
+    assert "default" in st.running and not st.over  # separated, not proven: more launches may prove it
+    assert "other" in race({"other": [10.0, 13.0], "ring": [8.0, 9.4]}, default="default").dropped
+    proven = race({"default": [10.0, 10.3, 9.8], "ring": [8.0, 8.2, 7.9]}, default="default")
+    assert "default" in proven.dropped and proven.over
+    close = race({"default": [10.0, 10.1, 10.05, 9.95], "ring": [9.9, 10.0, 9.95, 10.0]}, default="default")
+    assert close.over  # the default cannot be slower by the margin: nothing more to prove
+
+
+def ratio(verdict: str, launches: int, needed: int | None = None) -> Ratio:
+    return Ratio(0.8, 0.7, 0.9, verdict, (launches, launches), needed)
+
+
+def test_settle_keeps_only_faster_and_measures_an_inconclusive_change_up_to_the_cap():
+    assert settle(ratio("faster", 3), 8)[0] == KEEP
+    assert settle(ratio("inconclusive", 3), 8) == (MEASURE, "inconclusive after 3 launches a side")
+    what, why = settle(ratio("inconclusive", 8, needed=20), 8)
+    assert what == WITHDRAW and "after 8 launches" in why and "about 20" in why
+    assert settle(ratio("slower", 3), 8) == (WITHDRAW, "slower than the default")
+    assert settle(ratio("same", 5), 8)[0] == WITHDRAW
+
+
+def side_by_side(gain: float, sd: float, rng: np.random.Generator, start: int = 3, cap: int = 8) -> tuple[str, Ratio]:
+    """The proof of one change as tune runs it: `start` launches a side, then one more a side while
+    `settle` says measure; launch medians log-normal, the tuned side `gain` times faster."""
+    d = list(np.exp(rng.normal(0, sd, start)))
+    t = list(np.exp(rng.normal(-np.log(gain), sd, start)))
+    while True:
+        r = judge(d, t)
+        what, _ = settle(r, cap)
+        if what != MEASURE:
+            return what, r
+        d.append(float(np.exp(rng.normal(0, sd))))
+        t.append(float(np.exp(rng.normal(-np.log(gain), sd))))
+
+
+def test_the_side_by_side_keeps_a_real_gain_and_withdraws_a_change_that_gains_nothing():
+    rng = np.random.default_rng(11)
+    real = [side_by_side(1.5, 0.15, rng) for _ in range(100)]
+    assert sum(w == KEEP for w, _ in real) >= 95
+    assert any(r.launches[0] > 3 for _, r in real)  # some needed the extra launches to be proven
+    none = [side_by_side(1.0, 0.15, rng) for _ in range(200)]
+    # a change that gains nothing survives the side-by-side alone in at most ~7 % (up to six looks
+    # at a two-sided 5 % test); the race must have proven it faster too, independently
+    assert sum(w == KEEP for w, _ in none) <= 0.1 * len(none)
+    for what, r in real + none:
+        assert (what == KEEP) == (r.verdict == "faster") and max(r.launches) <= 8

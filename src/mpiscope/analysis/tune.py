@@ -27,6 +27,7 @@ class Ratio:
     high: float
     verdict: str  # faster | slower | same | inconclusive (the candidate against the baseline)
     launches: tuple[int, int] = (0, 0)
+    needed: int | None = None  # inconclusive: launches a side that would decide it at this noise (None: none would)
 
 
 def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float = MARGIN) -> Ratio:
@@ -44,7 +45,7 @@ def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float =
     p = float(2 * stats.t.sf(abs(diff) / se, max(df, 1.0))) if se > 0 else float(diff == 0)
     launch_var = float((b.var(ddof=1) * (len(b) - 1) + c.var(ddof=1) * (len(c) - 1)) / (len(b) + len(c) - 2))
     v = decide(diff, se, max(df, 1.0), p, launch_var, margin=margin)
-    return Ratio(v.ratio, v.low, v.high, v.verdict, (len(b), len(c)))
+    return Ratio(v.ratio, v.low, v.high, v.verdict, (len(b), len(c)), v.launches_needed)
 
 
 def best(samples: Mapping[str, Sequence[float]]) -> str:
@@ -69,22 +70,32 @@ def separated(leader: Sequence[float], other: Sequence[float], margin: float = M
     return min(other) > max(leader) * (1 + margin)
 
 
-def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2) -> RaceState:
+def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2,
+         default: str | None = None) -> RaceState:
     """One round's verdict on the algorithms still running at a point (their launch medians):
     an algorithm clearly slower than the leader leaves (its launches all slower than all of the
     leader's by more than `margin`, or its ratio's interval above 1 by at least `margin`); the
     race is over when one is left or no other can be faster than the leader by more than `margin`. Before
-    `min_launches` launches each, nobody leaves."""
+    `min_launches` launches each, nobody leaves. The `default` is the baseline the leader must be
+    proven "faster" than (`choose`, on all launches of both): it leaves only on the verdict
+    "slower" with more than `min_launches` launches (on two, Welch's interval has one degree of
+    freedom and a verdict reached there comes undone once the leader has more launches than it),
+    and the race is not over while more launches may still prove the leader faster than it."""
     leader = best(samples)
     if min(len(s) for s in samples.values()) < min_launches:
         return RaceState(leader, {}, tuple(samples), len(samples) == 1)
     ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
     dropped = {a: r for a, r in ratios.items()
-               if r.verdict == "slower" or separated(samples[leader], samples[a], margin)}
+               if (a != default and (r.verdict == "slower" or separated(samples[leader], samples[a], margin)))
+               or (a == default and r.verdict == "slower" and len(samples[a]) > min_launches)}
     running = tuple(a for a in samples if a not in dropped)
     # over when no runner can be faster than the leader by more than the margin: the leader is
-    # then within the margin of the true best, whatever more launches would show
-    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a != leader)
+    # then within the margin of the true best, whatever more launches would show; and when the
+    # default is proven slower than the leader, or cannot be slower by more than the margin (else
+    # more launches may prove the gain)
+    d = ratios.get(default)
+    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a not in (leader, default)) and \
+        (d is None or d.verdict == "slower" or d.high < 1 + margin)
     return RaceState(leader, dropped, running, over)
 
 
@@ -97,24 +108,42 @@ class Choice:
 
 
 def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float = MARGIN) -> Choice:
-    """The leader, unless the default is not clearly slower than it (by the race's own rule, on
-    every launch measured): no change without evidence."""
+    """The leader only where its verdict against the default is "faster" (significant and beyond
+    `margin`, on every launch measured); else the default: no change without evidence."""
     leader = best(samples)
     if leader == default or default not in samples:
         return Choice(default if leader == default else leader, leader, None)
     r = judge(samples[default], samples[leader], margin)
-    clearly = r.verdict == "faster" or (min(len(samples[default]), len(samples[leader])) >= 2
-                                        and separated(samples[leader], samples[default], margin))
-    return Choice(leader if clearly else default, leader, r)
+    return Choice(leader if r.verdict == "faster" else default, leader, r)
+
+
+KEEP, MEASURE, WITHDRAW = "keep", "measure", "withdraw"
+
+
+def settle(side_by_side: Ratio, cap: int) -> tuple[str, str]:
+    """What becomes of a change after its side-by-side run (`side_by_side`: tuned against the
+    default), with its reason: KEEP when the verdict is "faster"; MEASURE while it is
+    inconclusive and fewer than `cap` launches a side were run; else WITHDRAW (the file keeps the
+    library's choice there). Only a proven gain is written."""
+    r, done = side_by_side, min(side_by_side.launches)
+    if r.verdict == "faster":
+        return KEEP, f"faster in {done} launches a side"
+    if r.verdict == "inconclusive" and done < cap:
+        return MEASURE, f"inconclusive after {done} launches a side"
+    why = {"slower": "slower than the default", "same": "the same as the default (within the margin)"}.get(
+        r.verdict, f"inconclusive after {done} launches a side"
+        + (f" (about {r.needed} would decide it at this noise)" if r.needed else " (no number of launches would "
+                                                                                    "decide it at this noise)"))
+    return WITHDRAW, why
 
 
 def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
-               racing: bool = True) -> list[str]:
+               racing: bool = True, default: str | None = None) -> list[str]:
     """The algorithms of one point that get a launch in round `round_` (0-based): all of them
     until each has launches to compare, then those still in a race that is not over (without
     `racing`: all, every round). An algorithm that already has this round's launch is done."""
     names = list(samples)
     if racing and all(samples[a] for a in names):
-        st = race(samples, margin)
+        st = race(samples, margin, default=default)
         names = [] if st.over else list(st.running)
     return [a for a in names if len(samples[a]) <= round_]

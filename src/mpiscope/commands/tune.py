@@ -69,6 +69,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
     if a.resume:
         given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks),
                                 ("--algorithms", a.algorithms), ("--exhaustive", a.exhaustive),
+                                ("--verify-max-launches", a.verify_max_launches is not None),
                                 ("--sizes", a.sizes != DEFAULT_SIZES)) if v]
         if given:  # silently ignoring them would let a user believe they were applied
             raise UsageError(f"--resume carries on with the tune's own options: leave out {', '.join(given)}")
@@ -85,8 +86,13 @@ def cmd_tune(a: argparse.Namespace) -> int:
                 raise UsageError(f"--algorithms names {coll}, which is not tuned: add it to the collectives")
         if a.verify_launches < 2:
             raise UsageError("--verify-launches must be 2 or more: one launch a side gives no interval")
+        verify_max = a.verify_max_launches if a.verify_max_launches is not None else max(8, a.verify_launches)
+        if verify_max < a.verify_launches:
+            raise UsageError(f"--verify-max-launches ({verify_max}) is below --verify-launches ({a.verify_launches}): "
+                             f"give at least {a.verify_launches}")
         spec = TuneSpec(mpi=a.mpi, collectives=collectives, ranks=a.ranks or [2], sizes=a.sizes, rounds=a.rounds,
-                        verify_launches=a.verify_launches, max_time=a.max_time, race=not a.exhaustive, only=only,
+                        verify_launches=a.verify_launches, verify_max=verify_max, max_time=a.max_time,
+                        race=not a.exhaustive, only=only,
                         launcher_args=list(split_args(a.launcher_args, "--launcher-args")),
                         placement={"launcher": a.launcher, "hosts": a.hosts, "hostfile": a.hostfile,
                                    "nodes": a.nodes, "ranks_per_node": a.ranks_per_node, "mapping": a.map_by,
@@ -109,8 +115,12 @@ def cmd_tune(a: argparse.Namespace) -> int:
     if result.get("error"):
         raise MpiscopeError(result["error"])
     out.print(f"tuning file: {result['file']} ({result['format']})", highlight=False)
+    withdrawn = [d for d in result["decisions"] if d.get("withdrawn")]
+    if withdrawn:
+        out.print(f"{len(withdrawn)} change(s) of the race withdrawn, their gain not proven side by side: the file "
+                  f"keeps the library's choice there", highlight=False)
     if not result["changes"]:
-        out.print("the default was as fast as the best everywhere (within the noise): the file changes nothing",
+        out.print("no algorithm was proven faster than the default anywhere: the file changes nothing",
                   highlight=False)
     env = result["env"]
     out.print("with mpiscope: " + " ".join(f"--env {k}={v}" for k, v in env.items()), highlight=False,
@@ -139,6 +149,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                    help="launches per algorithm and size at most (the race stops sooner where it is decided)")
     p.add_argument("--verify-launches", type=positive_int, default=3,
                    help="launches of the side-by-side run, default against the tuned file (default 3)")
+    p.add_argument("--verify-max-launches", type=positive_int, default=None,
+                   help="launches a side at most while a change's gain is inconclusive (default 8); a change "
+                        "not proven faster by then is withdrawn")
     p.add_argument("--max-time", type=positive_float, default=0.2, help="time cap per point and launch, s (0.2)")
     p.add_argument("--exhaustive", action="store_true",
                    help="no racing: every algorithm at every size in every round (to weigh the race's saving)")

@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from mpiscope.analysis.tune import MARGIN, choose, judge, to_measure
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.store.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Target
+from mpiscope.launchers import local_cores
 from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
 from mpiscope.plan.engine import Part, make_plan
@@ -30,6 +31,9 @@ from mpiscope.execute.session import Measurement, Session
 from mpiscope.store.runs import STDERR, Run
 
 STATE, RESULT = "state.json", "tune.json"
+# state.json's format: 2 since race launches force several collectives (tag "algorithms") and the
+# side-by-side measures a candidate file; a directory of an earlier tune lacks it and is refused
+FORMAT = 2
 
 
 @dataclass
@@ -41,6 +45,7 @@ class TuneSpec:
     sizes: str
     rounds: int = 4  # launches per algorithm and size at most
     verify_launches: int = 3
+    verify_max: int = 8  # launches a side at most while a change's side-by-side gain is inconclusive
     max_time: float = 0.2  # engine cap per point and launch, seconds
     race: bool = True  # False: every algorithm at every size in every round (the exhaustive sweep)
     only: dict[str, list[str]] = field(default_factory=dict)  # collective -> algorithms to race
@@ -65,7 +70,8 @@ class Tune:
     # -- state ---------------------------------------------------------------------------------
     def _load_state(self) -> dict:
         path = self.dir / STATE
-        return json.loads(path.read_text()) if path.is_file() else {"spec": asdict(self.spec), "failed": {}}
+        return json.loads(path.read_text()) if path.is_file() else \
+            {"format": FORMAT, "spec": asdict(self.spec), "failed": {}}
 
     def save(self) -> None:
         write_atomic(self.dir / STATE, json.dumps(self.state, indent=1))
@@ -157,7 +163,7 @@ class Tune:
         usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"]]
         for size in sizes:
             at = {a.name: samples.get((coll, n, size, a.name), []) for a in usable}
-            for name in to_measure(at, r, self.spec.margin, self.spec.race):
+            for name in to_measure(at, r, self.spec.margin, self.spec.race, DEFAULT):
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
 
@@ -242,41 +248,48 @@ class Tune:
         return Run(Path(path)) if path and Path(path).is_dir() else None
 
     # -- the decision and the file -------------------------------------------------------------
-    def decide(self, racing: dict[str, list[Algorithm]], run: Run) -> tuple[Tuning, list[dict]]:
+    def decide(self, racing: dict[str, list[Algorithm]], run: Run) -> list[dict]:
+        """Per collective, ranks and size the race's leader and the choice (`choose`: the leader
+        only where the race proved it faster than the default)."""
         samples = launch_medians(run.records().points)
-        tuning = Tuning(self.vendor, self.target.lib.version)
         rows = []
         for coll, algs in racing.items():
-            by_name = {a.name: a for a in algs}
             for n in self.spec.ranks:
-                chosen = []
                 for size in self.sizes(coll, n):
-                    at = {a: samples[(coll, n, size, a)] for a in by_name if (coll, n, size, a) in samples}
+                    at = {a.name: samples[(coll, n, size, a.name)] for a in algs if (coll, n, size, a.name) in samples}
                     if DEFAULT not in at:
                         continue
                     c = choose(at, DEFAULT, self.spec.margin)
-                    alg = by_name[c.algorithm]
-                    chosen.append((size, alg.name, alg.json_name or alg.value, alg.params))
                     rows.append({"collective": coll, "ranks": n, "size": size, "chosen": c.algorithm,
                                  "leader": c.leader, "launches": {a: len(v) for a, v in at.items()},
                                  # the geometric mean of each algorithm's launch medians, us
                                  "times": {a: float(np.exp(np.mean(np.log(v)))) for a, v in at.items()},
                                  "race_ratio": asdict(c.against_default) if c.against_default else None})
-                if chosen:
-                    tuning.rules.setdefault(coll, {})[n] = bands(chosen)
-        if not tuning.rules:
+        if not rows:
             raise MpiscopeError("the default algorithm was measured nowhere (its launches failed): see the race run's "
                                 "stderr.txt")
-        return tuning, rows
+        return rows
 
-    def file_path(self) -> Path:
+    def tuning_of(self, racing: dict[str, list[Algorithm]], rows: list[dict]) -> Tuning:
+        """The file's bands from the rows' choices (`chosen` per collective, ranks and size)."""
+        tuning = Tuning(self.vendor, self.target.lib.version)
+        by: dict[tuple[str, int], list[tuple[int, str, str, dict[str, str]]]] = {}
+        for row in rows:
+            alg = next(a for a in racing[row["collective"]] if a.name == row["chosen"])
+            by.setdefault((row["collective"], row["ranks"]), []).append(
+                (row["size"], alg.name, alg.json_name or alg.value, alg.params))
+        for (coll, n), chosen in by.items():
+            tuning.rules.setdefault(coll, {})[n] = bands(chosen)
+        return tuning
+
+    def file_path(self, stem: str = "tuning") -> Path:
         json_file = self.vendor == "mpich" or ompi_uses_json(self.target.lib.version)
-        return self.dir / ("tuning.json" if json_file else "tuning.conf")
+        return self.dir / (stem + (".json" if json_file else ".conf"))
 
-    def write(self, tuning: Tuning) -> tuple[Path, str]:
+    def write(self, tuning: Tuning, stem: str = "tuning") -> tuple[Path, str]:
         tree = mpich_default_tree(self.target.lib) if self.vendor == "mpich" else None
         text, fmt = render(tuning, tree)
-        path = self.file_path()
+        path = self.file_path(stem)
         write_atomic(path, text)
         return path, fmt
 
@@ -309,30 +322,59 @@ class Tune:
 
     def verify(self, racing: dict[str, list[Algorithm]], path: Path, tuning: Tuning) -> tuple[Run, list[dict]]:
         """The default against the file, side by side: in each of `verify_launches` rounds one
-        launch a side (every tuned collective and size in it), the two in a random order."""
+        launch a side (every tuned collective and size in it), the two in a random order; then,
+        while a change's gain is inconclusive, one more round of those points only, up to
+        `verify_max` launches a side (`settle`)."""
         env = environment(tuning.library, path)
         rng = random.Random()
-        parts = []
-        for k in range(self.spec.verify_launches):
-            launch = []
-            for n in sorted({n for by in tuning.rules.values() for n in by}):
-                colls = [c for c in tuning.rules if n in tuning.rules[c]]
-                wanted = {c: (self.sizes(c, n) if c != "barrier" else None) for c in colls}
-                launch += [self._part(colls, n, wanted, {}, {"side": "default", "launch": k}, rng),
-                           self._part(colls, n, wanted, env, {"side": "tuned", "launch": k}, rng)]
-            rng.shuffle(launch)
-            parts += launch
+        everything = {n: {c: (self.sizes(c, n) if c != "barrier" else None) for c in tuning.rules if n in tuning.rules[c]}
+                      for n in sorted({n for by in tuning.rules.values() for n in by})}
         run = self._run("verify")
         if run is None:
+            parts = [p for k in range(self.spec.verify_launches) for p in self._sides(everything, k, env, rng)]
             m = Measurement(self.target, parts, factors={"tune": "verify"}, policy=LaunchPolicy(count=1))
             run, out = self.session.run(m, announce=self._announce("verify"))
         else:
             out = self.session.resume(run)
+        self._verified(out, run, path)
+        start = 1 + max((p.tag.get("launch", 0) for p in run.records().points), default=0)
+        rows = self._side_by_side(run, tuning)
+        for k in range(max(start, self.spec.verify_launches), self.spec.verify_max):
+            wanted: dict[int, dict[str, list[int] | None]] = {}
+            for row in rows:
+                if row["settle"] == MEASURE:
+                    sizes = wanted.setdefault(row["ranks"], {}).setdefault(row["collective"], [])
+                    if row["collective"] != "barrier":
+                        sizes.append(row["size"])
+            if not wanted:
+                break
+            wanted = {n: {c: (s or None) for c, s in by.items()} for n, by in wanted.items()}
+            self._verified(self.session.add_parts(run, self.target, self._sides(wanted, k, env, rng)), run, path)
+            rows = self._side_by_side(run, tuning)
+        return run, rows
+
+    def _sides(self, wanted: dict[int, dict[str, list[int] | None]], k: int, env: dict[str, str],
+               rng: random.Random) -> list[Part]:
+        """Round `k` of the side-by-side: per rank count one launch of the default and one of the
+        file, measuring `wanted` (ranks -> collective -> sizes), the launches in a random order."""
+        launch = []
+        for n, colls in wanted.items():
+            launch += [self._part(list(colls), n, colls, {}, {"side": "default", "launch": k}, rng),
+                       self._part(list(colls), n, colls, env, {"side": "tuned", "launch": k}, rng)]
+        rng.shuffle(launch)
+        return launch
+
+    @staticmethod
+    def _verified(out, run: Run, path: Path) -> None:
         if out is not None and out.status == "interrupted":
             raise KeyboardInterrupt
         if out is not None and out.status != "ok":
             raise MpiscopeError(f"the side-by-side run of the default against {path} failed: {out.error} "
                                 f"(run kept in {run.path})")
+
+    def _side_by_side(self, run: Run, tuning: Tuning) -> list[dict]:
+        """Per point the ratio tuned/default with its verdict, and, where the file changes the
+        algorithm, what becomes of the change (`settle`: keep, measure, withdraw) and why."""
         samples = launch_medians(run.records().points, key="side")
         rows = []
         for coll, by in tuning.rules.items():
@@ -341,9 +383,11 @@ class Tune:
                     d, t = samples.get((coll, n, size, "default")), samples.get((coll, n, size, "tuned"))
                     if d and t:
                         band = [b for b in bs if b.low <= size][-1]
+                        r = judge(d, t, self.spec.margin)
+                        what, why = settle(r, self.spec.verify_max) if band.algorithm != DEFAULT else (None, None)
                         rows.append({"collective": coll, "ranks": n, "size": size, "algorithm": band.algorithm,
-                                     **asdict(judge(d, t, self.spec.margin))})
-        return run, rows
+                                     **asdict(r), "settle": what, "reason": why})
+        return rows
 
 
 def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
@@ -385,41 +429,64 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
     t.state["race_seconds_before"] = seconds
     t.save()
     sizes = {(c, n): t.sizes(c, n) for c in racing for n in spec.ranks}
-    tuning, decisions = t.decide(racing, run)
-    path, fmt = t.write(tuning)
+    decisions = t.decide(racing, run)
+    candidate = t.tuning_of(racing, decisions)
     result: dict[str, Any] = {
-        "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name, "file": str(path),
-        "format": fmt, "env": environment(tuning.library, path), "race_run": str(run.path),
-        "cannot": cannot, "left_out": left_out, "failed": t.state["failed"], "decisions": decisions,
-        "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
-        "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()} for c, by in tuning.rules.items()},
-        "cost": cost(run, spec, racing, sizes, seconds), "changes": tuning.changes()}
-    if tuning.changes():
-        result["canary"] = t.canary(tuning)
+        "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name,
+        "race_run": str(run.path), "cannot": cannot, "left_out": left_out, "failed": t.state["failed"],
+        "decisions": decisions, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
+        "cost": cost(run, spec, racing, sizes, seconds)}
+    if candidate.changes():
+        # the race's changes go into a candidate file; only those its side-by-side proves reach the file
+        cpath, _ = t.write(candidate, "candidate")
+        result["candidate"] = str(cpath)
+        result["canary"] = t.canary(candidate)
         if not result["canary"]["refused"]:
-            result["error"] = (f"{target.lib.name} ignored {path}: a copy naming an algorithm it does not have ran "
+            result["error"] = (f"{target.lib.name} ignored {cpath}: a copy naming an algorithm it does not have ran "
                                f"without complaint, so the library does not read this file (format or variable "
                                f"not honoured by {target.lib.vendor} {target.lib.version})")
+            withdraw(decisions, {}, "the library does not read the file")
         else:
-            vrun, result["verify"] = t.verify(racing, path, tuning)
+            vrun, result["verify"] = t.verify(racing, cpath, candidate)
             result["verify_run"] = str(vrun.path)
+            withdraw(decisions, {(v["collective"], v["ranks"], v["size"]): v for v in result["verify"]},
+                     "not measured side by side")
             result["evidence"] = evidence(result["verify"])
+    tuning = t.tuning_of(racing, decisions)
+    path, fmt = t.write(tuning)
+    result.update({"file": str(path), "format": fmt, "env": environment(tuning.library, path),
+                   "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()}
+                             for c, by in tuning.rules.items()},
+                   "changes": tuning.changes()})
     write_atomic(directory / RESULT, json.dumps(result, indent=1, default=str))
     return result
 
 
+def withdraw(decisions: list[dict], verified: dict[tuple, dict], otherwise: str) -> None:
+    """Each decision that changes the algorithm keeps it only where its side-by-side settled
+    on KEEP (a proven gain); else it goes back to the default, the algorithm tried and the reason
+    kept in the row (`tried`, `withdrawn`). `otherwise`: the reason where no side-by-side row is."""
+    for d in decisions:
+        if d["chosen"] == DEFAULT:
+            continue
+        v = verified.get((d["collective"], d["ranks"], d["size"]))
+        if v is None or v["settle"] != KEEP:
+            d.update(tried=d["chosen"], chosen=DEFAULT, withdrawn=v["reason"] if v else otherwise)
+
+
 def evidence(verify: list[dict]) -> str:
-    """What the side-by-side says about the file's effect where it changes the algorithm; the
-    points where the file keeps the default run the same algorithm on both sides, so a verdict
-    other than same or inconclusive there is a false one: their count says how far to trust
-    the others."""
+    """What the side-by-side says about the candidate file's effect where it changes the algorithm
+    (only the faster points reach the file, `withdraw`); the points where it keeps the default run
+    the same algorithm on both sides, so a verdict other than same or inconclusive there is a
+    false one: their count says how far to trust the others."""
     changed = [v for v in verify if v["algorithm"] != DEFAULT]
     faster = [v for v in changed if v["verdict"] == "faster"]
     slower = [v for v in changed if v["verdict"] == "slower"]
-    text = (f"where the file changes the algorithm ({len(changed)} points), the tuned run was faster at "
+    text = (f"where the candidate file changes the algorithm ({len(changed)} points), the tuned run was faster at "
             f"{len(faster)}, slower at {len(slower)}, the same or inconclusive at {len(changed) - len(faster) - len(slower)}")
     if changed and not faster:
-        text += ": no measured gain (the race's lead did not hold, or the machine's noise hides it): measure again"
+        text += (": no measured gain (the race's lead did not hold, or the machine's noise hides it), so the file "
+                 "keeps the library's choice")
     controls = [v for v in verify if v["algorithm"] == DEFAULT]
     false = [v for v in controls if v["verdict"] in ("faster", "slower")]
     if controls:
@@ -433,7 +500,30 @@ def evidence(verify: list[dict]) -> str:
 def load_spec(directory: Path) -> TuneSpec:
     path = directory / STATE
     try:
-        return TuneSpec(**json.loads(path.read_text())["spec"])
+        state = json.loads(path.read_text())
+        spec = TuneSpec(**state["spec"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{directory} holds no tune to resume ({path}: {e}): give the directory a tune printed") from e
+    if state.get("format") != FORMAT:
+        # its race launches are tagged one collective each, and its side-by-side measured a file
+        # that held unproven changes: neither can be carried on
+        raise UsageError(f"{directory} was written by an earlier mpiscope tune and cannot be resumed (its runs stay "
+                         f"readable): start it again with `{again(spec)}`")
+    return spec
+
+
+def again(spec: TuneSpec) -> str:
+    """The command line of a new tune with `spec`'s measuring options."""
+    words = ["mpiscope", "tune", *spec.collectives, *(["--mpi", spec.mpi] if spec.mpi else []),
+             "-n", ",".join(map(str, spec.ranks)), "--sizes", spec.sizes, "--rounds", str(spec.rounds),
+             "--max-time", str(spec.max_time), *(["--exhaustive"] if not spec.race else []),
+             *[f"--algorithms={c}={','.join(a)}" for c, a in spec.only.items()]]
+    flags = {"launcher": "--launcher", "hosts": "--hosts", "hostfile": "--hostfile", "nodes": "--nodes",
+             "ranks_per_node": "--ranks-per-node", "mapping": "--map-by", "binding": "--bind-to"}
+    for key, value in spec.placement.items():
+        if value is not None and key in flags:
+            words += [flags[key], ",".join(value) if isinstance(value, list) else str(value)]
+    if not spec.placement.get("hosts") and not spec.placement.get("hostfile") and max(spec.ranks) > local_cores():
+        words.append("--oversubscribe")  # as the tune was started (the check of room asks for it)
+    return " ".join(words)
 

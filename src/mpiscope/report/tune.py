@@ -31,16 +31,23 @@ def bands_table(rows: Iterable[tuple[str, int, int, str]], title: str, unit: str
     return t
 
 
+def written(d: dict) -> str:
+    """What the file holds at a decision's size; a change the side-by-side did not prove is
+    named with the reason it was withdrawn."""
+    return f"{d['chosen']} ({d['tried']} withdrawn: {d['withdrawn']})" if d.get("withdrawn") else d["chosen"]
+
+
 def result_table(result: dict) -> Table:
-    """Per collective, ranks and measured size: the race's leader, what was written, and the
-    side-by-side gain of the file over the default (ratio default/tuned, interval, verdict)."""
+    """Per collective, ranks and measured size: the race's leader, what was written (and what
+    was withdrawn, why), and the side-by-side gain of the candidate file over the default (ratio
+    default/tuned, interval, verdict)."""
     verify = {(v["collective"], v["ranks"], v["size"]): v for v in result.get("verify", [])}
     t = Table(title=f"tune: {result['library']}", title_justify="left")
     for col in ("collective", "ranks", "size", "fastest in race", "written", "gain over default (95% interval)"):
         t.add_column(col, justify="right" if col in ("ranks", "size") else "left")
     for d in result["decisions"]:
         v = verify.get((d["collective"], d["ranks"], d["size"]))
-        t.add_row(d["collective"], str(d["ranks"]), fmt_bytes(d["size"]), d["leader"], d["chosen"], _gain(v))
+        t.add_row(d["collective"], str(d["ranks"]), fmt_bytes(d["size"]), d["leader"], written(d), _gain(v))
     return t
 
 
@@ -103,7 +110,7 @@ def write_html(result: dict, path: Path) -> Path:
         gain = 1 / v["ratio"] if v else None
         bar = f'<div style="background:#4a8;width:{min(300, 150 * gain):.0f}px">&nbsp;</div>' if gain else ""
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
-            d["collective"], d["ranks"], fmt_bytes(d["size"]), d["leader"], d["chosen"], _gain(v))) + f"<td>{bar}</td></tr>")
+            d["collective"], d["ranks"], fmt_bytes(d["size"]), d["leader"], written(d), _gain(v))) + f"<td>{bar}</td></tr>")
     figures = "".join(f'<figure><img alt="{html.escape(caption)}" src="data:image/svg+xml;base64,{_svg(fig)}">'
                       f"<figcaption>{html.escape(caption)}</figcaption></figure>"
                       for caption, fig in tune_figures(result))
