@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, Ratio, choose, judge, race, separated, settle, \
-    to_measure
+    to_measure, void_by_controls
 
 ROUNDS = 8
 # true launch-median time (us) of each algorithm at one point, and launch-to-launch noise (log sd)
@@ -137,3 +137,18 @@ def test_the_side_by_side_keeps_a_real_gain_and_withdraws_a_change_that_gains_no
     assert sum(w == KEEP for w, _ in none) <= 0.1 * len(none)
     for what, r in real + none:
         assert (what == KEEP) == (r.verdict == "faster") and max(r.launches) <= 8
+
+
+def side_row(coll: str, n: int, alg: str, verdict: str, settled: str | None) -> dict:
+    return {"collective": coll, "ranks": n, "size": 8, "algorithm": alg, "ratio": 0.8, "verdict": verdict,
+            "settle": settled, "reason": "faster in 3 launches a side" if settled else None}
+
+
+def test_a_control_that_moved_withdraws_the_changes_of_its_rank_count():
+    row = side_row
+    rows = [row("allgather", 2, "sparbit", "faster", KEEP), row("bcast", 2, "default", "slower", None),
+            row("allreduce", 4, "ring", "faster", KEEP), row("bcast", 4, "default", "inconclusive", None)]
+    out = void_by_controls(rows, "default")
+    assert out[0]["settle"] == WITHDRAW and "a control moved: bcast at 8 B" in out[0]["reason"]
+    assert out[2]["settle"] == KEEP  # the 4-rank controls held
+    assert out[1] == rows[1] and rows[0]["settle"] == KEEP  # controls untouched, the input not changed

@@ -137,6 +137,26 @@ def settle(side_by_side: Ratio, cap: int) -> tuple[str, str]:
     return WITHDRAW, why
 
 
+def void_by_controls(rows: list[dict], default: str) -> list[dict]:
+    """The side-by-side's rows with every kept change withdrawn where a control of the same rank
+    count moved: at a control both sides run the library's choice (`default`), so a verdict "faster" or
+    "slower" there is the machine drifting between the two sides' launches by more than the
+    margin, and a gain measured in those launches cannot be told apart from that drift."""
+    moved: dict[int, dict] = {}
+    for r in rows:
+        if r["algorithm"] == default and r["verdict"] in ("faster", "slower"):
+            moved.setdefault(r["ranks"], r)
+    out = []
+    for r in rows:
+        c = moved.get(r["ranks"])
+        if c is not None and r["settle"] == KEEP:
+            r = {**r, "settle": WITHDRAW,
+                 "reason": f"a control moved: {c['collective']} at {c['size']} B, the default on both sides, read "
+                           f"{c['ratio']:.3g} ({c['verdict']}), so this gain is not told apart from the machine's drift"}
+        out.append(r)
+    return out
+
+
 def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
                racing: bool = True, default: str | None = None) -> list[str]:
     """The algorithms of one point that get a launch in round `round_` (0-based): all of them

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.store.atomic import write_atomic
@@ -351,7 +351,7 @@ class Tune:
             wanted = {n: {c: (s or None) for c, s in by.items()} for n, by in wanted.items()}
             self._verified(self.session.add_parts(run, self.target, self._sides(wanted, k, env, rng)), run, path)
             rows = self._side_by_side(run, tuning)
-        return run, rows
+        return run, void_by_controls(rows, DEFAULT)
 
     def _sides(self, wanted: dict[int, dict[str, list[int] | None]], k: int, env: dict[str, str],
                rng: random.Random) -> list[Part]:
