@@ -20,6 +20,7 @@ from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import learn_drift
 from mpiscope.results.points import drifts_kept
+from mpiscope.results.view import Results, results_of
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
@@ -323,23 +324,27 @@ def stderr_tail(run: Run, lines: int = 15) -> list[str]:
     return path.read_text(errors="replace").strip().splitlines()[-lines:] if path.is_file() else []
 
 
-Presenter = Callable[[Run], None]
+# What a command shows of its run, given the run and its results (built once for every presenter
+# and the report: results.view.results_of).
+Presenter = Callable[[Run, Results], None]
 
 
 def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), report: bool = True,
              report_path: Path | None = None) -> int:
     """The end of every measuring command: what the command shows of the run (its summary,
-    model, a study's tables), the HTML report, where the run is kept, and the exit status."""
+    model, a study's tables), the HTML report, where the run is kept, and the exit status. The
+    run's results are built once, for all of them."""
     from mpiscope.util.console import err, out
     unwritten = None
     if outcome is not None and outcome.status == "failed" and not run.meta().points:
         show, report = [], False  # nothing was measured: no empty table, no report of nothing
     try:
+        results = results_of([run]) if show or report else None
         for present in show:
-            present(run)
+            present(run, results)
         if report:
             try:
-                write_report_quietly([run], report_path or run.path / "report.html")
+                write_report_quietly([run], report_path or run.path / "report.html", results)
             except MpiscopeError as e:
                 unwritten = e
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP after the measurement: the run is whole
@@ -353,15 +358,16 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     return status
 
 
-def write_report_quietly(runs: list[Run], target_path: Path) -> None:
-    """report.html after a run or sweep: a report with nothing to show is a warning; one the disk
-    cannot take (full, read-only) is an error naming the fix, with nothing half-written left."""
+def write_report_quietly(runs: list[Run], target_path: Path, results: Results | None = None) -> None:
+    """report.html after a run or sweep (`results`: those of `runs`, when built already): a report
+    with nothing to show is a warning; one the disk cannot take (full, read-only) is an error
+    naming the fix, with nothing half-written left."""
     from mpiscope.util.console import out, warn
     from mpiscope.report.html import write_report
     if not runs:
         return
     try:
-        path = write_report(runs, target_path)
+        path = write_report(runs if results is None else results, target_path)
     except ValueError as e:
         warn(f"no HTML report: {e}")
         return
