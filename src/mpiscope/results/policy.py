@@ -47,7 +47,7 @@ class Policy:
     # --- the disturbance rule (results.disturbance), the counters the engine records per point ---
     # Measured on kept bench/evidence runs (2026-11-25): 373 (point, launch) pairs on a quiet
     # machine, 638 under the bench's half-core load (a load of about 2.5 on 2 cores), 1563 at a
-    # load of 11-16; "effect" is a flagged launch's median over the median of the same run's
+    # load of 8-16; "effect" is a flagged launch's median over the median of the same run's
     # unflagged launches of that point.
     # Involuntary switches per event (warm-up and samples) beyond which a point is disturbed: a
     # switch takes the core for up to a scheduler slice, longer than most events, so each can
@@ -59,12 +59,12 @@ class Policy:
     # and the launcher's own switches at 85-140 a second on a nearly quiet machine. At 10, the
     # half-core load flagged 19/638 such points (0.2-0.6 switches an event, 10-29 switches) and
     # those launches were 2-4 % faster than their unflagged neighbours, not slower; at 30, 1/638.
-    # Under load 11-16, 30 still flags 23 % of the pairs (median +7 % against their neighbours).
+    # Under load 8-16, 30 still flags 23 % of the pairs (median +7 % against their neighbours).
     min_switches: int = 30
     # Share of the host's CPU time a hypervisor stole during the point (0 on this VM so far).
     steal_share: float = 0.05
     # Share of the samples left out as invalid (a rank started late): the valid ones are then a
-    # selection of the quick events. At load 11-16 the flagged launches' medians were 2.8x their
+    # selection of the quick events. At load 8-16 the flagged launches' medians were 2.8x their
     # neighbours' (the band 0.2-0.5 alone 2x); under the half-core load +2 % (62/638 flagged).
     invalid_share: float = 0.2
     # The clock-offset error bound as a share of one event beyond which window-synchronised starts
