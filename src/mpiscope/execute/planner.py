@@ -73,7 +73,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
         pol = replace(pol, first=POLICY.default_plan_launches)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
     if light:
-        max_time = POLICY.default_plan_max_time_s
+        ci_target, max_time = POLICY.default_plan_ci_target, POLICY.default_plan_max_time_s
     where = placement(d)
     t = target(d.mpi)
     asked = where.ranks(d.ranks)
