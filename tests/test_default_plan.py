@@ -36,11 +36,12 @@ def test_the_default_run_spends_its_first_round_on_launches(mpiscope_home, embed
     monkeypatch.delenv("MPISCOPE_LAUNCHES", raising=False)
     m = measurement(Description())
     assert m.policy.auto and m.policy.first_round == POLICY.default_plan_launches
+    assert m.policy.then_s == POLICY.default_plan_then_s     # its auto launches' own time
     assert [p.plan.max_time_s for p in m.parts] == [POLICY.default_plan_max_time_s] * 2
     ci = ["--ci-target", repr(POLICY.default_plan_ci_target)]
     assert all(" ".join(ci) in " ".join(p.plan.options) for p in m.parts)
     chosen = measurement(Description(max_time=0.3))        # the user's sampling: the usual first round
-    assert chosen.policy.first_round == POLICY.min_launches
+    assert chosen.policy.first_round == POLICY.min_launches and chosen.policy.then_s is None
     assert [p.plan.max_time_s for p in chosen.parts] == [0.3, 0.3]
     fixed = measurement(Description(launches=2))            # fixed launches are the user's
     assert fixed.policy.first_round == 2

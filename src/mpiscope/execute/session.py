@@ -137,15 +137,19 @@ class Session:
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
         """Auto launches after the first round, one at a time while points need them and the
-        budget allows; how it ended is kept in run.json (`launch_policy`)."""
+        budget allows (the default run's: `then_s` of their own after its first round and
+        refinement); how it ended is kept in run.json (`launch_policy`)."""
         first_round = [p for p in run.meta().parts if p.tag.get("launch") is not None]
         overhead = launch_overhead_s(run.records(), first_round_s, len(first_round))
         rng = random.Random()
         outcome = Outcome(status="ok")
+        policy = m.policy
+        if policy.then_s is not None:
+            started, policy = time.monotonic(), replace(policy, budget_s=policy.then_s)
         while True:
-            drift = drifts_kept({"drift": learn_drift(run, m.policy.history, _resolver(run))})
+            drift = drifts_kept({"drift": learn_drift(run, policy.history, _resolver(run))})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
-                                     m.target.engine, m.policy, time.monotonic() - started, overhead, rng, drift)
+                                     m.target.engine, policy, time.monotonic() - started, overhead, rng, drift)
             if not parts:
                 break
             outcome = self.add_parts(run, m.target, parts)
@@ -154,7 +158,7 @@ class Session:
                 break
         meta = run.meta()
         run.update(extra={**meta.extra, "launch_policy": {
-            "policy": "auto", "target": m.policy.target, "budget_s": m.policy.budget_s or AUTO_BUDGET_S,
+            "policy": "auto", "target": policy.target, "budget_s": policy.budget_s or AUTO_BUDGET_S,
             "launches": launch_count(run.records()), "stopped": why}})
         return outcome
 

@@ -89,9 +89,15 @@ class Policy:
     # ...each launch stopping a point at +-2 % rather than the first round's usual 5 %: most small
     # points stop on that target, not on time, and at 5 % one launch's own sampling error (an SE
     # of 2.5 %) was most of their launches' spread (3-4 %), so 5 launches left them off the
-    # +-5 % launch target. bench/default_plan/run.py alternated at load 11-14 (2 runs each): on
-    # target 28 % -> 41 % of the points at the same wall time (52 s -> 51 s).
+    # +-5 % launch target. bench/default_plan/run.py, runs alternated at load 8-14: on target
+    # 30 % of the points over 10 runs at 5 %, 36 % over 4 runs at 2 %, at about the same wall
+    # time (50-58 s); the runs spread 19-47 %, so this is a direction, not a proof.
     default_plan_ci_target: float = 0.02
+    # ...and then auto launches get this long of their own, nearest the target first (the first
+    # round and refinement alone took 30-45 s of the 25 s budget at load 8-14, so none ran): a
+    # default run at load 9 had 36 of 95 points on target and 24 more one or two launches from
+    # it, each such launch of the points near the target taking 3-4 s here.
+    default_plan_then_s: float = 10.0
     # No more launches when the launches' variance is at most this share of the drift: the
     # half-width could shrink by under 1 - sqrt(3/4) < 15 %.
     drift_dominates: float = 1 / 3
