@@ -130,9 +130,14 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     budget = policy.budget_s or AUTO_BUDGET_S
     if not parts:
         return [], f"{len(short)} point(s) still wider than the target match no part to launch again"
-    chosen = affordable(short, budget - spent_s, overhead_s, len(parts), policy.target)
+    # only points of the first round's parts can be launched again (not a refinement's sizes);
+    # those that no number of launches up to the cap brings within the target wait until every
+    # point that one can is there: launches for them would spend the budget and move none
+    planned = [(e.key, set(tag_configuration(part.tag))) for part in parts for e in part.entries(
+        engine_plan(engine, part.plan))]
+    again = [lp for lp in short if any(key == lp.key and cfg <= set(lp.config) for key, cfg in planned)]
+    reachable = [lp for lp in again if launches_needed(lp, policy.target) <= MAX_LAUNCHES]
+    chosen = affordable(reachable or again, budget - spent_s, overhead_s, len(parts), policy.target)
     if not chosen:
         return [], f"{len(short)} point(s) still wider than the target when the time budget ({budget:.0f} s) ran out"
-    if len(chosen) < len(short):
-        parts = _next_parts(first_round, engine, {(lp.key, lp.config) for lp in chosen}, launched, ci, rng)
-    return parts, ""
+    return _next_parts(first_round, engine, {(lp.key, lp.config) for lp in chosen}, launched, ci, rng), ""
