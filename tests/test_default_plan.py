@@ -36,9 +36,32 @@ def test_the_default_run_spends_its_first_round_on_launches(mpiscope_home, embed
     monkeypatch.delenv("MPISCOPE_LAUNCHES", raising=False)
     m = measurement(Description())
     assert m.policy.auto and m.policy.first_round == POLICY.default_plan_launches
+    assert m.policy.then_s == POLICY.default_plan_then_s     # its auto launches' own time
     assert [p.plan.max_time_s for p in m.parts] == [POLICY.default_plan_max_time_s] * 2
+    ci = ["--ci-target", repr(POLICY.default_plan_ci_target)]
+    assert all(" ".join(ci) in " ".join(p.plan.options) for p in m.parts)
     chosen = measurement(Description(max_time=0.3))        # the user's sampling: the usual first round
-    assert chosen.policy.first_round == POLICY.min_launches
+    assert chosen.policy.first_round == POLICY.min_launches and chosen.policy.then_s is None
     assert [p.plan.max_time_s for p in chosen.parts] == [0.3, 0.3]
     fixed = measurement(Description(launches=2))            # fixed launches are the user's
     assert fixed.policy.first_round == 2
+
+
+def test_more_launches_go_first_to_the_points_nearest_the_target():
+    """Auto launches within what is left of the budget: a point one launch from the target goes
+    before one that needs dozens more (a busy machine's wide point), whatever their order; what
+    does not fit waits, and nothing fits when no room is left."""
+    from dataclasses import replace as with_
+    from mpiscope.plan.schedule import affordable
+    from mpiscope.results.launches import aggregate, launches_needed
+
+    def at(size: int, spread: float, elapsed: float) -> list:
+        medians = [1.0 + spread * (-1) ** k * (k % 3) for k in range(5)]
+        return [with_(launch_point(m, k, within=0.002, size=size), elapsed_s=elapsed) for k, m in enumerate(medians)]
+    wide, near = aggregate(at(1 << 20, 0.4, 0.1)), aggregate(at(8, 0.03, 0.01))
+    (w,), (n,) = wide, near
+    target = POLICY.launch_target
+    assert launches_needed(n, target) - n.launches < launches_needed(w, target) - w.launches
+    assert affordable([w, n], room_s=1.0, overhead_s=0.5, parts=1, target=target) == [n, w]
+    assert affordable([w, n], room_s=0.55, overhead_s=0.5, parts=1, target=target) == [n]
+    assert affordable([w, n], room_s=0.4, overhead_s=0.5, parts=1, target=target) == []

@@ -147,7 +147,7 @@ def test_the_third_run_of_a_configuration_includes_its_drift_from_run_to_run(cli
 
     first, meta1 = run("--launches", "3")
     # a first run: its intervals carry the stated prior for the drift (issue 28), and say so
-    assert "include the prior drift (15 %, not yet learnt from earlier runs)" in " ".join(first.stdout.split())
+    assert "include the prior drift (7 %, not yet learnt from earlier runs)" in " ".join(first.stdout.split())
     assert meta1["drift"] == {"runs": [], "points": []}
     run("--launches", "1")                                            # one launch: no use for drift
     run("--launches", "3", "--env", "MPIR_CVAR_ENABLE_GPU=0")      # another setting

@@ -202,3 +202,20 @@ def test_many_disturbed_launches_are_told_in_one_line_naming_the_worst(tmp_path)
                               f"({LAUNCH_LINES + 3} of {2 * (LAUNCH_LINES + 3)} (point, launch) pairs")
     assert "the worst, launch 4 (as a whole: involuntary context switches 900" in said[0]
     assert "--per-launch" in said[0]
+
+
+def test_a_run_s_end_builds_its_results_once_for_every_output(run, monkeypatch):
+    """`mpiscope run`'s end (execute.session.conclude): the headline, summary and warnings, the
+    model and report.html read one `Results` (issue 28: the summary and the report built theirs
+    each)."""
+    from mpiscope.commands.run import headline, summary, warnings
+    from mpiscope.execute.session import conclude
+    built = []
+    init = Results.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(self)
+        init(self, *args, **kwargs)
+    monkeypatch.setattr(Results, "__init__", counted)
+    assert conclude(run, None, show=[headline, summary, warnings], report=True) == 0
+    assert len(built) == 1 and (run.path / "report.html").is_file()

@@ -38,7 +38,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         return 0
     from mpiscope.execute.refine import measure_run
     run, outcome = measure_run(Session(runs_dir, err, progress=not a.no_progress), m, d)
-    show = [summary] + ([lambda r: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
+    show = [summary] + ([lambda r, _: model(r, a.clock_mhz)] if outcome.status == "ok" else [])
     if a.bench is None:  # the default run opens with its answers; the full table on --full or `show`
         show = [headline, *show] if a.full else [headline, warnings]
     return conclude(run, outcome, show=show, report=not a.no_report)
@@ -67,14 +67,13 @@ def again(a: argparse.Namespace):
     return d
 
 
-def headline(run) -> None:
+def headline(run, results) -> None:
     from mpiscope.util.console import out
     from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
     from mpiscope.results.policy import POLICY
-    from mpiscope.results.view import results_of
     target = (run.meta().extra.get("launch_policy") or {}).get("target", POLICY.launch_target)
-    estimates = list(results_of([run]).points(run.id).values())  # as show and the report give them
+    estimates = list(results.points(run.id).values())  # as show and the report give them
     print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target,
                                      estimates),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
@@ -94,17 +93,16 @@ def protocol_limits(run) -> dict[str, str]:
                mpich_device(ctx.mpi_library_version) if ctx else None)
 
 
-def warnings(run) -> None:
+def warnings(run, results) -> None:
     from mpiscope.util.console import err
     from mpiscope.report.warnings import print_warnings
     print_warnings(err, run.meta(), run.records())
 
 
-def summary(run) -> None:
+def summary(run, results) -> None:
     from mpiscope.util.console import err, out
-    from mpiscope.report.reporter import report
     from mpiscope.report.summary import Summary
-    report([run], Summary(out, err))
+    Summary(out, err).render(results)
 
 
 def model(run, clock_mhz: float | None) -> None:

@@ -70,10 +70,10 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     pol = policy(d)
     light = pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
     if light:  # the default run: more launches, less time in each (POLICY.default_plan_*)
-        pol = replace(pol, first=POLICY.default_plan_launches)
+        pol = replace(pol, first=POLICY.default_plan_launches, then_s=POLICY.default_plan_then_s)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
     if light:
-        max_time = POLICY.default_plan_max_time_s
+        ci_target, max_time = POLICY.default_plan_ci_target, POLICY.default_plan_max_time_s
     where = placement(d)
     t = target(d.mpi)
     asked = where.ranks(d.ranks)

@@ -20,6 +20,7 @@ from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import learn_drift
 from mpiscope.results.points import drifts_kept
+from mpiscope.results.view import Results, results_of
 from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
@@ -136,15 +137,19 @@ class Session:
 
     def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
         """Auto launches after the first round, one at a time while points need them and the
-        budget allows; how it ended is kept in run.json (`launch_policy`)."""
+        budget allows (the default run's: `then_s` of their own after its first round and
+        refinement); how it ended is kept in run.json (`launch_policy`)."""
         first_round = [p for p in run.meta().parts if p.tag.get("launch") is not None]
         overhead = launch_overhead_s(run.records(), first_round_s, len(first_round))
         rng = random.Random()
         outcome = Outcome(status="ok")
+        policy = m.policy
+        if policy.then_s is not None:
+            started, policy = time.monotonic(), replace(policy, budget_s=policy.then_s)
         while True:
-            drift = drifts_kept({"drift": learn_drift(run, m.policy.history, _resolver(run))})
+            drift = drifts_kept({"drift": learn_drift(run, policy.history, _resolver(run))})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
-                                     m.target.engine, m.policy, time.monotonic() - started, overhead, rng, drift)
+                                     m.target.engine, policy, time.monotonic() - started, overhead, rng, drift)
             if not parts:
                 break
             outcome = self.add_parts(run, m.target, parts)
@@ -153,7 +158,7 @@ class Session:
                 break
         meta = run.meta()
         run.update(extra={**meta.extra, "launch_policy": {
-            "policy": "auto", "target": m.policy.target, "budget_s": m.policy.budget_s or AUTO_BUDGET_S,
+            "policy": "auto", "target": policy.target, "budget_s": policy.budget_s or AUTO_BUDGET_S,
             "launches": launch_count(run.records()), "stopped": why}})
         return outcome
 
@@ -323,23 +328,27 @@ def stderr_tail(run: Run, lines: int = 15) -> list[str]:
     return path.read_text(errors="replace").strip().splitlines()[-lines:] if path.is_file() else []
 
 
-Presenter = Callable[[Run], None]
+# What a command shows of its run, given the run and its results (built once for every presenter
+# and the report: results.view.results_of).
+Presenter = Callable[[Run, Results], None]
 
 
 def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), report: bool = True,
              report_path: Path | None = None) -> int:
     """The end of every measuring command: what the command shows of the run (its summary,
-    model, a study's tables), the HTML report, where the run is kept, and the exit status."""
+    model, a study's tables), the HTML report, where the run is kept, and the exit status. The
+    run's results are built once, for all of them."""
     from mpiscope.util.console import err, out
     unwritten = None
     if outcome is not None and outcome.status == "failed" and not run.meta().points:
         show, report = [], False  # nothing was measured: no empty table, no report of nothing
     try:
+        results = results_of([run]) if show or report else None
         for present in show:
-            present(run)
+            present(run, results)
         if report:
             try:
-                write_report_quietly([run], report_path or run.path / "report.html")
+                write_report_quietly([run], report_path or run.path / "report.html", results)
             except MpiscopeError as e:
                 unwritten = e
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP after the measurement: the run is whole
@@ -353,15 +362,16 @@ def conclude(run: Run, outcome: Outcome | None, show: list[Presenter] = (), repo
     return status
 
 
-def write_report_quietly(runs: list[Run], target_path: Path) -> None:
-    """report.html after a run or sweep: a report with nothing to show is a warning; one the disk
-    cannot take (full, read-only) is an error naming the fix, with nothing half-written left."""
+def write_report_quietly(runs: list[Run], target_path: Path, results: Results | None = None) -> None:
+    """report.html after a run or sweep (`results`: those of `runs`, when built already): a report
+    with nothing to show is a warning; one the disk cannot take (full, read-only) is an error
+    naming the fix, with nothing half-written left."""
     from mpiscope.util.console import out, warn
     from mpiscope.report.html import write_report
     if not runs:
         return
     try:
-        path = write_report(runs, target_path)
+        path = write_report(runs if results is None else results, target_path)
     except ValueError as e:
         warn(f"no HTML report: {e}")
         return

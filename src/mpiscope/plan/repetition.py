@@ -26,6 +26,9 @@ class LaunchPolicy:
     budget_s: float | None = None
     history: str = "auto"  # the earlier runs the drift is learnt from: auto, none, or run ids
     first: int = MIN_LAUNCHES  # auto launches: the first round's (the default run's is larger)
+    # auto launches: seconds of their own after the first round (the default run's), instead of
+    # what the first round left of the budget
+    then_s: float | None = None
 
     @property
     def auto(self) -> bool:

@@ -88,19 +88,33 @@ def launch_overhead_s(records, first_round_s: float, launches: int) -> float:
     return max(0.0, first_round_s - sampled) / max(1, launches)
 
 
-def _cost_s(lps: Sequence[LaunchPoint], overhead_s: float, parts: int) -> float:
-    """What one more launch of these points should take: each point's mean time per launch so
-    far, and the launch overhead per part."""
-    per_point = [sum(p.elapsed_s for p in lp.points) / max(1, len(lp.points)) for lp in lps]
-    return sum(per_point) + overhead_s * parts
+def _point_s(lp: LaunchPoint) -> float:
+    """What one more launch of a point should take: its mean time per launch so far."""
+    return sum(p.elapsed_s for p in lp.points) / max(1, len(lp.points))
+
+
+def affordable(short: Sequence[LaunchPoint], room_s: float, overhead_s: float, parts: int,
+               target: float) -> list[LaunchPoint]:
+    """The points of `short` that one more launch measures within `room_s`, nearest the target
+    first (the fewest launches still needed, then the cheapest): a launch spent on points a
+    launch or two from the target puts them on it, while one spent on a point that needs dozens
+    more (a busy machine's 1 MiB collectives) moves none. Points that do not fit wait."""
+    order = sorted(short, key=lambda lp: (launches_needed(lp, target) - lp.launches, _point_s(lp)))
+    chosen, cost = [], overhead_s * parts
+    for lp in order:
+        if cost + _point_s(lp) <= room_s:
+            chosen.append(lp)
+            cost += _point_s(lp)
+    return chosen
 
 
 def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,
                 overhead_s: float, rng: random.Random, drift: Mapping[tuple, Drift] | None = None
                 ) -> tuple[list[Part], str]:
     """The parts of one more launch (only the points whose launch-level interval is still wider
-    than the target and not dominated by the `drift` from run to run, sampled per launch as the
-    variance components advise), or none and why."""
+    than the target and not dominated by the `drift` from run to run, those nearest the target
+    first as far as the budget allows: `affordable`; sampled per launch as the variance
+    components advise), or none and why."""
     lps = aggregate(records)
     launched = launch_count(records)  # the next launch's number (refinement rounds took some)
     wide = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
@@ -116,6 +130,14 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     budget = policy.budget_s or AUTO_BUDGET_S
     if not parts:
         return [], f"{len(short)} point(s) still wider than the target match no part to launch again"
-    if spent_s + _cost_s(short, overhead_s, len(parts)) > budget:
+    # only points of the first round's parts can be launched again (not a refinement's sizes);
+    # those that no number of launches up to the cap brings within the target wait until every
+    # point that one can is there: launches for them would spend the budget and move none
+    planned = [(e.key, set(tag_configuration(part.tag))) for part in parts for e in part.entries(
+        engine_plan(engine, part.plan))]
+    again = [lp for lp in short if any(key == lp.key and cfg <= set(lp.config) for key, cfg in planned)]
+    reachable = [lp for lp in again if launches_needed(lp, policy.target) <= MAX_LAUNCHES]
+    chosen = affordable(reachable or again, budget - spent_s, overhead_s, len(parts), policy.target)
+    if not chosen:
         return [], f"{len(short)} point(s) still wider than the target when the time budget ({budget:.0f} s) ran out"
-    return parts, ""
+    return _next_parts(first_round, engine, {(lp.key, lp.config) for lp in chosen}, launched, ci, rng), ""

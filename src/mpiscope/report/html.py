@@ -383,12 +383,13 @@ class Html:
         return page(results)
 
 
-def render(runs: list[Run]) -> str:
-    """The page of runs."""
+def render(runs: list[Run] | Results) -> str:
+    """The page of runs (or of their results, built already)."""
     return report(runs, Html())
 
 
-def write_report(runs: list[Run], path: Path) -> Path:
-    """The report, written whole or not at all (a full disk leaves the previous one, or none)."""
+def write_report(runs: list[Run] | Results, path: Path) -> Path:
+    """The report of runs or their results, written whole or not at all (a full disk leaves the
+    previous one, or none)."""
     write_atomic(path, render(runs))
     return path

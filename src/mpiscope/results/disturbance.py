@@ -1,7 +1,7 @@
 """Which (point, launch) was disturbed, and by what: a rule on the counters the engine records per
 point and rank (`disturbance` in docs/engine.md). Every record is kept; a disturbed row only
 carries its cause in the tidy table's `disturbed` column, for the estimate to leave out and the
-warnings to name. The thresholds below are the rule's whole policy (docs/statistics.md)."""
+warnings to name. The thresholds are the policy's (docs/statistics.md)."""
 from __future__ import annotations
 
 import math
@@ -9,25 +9,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from mpiscope.records.model import Context, End, Point
+from mpiscope.results.policy import POLICY
 
-# Involuntary context switches per event of the point (warm-up and samples) above which the
-# launch is disturbed. A switch takes the CPU away for a scheduler slice (milliseconds), far
-# longer than most events, so each one can inflate a sample: with a share f of inflated samples
-# the median is the 0.5 / (1 - f) quantile of the undisturbed ones, the 62.5th at f = 0.2.
-SWITCH_SHARE = 0.2
-# ...and never for fewer switches than this: a handful per point is the kernel's own bookkeeping
-# (timer ticks, RCU) on an idle machine; 0-7 per point measured here on quiet points.
-MIN_SWITCHES = 10
-# Share of the host's CPU time a hypervisor stole during the point: beyond it the virtual CPUs
-# ran in bursts (steal is host-wide; 0 on bare metal).
-STEAL_SHARE = 0.05
-# Share of the samples left out as invalid (a rank started late under window sync) beyond which
-# the launch is disturbed: the valid ones are then a selection of the quick events, with the
-# same bound on the median as SWITCH_SHARE.
-INVALID_SHARE = 0.2
-# The clock-offset error bound as a share of one event beyond which window-synchronised starts
-# no longer start the ranks together.
-CLOCK_ERROR_SHARE = 1.0
+# The rule's thresholds, read off the policy (values and evidence: results.policy, "the
+# disturbance rule", and docs/statistics.md).
+SWITCH_SHARE = POLICY.switch_share
+MIN_SWITCHES = POLICY.min_switches
+STEAL_SHARE = POLICY.steal_share
+INVALID_SHARE = POLICY.invalid_share
+CLOCK_ERROR_SHARE = POLICY.clock_error_share
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,36 @@ class Policy:
     # Where more than this share of a point's launches is disturbed, it says "machine busy: CAUSE".
     busy_share: float = 0.5
 
+    # --- the disturbance rule (results.disturbance), the counters the engine records per point ---
+    # Measured on kept bench/evidence runs (2026-11-25): 373 (point, launch) pairs on a quiet
+    # machine, 638 under the bench's half-core load (a load of about 2.5 on 2 cores), 1563 at a
+    # load of 8-16; "effect" is a flagged launch's median over the median of the same run's
+    # unflagged launches of that point.
+    # Involuntary switches per event (warm-up and samples) beyond which a point is disturbed: a
+    # switch takes the core for up to a scheduler slice, longer than most events, so each can
+    # inflate a sample; with a share f inflated the median is the 0.5/(1-f) quantile of the clean
+    # ones, the 62.5th at 0.2.
+    switch_share: float = 0.2
+    # ...and never for fewer switches than this. Every flag of the switch rule fell on points of
+    # under 200 events (long events: 1 MiB collectives, large bw), whose ranks see the kernel's
+    # and the launcher's own switches at 85-140 a second on a nearly quiet machine. At 10, the
+    # half-core load flagged 19/638 such points (0.2-0.6 switches an event, 10-29 switches) and
+    # those launches were 2-4 % faster than their unflagged neighbours, not slower; at 30, 1/638.
+    # Under load 8-16, 30 still flags 23 % of the pairs (median +7 % against their neighbours).
+    min_switches: int = 30
+    # Share of the host's CPU time a hypervisor stole during the point (0 on this VM so far).
+    steal_share: float = 0.05
+    # Share of the samples left out as invalid (a rank started late): the valid ones are then a
+    # selection of the quick events. At load 8-16 the flagged launches' medians were 2.8x their
+    # neighbours' (the band 0.2-0.5 alone 2x); under the half-core load +2 % (62/638 flagged).
+    invalid_share: float = 0.2
+    # The clock-offset error bound as a share of one event beyond which window-synchronised starts
+    # no longer start the ranks together. The bound's floor here is 0.2-0.25 us (the ping time),
+    # about one event of an 8 B allreduce or a 4 B bcast on 2 ranks: at 1.0 it flagged 13/373
+    # quiet pairs and 17/638 under the half-core load, whose medians were 1-6 % faster than their
+    # neighbours'; nothing on the quiet or half-core machine exceeded 1.12, so 2.0.
+    clock_error_share: float = 2.0
+
     # --- launches of one run (mpiscope.plan.schedule) ---
     min_launches: int = 3           # the fewest that estimate a between-launch variance with a spare
     max_launches: int = 10          # auto launches stop here (cost: ~1 s a launch on this machine)
@@ -56,6 +86,18 @@ class Policy:
     # launch out), at about the wall time of 3 launches at 0.2 s (bench/default_plan/run.py).
     default_plan_launches: int = 5
     default_plan_max_time_s: float = 0.1
+    # ...each launch stopping a point at +-2 % rather than the first round's usual 5 %: most small
+    # points stop on that target, not on time, and at 5 % one launch's own sampling error (an SE
+    # of 2.5 %) was most of their launches' spread (3-4 %), so 5 launches left them off the
+    # +-5 % launch target. bench/default_plan/run.py, runs alternated at load 8-14: on target
+    # 30 % of the points over 10 runs at 5 %, 36 % over 4 runs at 2 %, at about the same wall
+    # time (50-58 s); the runs spread 19-47 %, so this is a direction, not a proof.
+    default_plan_ci_target: float = 0.02
+    # ...and then auto launches get this long of their own, nearest the target first (the first
+    # round and refinement alone took 30-45 s of the 25 s budget at load 8-14, so none ran): a
+    # default run at load 9 had 36 of 95 points on target and 24 more one or two launches from
+    # it, each such launch of the points near the target taking 3-4 s here.
+    default_plan_then_s: float = 10.0
     # No more launches when the launches' variance is at most this share of the drift: the
     # half-width could shrink by under 1 - sqrt(3/4) < 15 %.
     drift_dominates: float = 1 / 3
@@ -75,11 +117,15 @@ class Policy:
     history_runs: int = 10          # the latest runs of a configuration the drift is learnt from
     history_days: int = 7           # older runs may describe another state of the machine
     # Until the drift is learnt, a stated prior for it: a run effect of this standard deviation on
-    # the log scale, treated as known. The spread of one point's estimate over ten quiet runs here
-    # was 1.2x-3x max/min, median about 1.6x (notes/launch-noise.md); ten normal draws span about
-    # 3.1 SD, so 1.6x is an SD of log(1.6) / 3.1 = 0.15. With 0.10 the first run's interval held the
-    # next run's estimate in 75-80 % of the points of bench/evidence/run.py, under the 80 % target.
-    prior_drift_sd: float = 0.15
+    # the log scale, treated as known. Measured (bench/evidence/run.py's kept runs, 64 points whose
+    # launches were not mostly disturbed, 4 consecutive runs each): the drift's SD had a median of
+    # 0.010, a root mean square of 0.027 and a 90 % quantile of 0.031; 0.07 is more than twice
+    # that. The former 0.15 (ten runs of the days before disturbed launches were told apart spread
+    # 1.2x-3x) hid every change under about 1.5x: re-tallying the kept runs with 0.07 took the
+    # moved points called slower/faster from 9/12 to 12/12 (quiet) and 12/22 to 14/22 (load
+    # 11-16), false alarms 0/80 and 2/80 -> 1/80, coverage of the next run from the first run
+    # 100 % and 81-88 % (0.05 gave the same verdicts).
+    prior_drift_sd: float = 0.07
     # A run whose estimate differs from this one's by more than this factor sits in another state
     # of the machine (a changed link, another machine): not learnt from, named with the reason.
     # The issue's changed link was 100x; quiet runs here spread by up to 3.1x (launch-noise notes)

@@ -46,12 +46,11 @@ def measurement(d):
     return plan(d, parts, factors={"study": "grid"}, extra={"study": "grid"})
 
 
-def show_results(run) -> None:
+def show_results(run, results) -> None:
     """What `mpiscope study grid` prints after measuring: every shape and order, best first."""
     from mpiscope.analysis.grid import ranking
     from mpiscope.util.console import out
-    from mpiscope.results.view import results_of
-    table = ranking(results_of([run]).frame)
+    table = ranking(results.frame)
     if not table.empty:
         ctx = run.records().context
         mpi = run.meta().mpi

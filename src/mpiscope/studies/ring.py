@@ -115,11 +115,9 @@ def measurement(cfg: RingStudyConfig, d, target):
 
 def show_results(cfg: RingStudyConfig):
     """What `mpiscope study ring` prints after measuring: its tables, then its figures."""
-    def show(run) -> None:
+    def show(run, results) -> None:
         from mpiscope.util.console import out
         from mpiscope.report import ring_figures
-        from mpiscope.results.view import results_of
-        results = results_of([run])
         print_tables(out, results.frame, run.records())
         for path in ring_figures.write_all(results, run.path):
             out.print(f"figure: {path}")
