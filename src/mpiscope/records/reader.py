@@ -11,6 +11,11 @@ from mpiscope.util import bounded
 from mpiscope.records.model import (Context, End, Failure, Point, Record, RecordError, Skip, Timeout,
                                     parse_record)
 
+try:  # orjson decodes a records line about 3 x faster; json reads what it refuses, or all when it is missing
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is a dependency; the standard parser alone reads the same
+    _fast_loads = json.loads
+
 R = TypeVar("R")
 MAX_RECORDS_BYTES = 4 << 30  # far beyond any run's records: a larger file is not one
 MAX_LINE_BYTES = 64 << 20    # a point with every raw sample of a long run stays far below
@@ -64,9 +69,12 @@ def parse_line(line: bytes | str, number: int = 0) -> Record:
     if bounded.too_deep(raw):  # before the parser: nesting that deep would end in a RecursionError
         raise RecordError(f"nested deeper than {bounded.MAX_DEPTH} levels, which no record is")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RecordError(f"not JSON ({e})") from e
+        data = _fast_loads(raw)
+    except ValueError:  # what orjson refuses and json reads (NaN, a BOM, a huge integer), or neither
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise RecordError(f"not JSON ({e})") from e
     return parse_record(data, number)
 
 
