@@ -9,6 +9,7 @@ docs/engine.md. What mpiscope adds to a record (the part of the run, a study's s
 refinement round) is its `tag`, stored under the key "tag"."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Union
 
@@ -318,7 +319,7 @@ def parse_record(d: Any, line: int = 0) -> Record:
         if k in _LEGACY_TAGS or k.startswith("env_"):
             legacy[k] = v
         elif k not in _POINT_FIELDS and k != "type" and k != "tag":
-            details[k] = v
+            details[k] = sys.intern(v) if type(v) is str else v  # a datatype's or an operation's name
     body = {**d, "tag": {**legacy, **(tag or {})}, "line": line}
     if kind == "point":
         body["details"] = details

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, TypeVar
 
-from mpiscope.util import bounded
+from mpiscope.util import bounded, gcpause
 from mpiscope.records.model import (Context, End, Failure, Point, Record, RecordError, Skip, Timeout,
                                     parse_record)
 
@@ -88,6 +88,12 @@ def read_records(path: Path) -> RecordFile:
         out.problems.append(f"{path}: {e.strerror or e}")
         return out
     name = Path(path).name
+    with gcpause.paused():
+        _read_lines(f, name, out)
+    return out
+
+
+def _read_lines(f: BinaryIO, name: str, out: RecordFile) -> None:
     with f:
         for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
             if len(line) > MAX_LINE_BYTES:
@@ -104,7 +110,6 @@ def read_records(path: Path) -> RecordFile:
                 out.records.append(parse_line(line, number))
             except RecordError as e:
                 out.problems.append(f"{name} line {number} is corrupt and was skipped ({e})")
-    return out
 
 
 def _skip_line(f: BinaryIO) -> None:

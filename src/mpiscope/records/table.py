@@ -16,6 +16,7 @@ import pandas as pd
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
 from mpiscope.records.model import Context, Point, Skip, Stats, Timeout
 from mpiscope.records.reader import RecordFile
+from mpiscope.util import gcpause
 from mpiscope.results.disturbance import disturbed
 
 # Nested point objects whose fields become columns under these names; lists (samples,
@@ -44,9 +45,10 @@ class RunView(Protocol):
     def records(self) -> RecordFile: ...
 
 
-def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
-    """What is the same for every point of one launch of a run."""
-    meta = run.meta()
+def run_columns(run: RunView, ctx: Context | None, meta: MetaView | None = None) -> dict[str, Any]:
+    """What is the same for every point of one launch of a run (`meta`: its run.json, read once
+    for a run of thousands of launches)."""
+    meta = meta or run.meta()
     mpi = meta.mpi
     row: dict[str, Any] = {
         # a directory name that is not UTF-8 (surrogate escapes) cannot be a column of text: shown with U+FFFD
@@ -132,19 +134,25 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     """One row per point and launch of every run; each point takes the context of the launch it
     came from. `disturbed` is "" or what disturbed the point in that launch (results.disturbance)."""
     columns = _Columns()
+    with gcpause.paused():
+        _gather(runs, columns)
+        return columns.frame()
+
+
+def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
     for run in runs:
         ctx: Context | None = None
-        base = run_columns(run, None)
-        drift = drifts_kept(run.meta().extra)
+        meta = run.meta()
+        base = run_columns(run, None, meta)
+        drift = drifts_kept(meta.extra)
         for rec in run.records():
             if isinstance(rec, Context):
                 ctx = rec
-                base = run_columns(run, ctx)
+                base = run_columns(run, ctx, meta)
             elif isinstance(rec, Point):
-                columns.add({**base, **point_columns(rec),
-                             **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
+                kept = drift.get((rec.key, configuration_of(rec))) if drift else None
+                columns.add({**base, **point_columns(rec), **_drift_columns(kept),
                              "disturbed": disturbed(rec, ctx), "point": rec})
-    return columns.frame()
 
 
 class _Columns:
