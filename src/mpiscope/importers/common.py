@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -68,6 +69,7 @@ class ImportFailed(UsageError):
         self.path, self.line = str(path), line
 
 
+@lru_cache(maxsize=None)  # asked once per row: a file of a million rows names a few benchmarks
 def family_of(benchmark: str) -> str:
     """The engine family of a mapped benchmark; `rma` or the tool's own for the rest."""
     if benchmark in COLLECTIVES:
