@@ -558,3 +558,15 @@ def test_osu_start_up_programs_are_refused_with_the_command_that_measures_them(t
     path.write_text(f"# OSU MPI {title} Test v7.4\nnprocs: 2, min: 10 ms, max: 11 ms, avg: 10.5 ms\n")
     with pytest.raises(ImportFailed, match=f"{program}.*mpiscope run -b init,hello"):
         parse_file(path, ranks=2)
+
+
+def test_an_import_says_what_it_stored_without_reading_the_run_back(tmp_path):
+    """import_run streams each point to disk; its summary (count, tool -> mpiscope names) is the
+    one the stored records give, for files of two tools and a size seen in two files."""
+    from mpiscope.importers import import_run
+    files = [DATA / "osu-7.4_latency_mpich.txt", DATA / "osu-7.4_latency-z_mpich.txt", DATA / "imb-2021_p2p_mpich.txt"]
+    done = import_run(files, runs_dir=tmp_path)
+    points = Run(done.path).records().points
+    assert done.points == len(points) == json.loads((done.path / "run.json").read_text())["points"]
+    assert set(done.names) == {(p.imported.tool_benchmark, p.benchmark) for p in points}
+    assert sum(p.tag.get("file") == "osu-7.4_latency-z_mpich.txt" for p in points) > 0  # its own configuration

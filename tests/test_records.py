@@ -77,6 +77,22 @@ def test_the_reader_names_bad_lines_by_number(tmp_path):
     assert recs.points[1].line == 4
 
 
+def test_lines_the_fast_decoder_refuses_read_as_the_standard_parser_reads_them(tmp_path):
+    """NaN, an integer beyond 64 bits and a lone surrogate are JSON as Python writes and reads it:
+    the records reader decodes them as before (orjson refuses them); a line neither reads is a
+    problem with its number, in the standard parser's words."""
+    f = tmp_path / "records.jsonl"
+    good = to_json(EXAMPLES[1])
+    f.write_text(json.dumps({**good, "nan_figure": float("nan")}) + "\n"
+                 + json.dumps({**good, "count": 2 ** 70, "label": "\ud800"}) + "\n" + "{nonsense\n")
+    recs = read_records(f)
+    assert [p.details.get("count") for p in recs.points] == [None, 2 ** 70]
+    assert recs.points[0].details["nan_figure"] != recs.points[0].details["nan_figure"]  # NaN
+    assert recs.points[1].details["label"] == "\ud800"
+    assert recs.problems == ["records.jsonl line 3 is corrupt and was skipped (not JSON (Expecting property name "
+                             "enclosed in double quotes: line 1 column 2 (char 1)))"]
+
+
 def test_tags_of_runs_written_before_tags_had_their_key_still_read_as_tags():
     old = {"type": "point", "benchmark": "ringcs1", "size": 8, "ranks": 2, "time_us": {"n": 1, "median": 2.0},
            "ringcs": {"algorithm": 1}, "series": "alg1 balanced", "algorithm": 1, "part": 3, "env_X": "1"}

@@ -3,10 +3,12 @@
 OSU file of the same sizes. Each command runs as its own process, its address space capped at
 6 GiB; its peak memory is its maximum resident set (wait4's rusage), its time the wall clock.
 
-    python bench/records/run.py --run RUN_DIR [--src /work/main/src] [--sizes 1,10,100,200]
+    python bench/records/run.py --run RUN_DIR [--src /work/main/src] [--before OTHER/src] [--sizes 1,10,100,200]
 
 RUN_DIR is a real run (its context and points are repeated, one launch per copy, up to each
-size); --src runs another checkout's mpiscope (main: the figures before) on the same files.
+size); --src runs another checkout's mpiscope on the same files; --before OTHER/src runs that
+checkout's (main: the figures before) and this one's in turn, command by command, so that both
+see the same load of the machine.
 """
 from __future__ import annotations
 
@@ -83,14 +85,15 @@ def main() -> None:
     ap.add_argument("--sizes", default="1,10,100,200", help="file sizes in MB")
     ap.add_argument("--commands", default="show,table,export,import")
     ap.add_argument("--limit", type=float, default=600, help="seconds before a command is killed (exit -9)")
+    ap.add_argument("--before", type=Path, help="the src/ of another mpiscope, timed in turn with this one")
     a = ap.parse_args()
-    env = dict(os.environ)
-    if a.src:
-        env["PYTHONPATH"] = str(a.src.resolve())
+    which = (a.src or Path(__file__).resolve().parents[2] / "src").resolve()
+    sides = {"before": a.before.resolve(), "after": which} if a.before else {"": which}
+    envs = {side: {**os.environ, "PYTHONPATH": str(src)} for side, src in sides.items()}
     work = Path(tempfile.mkdtemp(prefix="bench-records-"))
-    which = a.src or Path(__file__).resolve().parents[2] / "src"
-    print(f"mpiscope from {which}; files in {work}")
-    print(f"{'command':8} {'MB':>5} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'exit':>4}")
+    named = ", ".join(f"{side or 'this'}: {src}" for side, src in sides.items())
+    print(f"mpiscope from {named}; files in {work}")
+    print(f"{'command':8} {'side':6} {'MB':>5} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'exit':>4}")
     try:
         for size in (int(s) for s in a.sizes.split(",")):
             run = grow_run(a.run, work / "runs", size)
@@ -99,8 +102,10 @@ def main() -> None:
                      "export": ["export", str(run), "-o", str(work / "out.csv")],
                      "import": ["import", str(osu), "--mpi-label", "bench", "--runs-dir", str(work / "imported")]}
             for name in a.commands.split(","):
-                secs, cpu, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env, a.limit)
-                print(f"{name:8} {size:>5} {secs:>8.1f} {cpu:>8.1f} {peak:>8.0f} {code:>4}", flush=True)
+                for side, env in envs.items():
+                    secs, cpu, peak, code = measure([sys.executable, "-m", "mpiscope", *argvs[name]], env, a.limit)
+                    print(f"{name:8} {side:6} {size:>5} {secs:>8.1f} {cpu:>8.1f} {peak:>8.0f} {code:>4}", flush=True)
+                    shutil.rmtree(work / "imported", ignore_errors=True)  # an import of 200 MB stores 3 GB
             shutil.rmtree(run)
             osu.unlink()
     finally:

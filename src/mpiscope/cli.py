@@ -92,6 +92,8 @@ def entry() -> None:
     """The `mpiscope` command: main's exit status; an interrupt that lands outside main's own
     handling (between restoring the signal handlers and the exit) is still exit 130, never a
     process killed by SIGINT."""
+    from mpiscope.util import gcpause
+    gcpause.one_process()
     try:
         status = main()
     except KeyboardInterrupt:

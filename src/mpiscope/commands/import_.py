@@ -9,19 +9,15 @@ from mpiscope.util import paths
 
 def cmd_import(a: argparse.Namespace) -> int:
     from mpiscope.util.console import out
-    from mpiscope.importers import import_files
+    from mpiscope.importers import import_run
     from mpiscope.util.errors import UsageError
-    from mpiscope.store.runs import Run
     if a.mpi_label is not None and not a.mpi_label.strip():
         raise UsageError("--mpi-label is empty: name the MPI library the files were measured with, or leave "
                          "--mpi-label out")
-    path = import_files(a.files, a.format, a.mpi_label, a.ranks, paths.runs_dir(a.runs_dir))
-    recs = Run(path).records()
-    names = sorted({(p.imported.tool_benchmark if p.imported else "?", p.benchmark + (f" {p.variant}" if p.variant
-                                                                                     else "")) for p in recs.points})
-    out.print(f"imported {len(recs.points)} points from {len(a.files)} file(s): "
-              + ", ".join(t if t == b else f"{t} -> {b}" for t, b in names), markup=False, highlight=False)
-    out.print(f"saved in {path}", markup=False, highlight=False)
+    done = import_run(a.files, a.format, a.mpi_label, a.ranks, paths.runs_dir(a.runs_dir))  # not read back: it may be big
+    out.print(f"imported {done.points} points from {len(a.files)} file(s): "
+              + ", ".join(t if t == b else f"{t} -> {b}" for t, b in done.names), markup=False, highlight=False)
+    out.print(f"saved in {done.path}", markup=False, highlight=False)
     return 0
 
 

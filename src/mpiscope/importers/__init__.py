@@ -1,28 +1,35 @@
 """Other tools' output as mpiscope runs (`mpiscope import`, docs/import.md): one parser per tool
-(osu, imb) returning typed `Point` records, and `import_files`, which parses every file before it
-writes anything and then renames one finished run directory into place."""
+(osu, imb) returning typed `Point` records, and `import_files`, which writes each point as it is
+made (a file of a million rows is never held whole) into a directory renamed into place once
+every file has parsed."""
 from __future__ import annotations
 
 import json
 import os
 import secrets
 import shutil
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
+
+import orjson
 
 from mpiscope.util import bounded
 from mpiscope.importers import imb, osu
-from mpiscope.importers.common import ImportFailed
+from mpiscope.importers.common import ImportFailed, Parsed, Table
 from mpiscope.records import Context, End, Point, Record, to_json
+
+if TYPE_CHECKING:
+    from mpiscope.store.runs import RunMeta
 
 FORMATS = ("osu", "imb")
 MAX_IMPORT_BYTES = 1 << 30  # a tool's text output of a whole campaign stays far below
 _PARSERS = {"osu": osu, "imb": imb}
 TOOL_NAMES = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
 
-__all__ = ["FORMATS", "ImportFailed", "detect", "import_files", "parse_file"]
+__all__ = ["FORMATS", "ImportFailed", "ImportedRun", "detect", "import_files", "import_run", "parse_file"]
 
 
 def _read(path: Path) -> str:
@@ -51,7 +58,11 @@ def detect(path: Path, text: str | None = None) -> str:
 
 def parse_file(path: Path | str, fmt: str | None = None, ranks: int | None = None) -> list[Point]:
     """The points of one file of `fmt` (detected when None), each with its `imported` source."""
-    path = Path(path)
+    return list(_parse(Path(path), fmt, ranks).points)
+
+
+def _parse(path: Path, fmt: str | None, ranks: int | None, source: str | None = None) -> Parsed:
+    """One file's tables, read and checked whole, and its points to be made one at a time."""
     text = _read(path)
     if not text.strip():
         raise ImportFailed(path, 1, "the file is empty")
@@ -61,86 +72,122 @@ def parse_file(path: Path | str, fmt: str | None = None, ranks: int | None = Non
                                        "if the line is complete)")
     if fmt is not None and fmt not in _PARSERS:
         raise ImportFailed(path, 0, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
-    lines = [x for x in text.splitlines() if x.strip()]
-    other = [f for f, parser in _PARSERS.items() if f != fmt and parser.looks_like(lines)]
+    head = list(islice(filter(str.strip, text.splitlines()), 5))  # what the tools' titles are looked for in
+    other = [f for f, parser in _PARSERS.items() if f != fmt and parser.looks_like(head)]
     if fmt is not None and other:
         raise ImportFailed(path, 1, f"--format {fmt}, but this is {TOOL_NAMES[other[0]]} output")
     found = fmt or detect(path, text)  # with --format, its parser names the first line it cannot read
     if ranks is not None and ranks < 1:
         raise ImportFailed(path, 0, f"--ranks {ranks}: at least 1")
-    return _PARSERS[found].parse(path, text, ranks)
+    return _PARSERS[found].parse(path, text, ranks, source)
 
 
-def _context(points: list[Point], mpi_label: str | None, fmt: str, ranks: int | None) -> Context:
+def _context(tables: list[Table], path: Path, mpi_label: str | None, ranks: int | None) -> Context:
     """A file's context record: the job's size, the MPI as the user labels it, the tool."""
-    src = points[0].imported
-    tool = f"{TOOL_NAMES[fmt]} {src.tool_version}" if src else TOOL_NAMES[fmt]
-    return Context(world_size=max([p.ranks for p in points] + [ranks or 1]), mpi_library_version=mpi_label or "",
-                   options={"tool": tool}, argv=(src.file,) if src else ())
+    tool = f"{TOOL_NAMES[tables[0].tool]} {tables[0].tool_version}"
+    return Context(world_size=max([t.ranks for t in tables] + [ranks or 1]), mpi_library_version=mpi_label or "",
+                   options={"tool": tool}, argv=(str(path),))
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """What `import_run` stored: the run's directory, how many points, and each (tool's benchmark,
+    mpiscope's row and variant) among them."""
+    path: Path
+    points: int
+    names: tuple[tuple[str, str], ...]
 
 
 def import_files(paths: Sequence[Path | str], fmt: str | None = None, mpi_label: str | None = None,
                  ranks: int | None = None, runs_dir: Path | str | None = None) -> Path:
     """Read every file (OSU 7.x or IMB 2021 text; `fmt` detected per file when None) and store them as
-    one run; returns its directory. Nothing is written unless every file parsed: a file that is
+    one run; returns its directory. Nothing is stored unless every file parsed: a file that is
     not one, or is damaged, is an ImportFailed naming the file and line."""
-    from mpiscope import __version__
+    return import_run(paths, fmt, mpi_label, ranks, runs_dir).path
+
+
+def import_run(paths: Sequence[Path | str], fmt: str | None = None, mpi_label: str | None = None,
+               ranks: int | None = None, runs_dir: Path | str | None = None) -> ImportedRun:
+    """`import_files`, saying what it stored. Each point is written as it is made, into a directory
+    renamed into place only when every file has parsed (a failure removes it)."""
     from mpiscope.util import paths as mpaths
-    from mpiscope.store.runs import RECORDS, RunMeta, utc_now
+    from mpiscope.store.runs import RECORDS
     if not paths:
         raise ImportFailed("(no file)", 0, "give at least one file to import")
-    files: list[tuple[Path, str, list[Point]]] = []
-    for p in paths:
-        path = Path(p)
-        points = parse_file(path, fmt, ranks)
-        files.append((path, points[0].imported.tool if points[0].imported else str(fmt), points))
-    records: list[Record] = []
-    seen: set[tuple] = set()
-    for path, found, points in files:
-        records.append(_context(points, mpi_label, found, ranks))
-        first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
-        where = str(path.resolve())  # once per file: a million-line file would resolve it a million times
-        for p in points:
-            tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
-            line = p.imported.line if p.imported else 0
-            earlier = first.setdefault(p.key, (tool_bench, line))
-            if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
-                raise ImportFailed(path, line, f"{tool_bench} at {p.size} B appears twice (lines {earlier[1]} and "
-                                               f"{line}): a file holds one row per size; split the runs into "
-                                               f"files of their own and import each")
-            if p.imported is not None:  # the stored run names the file wherever it is read from
-                p = replace(p, imported=replace(p.imported, file=where))
-            if p.key in seen:  # an earlier file holds this point too: a configuration of its own
-                p = replace(p, tag={**p.tag, "file": path.name})
-            elif earlier[0] != tool_bench:
-                # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
-                p = replace(p, tag={**p.tag, "tool_benchmark": tool_bench})
-            records.append(p)
-        seen |= {p.key for p in points}
-        records.append(End(points=len(points)))
     base = Path(runs_dir) if runs_dir is not None else mpaths.runs_dir(None)
     base.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     run_id = f"{stamp}-{secrets.token_hex(2)}"
     tmp = base / f".import-{run_id}.tmp"
-    now = utc_now()
-    tools = sorted({f"{TOOL_NAMES[f]} {pts[0].imported.tool_version}" for _, f, pts in files if pts[0].imported})
-    meta = RunMeta(id=run_id, status="ok", started=now, finished=now, mpiscope_version=__version__,
-                   points=sum(len(pts) for _, _, pts in files), exit_code=0,
-                   extra={"imported": {"tools": tools, "mpi_label": mpi_label,
-                                       "benchmarks": list(dict.fromkeys(p.benchmark for _, _, pts in files
-                                                                        for p in pts)),
-                                       "ranks": sorted({p.ranks for _, _, pts in files for p in pts}),
-                                       "files": [{"path": str(path.resolve()), "format": f, "points": len(pts)}
-                                                 for path, f, pts in files]}})
+    stored = _Stored()
     try:
         tmp.mkdir()
-        with open(tmp / RECORDS, "w") as f:
-            for rec in records:
-                f.write(json.dumps(to_json(rec)) + "\n")
-        (tmp / "run.json").write_text(json.dumps(meta.to_json(), indent=1) + "\n")
+        with open(tmp / RECORDS, "wb") as out:
+            for p in paths:
+                _store_file(Path(p), fmt, mpi_label, ranks, out, stored)
+        (tmp / "run.json").write_text(json.dumps(stored.meta(run_id, mpi_label).to_json(), indent=1) + "\n")
         os.rename(tmp, base / run_id)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return base / run_id
+    return ImportedRun(base / run_id, stored.points, tuple(sorted(stored.names)))
+
+
+@dataclass
+class _Stored:
+    """What the files stored so far hold, for run.json and the summary."""
+    points: int = 0
+    keys: set[tuple] = field(default_factory=set)  # every point's key, to tell a later file's apart
+    tools: set[str] = field(default_factory=set)
+    benchmarks: dict[str, None] = field(default_factory=dict)
+    ranks: set[int] = field(default_factory=set)
+    names: set[tuple[str, str]] = field(default_factory=set)
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+    def meta(self, run_id: str, mpi_label: str | None) -> "RunMeta":
+        from mpiscope import __version__
+        from mpiscope.store.runs import RunMeta, utc_now
+        now = utc_now()
+        return RunMeta(id=run_id, status="ok", started=now, finished=now, mpiscope_version=__version__,
+                       points=self.points, exit_code=0,
+                       extra={"imported": {"tools": sorted(self.tools), "mpi_label": mpi_label,
+                                           "benchmarks": list(self.benchmarks), "ranks": sorted(self.ranks),
+                                           "files": self.files}})
+
+
+def _line(rec: Record) -> bytes:
+    """A record as its line of records.jsonl (orjson: a million imported points in seconds)."""
+    return orjson.dumps(to_json(rec)) + b"\n"
+
+
+def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int | None, out: BinaryIO,
+                stored: _Stored) -> None:
+    """One file's context, points and end record written to `out` as each point is made."""
+    where = str(path.resolve())  # the stored run names the file wherever it is read from
+    parsed = _parse(path, fmt, ranks, source=where)
+    out.write(_line(_context(parsed.tables, path, mpi_label, ranks)))
+    first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
+    count = 0
+    for p in parsed.points:
+        tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
+        line = p.imported.line if p.imported else 0
+        earlier = first.setdefault(p.key, (tool_bench, line))
+        if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
+            raise ImportFailed(path, line, f"{tool_bench} at {p.size} B appears twice (lines {earlier[1]} and "
+                                           f"{line}): a file holds one row per size; split the runs into "
+                                           f"files of their own and import each")
+        if p.key in stored.keys:  # an earlier file holds this point too: a configuration of its own
+            p = replace(p, tag={**p.tag, "file": path.name})
+        elif earlier[0] != tool_bench:
+            # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
+            p = replace(p, tag={**p.tag, "tool_benchmark": tool_bench})
+        out.write(_line(p))
+        stored.benchmarks[p.benchmark] = None
+        stored.ranks.add(p.ranks)
+        stored.names.add((tool_bench, p.benchmark + (f" {p.variant}" if p.variant else "")))
+        count += 1
+    out.write(_line(End(points=count)))
+    stored.keys.update(first)
+    stored.points += count
+    stored.tools.add(f"{TOOL_NAMES[parsed.tables[0].tool]} {parsed.tables[0].tool_version}")
+    stored.files.append({"path": where, "format": parsed.tables[0].tool, "points": count})

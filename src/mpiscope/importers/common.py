@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from mpiscope.util.errors import UsageError
 from mpiscope.records import Imported, Point, Rate, Stats
@@ -68,6 +69,7 @@ class ImportFailed(UsageError):
         self.path, self.line = str(path), line
 
 
+@lru_cache(maxsize=None)  # asked once per row: a file of a million rows names a few benchmarks
 def family_of(benchmark: str) -> str:
     """The engine family of a mapped benchmark; `rma` or the tool's own for the rest."""
     if benchmark in COLLECTIVES:
@@ -115,7 +117,7 @@ def size_of(text: str, path: Path | str, line: int) -> int:
     return size
 
 
-@dataclass
+@dataclass(slots=True)  # a file of a million rows holds a million of these
 class Row:
     """One data line of a tool's table: its line number and its figures by column heading."""
     line: int
@@ -149,12 +151,22 @@ class Figure:
         object.__setattr__(self, "targets", targets)
 
 
+@dataclass
+class Parsed:
+    """One file: its tables, every line checked, and its points made one at a time as they are
+    taken (a file of a million rows is never a million points at once)."""
+    tables: list[Table]
+    points: Iterator[Point]
+
+
 def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figure],
-               time_from_rate: str | None = None, time_from_msgs: str | None = None) -> Point:
+               time_from_rate: str | None = None, time_from_msgs: str | None = None,
+               extra: Mapping[str, Any] | None = None, source: str | None = None) -> Point:
     """The point of one row: the tool's figures in the fields that hold the same figure (`mapping`,
     by column), the estimate the tool's mean (its median when it gives one), the bandwidth derived
     from it where the tool gave none. `time_from_rate`/`time_from_msgs`: the column (MB/s, messages/s) a time per operation
-    is derived from when the tool reports only a rate."""
+    is derived from when the tool reports only a rate. `extra`: what the file says of the whole
+    table (a datatype), added to the details; `source`: the file as the point names it (default `path`)."""
     size, ranks = row.size, t.ranks
     per_op = bytes_per_op(t.benchmark, size, ranks)
     stats: dict[str, float | int] = {}
@@ -206,7 +218,8 @@ def make_point(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figur
     if overlap:
         details["overlap"] = overlap
     details.update({k.lower(): v for k, v in row.text.items()})  # validation: Pass | Fail
-    imported = Imported(tool=t.tool, tool_benchmark=t.tool_benchmark, file=str(path), line=row.line,
+    details.update(extra or {})
+    imported = Imported(tool=t.tool, tool_benchmark=t.tool_benchmark, file=source or str(path), line=row.line,
                         tool_version=t.tool_version, figures=dict(row.figures), fields=fields)
     return Point(benchmark=t.benchmark, size=size, ranks=ranks, time_us=Stats(**stats), family=family_of(t.benchmark),
                  variant=t.variant, participants=tuple(range(ranks)), sample_from="imported",

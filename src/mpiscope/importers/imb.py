@@ -4,11 +4,11 @@ N`, an optional `MODE:` (IMB-RMA), a column heading and data lines up to a blank
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
+from typing import Iterator
 
-from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Row, Table, make_point,
-                                       number, size_of)
+from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Parsed, Row, Table,
+                                       make_point, number, size_of)
 from mpiscope.records import Point
 
 HEADER = re.compile(r"#\s*Intel\(R\) MPI Benchmarks\s+(?P<version>[\d.]+)(?:\s*,\s*(?P<part>.+?)\s*)?$")
@@ -93,8 +93,9 @@ def mpiscope_name(imb: str, ranks: int) -> str:
     return f"imb_{low}"
 
 
-def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
-    """Every point of one IMB output file; ImportFailed naming the line when it is not one."""
+def parse(path: Path, text: str, ranks: int | None = None, source: str | None = None) -> Parsed:
+    """The tables of one IMB output file and their points (each naming `source` as its file,
+    default `path`); ImportFailed naming the line when it is not one."""
     lines = text.splitlines()
     version = part = None
     facts: dict[str, str] = {}
@@ -156,22 +157,26 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
     if not finished:  # IMB writes it last: without it the last table may have lost lines
         raise ImportFailed(path, len(lines), "no '# All processes entering MPI_Finalize' at the end: the run "
                                              "was cut short, its last table may be incomplete")
-    points: list[Point] = []
     for t in tables:
         if not t.rows:
             raise ImportFailed(path, t.line, f"{t.tool_benchmark}: a heading without data lines (a run cut short?)")
         t.facts.update(facts, part=part or "")
+    return Parsed(tables, _points(path, tables, facts, source))
+
+
+def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str | None) -> Iterator[Point]:
+    for t in tables:
+        extra = {}
+        if t.benchmark in COLLECTIVES or t.benchmark in NONBLOCKING:
+            dtype = facts.get("MPI_Datatype for reductions" if "reduce" in t.benchmark or "scan" in t.benchmark
+                              else "MPI_Datatype")
+            if dtype:
+                extra["datatype"] = dtype
+        if "mode" in t.facts:
+            extra["mode"] = t.facts["mode"]
         for row in t.rows:
-            p = make_point(t, row, path, COLUMNS, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec")
-            if t.benchmark in COLLECTIVES or t.benchmark in NONBLOCKING:
-                dtype = facts.get("MPI_Datatype for reductions" if "reduce" in t.benchmark or "scan" in t.benchmark
-                                  else "MPI_Datatype")
-                if dtype:
-                    p = replace(p, details={**p.details, "datatype": dtype})
-            if "mode" in t.facts:
-                p = replace(p, details={**p.details, "mode": t.facts["mode"]})
-            points.append(p)
-    return points
+            yield make_point(t, row, path, COLUMNS, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec",
+                             extra=extra, source=source)
 
 
 def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks: int | None) -> Table:

@@ -3,12 +3,10 @@ columns (one table per file); `-z` adds P50/P90/P99 columns, `-f` Min, Max and I
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
-                                       Row, Table, make_point, number, rma_sync, size_of)
-from mpiscope.records import Point
+                                       Parsed, Row, Table, make_point, number, rma_sync, size_of)
 
 TITLE = re.compile(r"#\s*OSU (?P<what>MPI.+?)\s+Test\s+v(?P<version>[\d.]+)\s*$")
 # OSU 7.4's point-to-point titles (`BENCHMARK` in c/mpi/pt2pt and c/mpi/startup, without "OSU MPI"
@@ -100,8 +98,9 @@ def split_heading(text: str) -> list[str]:
     return [c for c in re.split(r"\s{2,}", text.lstrip("#").strip()) if c]
 
 
-def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
-    """Every point of one OSU output file; ImportFailed naming the line when it is not one."""
+def parse(path: Path, text: str, ranks: int | None = None, source: str | None = None) -> Parsed:
+    """The table of one OSU output file and its points (each naming `source` as its file, default
+    `path`); ImportFailed naming the line when it is not one."""
     lines = text.splitlines()
     table: Table | None = None
     facts: dict[str, str] = {}
@@ -152,17 +151,10 @@ def parse(path: Path, text: str, ranks: int | None = None) -> list[Point]:
     mapping = dict(COLUMNS)
     if table.facts["kind"] in ("coll", "nbc") and "Avg Latency(us)" in table.columns:
         mapping["Avg Latency(us)"] = COLL_AVG  # also the engine's osu_avg_us
-    points = []
-    for row in table.rows:
-        p = make_point(table, row, path, mapping, time_from_rate="Bandwidth (MB/s)" if "Bandwidth (MB/s)"
-                       in table.columns else "MB/s", time_from_msgs="Messages/s")
-        points.append(_with_facts(p, table))
-    return points
-
-
-def _with_facts(p: Point, t: Table) -> Point:
-    extra = {k: v for k, v in t.facts.items() if k in ("datatype", "window_creation", "synchronization")}
-    return replace(p, details={**p.details, **extra}) if extra else p
+    extra = {k: v for k, v in table.facts.items() if k in ("datatype", "window_creation", "synchronization")}
+    rate = "Bandwidth (MB/s)" if "Bandwidth (MB/s)" in table.columns else "MB/s"
+    return Parsed([table], (make_point(table, row, path, mapping, time_from_rate=rate, time_from_msgs="Messages/s",
+                                       extra=extra, source=source) for row in table.rows))
 
 
 def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:

@@ -7,9 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, TypeVar
 
-from mpiscope.util import bounded
+from mpiscope.util import bounded, gcpause
 from mpiscope.records.model import (Context, End, Failure, Point, Record, RecordError, Skip, Timeout,
                                     parse_record)
+
+try:  # orjson decodes a records line about 3 x faster; json reads what it refuses, or all when it is missing
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is a dependency; the standard parser alone reads the same
+    _fast_loads = json.loads
 
 R = TypeVar("R")
 MAX_RECORDS_BYTES = 4 << 30  # far beyond any run's records: a larger file is not one
@@ -64,9 +69,12 @@ def parse_line(line: bytes | str, number: int = 0) -> Record:
     if bounded.too_deep(raw):  # before the parser: nesting that deep would end in a RecursionError
         raise RecordError(f"nested deeper than {bounded.MAX_DEPTH} levels, which no record is")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RecordError(f"not JSON ({e})") from e
+        data = _fast_loads(raw)
+    except ValueError:  # what orjson refuses and json reads (NaN, a BOM, a huge integer), or neither
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise RecordError(f"not JSON ({e})") from e
     return parse_record(data, number)
 
 
@@ -80,6 +88,12 @@ def read_records(path: Path) -> RecordFile:
         out.problems.append(f"{path}: {e.strerror or e}")
         return out
     name = Path(path).name
+    with gcpause.paused():
+        _read_lines(f, name, out)
+    return out
+
+
+def _read_lines(f: BinaryIO, name: str, out: RecordFile) -> None:
     with f:
         for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
             if len(line) > MAX_LINE_BYTES:
@@ -96,7 +110,6 @@ def read_records(path: Path) -> RecordFile:
                 out.records.append(parse_line(line, number))
             except RecordError as e:
                 out.problems.append(f"{name} line {number} is corrupt and was skipped ({e})")
-    return out
 
 
 def _skip_line(f: BinaryIO) -> None:

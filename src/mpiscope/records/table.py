@@ -5,9 +5,10 @@ column, and the typed point itself in `point` for the analysis. The launch-level
 it (one row per point over its launches) is `results.frame.launch_frame`."""
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ import pandas as pd
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
 from mpiscope.records.model import Context, Point, Skip, Stats, Timeout
 from mpiscope.records.reader import RecordFile
+from mpiscope.util import gcpause
 from mpiscope.results.disturbance import disturbed
 
 # Nested point objects whose fields become columns under these names; lists (samples,
@@ -43,9 +45,10 @@ class RunView(Protocol):
     def records(self) -> RecordFile: ...
 
 
-def run_columns(run: RunView, ctx: Context | None) -> dict[str, Any]:
-    """What is the same for every point of one launch of a run."""
-    meta = run.meta()
+def run_columns(run: RunView, ctx: Context | None, meta: MetaView | None = None) -> dict[str, Any]:
+    """What is the same for every point of one launch of a run (`meta`: its run.json, read once
+    for a run of thousands of launches)."""
+    meta = meta or run.meta()
     mpi = meta.mpi
     row: dict[str, Any] = {
         # a directory name that is not UTF-8 (surrogate escapes) cannot be a column of text: shown with U+FFFD
@@ -131,54 +134,67 @@ def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
     """One row per point and launch of every run; each point takes the context of the launch it
     came from. `disturbed` is "" or what disturbed the point in that launch (results.disturbance)."""
     columns = _Columns()
+    with gcpause.paused():
+        _gather(runs, columns)
+        return columns.frame()
+
+
+def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
     for run in runs:
         ctx: Context | None = None
-        base = run_columns(run, None)
-        drift = drifts_kept(run.meta().extra)
+        meta = run.meta()
+        base = run_columns(run, None, meta)
+        drift = drifts_kept(meta.extra)
         for rec in run.records():
             if isinstance(rec, Context):
                 ctx = rec
-                base = run_columns(run, ctx)
+                base = run_columns(run, ctx, meta)
             elif isinstance(rec, Point):
-                columns.add({**base, **point_columns(rec),
-                             **_drift_columns(drift.get((rec.key, configuration_of(rec)))),
+                kept = drift.get((rec.key, configuration_of(rec))) if drift else None
+                columns.add({**base, **point_columns(rec), **_drift_columns(kept),
                              "disturbed": disturbed(rec, ctx), "point": rec})
-    return columns.frame()
 
 
 class _Columns:
-    """The tidy table gathered a column at a time: each column keeps its values, NaN where a row
-    has none, so no dict per point outlives its row, no row number is kept per value, and the
-    frame is not inferred from hundreds of thousands of dicts (a 200 MB records file)."""
+    """The tidy table gathered a column at a time in blocks of rows that have the same columns
+    (most points of a run do): no dict per point outlives its row, no row number is kept per
+    value, and a 200 MB records file is not a Python loop over every value."""
 
     def __init__(self) -> None:
         self.rows = 0
-        self.columns: dict[str, list[Any]] = {}  # in the order columns first appear
+        self.names: dict[str, None] = {}  # every column, in the order columns first appear
+        # a block per set of columns: the rows it holds, and a list of values per column
+        self.blocks: dict[tuple[str, ...], tuple[list[int], list[list[Any]]]] = {}
 
     def add(self, row: Mapping[str, Any]) -> None:
-        for name, value in row.items():
-            col = self.columns.get(name)
-            if col is None:
-                col = self.columns[name] = []
-            if len(col) < self.rows:  # rows before this one had no such value
-                col.extend([np.nan] * (self.rows - len(col)))
-            col.append(value)
+        names = tuple(row)
+        block = self.blocks.get(names)
+        if block is None:
+            block = self.blocks[names] = ([], [[] for _ in names])
+            self.names.update(dict.fromkeys(names))
+        block[0].append(self.rows)
+        deque(map(list.append, block[1], row.values()), maxlen=0)  # each value onto its column, in C
         self.rows += 1
 
     def frame(self) -> pd.DataFrame:
         """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
+        blocks = [(np.asarray(at), dict(zip(names, cols))) for names, (at, cols) in self.blocks.items()]
+        self.blocks.clear()
         data = {}
-        for name in list(self.columns):
-            values = self.columns.pop(name)  # each list goes as soon as its column is made
-            values.extend([np.nan] * (self.rows - len(values)))
-            data[name] = pd.Series(_objects(values), copy=False).infer_objects()
+        for name in self.names:
+            values = np.full(self.rows, np.nan, dtype=object)
+            for at, cols in blocks:
+                if name in cols:
+                    values[at] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
+            data[name] = pd.Series(values, copy=False).infer_objects()
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def _objects(values: Sequence[Any]) -> np.ndarray:
     """`values` as a 1-d object array, each value one element (a tuple or list stays whole)."""
     out = np.empty(len(values), dtype=object)
-    if any(isinstance(v, (list, tuple)) for v in values):  # numpy would spread these over elements
+    kinds = set(map(type, values))  # the types found in C: a Python loop per value is slow at 300,000 rows
+    if any(issubclass(k, (list, tuple)) for k in kinds):  # numpy would spread these over elements
         for i, v in enumerate(values):
             out[i] = v
     else:

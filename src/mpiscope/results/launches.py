@@ -240,11 +240,15 @@ def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
         i = np.arange(m, L - m + 1)
         cut = [int(i[np.argmin(ss(0, i) + ss(i, L))])]
     else:
-        i, j = np.triu_indices(L + 1, m)
-        keep = (i >= m) & (j <= L - m)
-        i, j = i[keep], j[keep]
-        k = int(np.argmin(ss(0, i) + ss(i, j) + ss(j, L)))
-        cut = [int(i[k]), int(j[k])]
+        # one first cut at a time, every second cut at once: memory in L, not L^2 (a point of
+        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs
+        best, cut = np.inf, []
+        for i in range(m, L - 2 * m + 1):
+            j = np.arange(i + m, L - m + 1)
+            total = ss(0, i) + ss(i, j) + ss(j, L)
+            k = int(np.argmin(total))
+            if total[k] < best:
+                best, cut = total[k], [i, int(j[k])]
     return np.split(x, cut)
 
 

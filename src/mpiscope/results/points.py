@@ -15,6 +15,7 @@ from mpiscope.results.disturbance import disturbed
 # (a study's series, a sweep's configuration) makes a different point.
 # Refinement rounds (`--find-switches`) are further launches of the same points.
 LAUNCH_TAGS = ("launch", "part", "refinement_round")
+_LAUNCH_KEYS = frozenset(LAUNCH_TAGS)
 
 
 def launch_of(p: Any) -> int:
@@ -28,6 +29,8 @@ def launch_of(p: Any) -> int:
 def tag_configuration(tag: Mapping[str, Any]) -> tuple[tuple[str, Hashable], ...]:
     """The configuration a tag names: its keys but the launch-like ones (a study's series, a
     sweep's configuration), sorted."""
+    if tag.keys() <= _LAUNCH_KEYS:  # most tags: a launch and a part only
+        return ()
     return tuple(sorted((k, v) for k, v in tag.items() if k not in LAUNCH_TAGS and isinstance(v, Hashable)))
 
 

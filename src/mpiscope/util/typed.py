@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import math
+import sys
 import types
 from functools import lru_cache
 from pathlib import Path
@@ -67,7 +68,8 @@ def load(cls: type[T], data: Any, where: str | None = None) -> T:
                 raise ShapeError(f"{where} without '{name}'")
             continue
         if type(value) is as_is and (as_is is not float or value - value == 0.0):  # x - x is nan for inf, nan
-            kw[name] = value
+            # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
+            kw[name] = sys.intern(value) if as_is is str else value
         else:
             kw[name] = conv(value, f"{where}: '{name}'")
     return cls(**kw)
@@ -152,22 +154,32 @@ def _check(ok: bool, v: Any, where: str, what: str) -> Any:
     return v
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # the most of any record: as they are, without a call
+
+
 def dump(obj: Any) -> Any:
     """A dataclass (and what it holds) as JSON values; None fields are left out."""
-    if obj is None or type(obj) in (str, int, float, bool):  # the most of any record, at once
+    kind = type(obj)
+    if kind in _PLAIN:
         return obj
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        values = ((name, getattr(obj, name)) for name in _names(type(obj)))
-        return {name: dump(v) for name, v in values if v is not None}
-    if isinstance(obj, Mapping):
-        return {str(k): dump(v) for k, v in obj.items()}
-    if isinstance(obj, (tuple, list)):
-        return [dump(x) for x in obj]
+    names = _names(kind)
+    if names is not None:
+        out = {}
+        for name in names:
+            v = getattr(obj, name)
+            if v is not None:
+                out[name] = v if type(v) in _PLAIN else dump(v)
+        return out
+    if kind is tuple or kind is list or (kind is not dict and isinstance(obj, (tuple, list))):
+        return [x if type(x) in _PLAIN else dump(x) for x in obj]
+    if kind is dict or isinstance(obj, Mapping):
+        return {str(k): v if type(v) in _PLAIN else dump(v) for k, v in obj.items()}
     if isinstance(obj, Path):
         return str(obj)
     return obj
 
 
 @lru_cache(maxsize=None)
-def _names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+def _names(kind: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass (None for any other type; a dataclass itself is a `type`)."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
