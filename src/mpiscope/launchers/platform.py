@@ -18,7 +18,7 @@ LATENCY = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 KEYS = {"nodes": "", "bw": "12.5GBps", "lat": "1us", "bb-bw": "100GBps", "bb-lat": "0us", "speed": "1Gf",
         "per-switch": "8", "top": "1", "groups": "", "routers": "4", "per-router": "2",
         "slow-link": "", "slow-node": "", "slowdown": "10"}
-ONLY = {"cluster": {"bb-bw", "bb-lat", "slow-link", "slow-node", "slowdown"}, "fattree": {"per-switch", "top"},
+ONLY = {"cluster": {"bb-bw", "bb-lat"}, "fattree": {"per-switch", "top"},
         "dragonfly": {"groups", "routers", "per-router"}}
 
 
@@ -97,16 +97,7 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
     _flops(p["speed"])
     if kind == "cluster":
         p["nodes"] = p.get("nodes") or str(ranks)
-        nodes = _whole("nodes", p["nodes"])
-        for key in ("slow-link", "slow-node"):
-            if p.get(key) and (not p[key].isdigit() or int(p[key]) >= nodes):
-                raise UsageError(f"--platform {key}={p[key]}: name a node from 0 to {nodes - 1}")
-        if p.get("slow-link") or p.get("slow-node"):
-            if not re.fullmatch(r"\d+(\.\d*)?", p["slowdown"]) or float(p["slowdown"]) <= 1:
-                raise UsageError(f"--platform slowdown={p['slowdown']}: give the factor above 1 by which the "
-                                 f"slow link or node is slower (10)")
-        else:
-            p.pop("slowdown", None)
+        _whole("nodes", p["nodes"])
     elif kind == "fattree":
         per, top = _whole("per-switch", p["per-switch"]), _whole("top", p["top"])
         nodes = _whole("nodes", p.get("nodes") or str(ranks))
@@ -122,6 +113,16 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
         if given and given != p["nodes"]:
             raise UsageError(f"--platform dragonfly: nodes={given} but groups x routers x per-router = "
                              f"{p['nodes']}: leave nodes out, or change the others")
+    nodes = int(p["nodes"])
+    for key in ("slow-link", "slow-node"):
+        if p.get(key) and (not p[key].isdigit() or int(p[key]) >= nodes):
+            raise UsageError(f"--platform {key}={p[key]}: name a node from 0 to {nodes - 1}")
+    if p.get("slow-link") or p.get("slow-node"):
+        if not re.fullmatch(r"\d+(\.\d*)?", p["slowdown"]) or float(p["slowdown"]) <= 1:
+            raise UsageError(f"--platform slowdown={p['slowdown']}: give the factor above 1 by which the "
+                             f"slow link or node is slower (10)")
+    else:
+        p.pop("slowdown", None)
     if int(p["nodes"]) < ranks:
         # smpirun would deal two ranks to one simulated node: their messages then take its loopback
         raise UsageError(f"--platform {kind}: {p['nodes']} node(s) for {ranks} ranks: give nodes={ranks} or more")
@@ -160,9 +161,29 @@ def _flops(text: str) -> float:
 
 
 def _cluster_tag(p: dict[str, str], topology: str, parameters: str) -> str:
-    return (f'<cluster id="{topology.lower()}" prefix="node-" suffix="" radical="0-{int(p["nodes"]) - 1}" '
-            f'speed="{p["speed"]}" bw="{_num("bw", p, BANDWIDTH)}Bps" lat="{_num("lat", p, LATENCY)}s" '
-            f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"/>\n')
+    """SimGrid's cluster tag, and the planted fault: the tag cannot give one link other figures,
+    so a faulty platform has a limiter link on every node and switch (non-binding: 1 PB/s, no
+    latency) and a profile that sets the slow node's limiter, from time 0, to bw / slowdown and
+    (slowdown - 1) x lat. Every route to or from the node crosses its limiter once, as it
+    crosses its own link once: the figures are those of a link `slowdown` times slower."""
+    name = topology.lower()
+    bad = p.get("slow-link") or p.get("slow-node")
+    limiter = ' limiter_link="1e15Bps"' if bad else ""
+    tag = (f'<cluster id="{name}" prefix="node-" suffix="" radical="0-{int(p["nodes"]) - 1}" '
+           f'speed="{p["speed"]}" bw="{_num("bw", p, BANDWIDTH)}Bps" lat="{_num("lat", p, LATENCY)}s" '
+           f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"{limiter}/>\n')
+    if not bad:
+        return tag
+    slow = float(p["slowdown"])
+    link = f"{name}_link_{bad}_limiter"  # SimGrid's name for a node's limiter (sg_platf.cpp)
+    profiles = [("BANDWIDTH", "slow-bw", link, _num("bw", p, BANDWIDTH, 1 / slow)),
+                ("LATENCY", "slow-lat", link, _num("lat", p, LATENCY, slow - 1))]
+    if p.get("slow-node"):
+        profiles.append(("SPEED", "slow-speed", f"node-{bad}", f"{1 / slow:.6g}"))  # a scale of the speed
+    for kind, trace, element, value in profiles:
+        tag += (f'<trace id="{trace}" periodicity="-1">\n0 {value}\n</trace>\n'
+                f'<trace_connect kind="{kind}" trace="{trace}" element="{element}"/>\n')
+    return tag
 
 
 def _fattree(p: dict[str, str]) -> str:
