@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpiscope.launchers import zones
 from mpiscope.util.errors import UsageError
 
 KINDS = ("cluster", "fattree", "dragonfly")
@@ -113,6 +114,10 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
         if given and given != p["nodes"]:
             raise UsageError(f"--platform dragonfly: nodes={given} but groups x routers x per-router = "
                              f"{p['nodes']}: leave nodes out, or change the others")
+        if groups > routers:
+            # router n of each group holds the global link to group n (SimGrid's DragonflyZone)
+            raise UsageError(f"--platform dragonfly: groups={groups} but routers={routers}: each group needs a "
+                             f"router per group; give routers={groups} or more, or more per-router nodes")
     nodes = int(p["nodes"])
     for key in ("slow-link", "slow-node"):
         if p.get(key) and (not p[key].isdigit() or int(p[key]) >= nodes):
@@ -161,41 +166,35 @@ def _flops(text: str) -> float:
 
 
 def _cluster_tag(p: dict[str, str], topology: str, parameters: str) -> str:
-    """SimGrid's cluster tag, and the planted fault: the tag cannot give one link other figures,
-    so a faulty platform has a limiter link on every node and switch (non-binding: 1 PB/s, no
-    latency) and a profile that sets the slow node's limiter, from time 0, to bw / slowdown and
-    (slowdown - 1) x lat. Every route to or from the node crosses its limiter once, as it
-    crosses its own link once: the figures are those of a link `slowdown` times slower."""
-    name = topology.lower()
-    bad = p.get("slow-link") or p.get("slow-node")
-    limiter = ' limiter_link="1e15Bps"' if bad else ""
-    tag = (f'<cluster id="{name}" prefix="node-" suffix="" radical="0-{int(p["nodes"]) - 1}" '
-           f'speed="{p["speed"]}" bw="{_num("bw", p, BANDWIDTH)}Bps" lat="{_num("lat", p, LATENCY)}s" '
-           f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"{limiter}/>\n')
-    if not bad:
-        return tag
-    slow = float(p["slowdown"])
-    link = f"{name}_link_{bad}_limiter"  # SimGrid's name for a node's limiter (sg_platf.cpp)
-    profiles = [("BANDWIDTH", "slow-bw", link, _num("bw", p, BANDWIDTH, 1 / slow)),
-                ("LATENCY", "slow-lat", link, _num("lat", p, LATENCY, slow - 1))]
-    if p.get("slow-node"):
-        profiles.append(("SPEED", "slow-speed", f"node-{bad}", f"{1 / slow:.6g}"))  # a scale of the speed
-    for kind, trace, element, value in profiles:
-        tag += (f'<trace id="{trace}" periodicity="-1">\n0 {value}\n</trace>\n'
-                f'<trace_connect kind="{kind}" trace="{trace}" element="{element}"/>\n')
-    return tag
+    return (f'<cluster id="{topology.lower()}" prefix="node-" suffix="" radical="0-{int(p["nodes"]) - 1}" '
+            f'speed="{p["speed"]}" bw="{_num("bw", p, BANDWIDTH)}Bps" lat="{_num("lat", p, LATENCY)}s" '
+            f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"/>\n')
+
+
+def _figures(p: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A link's attributes, and the slow node's link's and speed (slowdown times slower)."""
+    slow = float(p.get("slowdown", "1"))
+    link = {"bandwidth": f"{_num('bw', p, BANDWIDTH)}Bps", "latency": f"{_num('lat', p, LATENCY)}s"}
+    return link, {"bandwidth": f"{_num('bw', p, BANDWIDTH, 1 / slow)}Bps", "latency": f"{_num('lat', p, LATENCY, slow)}s",
+                  "speed": f"{_flops(p['speed']) / slow:.6g}f"}
 
 
 def _fattree(p: dict[str, str]) -> str:
     """Two levels: per-switch nodes under each leaf switch, every leaf linked to each of `top`
-    top switches (SimGrid's FAT_TREE "levels;down;up;link count")."""
+    top switches (SimGrid's FAT_TREE "levels;down;up;link count"); written link by link when a
+    fault is planted (zones.py)."""
+    if p.get("slow-link") or p.get("slow-node"):
+        return zones.fattree(p, *_figures(p))
     per, leaves, top = int(p["per-switch"]), int(p["nodes"]) // int(p["per-switch"]), int(p["top"])
     return _cluster_tag(p, "FAT_TREE", f"2;{per},{leaves};1,{top};1,1")
 
 
 def _dragonfly(p: dict[str, str]) -> str:
     """groups of routers (one chassis each), per-router nodes on each; one link between any two
-    groups and between any two routers of a group (SimGrid's DRAGONFLY "G,L;C,L;R,L;N")."""
+    groups and between any two routers of a group (SimGrid's DRAGONFLY "G,L;C,L;R,L;N");
+    written link by link when a fault is planted (zones.py)."""
+    if p.get("slow-link") or p.get("slow-node"):
+        return zones.dragonfly(p, *_figures(p))
     return _cluster_tag(p, "DRAGONFLY", f"{p['groups']},1;1,1;{p['routers']},1;{p['per-router']}")
 
 
