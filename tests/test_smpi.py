@@ -163,16 +163,20 @@ def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, 
     added = cli("mpi", "add", "smpi")
     assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
     runs = str(tmp_path / "runs")
-    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8", "--no-report", "--runs-dir", runs,
-               "--platform", "cluster:nodes=16,slow-link=11")
+    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8,64K", "--no-report", "--runs-dir", runs,
+               "--platform", "fattree:nodes=16,per-switch=4,slow-link=11")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "simulated on" in done.stdout  # the summary's title (rich may wrap it)
     shown = cli("pairs", "latest", "--runs-dir", runs)
     assert shown.returncode == 0, shown.stderr
     slow = [line.strip() for line in shown.stdout.splitlines() if "slow rank:" in line]
     assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
-    # the slow node stands alone at the first level, everyone else is one switch's group
-    assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout
+    # latency and bandwidth together: the leaf switches, the slow node alone in its own; then
+    # everyone else; then all
+    assert "inferred topology from the latency at 8 B and bandwidth at 64 KiB" in shown.stdout
+    level = next(line for line in shown.stdout.splitlines() if "level 1:" in line)
+    assert "5 group(s) of 1/3/4 rank(s)" in level and level.endswith("{0-3} {4-7} {8-10} {11} {12-15}")
+    assert "level 2: 2 group(s) of 1/15 rank(s)" in shown.stdout and "level 3: 1 group(s) of 16" in shown.stdout
 
 
 @needs_simgrid
