@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpiscope.launchers import zones
+from mpiscope.launchers.zones import dragonfly, fattree
 from mpiscope.util.errors import UsageError
 
 KINDS = ("cluster", "fattree", "dragonfly")
@@ -184,7 +184,7 @@ def _fattree(p: dict[str, str]) -> str:
     top switches (SimGrid's FAT_TREE "levels;down;up;link count"); written link by link when a
     fault is planted (zones.py)."""
     if p.get("slow-link") or p.get("slow-node"):
-        return zones.fattree(p, *_figures(p))
+        return fattree(p, *_figures(p))
     per, leaves, top = int(p["per-switch"]), int(p["nodes"]) // int(p["per-switch"]), int(p["top"])
     return _cluster_tag(p, "FAT_TREE", f"2;{per},{leaves};1,{top};1,1")
 
@@ -194,7 +194,7 @@ def _dragonfly(p: dict[str, str]) -> str:
     groups and between any two routers of a group (SimGrid's DRAGONFLY "G,L;C,L;R,L;N");
     written link by link when a fault is planted (zones.py)."""
     if p.get("slow-link") or p.get("slow-node"):
-        return zones.dragonfly(p, *_figures(p))
+        return dragonfly(p, *_figures(p))
     return _cluster_tag(p, "DRAGONFLY", f"{p['groups']},1;1,1;{p['routers']},1;{p['per-router']}")
 
 
