@@ -38,11 +38,14 @@ EXACT = ["--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"]
 
 
 def simulate(lib, engine: Path, ranks: int, platform: str, args: list[str], cfg: list[str]) -> list[dict]:
-    job = Job([str(engine), *args], ranks, platform=platform.replace("{n}", str(ranks)), extra_args=cfg)
+    # the engine's watchdog counts host seconds: on a loaded host a 256-rank alltoall passed 600
+    job = Job([str(engine), *args, "--timeout", "3000"], ranks, platform=platform.replace("{n}", str(ranks)),
+              extra_args=cfg)
     launch = launcher_for(lib).command(job)
     done = subprocess.run(launch.argv, capture_output=True, text=True, env={**os.environ, **launch.env})
-    if done.returncode != 0:
-        raise SystemExit(f"smpirun failed ({done.returncode}): {done.stderr[-500:]}")
+    if done.returncode != 0:  # the points written before are kept
+        print(f"  {' '.join(args[:1])} at {ranks} ranks: smpirun failed ({done.returncode}): {done.stderr[-300:]}",
+              file=sys.stderr)
     return [r for r in map(json.loads, filter(lambda s: s.startswith("{"), done.stdout.splitlines()))
             if r.get("type") == "point"]
 
