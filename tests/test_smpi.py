@@ -74,13 +74,17 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
 
 
 @needs_simgrid
-def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine):
-    fast = simulate(smpi_engine, 4, "cluster:nodes=4", "pingpong", "--sizes", "8", "--order", "0,1,2,3")
-    slow = simulate(smpi_engine, 4, "cluster:nodes=4,slow-link=1,slowdown=10", "pingpong", "--sizes", "8",
-                    "--order", "0,1,2,3")
-    t = [next(r for r in recs if r["type"] == "point")["time_us"]["median"] for recs in (fast, slow)]
-    # ranks 0 and 1 cross node 1's link, 10 times slower: (1 + 10) us instead of (1 + 1) us
-    assert t[1] - t[0] == pytest.approx(9.0, rel=0.05)
+@pytest.mark.parametrize("platform", ["cluster:nodes=4", "fattree:nodes=4,per-switch=2",
+                                      "dragonfly:groups=1,routers=2,per-router=2"])
+def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine, platform):
+    # the fat tree and dragonfly with a fault are written link by link (launchers/zones.py)
+    def time_us(platform: str, order: str) -> float:
+        records = simulate(smpi_engine, 4, platform, "pingpong", "--sizes", "8", "--order", order)
+        return next(r for r in records if r["type"] == "point")["time_us"]["median"]
+    slow = platform + ",slow-link=1,slowdown=10"
+    # nodes 0 and 1 cross node 1's link, 10 times slower: (1 + 10) us instead of (1 + 1) us; 2 and 3 do not
+    assert time_us(slow, "0,1,2,3") - time_us(platform, "0,1,2,3") == pytest.approx(9.0, rel=0.05)
+    assert time_us(slow, "2,3,0,1") == pytest.approx(time_us(platform, "2,3,0,1"), rel=1e-3)
 
 
 @pytest.mark.parametrize("text, fragment", [
@@ -89,6 +93,8 @@ def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine):
     ("fattree:nodes=10,per-switch=4", "not a multiple of per-switch=4"),
     ("cluster:nodes=4,slow-link=9", "name a node from 0 to 3"),
     ("cluster:per-switch=2", "not KEY=VALUE with a key of cluster"),
+    ("fattree:nodes=8,slow-node=8", "name a node from 0 to 7"),
+    ("dragonfly:groups=8,routers=4", "give routers=8 or more"),
     ("cluster:nodes=2", "2 node(s) for 4 ranks"),
     ("nowhere.xml", "no such file"),
 ])
@@ -114,9 +120,10 @@ def one_pair_map(records: list[dict]) -> np.ndarray:
 @pytest.mark.parametrize("platform, levels", [
     ("fattree:nodes=16,per-switch=4", [[(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)],
                                        [tuple(range(16))]]),
-    # A dragonfly of 2 groups x 2 routers is not here: its global link makes a pair across groups
-    # (3 us) exactly as far as a pair across routers of one group, so the latency map alone cannot
-    # tell the groups apart; which grouping came out depended on 1 ns of the simulated clock.
+    # the global link makes a pair across groups (3 links) as far as two routers of one group:
+    # the groups are told apart by the neighbours they share
+    ("dragonfly:groups=2,routers=2,per-router=2", [[(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 1, 2, 3), (4, 5, 6, 7)],
+                                                  [tuple(range(8))]]),
 ])
 def test_the_inferred_topology_is_the_platforms(smpi_engine, platform, levels):
     ranks = len(levels[-1][0])
@@ -156,16 +163,20 @@ def test_pairs_names_a_planted_slow_link_and_shows_the_groups(cli, smpi_engine, 
     added = cli("mpi", "add", "smpi")
     assert added.returncode == 0 or "exists already" in added.stderr, added.stderr
     runs = str(tmp_path / "runs")
-    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8", "--no-report", "--runs-dir", runs,
-               "--platform", "cluster:nodes=16,slow-link=11")
+    done = cli("run", "--mpi", "smpi", "-n", "16", "-b", "pairs", "--sizes", "8,64K", "--no-report", "--runs-dir", runs,
+               "--platform", "fattree:nodes=16,per-switch=4,slow-link=11")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "simulated on" in done.stdout  # the summary's title (rich may wrap it)
     shown = cli("pairs", "latest", "--runs-dir", runs)
     assert shown.returncode == 0, shown.stderr
     slow = [line.strip() for line in shown.stdout.splitlines() if "slow rank:" in line]
     assert slow and all(line.startswith("slow rank: 11 (node-11)") for line in slow)
-    # the slow node stands alone at the first level, everyone else is one switch's group
-    assert "level 1: 2 group(s) of 1/15 rank(s)" in shown.stdout
+    # latency and bandwidth together: the leaf switches, the slow node alone in its own; then
+    # everyone else; then all
+    assert "inferred topology from the latency at 8 B and bandwidth at 64 KiB" in shown.stdout
+    level = next(line for line in shown.stdout.splitlines() if "level 1:" in line)
+    assert "5 group(s) of 1/3/4 rank(s)" in level and level.endswith("{0-3} {4-7} {8-10} {11} {12-15}")
+    assert "level 2: 2 group(s) of 1/15 rank(s)" in shown.stdout and "level 3: 1 group(s) of 16" in shown.stdout
 
 
 @needs_simgrid

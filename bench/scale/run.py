@@ -1,5 +1,6 @@
 """Host seconds and peak memory of the default collectives simulated by SMPI at growing rank
-counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--platform KIND:...]`.
+counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--platform KIND:...]
+[--collectives alltoall] [--timeout S]`.
 
 Each rank count is one smpirun of the engine (built with smpicc, launched by mpiscope's smpirun
 adapter) on a cluster of as many nodes; peak memory is the launch's maximum resident set
@@ -42,8 +43,10 @@ def tree_pss_kib(pid: int) -> int:
     return total
 
 
-def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float) -> dict:
-    job = Job([str(engine), *DEFAULT_COLLECTIVES, "--sizes", sizes], ranks,
+def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float, collectives: list[str]) -> dict:
+    # the engine's watchdog counts host seconds (600 a point at least under SMPI): on a loaded
+    # host a 1024-rank alltoall passed that, so a point may take as long as the whole launch
+    job = Job([str(engine), *collectives, "--sizes", sizes, "--timeout", str(timeout)], ranks,
               platform=platform.replace("{n}", str(ranks)))
     launch = launcher_for(lib).command(job)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,7 +78,7 @@ def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float
             "peak_MiB": peak[0] / 1024 if peak[0] else float("nan"),
             "simulated_s": sum(p["elapsed_s"] for p in points),
             "skips": sum(r.get("type") == "skip" for r in records), "stderr": stderr[-300:],
-            "by_benchmark": {b: sum(p["host_s"] for p in points if p["benchmark"] == b) for b in DEFAULT_COLLECTIVES}}
+            "by_benchmark": {b: sum(p["host_s"] for p in points if p["benchmark"] == b) for b in collectives}}
 
 
 def main() -> int:
@@ -85,14 +88,16 @@ def main() -> int:
     ap.add_argument("--sizes", default=DEFAULT_COLLECTIVE_SIZES)
     ap.add_argument("--platform", default="cluster:nodes={n}")
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--collectives", default=",".join(DEFAULT_COLLECTIVES), help="comma-separated (the defaults)")
     a = ap.parse_args()
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
-    print(f"{lib.vendor} {lib.version}: {', '.join(DEFAULT_COLLECTIVES)} at sizes {a.sizes} on {a.platform}")
+    collectives = a.collectives.split(",")
+    print(f"{lib.vendor} {lib.version}: {', '.join(collectives)} at sizes {a.sizes} on {a.platform}")
     print(f"{'ranks':>6} {'points':>6} {'skips':>5} {'host s':>9} {'CPU s':>9} {'peak MiB':>9} {'simulated s':>11}  status")
     rows = []
     for n in (int(x) for x in a.ranks.split(",")):
-        r = one(lib, engine, n, a.sizes, a.platform, a.timeout)
+        r = one(lib, engine, n, a.sizes, a.platform, a.timeout, collectives)
         rows.append(r)
         print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['cpu_s']:>9.1f} {r['peak_MiB']:>9.0f} "
               f"{r['simulated_s']:>11.4f}  {r['status']}" + (f"  {r['stderr'].strip()}" if r["status"] else ""),

@@ -2,9 +2,10 @@
 (2005), checked by hand for p = 4, 8 and the non-power of two 6."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from mpiscope.analysis.predict import (Params, best, format_winners, mpich_default, regime_params,
+from mpiscope.analysis.predict import (Params, best, fit_algorithm, format_winners, mpich_default, regime_params,
                                        predict, prediction_table)
 from mpiscope.analysis.validate import format_validation, validate
 from mpiscope.records import Context, Point, Stats
@@ -117,3 +118,17 @@ def test_regime_params_follow_the_message_size():
     assert pf(100).alpha_us == pytest.approx(1.0) and pf(1 << 22).alpha_us == pytest.approx(4.0)
     assert predict("bcast", 4, 100, pf)["binomial"] == pytest.approx(2 * (1 + 100 / 5000.0))
     assert predict("bcast", 4, 1 << 16, pf)["binomial"] == pytest.approx(2 * (4 + 65536 / 10000.0))
+
+
+def test_an_algorithms_alpha_and_beta_fitted_at_few_ranks_predict_many():
+    # truth: 3 us a message, 10 GB/s, plus 2 % noise; fitted at 4-16 ranks, checked at 256
+    truth, rng = Params(3.0, 1e-4), np.random.default_rng(0)
+    observed = [(p, n, predict("allreduce", p, n, truth)["rabenseifner"] * (1 + 0.02 * rng.standard_normal()))
+                for p in (4, 8, 16) for n in (8.0, 1024.0, 65536.0, 1048576.0)]
+    fitted = fit_algorithm("allreduce", "rabenseifner", observed)
+    assert fitted.alpha_us == pytest.approx(3.0, rel=0.1) and fitted.beta_us_per_byte == pytest.approx(1e-4, rel=0.1)
+    for n in (8.0, 1048576.0):
+        assert predict("allreduce", 256, n, fitted)["rabenseifner"] == pytest.approx(
+            predict("allreduce", 256, n, truth)["rabenseifner"], rel=0.1)
+    with pytest.raises(ValueError, match="two or more"):
+        fit_algorithm("allgather", "recursive_doubling", [(6, 8.0, 5.0), (12, 8.0, 9.0)])  # not powers of two

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from .hockney import HockneyFit
@@ -266,3 +267,26 @@ def gamma_from_records(records: "Iterable[Record | Measured]") -> float | None:
         return None
     big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
     return max(fit_hockney(big).beta_us_per_byte, 0.0)
+
+
+def fit_algorithm(collective: str, algorithm: str, observed: "Iterable[tuple[int, float, float]]",
+                  gamma_us_per_byte: float = 0.0) -> Params:
+    """alpha and beta of one algorithm's model fitted to its own runs, (p, n, us) each (e.g. at
+    few ranks, to predict many): every model is alpha x (messages on the critical path) + beta x
+    (bytes on it) + a gamma term, so the fit is a non-negative least squares on relative
+    errors. The fitted alpha and beta absorb what the pingpong's miss: the algorithm's
+    contention and its software costs."""
+    from scipy.optimize import nnls
+
+    cost = ALGORITHMS[collective][algorithm]
+    rows, targets = [], []
+    for p, n, us in observed:
+        if p < 2 or us <= 0 or (a := cost(p, n, Params(1.0, 0.0))) is None:
+            continue  # one rank, or the algorithm does not apply at this p
+        b, gamma = cost(p, n, Params(0.0, 1.0)), cost(p, n, Params(0.0, 0.0, gamma_us_per_byte))
+        rows.append([a / us, b / us])
+        targets.append(1.0 - gamma / us)
+    if len({tuple(r) for r in rows}) < 2:
+        raise ValueError(f"{collective} {algorithm}: fitting alpha and beta needs runs at two or more (ranks, size)")
+    (alpha, beta), _ = nnls(np.array(rows), np.array(targets))
+    return Params(float(alpha), float(beta), gamma_us_per_byte)

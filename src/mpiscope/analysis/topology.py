@@ -1,26 +1,37 @@
 """The network's shape from the pair map: the hierarchy of groups of ranks that share a link
-level (a node, a switch, a group of switches), found by clustering the pairs' times.
+level (a node, a switch, a group of switches), found by clustering the pairs' latency and
+bandwidth together.
 
-Pairs behind the same switch are faster than pairs that cross more links; the distinct levels
-of the one-pair latency matrix, separated by gaps, are the link levels, and at each level the
-groups are the complete-linkage clusters whose every pair is at most that level's time apart.
+A pair's distance is how much slower it is than the fastest pair, in latency (the one-pair
+time of the smallest message) times in inverse bandwidth (of the largest): one more link on
+the route adds a link latency, a narrower or shared link lowers the bandwidth, and either
+moves the pair to a farther level. The distinct levels of the distances, separated by gaps,
+are the link levels. At each level the groups join ranks within the level's distance that
+also share most of their neighbours there: in a dragonfly a pair across two groups whose
+routers hold the global link is as close as two routers of one group, but the two share few
+of their neighbours, so the groups stay the dragonfly's groups.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import squareform
 
-# Two times belong to different link levels when the larger is at least this much the smaller:
-# one more link (a hop through a switch) adds a link latency to a route of two or more.
+# Two distances belong to different link levels when the larger is at least this much the
+# smaller: one more link (a hop through a switch) adds a link latency to a route of two or more.
 LEVEL_GAP = 1.2
+# Two close ranks are in one group when more than this share of their close ranks is common.
+# Same group: most (16 of 24 in a dragonfly of 4 x 4 routers of 4 nodes); a global link's two
+# ends: their own routers only (8 of 32).
+SHARED = 0.5
 
 
 @dataclass(frozen=True)
 class Level:
-    time_us: float                      # the median pair time of pairs first grouped at this level
+    time_us: float                      # the median one-pair time of pairs first grouped at this level
     groups: tuple[tuple[int, ...], ...]  # ranks, each group sorted, groups by their first rank
 
 
@@ -43,24 +54,64 @@ def symmetric(us: np.ndarray) -> np.ndarray:
     return both
 
 
-def infer_topology(us: np.ndarray, gap: float = LEVEL_GAP) -> Topology:
-    """The hierarchy of groups from a rank x rank matrix of pair times (µs, NaN on the diagonal)."""
-    d = symmetric(us)
-    if np.isnan(d).any():
+def distances(us: np.ndarray, mbps: np.ndarray | None = None) -> np.ndarray:
+    """Each pair's latency over the fastest pair's, times its inverse bandwidth over the
+    widest pair's when a bandwidth map is given; 1 is the closest pair, the diagonal 0."""
+    lat = symmetric(us)
+    d = lat / _least(lat)
+    if mbps is not None:
+        inverse = symmetric(np.where(np.asarray(mbps, dtype=float) > 0, 1.0 / np.asarray(mbps, dtype=float), np.nan))
+        if inverse.shape != lat.shape:
+            raise ValueError("the latency and bandwidth maps have different rank counts")
+        d = d * inverse / _least(inverse)
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
+def _least(m: np.ndarray) -> float:
+    off = squareform(m, checks=False)
+    if np.isnan(off).any():
         raise ValueError("the pair map has pairs without a time: measure every pair")
-    values = np.sort(squareform(d, checks=False))
-    # level boundaries: where the next larger pair time jumps by the gap factor
-    cuts = [i + 1 for i in range(len(values) - 1) if values[i + 1] > gap * max(values[i], 1e-12)]
-    bounds = np.split(values, cuts)
-    tree = linkage(squareform(d, checks=False), method="complete")
+    least = float(off.min())
+    if least <= 0:
+        raise ValueError("the pair map has a pair of time 0")
+    return least
+
+
+def infer_topology(us: np.ndarray, mbps: np.ndarray | None = None, gap: float = LEVEL_GAP) -> Topology:
+    """The hierarchy of groups from a rank x rank map of one-pair times (µs, NaN on the
+    diagonal) and, when given, the map of the same pairs' bandwidths at a large size (MB/s)."""
+    d = distances(us, mbps)
+    lat = symmetric(us)
+    pairs = squareform(d, checks=False)
+    order = np.argsort(pairs, kind="stable")
+    values = pairs[order]
+    # level boundaries: where the next larger distance jumps by the gap factor
+    cuts = [i + 1 for i in range(len(values) - 1) if values[i + 1] > gap * values[i]]
+    labels = np.arange(d.shape[0])
     levels: list[Level] = []
-    for chunk in bounds:
-        labels = fcluster(tree, t=float(chunk[-1]), criterion="distance")
+    for chunk, members in zip(np.split(values, cuts), np.split(order, cuts)):
+        labels = _groups(d <= chunk[-1], labels)
         groups = tuple(sorted(tuple(int(r) for r in np.flatnonzero(labels == k)) for k in np.unique(labels)))
         if levels and groups == levels[-1].groups:
             continue  # no new merge: the gap split one level's noise
-        levels.append(Level(float(np.median(chunk)), groups))
+        times = squareform(lat, checks=False)[members]
+        levels.append(Level(float(np.median(times)), groups))
     return Topology(tuple(levels))
+
+
+def _groups(close: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """Group labels at one level: ranks joined when close and sharing more than SHARED of
+    their close ranks (each counts itself), merged with the inner level's groups so that
+    the hierarchy nests."""
+    near = close | np.eye(close.shape[0], dtype=bool)
+    counts = near.astype(float)
+    common = counts @ counts.T
+    union = counts.sum(1)[:, None] + counts.sum(1)[None, :] - common
+    joined = near & (common > SHARED * union)
+    same_inner = inner[:, None] == inner[None, :]
+    _, labels = connected_components(csr_matrix(joined | same_inner), directed=False)
+    return labels
 
 
 def describe(t: Topology, shown: int = 8) -> list[str]:

@@ -58,7 +58,6 @@ def print_point(console, point: Point, hosts: list[str], top: int) -> None:
                           highlight=False)
         if mode == "one_pair":
             print_slow_ranks(console, us, hosts)
-            print_topology(console, us)
 
 
 def print_slow_ranks(console, us: np.ndarray, hosts: list[str]) -> None:
@@ -78,16 +77,22 @@ def print_slow_ranks(console, us: np.ndarray, hosts: list[str]) -> None:
                       f"without it (more than {SLOW_RATIO:g}x): its link or node", highlight=False)
 
 
-def print_topology(console, us: np.ndarray) -> None:
-    """The groups of ranks the one-pair map's times put together (analysis/topology.py)."""
+def print_topology(console, points: list[Point]) -> None:
+    """The groups of ranks the one-pair maps put together (analysis/topology.py): latency from
+    the smallest size, bandwidth from the largest when the run measured more than one."""
     from mpiscope.analysis.topology import describe, infer_topology
+    from mpiscope.util.units import human_size
+    small, large = min(points, key=lambda p: p.size), max(points, key=lambda p: p.size)
+    mbps = matrix(large, "one_pair", "matrix_MBps") if large.size > small.size else None
     try:
-        topology = infer_topology(us)
+        topology = infer_topology(matrix(small, "one_pair"), mbps)
     except ValueError as e:
         console.print(f"  topology: not inferred ({e})", highlight=False)
         return
-    console.print("  inferred topology (groups of ranks that share a link level, innermost first):",
-                  highlight=False)
+    measured = "latency" if mbps is None else f"latency at {human_size(small.size)} and bandwidth at " \
+                                              f"{human_size(large.size)}"
+    console.print(f"inferred topology from the {measured} (groups of ranks that share a link level, "
+                  "innermost first):", highlight=False)
     for line in describe(topology):
         console.print(f"    {line}", highlight=False)
 
@@ -114,6 +119,7 @@ def cmd_pairs(a: argparse.Namespace) -> int:
     for point in points:
         if size is None or point.size == size:
             print_point(out, point, hosts, a.top)
+    print_topology(out, points)
     return 0
 
 

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpiscope.launchers.zones import dragonfly, fattree
 from mpiscope.util.errors import UsageError
 
 KINDS = ("cluster", "fattree", "dragonfly")
@@ -18,7 +19,7 @@ LATENCY = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 KEYS = {"nodes": "", "bw": "12.5GBps", "lat": "1us", "bb-bw": "100GBps", "bb-lat": "0us", "speed": "1Gf",
         "per-switch": "8", "top": "1", "groups": "", "routers": "4", "per-router": "2",
         "slow-link": "", "slow-node": "", "slowdown": "10"}
-ONLY = {"cluster": {"bb-bw", "bb-lat", "slow-link", "slow-node", "slowdown"}, "fattree": {"per-switch", "top"},
+ONLY = {"cluster": {"bb-bw", "bb-lat"}, "fattree": {"per-switch", "top"},
         "dragonfly": {"groups", "routers", "per-router"}}
 
 
@@ -97,16 +98,7 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
     _flops(p["speed"])
     if kind == "cluster":
         p["nodes"] = p.get("nodes") or str(ranks)
-        nodes = _whole("nodes", p["nodes"])
-        for key in ("slow-link", "slow-node"):
-            if p.get(key) and (not p[key].isdigit() or int(p[key]) >= nodes):
-                raise UsageError(f"--platform {key}={p[key]}: name a node from 0 to {nodes - 1}")
-        if p.get("slow-link") or p.get("slow-node"):
-            if not re.fullmatch(r"\d+(\.\d*)?", p["slowdown"]) or float(p["slowdown"]) <= 1:
-                raise UsageError(f"--platform slowdown={p['slowdown']}: give the factor above 1 by which the "
-                                 f"slow link or node is slower (10)")
-        else:
-            p.pop("slowdown", None)
+        _whole("nodes", p["nodes"])
     elif kind == "fattree":
         per, top = _whole("per-switch", p["per-switch"]), _whole("top", p["top"])
         nodes = _whole("nodes", p.get("nodes") or str(ranks))
@@ -122,6 +114,20 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
         if given and given != p["nodes"]:
             raise UsageError(f"--platform dragonfly: nodes={given} but groups x routers x per-router = "
                              f"{p['nodes']}: leave nodes out, or change the others")
+        if groups > routers:
+            # router n of each group holds the global link to group n (SimGrid's DragonflyZone)
+            raise UsageError(f"--platform dragonfly: groups={groups} but routers={routers}: each group needs a "
+                             f"router per group; give routers={groups} or more, or more per-router nodes")
+    nodes = int(p["nodes"])
+    for key in ("slow-link", "slow-node"):
+        if p.get(key) and (not p[key].isdigit() or int(p[key]) >= nodes):
+            raise UsageError(f"--platform {key}={p[key]}: name a node from 0 to {nodes - 1}")
+    if p.get("slow-link") or p.get("slow-node"):
+        if not re.fullmatch(r"\d+(\.\d*)?", p["slowdown"]) or float(p["slowdown"]) <= 1:
+            raise UsageError(f"--platform slowdown={p['slowdown']}: give the factor above 1 by which the "
+                             f"slow link or node is slower (10)")
+    else:
+        p.pop("slowdown", None)
     if int(p["nodes"]) < ranks:
         # smpirun would deal two ranks to one simulated node: their messages then take its loopback
         raise UsageError(f"--platform {kind}: {p['nodes']} node(s) for {ranks} ranks: give nodes={ranks} or more")
@@ -165,16 +171,30 @@ def _cluster_tag(p: dict[str, str], topology: str, parameters: str) -> str:
             f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"/>\n')
 
 
+def _figures(p: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A link's attributes, and the slow node's link's and speed (slowdown times slower)."""
+    slow = float(p.get("slowdown", "1"))
+    link = {"bandwidth": f"{_num('bw', p, BANDWIDTH)}Bps", "latency": f"{_num('lat', p, LATENCY)}s"}
+    return link, {"bandwidth": f"{_num('bw', p, BANDWIDTH, 1 / slow)}Bps", "latency": f"{_num('lat', p, LATENCY, slow)}s",
+                  "speed": f"{_flops(p['speed']) / slow:.6g}f"}
+
+
 def _fattree(p: dict[str, str]) -> str:
     """Two levels: per-switch nodes under each leaf switch, every leaf linked to each of `top`
-    top switches (SimGrid's FAT_TREE "levels;down;up;link count")."""
+    top switches (SimGrid's FAT_TREE "levels;down;up;link count"); written link by link when a
+    fault is planted (zones.py)."""
+    if p.get("slow-link") or p.get("slow-node"):
+        return fattree(p, *_figures(p))
     per, leaves, top = int(p["per-switch"]), int(p["nodes"]) // int(p["per-switch"]), int(p["top"])
     return _cluster_tag(p, "FAT_TREE", f"2;{per},{leaves};1,{top};1,1")
 
 
 def _dragonfly(p: dict[str, str]) -> str:
     """groups of routers (one chassis each), per-router nodes on each; one link between any two
-    groups and between any two routers of a group (SimGrid's DRAGONFLY "G,L;C,L;R,L;N")."""
+    groups and between any two routers of a group (SimGrid's DRAGONFLY "G,L;C,L;R,L;N");
+    written link by link when a fault is planted (zones.py)."""
+    if p.get("slow-link") or p.get("slow-node"):
+        return dragonfly(p, *_figures(p))
     return _cluster_tag(p, "DRAGONFLY", f"{p['groups']},1;1,1;{p['routers']},1;{p['per-router']}")
 
 
