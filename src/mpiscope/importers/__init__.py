@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
@@ -111,13 +109,12 @@ def import_run(paths: Sequence[Path | str], fmt: str | None = None, mpi_label: s
     """`import_files`, saying what it stored. Each point is written as it is made, into a directory
     renamed into place only when every file has parsed (a failure removes it)."""
     from mpiscope.util import paths as mpaths
-    from mpiscope.store.runs import RECORDS
+    from mpiscope.store.runs import RECORDS, new_run_id
     if not paths:
         raise ImportFailed("(no file)", 0, "give at least one file to import")
     base = Path(runs_dir) if runs_dir is not None else mpaths.runs_dir(None)
     base.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    run_id = f"{stamp}-{secrets.token_hex(2)}"
+    run_id = new_run_id()
     tmp = base / f".import-{run_id}.tmp"
     stored = _Stored()
     try:

@@ -112,6 +112,12 @@ class RunMeta:
         return meta
 
 
+def new_run_id() -> str:
+    """A new run's name: its UTC start to the second and 4 random hex digits (runs started in one
+    second into one directory stay apart)."""
+    return f"{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
 class Run:
     """A run directory on disk."""
 
@@ -125,8 +131,7 @@ class Run:
 
     @classmethod
     def create(cls, runs_dir: Path, meta: RunMeta | None = None) -> "Run":
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        path = Path(runs_dir) / f"{stamp}-{secrets.token_hex(2)}"
+        path = Path(runs_dir) / new_run_id()
         path.mkdir(parents=True)
         run = cls(path)
         meta = meta or RunMeta(id=run.id)
