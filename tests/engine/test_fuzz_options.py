@@ -14,7 +14,8 @@ from conftest import run_engine
 
 NAMES = ["pingpong", "bw", "ring", "exchange", "ringcs3", "allreduce", "grid", "bw_persistent", "nosuch",
          "PINGPONG", "", "init", "stencil2d", "unirandom", "latency_mt"]
-GARBAGE = st.text(alphabet="0123456789:,+*^-kKMGabx .=\\\"'", max_size=12)
+# a lone ":" is mpiexec's own separator of programs (MPMD): it never reaches the engine
+GARBAGE = st.text(alphabet="0123456789:,+*^-kKMGabx .=\\\"'", max_size=12).filter(lambda t: t != ":")
 VALUES = {
     "--sizes": st.one_of(st.sampled_from(["0", "1:64", "8,16", "1:4096:+1000", "1:64:2^k-1", "0:64:*1.5"]), GARBAGE),
     "--units": st.sampled_from(["bytes", "words", "furlongs", ""]),
