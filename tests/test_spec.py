@@ -73,6 +73,7 @@ def test_measure_words_are_the_engines_to_expand_and_varying_factors(mpich_engin
     ('[factors]\nranks = [2]\n[[exclude]]\nranks = 2\n', "every configuration is excluded"),
     ('launches = 0\n', "launches: must be between 1 and 1000, got 0"),
     ('[factors]\nlauncher_args = "--mca \'x"\n', "factors.launcher_args: '--mca 'x' cannot be split"),
+    ('[factors]\nengine_options = "--npmin 2 :"\n', "factors.engine_options: holds a lone ':'"),
     ('[factors.env]\n"1X" = "a"\n', "factors.env.1X: not a valid environment variable name"),
     ('name = "a/b"\n', "name: 'a/b' cannot name a directory"),
     ('[factors\n', "the spec is not valid TOML"),

@@ -7,7 +7,11 @@ For each of k alternations it runs the engine once (every row, every size) and t
 reference program once, on 2 ranks, launched the way mpiscope launches. Each pair gives a ratio
 of means (mpiscope's mean over the reference's: time for latency rows, MB/s for bandwidth rows;
 a collective's mean is IMB's t_avg, the engine's t_avg_us); the table shows the median ratio of
-the pairs and their spread (min-max). The references' output is read by mpiscope's importers.
+the pairs and their spread (min-max). Below it a table gives each cell's verdict at a 10 % margin,
+by the statistics mpiscope's own comparisons use (`analysis.tune.judge`: Welch's 95 % interval of
+the ratio of geometric means, on the logs): "within" (the interval inside 1/1.1-1.1), "above" or
+"below" (significant and beyond 10 %), or "?" with the alternations that would decide it at the
+noise seen. The references' output is read by mpiscope's importers.
 
     python bench/crosscheck/run.py --osu OSU_PREFIX --imb IMB_DIR [--mpi openmpi] [-k 5]
         [--engine PATH] [--sizes 8,64K,1M] [--only pingpong,bw,...]
@@ -31,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from common import run  # noqa: E402  (bench/common.py, beside this folder)
 
+from mpiscope.analysis.tune import judge  # noqa: E402
 from mpiscope.importers import parse_file  # noqa: E402
 from mpiscope.mpi import find  # noqa: E402
 from mpiscope.mpi.build import build_engine  # noqa: E402
@@ -54,6 +59,12 @@ class Row:
     wtime_reads: int = 0
 
 
+# OSU's bandwidth loop: its default above 8 KiB, 2 untimed and 20 timed windows (BW_SKIP_LARGE,
+# BW_LOOP_LARGE in osu_util.h; -x and -i set them at every size) on a window allocated for the
+# size, against mpiscope's warm-up of 4 MB or more and samples until the interval closes
+OSU_BW_LOOP = ("--warmup", "2", "--warmup-bytes", "0", "--reps", "20")
+MARGIN = 0.10  # the issue's "within 10 %"
+
 ROWS = (
     Row("pingpong", "pingpong", (), "osu", "pt2pt/osu_latency"),
     Row("bw", "bw", (), "osu", "pt2pt/osu_bw", bw=True),
@@ -68,6 +79,10 @@ ROWS = (
         "one-sided/osu_get_latency", wtime_reads=2),
     Row("put_bw", "put_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_bw", bw=True),
     Row("get_bw", "get_bw", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_bw", bw=True),
+    Row("put_bw OSU loop", "put_bw", ("--rma-sync", "flush", *OSU_BW_LOOP), "osu", "one-sided/osu_put_bw",
+        ("-x", "2", "-i", "20"), True),
+    Row("get_bw OSU loop", "get_bw", ("--rma-sync", "flush", *OSU_BW_LOOP), "osu", "one-sided/osu_get_bw",
+        ("-x", "2", "-i", "20"), True),
     Row("put_bibw", "put_bibw", ("--rma-sync", "pscw"), "osu", "one-sided/osu_put_bibw", bw=True),
     Row("acc_latency", "acc_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_acc_latency"),
     # OSU sums MPI_CHAR; one accumulate a sample, timed alone, holds the clock reads OSU's loop has
@@ -162,7 +177,7 @@ def main() -> int:
     # mean over mean (the suites' own statistic), and the engine's median over the reference's
     # mean: on a loaded machine the engine's mean over a second of samples takes in the
     # scheduler's time slices, which the references' short loops often miss
-    ratios: tuple[dict[tuple[str, int], list[float]], ...] = ({}, {})
+    pairs: tuple[dict[tuple[str, int], list[tuple[float, float]]], ...] = ({}, {})  # (mpiscope, reference)
     with tempfile.TemporaryDirectory(prefix="mpiscope-crosscheck-") as tmp:
         for k in range(args.alternations):
             mine = engine_figures(lib, engine, rows, sizes)
@@ -174,21 +189,39 @@ def main() -> int:
                 for size, ref in refs[key].items():
                     for i, fig in enumerate(mine.get((r.label, size), ())):
                         if ref > 0:
-                            ratios[i].setdefault((r.label, size), []).append(fig / ref)
+                            pairs[i].setdefault((r.label, size), []).append((fig, ref))
             print(f"alternation {k + 1} of {args.alternations} done", file=sys.stderr)
-    for ratio, what in zip(ratios, ("mean to mean", "mpiscope's median to the reference's mean")):
+    for figures, what in zip(pairs, ("mean to mean", "mpiscope's median to the reference's mean")):
         print(f"mpiscope / reference, {what}, median of {args.alternations} alternated pairs [min-max]; "
               f"{lib.name}, engine {engine}")
-        print(f"{'row':30} {'reference':34} " + " ".join(f"{human_size(s):>20}" for s in sizes))
-        for r in rows:
-            ref = f"{Path(r.program).name} {' '.join(r.args)}".strip()
-            cells = []
-            for s in sizes:
-                x = ratio.get((r.label, s))
-                cells.append(f"{statistics.median(x):.2f} [{min(x):.2f}-{max(x):.2f}]" if x else "-")
-            print(f"{r.label:30} {ref:34} " + " ".join(f"{c:>20}" for c in cells))
-        print()
+        table(rows, sizes, figures, spread)
+        print(f"the same: ratio of geometric means [95 % interval] and verdict at a {MARGIN:.0%} margin")
+        table(rows, sizes, figures, verdict)
     return 0
+
+
+def spread(pairs: list[tuple[float, float]]) -> str:
+    ratios = [mine / ref for mine, ref in pairs]
+    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]"
+
+
+def verdict(pairs: list[tuple[float, float]]) -> str:
+    """The cell's ratio, interval and verdict: within / above / below the margin, or "?" and the
+    alternations that would decide it ("?" alone: none would, at this noise)."""
+    r = judge([ref for _, ref in pairs], [mine for mine, _ in pairs], margin=MARGIN)
+    word = {"same": "within", "slower": "above", "faster": "below"}.get(
+        r.verdict, f"? ({r.needed} alt.)" if r.needed else "?")
+    return f"{r.ratio:.2f} [{r.low:.2f}-{r.high:.2f}] {word}"
+
+
+def table(rows: list[Row], sizes: list[int], figures: dict[tuple[str, int], list[tuple[float, float]]],
+          cell) -> None:
+    print(f"{'row':30} {'reference':34} " + " ".join(f"{human_size(s):>30}" for s in sizes))
+    for r in rows:
+        ref = f"{Path(r.program).name} {' '.join(r.args)}".strip()
+        cells = [cell(figures[(r.label, s)]) if figures.get((r.label, s)) else "-" for s in sizes]
+        print(f"{r.label:30} {ref:34} " + " ".join(f"{c:>30}" for c in cells))
+    print()
 
 
 if __name__ == "__main__":

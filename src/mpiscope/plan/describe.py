@@ -148,12 +148,17 @@ def _argv(v: Any) -> tuple[str, ...]:
     """Launcher or engine arguments: one shell-quoted string, or a list of strings."""
     if isinstance(v, str):
         try:
-            return tuple(_no_nul(x) for x in shlex.split(v))
+            args = tuple(_no_nul(x) for x in shlex.split(v))
         except ValueError as e:
             raise ValueError(f"'{v}' cannot be split ({e}): balance the quotes") from None
-    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
-        return tuple(_no_nul(x) for x in v)
-    raise ValueError(f"expects a string such as \"--mca btl self,vader\" or a list of strings, got {v!r}")
+    elif isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        args = tuple(_no_nul(x) for x in v)
+    else:
+        raise ValueError(f"expects a string such as \"--mca btl self,vader\" or a list of strings, got {v!r}")
+    if ":" in args:  # on the launcher's command line it would start a second program (MPMD)
+        raise ValueError("holds a lone ':', which mpiexec, mpirun and srun take as the separator of a second "
+                         "program: leave it out or quote it inside an option's value")
+    return args
 
 
 def _names(v: Any) -> tuple[str, ...]:
