@@ -241,14 +241,19 @@ def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
         cut = [int(i[np.argmin(ss(0, i) + ss(i, L))])]
     else:
         # one first cut at a time, every second cut at once: memory in L, not L^2 (a point of
-        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs
+        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs.
+        # The first and last parts' sums are worked out once for every cut (the same figures, bit
+        # for bit, as per cut): a point of 2,500 launches tries 2,500 first cuts.
+        cuts = np.arange(L + 1)
+        head, tail = ss(0, np.maximum(cuts, 1)), ss(np.minimum(cuts, L - 1), L)
         best, cut = np.inf, []
         for i in range(m, L - 2 * m + 1):
-            j = np.arange(i + m, L - m + 1)
-            total = ss(0, i) + ss(i, j) + ss(j, L)
+            lo, hi = i + m, L - m + 1
+            middle = (s2[lo:hi] - s2[i]) - (s1[lo:hi] - s1[i]) ** 2 / (cuts[lo:hi] - i)
+            total = head[i] + middle + tail[lo:hi]
             k = int(np.argmin(total))
             if total[k] < best:
-                best, cut = total[k], [i, int(j[k])]
+                best, cut = total[k], [i, lo + k]
     return np.split(x, cut)
 
 
