@@ -151,41 +151,60 @@ def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
                 base = run_columns(run, ctx, meta)
             elif isinstance(rec, Point):
                 kept = drift.get((rec.key, configuration_of(rec))) if drift else None
-                columns.add({**base, **point_columns(rec), **_drift_columns(kept),
-                             "disturbed": disturbed(rec, ctx), "point": rec})
+                columns.add(base, {**point_columns(rec), **_drift_columns(kept),
+                                   "disturbed": disturbed(rec, ctx), "point": rec})
 
 
 class _Columns:
     """The tidy table gathered a column at a time in blocks of rows that have the same columns
-    (most points of a run do): no dict per point outlives its row, no row number is kept per
-    value, and a 200 MB records file is not a Python loop over every value."""
+    (most points of a run do); a launch's own columns (`base`) are kept once per launch, not once
+    per row. No dict per point outlives its row, no row number is kept per value, and a 200 MB
+    records file is not a Python loop over every value."""
 
     def __init__(self) -> None:
         self.rows = 0
         self.names: dict[str, None] = {}  # every column, in the order columns first appear
-        # a block per set of columns: the rows it holds, and a list of values per column
-        self.blocks: dict[tuple[str, ...], tuple[list[int], list[list[Any]]]] = {}
+        self.bases: list[Mapping[str, Any]] = []  # each launch's columns
+        self._base_at: dict[int, int] = {}  # id of a launch's columns -> its place in `bases`
+        # a block per set of columns (the launch's, then the point's): the rows it holds, each
+        # row's launch (in `bases`), a list of values per point column
+        self.blocks: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[list[int], list[int], list[list[Any]]]] = {}
 
-    def add(self, row: Mapping[str, Any]) -> None:
+    def add(self, base: Mapping[str, Any], row: Mapping[str, Any]) -> None:
+        """One row: the launch's columns `base` (the same object for every point of a launch),
+        then the point's own `row`, which wins where both name a column (as in {**base, **row})."""
+        at = self._base_at.get(id(base))
+        if at is None:
+            at = self._base_at[id(base)] = len(self.bases)
+            self.bases.append(base)
         names = tuple(row)
-        block = self.blocks.get(names)
+        key = (tuple(base), names)
+        block = self.blocks.get(key)
         if block is None:
-            block = self.blocks[names] = ([], [[] for _ in names])
+            block = self.blocks[key] = ([], [], [[] for _ in names])
+            self.names.update(dict.fromkeys(base))
             self.names.update(dict.fromkeys(names))
         block[0].append(self.rows)
-        deque(map(list.append, block[1], row.values()), maxlen=0)  # each value onto its column, in C
+        block[1].append(at)
+        deque(map(list.append, block[2], row.values()), maxlen=0)  # each value onto its column, in C
         self.rows += 1
 
     def frame(self) -> pd.DataFrame:
         """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
-        blocks = [(np.asarray(at), dict(zip(names, cols))) for names, (at, cols) in self.blocks.items()]
+        blocks = [(frozenset(base_names), np.asarray(rows), np.asarray(launch), dict(zip(names, cols)))
+                  for (base_names, names), (rows, launch, cols) in self.blocks.items()]
         self.blocks.clear()
         data = {}
         for name in self.names:
             values = np.full(self.rows, np.nan, dtype=object)
-            for at, cols in blocks:
+            of_launch = None
+            for base_names, rows, launch, cols in blocks:
                 if name in cols:
-                    values[at] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
+                    values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
+                elif name in base_names:
+                    if of_launch is None:  # the column's value in each launch
+                        of_launch = _objects([b.get(name, np.nan) for b in self.bases])
+                    values[rows] = of_launch[launch]
             data[name] = pd.Series(values, copy=False).infer_objects()
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
 
