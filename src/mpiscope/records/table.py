@@ -194,19 +194,38 @@ class _Columns:
         blocks = [(frozenset(base_names), np.asarray(rows), np.asarray(launch), dict(zip(names, cols)))
                   for (base_names, names), (rows, launch, cols) in self.blocks.items()]
         self.blocks.clear()
+        spread: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, bool]] = {}
         data = {}
         for name in self.names:
-            values = np.full(self.rows, np.nan, dtype=object)
-            of_launch = None
-            for base_names, rows, launch, cols in blocks:
-                if name in cols:
-                    values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
-                elif name in base_names:
-                    if of_launch is None:  # the column's value in each launch
-                        of_launch = _objects([b.get(name, np.nan) for b in self.bases])
-                    values[rows] = of_launch[launch]
-            data[name] = pd.Series(values, copy=False).infer_objects()
+            if any(name in cols for _, _, _, cols in blocks):
+                values = np.full(self.rows, np.nan, dtype=object)
+                for base_names, rows, launch, cols in blocks:
+                    if name in cols:
+                        values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
+                    elif name in base_names:
+                        values[rows] = _objects([self.bases[k][name] for k in launch])
+                data[name] = pd.Series(values, copy=False).infer_objects()
+                continue
+            # a column only launches give: its type inferred from each launch's value once (and
+            # NaN for rows without it), then spread over the rows; a type depends on which values
+            # occur, not how often, so it is the type the whole column would have
+            having = tuple(i for i, block in enumerate(blocks) if name in block[0])
+            if having not in spread:  # the same for most such columns
+                spread[having] = self._spread([blocks[i] for i in having])
+            used, at, missing = spread[having]
+            values = [self.bases[k][name] for k in used] + ([np.nan] if missing else [])
+            data[name] = pd.Series(_objects(values), copy=False).infer_objects().take(at).reset_index(drop=True)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+    def _spread(self, blocks: list) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The launches that `blocks` hold rows of, for each row of the table its launch's place
+        among them (one past the last for rows of other blocks: their NaN), and whether there are
+        such rows."""
+        rows = np.concatenate([r for _, r, _, _ in blocks])
+        used, which = np.unique(np.concatenate([k for _, _, k, _ in blocks]), return_inverse=True)
+        at = np.full(self.rows, len(used))
+        at[rows] = which
+        return used, at, len(rows) < self.rows
 
 
 def _objects(values: Sequence[Any]) -> np.ndarray:

@@ -27,6 +27,13 @@ class Estimate(NamedTuple):
     evidence: str  # "" when the interval informs, else the flag shown in its place (results.evidence)
 
 
+class Judged(NamedTuple):
+    """What disturbed one run's points and launches, as the results derived it: the `disturbed`
+    cell of each point record (by the record's id) and each finished launch's cause."""
+    points: Mapping[int, str]
+    launches: Mapping[int, str]
+
+
 class LaunchRun(RunView, Protocol):
     """What the results read of a run beyond the tidy table's view: its records."""
     def records(self) -> RecordFile: ...
@@ -63,6 +70,14 @@ class Results:
         return {(lp.key, lp.config): Estimate(lp, str(flag or ""))
                 for lp, flag in zip(df["point"], flags)
                 if isinstance(lp, LaunchPoint) and any(id(p) in mine for p in lp.points)}
+
+    def judged(self, run_id: str) -> Judged:
+        """What disturbed the points and launches of one run (the per-launch table's `disturbed`
+        column and `launch_causes`), for readers of its records."""
+        rows = self.per_launch
+        mine = rows.loc[rows["run_id"] == run_id] if "run_id" in rows and "disturbed" in rows else rows.iloc[:0]
+        points = dict(zip(map(id, mine["point"]), mine["disturbed"])) if "point" in mine else {}
+        return Judged(points, {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id})
 
     @property
     def launches_disturbed(self) -> dict[tuple[str, int], str]:
