@@ -162,14 +162,9 @@ def dump(obj: Any) -> Any:
     kind = type(obj)
     if kind in _PLAIN:
         return obj
-    names = _names(kind)
-    if names is not None:
-        out = {}
-        for name in names:
-            v = getattr(obj, name)
-            if v is not None:
-                out[name] = v if type(v) in _PLAIN else dump(v)
-        return out
+    dumper = _dumper(kind, False)
+    if dumper is not None:
+        return dumper(obj)
     if kind is tuple or kind is list or (kind is not dict and isinstance(obj, (tuple, list))):
         return [x if type(x) in _PLAIN else dump(x) for x in obj]
     if kind is dict or isinstance(obj, Mapping):
@@ -179,7 +174,47 @@ def dump(obj: Any) -> Any:
     return obj
 
 
+def shallow(obj: Any) -> dict[str, Any]:
+    """The fields of a dataclass instance that are not None, as they are (nothing dumped): for a
+    serialiser that writes the values itself (orjson's `default`); TypeError for anything else."""
+    dumper = _dumper(type(obj), False, False)
+    if dumper is None:
+        raise TypeError(f"{type(obj)!r} is not a dataclass")
+    return dumper(obj)
+
+
+def fields_of(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of cls(**given) that are not None, as they are (nothing dumped), without making
+    the instance: a field not given takes its default (a class's __post_init__ checks are the
+    caller's). What an importer writes a million times, for orjson to serialise."""
+    dumper = _dumper(cls, True, False)
+    if dumper is None:
+        raise TypeError(f"{cls!r} is not a dataclass")
+    return dumper(given)
+
+
 @lru_cache(maxsize=None)
-def _names(kind: type) -> tuple[str, ...] | None:
-    """The fields of a dataclass (None for any other type; a dataclass itself is a `type`)."""
-    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+def _dumper(cls: type, from_fields: bool, deep: bool = True) -> Callable[[Any], dict[str, Any]] | None:
+    """`dump` of one dataclass (or, `from_fields`, of its fields' values in a mapping; not `deep`:
+    the values as they are), written out as Python once per class: each field read by name, not
+    by a loop of getattr calls. None for a type that is no dataclass."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    env: dict[str, Any] = {"plain": _PLAIN, "dump": dump}
+    body = ["def dump_one(obj):", "    out = {}"]
+    for i, f in enumerate(dataclasses.fields(cls)):
+        if not from_fields:
+            body.append(f"    v = obj.{f.name}")
+        elif f.default is not dataclasses.MISSING:
+            env[f"default{i}"] = f.default
+            body.append(f"    v = obj.get({f.name!r}, default{i})")
+        elif f.default_factory is not dataclasses.MISSING:
+            env[f"factory{i}"] = f.default_factory
+            body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else factory{i}()")
+        else:
+            body.append(f"    v = obj[{f.name!r}]")
+        body += ["    if v is not None:",
+                 f"        out[{f.name!r}] = " + ("v if type(v) in plain else dump(v)" if deep else "v")]
+    body.append("    return out")
+    exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
+    return env["dump_one"]
