@@ -57,22 +57,34 @@ def _as_is(tp: Any) -> type | None:
 def load(cls: type[T], data: Any, where: str | None = None) -> T:
     """An instance of the dataclass `cls` from a JSON object. Missing or null fields take their
     defaults (a field without one is required); keys the class does not have are ignored."""
-    where = where or cls.__name__
-    if not isinstance(data, dict):
-        raise ShapeError(f"{where}: expected an object, got {data!r}")
-    kw = {}
-    for name, required, conv, as_is in _fields(cls):
-        value = data.get(name)
-        if value is None:
-            if required:
-                raise ShapeError(f"{where} without '{name}'")
-            continue
-        if type(value) is as_is and (as_is is not float or value - value == 0.0):  # x - x is nan for inf, nan
-            # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
-            kw[name] = sys.intern(value) if as_is is str else value
-        else:
-            kw[name] = conv(value, f"{where}: '{name}'")
-    return cls(**kw)
+    return _loader(cls)(data, where or cls.__name__)
+
+
+@lru_cache(maxsize=None)
+def _loader(cls: type) -> Callable[[Any, str], Any]:
+    """`load` of one class written out as Python once per class: each field's lookup, check and
+    conversion inline, not a loop over `_fields` with a call per field (a records file of 300,000
+    lines is mostly a few classes)."""
+    env: dict[str, Any] = {"cls": cls, "ShapeError": ShapeError, "intern": sys.intern}
+    body = ["def load_one(data, where):",
+            "    if not isinstance(data, dict):",
+            "        raise ShapeError(f'{where}: expected an object, got {data!r}')",
+            "    kw = {}",
+            "    get = data.get"]
+    for i, (name, required, conv, as_is) in enumerate(_fields(cls)):
+        env[f"conv{i}"], env[f"as_is{i}"] = conv, as_is
+        missing = f"raise ShapeError(where + {f' without {name!r}'!r})" if required else "pass"
+        body += [f"    v = get({name!r})", "    if v is None:", f"        {missing}"]
+        if as_is is float:  # x - x is nan for inf and nan: those go through the converter
+            body += ["    elif type(v) is float and v - v == 0.0:", f"        kw[{name!r}] = v"]
+        elif as_is is str:  # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
+            body += ["    elif type(v) is str:", f"        kw[{name!r}] = intern(v)"]
+        elif as_is is not None:
+            body += [f"    elif type(v) is as_is{i}:", f"        kw[{name!r}] = v"]
+        body += ["    else:", f"        kw[{name!r}] = conv{i}(v, where + {f': {name!r}'!r})"]
+    body.append("    return cls(**kw)")
+    exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
+    return env["load_one"]
 
 
 def convert(tp: Any, v: Any, where: str, bounds: tuple[int, int] | None = None) -> Any:
@@ -135,8 +147,8 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
             return lambda v, where: {str(k): value(x, f"{where}.{k}")
                                      for k, x in _check(isinstance(v, dict), v, where, "an object").items()}
         return lambda v, where: dict(_check(isinstance(v, dict), v, where, "an object"))
-    if dataclasses.is_dataclass(tp):
-        return lambda v, where: load(tp, v, where)
+    if dataclasses.is_dataclass(tp):  # looked up when called: a class may hold itself
+        return lambda v, where: _loader(tp)(v, where)
     raise TypeError(f"typed.convert does not know {tp!r}")
 
 
