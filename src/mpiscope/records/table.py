@@ -23,6 +23,10 @@ from mpiscope.results.disturbance import disturbed
 # pairs, participants, a grid's rows) stay in records.jsonl.
 _RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
 STATS_FIELDS = tuple(f.name for f in fields(Stats))
+# The columns of a point's statistics and rates, named once (not per point)
+_TIME_COLUMNS = tuple(("samples" if name == "n" else _RENAME["time_us"].format(name), name) for name in STATS_FIELDS)
+_RATE_COLUMNS = tuple((key, *(_RENAME[key].format(x) for x in ("median", "max", "mean")))
+                      for key in ("bw_MBps", "busbw_MBps"))
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
 
@@ -90,16 +94,15 @@ def point_columns(p: Point) -> dict[str, Any]:
                            "variant": p.variant}
     row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
                ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
-    for name in STATS_FIELDS:
-        value = getattr(p.time_us, name)
-        row["samples" if name == "n" else _RENAME["time_us"].format(name)] = value
-    for key in ("bw_MBps", "busbw_MBps"):
+    for column, name in _TIME_COLUMNS:
+        row[column] = getattr(p.time_us, name)
+    for key, median, most, mean in _RATE_COLUMNS:
         rate = getattr(p, key)
         if rate is not None:
-            row[_RENAME[key].format("median")] = rate.median
-            row[_RENAME[key].format("max")] = rate.max
+            row[median] = rate.median
+            row[most] = rate.max
             if rate.mean is not None:  # an imported tool's average rate
-                row[_RENAME[key].format("mean")] = rate.mean
+                row[mean] = rate.mean
     for key in ("busbw_factor", "msg_rate", "window_us"):
         if getattr(p, key) is not None:
             row[key] = getattr(p, key)

@@ -133,18 +133,19 @@ def summarise(points: list[Point], level: float = 0.95,
     launch medians kept (exact when they are normal, whatever the split of their variance into
     within and between). One launch: its own interval."""
     # a point's estimate: its median, or an imported point's own figure (Point.estimate)
-    points = [p for p in points if p.median is not None and p.median > 0]
-    if not points:
+    kept = [(p, m) for p in points for m in [p.median] if m is not None and m > 0]  # each median read once
+    if not kept:
         raise ValueError("no launch has a positive median")
-    causes = [disturbed(p) for p in points]
+    causes = [disturbed(p) for p, _ in kept]
     bad = tuple(c for c in causes if c)
     busy = ""
-    if bad and len(bad) > POLICY.busy_share * len(points):
+    if bad and len(bad) > POLICY.busy_share * len(kept):
         busy = max(bad, key=bad.count)  # the commonest cause; on a tie the first launch's (a set's order is random)
     elif bad:
-        points = [p for p, c in zip(points, causes) if not c]
+        kept = [k for k, c in zip(kept, causes) if not c]
+    points = [p for p, _ in kept]
     first = points[0]
-    med = np.array([p.median for p in points], float)
+    med = np.array([m for _, m in kept], float)
     within = _within(points)
     if len(points) == 1:
         s = first.time_us
