@@ -57,16 +57,19 @@ def disturbed_launches(recs: RecordFile, judged: Judged | None = None) -> list[s
     by_launch: dict[int, list[tuple[Point, str]]] = defaultdict(list)
     counts: dict[int, int] = defaultdict(int)
     ctx: Context | None = None
-    points = judged.points if judged is not None else {}
+    found = zip(judged.points, judged.causes) if judged is not None else iter(())  # in the records' order
     for rec in recs:
         if isinstance(rec, Context):
             ctx = rec
-        elif isinstance(rec, Point) and rec.imported is None:
+        elif isinstance(rec, Point):
+            point, cause = next(found, (None, ""))
+            if rec.imported is not None:
+                continue
             launch = rec.tag.get("launch", 0)
             launch = launch if isinstance(launch, int) else 0
             counts[launch] += 1
-            cause = points.get(id(rec))
-            cause = cause if cause is not None else disturbed(rec, ctx)
+            if point is not rec:  # records the results were not built from: judged here
+                cause = disturbed(rec, ctx)
             if cause:
                 by_launch[launch].append((rec, cause))
     whole = {launch: cause for launch, cause in (judged.launches if judged is not None else launch_causes(recs)).items()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Mapping, NamedTuple, Protocol
+from typing import Any, Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 import pandas as pd
 
@@ -28,9 +28,11 @@ class Estimate(NamedTuple):
 
 
 class Judged(NamedTuple):
-    """What disturbed one run's points and launches, as the results derived it: the `disturbed`
-    cell of each point record (by the record's id) and each finished launch's cause."""
-    points: Mapping[int, str]
+    """What disturbed one run's points and launches, as the results derived it: its point records
+    in the order of its records file with each one's `disturbed` cell, and each finished launch's
+    cause."""
+    points: Sequence[Any]
+    causes: Sequence[str]
     launches: Mapping[int, str]
 
 
@@ -75,9 +77,11 @@ class Results:
         """What disturbed the points and launches of one run (the per-launch table's `disturbed`
         column and `launch_causes`), for readers of its records."""
         rows = self.per_launch
-        mine = rows.loc[rows["run_id"] == run_id] if "run_id" in rows and "disturbed" in rows else rows.iloc[:0]
-        points = dict(zip(map(id, mine["point"]), mine["disturbed"])) if "point" in mine else {}
-        return Judged(points, {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id})
+        launches = {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id}
+        if not {"run_id", "point", "disturbed"} <= set(rows.columns):
+            return Judged((), (), launches)
+        mine = (rows["run_id"] == run_id).to_numpy()
+        return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches)
 
     @property
     def launches_disturbed(self) -> dict[tuple[str, int], str]:
