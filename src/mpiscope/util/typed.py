@@ -63,26 +63,41 @@ def load(cls: type[T], data: Any, where: str | None = None) -> T:
 @lru_cache(maxsize=None)
 def _loader(cls: type) -> Callable[[Any, str], Any]:
     """`load` of one class written out as Python once per class: each field's lookup, check and
-    conversion inline, not a loop over `_fields` with a call per field (a records file of 300,000
-    lines is mostly a few classes)."""
+    conversion inline, and the class called with every field (its default where the object has
+    none), not a loop over `_fields` with a call per field and a dict of keywords (a
+    records file of 300,000 lines is mostly a few classes)."""
     env: dict[str, Any] = {"cls": cls, "ShapeError": ShapeError, "intern": sys.intern}
     body = ["def load_one(data, where):",
             "    if not isinstance(data, dict):",
             "        raise ShapeError(f'{where}: expected an object, got {data!r}')",
-            "    kw = {}",
             "    get = data.get"]
+    declared = {f.name: f for f in dataclasses.fields(cls)}
+    positional, keywords = [], []  # the arguments in the order __init__ takes them
     for i, (name, required, conv, as_is) in enumerate(_fields(cls)):
-        env[f"conv{i}"], env[f"as_is{i}"] = conv, as_is
-        missing = f"raise ShapeError(where + {f' without {name!r}'!r})" if required else "pass"
-        body += [f"    v = get({name!r})", "    if v is None:", f"        {missing}"]
+        env[f"conv{i}"], env[f"as_is{i}"], v, f = conv, as_is, f"a{i}", declared[name]
+        if f.kw_only is True:
+            keywords.append(f"{name}={v}")
+        else:
+            positional.append(v)
+        body += [f"    {v} = get({name!r})", f"    if {v} is None:"]
+        if required:
+            body.append(f"        raise ShapeError(where + {f' without {name!r}'!r})")
+        elif f.default is not dataclasses.MISSING:
+            env[f"default{i}"] = f.default
+            body.append(f"        {v} = default{i}")
+        else:
+            env[f"factory{i}"] = f.default_factory
+            body.append(f"        {v} = factory{i}()")
         if as_is is float:  # x - x is nan for inf and nan: those go through the converter
-            body += ["    elif type(v) is float and v - v == 0.0:", f"        kw[{name!r}] = v"]
+            body.append(f"    elif not (type({v}) is float and {v} - {v} == 0.0):")
         elif as_is is str:  # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
-            body += ["    elif type(v) is str:", f"        kw[{name!r}] = intern(v)"]
+            body += [f"    elif type({v}) is str:", f"        {v} = intern({v})", "    else:"]
         elif as_is is not None:
-            body += [f"    elif type(v) is as_is{i}:", f"        kw[{name!r}] = v"]
-        body += ["    else:", f"        kw[{name!r}] = conv{i}(v, where + {f': {name!r}'!r})"]
-    body.append("    return cls(**kw)")
+            body.append(f"    elif type({v}) is not as_is{i}:")
+        else:
+            body.append("    else:")
+        body.append(f"        {v} = conv{i}({v}, where + {f': {name!r}'!r})")
+    body.append(f"    return cls({', '.join(positional + keywords)})")
     exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
     return env["load_one"]
 
