@@ -167,8 +167,12 @@ class _Columns:
     def __init__(self) -> None:
         self.rows = 0
         self.names: dict[str, None] = {}  # every column, in the order columns first appear
-        self.bases: list[Mapping[str, Any]] = []  # each launch's columns
-        self._base_at: dict[int, int] = {}  # id of a launch's columns -> its place in `bases`
+        # each launch's columns: their values, and where each column's value is among them (one
+        # dict per set of columns, not per launch: a run of 5,000 launches)
+        self.bases: list[tuple[tuple[Any, ...], Mapping[str, int]]] = []
+        self._places: dict[tuple[str, ...], dict[str, int]] = {}
+        self._last: Mapping[str, Any] | None = None  # the launch's columns the last row had, and their names
+        self._last_names: tuple[str, ...] = ()
         # a block per set of columns (the launch's, then the point's): the rows it holds, each
         # row's launch (in `bases`), a list of values per point column
         self.blocks: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[list[int], list[int], list[list[Any]]]] = {}
@@ -176,12 +180,13 @@ class _Columns:
     def add(self, base: Mapping[str, Any], row: Mapping[str, Any]) -> None:
         """One row: the launch's columns `base` (the same object for every point of a launch),
         then the point's own `row`, which wins where both name a column (as in {**base, **row})."""
-        at = self._base_at.get(id(base))
-        if at is None:
-            at = self._base_at[id(base)] = len(self.bases)
-            self.bases.append(base)
+        if base is not self._last:  # the first row of a launch
+            self._last, self._last_names = base, tuple(base)
+            places = self._places.setdefault(self._last_names, {name: k for k, name in enumerate(self._last_names)})
+            self.bases.append((tuple(base.values()), places))
+        at = len(self.bases) - 1
         names = tuple(row)
-        key = (tuple(base), names)
+        key = (self._last_names, names)
         block = self.blocks.get(key)
         if block is None:
             block = self.blocks[key] = ([], [], [[] for _ in names])
@@ -206,7 +211,7 @@ class _Columns:
                     if name in cols:
                         values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
                     elif name in base_names:
-                        values[rows] = _objects([self.bases[k][name] for k in launch])
+                        values[rows] = _objects([self._value(k, name) for k in launch])
                 data[name] = pd.Series(values, copy=False).infer_objects()
                 continue
             # a column only launches give: its type inferred from each launch's value once (and
@@ -216,9 +221,13 @@ class _Columns:
             if having not in spread:  # the same for most such columns
                 spread[having] = self._spread([blocks[i] for i in having])
             used, at, missing = spread[having]
-            values = [self.bases[k][name] for k in used] + ([np.nan] if missing else [])
+            values = [self._value(k, name) for k in used] + ([np.nan] if missing else [])
             data[name] = pd.Series(_objects(values), copy=False).infer_objects().take(at).reset_index(drop=True)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+    def _value(self, launch: int, name: str) -> Any:
+        values, places = self.bases[launch]
+        return values[places[name]]
 
     def _spread(self, blocks: list) -> tuple[np.ndarray, np.ndarray, bool]:
         """The launches that `blocks` hold rows of, for each row of the table its launch's place
