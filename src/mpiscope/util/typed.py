@@ -71,10 +71,13 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
             "    if not isinstance(data, dict):",
             "        raise ShapeError(f'{where}: expected an object, got {data!r}')",
             "    get = data.get"]
-    declared = {f.name: f for f in dataclasses.fields(cls)}
+    declared, hints = {f.name: f for f in dataclasses.fields(cls)}, _hints(cls)
     positional, keywords = [], []  # the arguments in the order __init__ takes them
     for i, (name, required, conv, as_is) in enumerate(_fields(cls)):
-        env[f"conv{i}"], env[f"as_is{i}"], v, f = conv, as_is, f"a{i}", declared[name]
+        v, f = f"a{i}", declared[name]
+        bounds, tp = f.metadata.get("range"), _optional(hints[name])
+        # past the None check: an optional field's own converter, not the one that also takes None
+        env[f"conv{i}"], env[f"as_is{i}"] = conv if tp is None else _converter(tp, bounds), as_is
         if f.kw_only is True:
             keywords.append(f"{name}={v}")
         else:
@@ -94,12 +97,24 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
             body += [f"    elif type({v}) is str:", f"        {v} = intern({v})", "    else:"]
         elif as_is is not None:
             body.append(f"    elif type({v}) is not as_is{i}:")
+        elif bounds is not None and (tp or hints[name]) is int:  # a whole number in its range as it is
+            body.append(f"    elif not (type({v}) is int and {bounds[0]!r} <= {v} <= {bounds[1]!r}):")
         else:
             body.append("    else:")
         body.append(f"        {v} = conv{i}({v}, where + {f': {name!r}'!r})")
     body.append(f"    return cls({', '.join(positional + keywords)})")
     exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
     return env["load_one"]
+
+
+def _optional(tp: Any) -> Any:
+    """X of a hint `X | None` (None for any other hint)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        args = get_args(tp)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1 and len(args) == 2:
+            return inner[0]
+    return None
 
 
 def convert(tp: Any, v: Any, where: str, bounds: tuple[int, int] | None = None) -> Any:
@@ -135,9 +150,11 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
         if len(args) == 2 and args[1] is Ellipsis:
             each, as_is = _converter(args[0]), _as_is(args[0])
 
+            only = frozenset({as_is}) if as_is is not None and as_is is not float else frozenset()
+
             def many(v: Any, where: str) -> tuple:
                 _check(isinstance(v, list), v, where, "a list")
-                if as_is is not None and as_is is not float and all(type(x) is as_is for x in v):
+                if only and set(map(type, v)) <= only:  # the element types found in C
                     return tuple(v)  # the usual list of ranks or CPUs: every element as it is
                 return tuple(each(x, f"{where}[{i}]") for i, x in enumerate(v))
             return many
@@ -148,7 +165,7 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
         def fixed(v: Any, where: str) -> tuple:
             _check(isinstance(v, list), v, where, "a list")
             _check(len(v) == len(convs), v, where, f"a list of {len(convs)}")
-            if same is not None and all(type(x) is same for x in v):  # a pair of ranks
+            if same is not None and set(map(type, v)) <= {same}:  # a pair of ranks
                 return tuple(v)
             return tuple(c(x, f"{where}[{i}]") for i, (c, x) in enumerate(zip(convs, v)))
         return fixed
