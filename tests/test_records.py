@@ -10,10 +10,11 @@ import subprocess
 from dataclasses import fields
 from pathlib import Path
 
+import orjson
 import pytest
 
-from mpiscope.records import (Check, Context, End, Failure, Pair, Point, RankPlace, Rate, RecordError, Skip, Stats,
-                              Timeout, parse_record, read_records, to_json)
+from mpiscope.records import (Check, Context, End, Failure, Imported, Pair, Point, RankPlace, Rate, RecordError, Skip,
+                              Stats, Timeout, parse_record, point_line, read_records, to_json)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "engine.md"
 
@@ -140,3 +141,27 @@ def test_the_schema_section_documents_every_field(engine_output):
     written |= {f.name for cls in (Skip, Timeout, Failure) for f in fields(cls)} - {"line"}
     missing = sorted(k for k in written if f'"{k}"' not in schema and f"`{k}`" not in schema)
     assert not missing, f"docs/engine.md does not document: {missing}"
+
+
+IMPORTED = Point("pingpong", 8, 2, Stats(n=0, mean=1.5), family="p2p", participants=(0, 1), sample_from="imported",
+                 bytes_per_op=8.0, bw_MBps=Rate(mean=5.3), stop_reason="imported", estimate="mean",
+                 imported=Imported("osu", "osu_latency", "/x/osu.txt", 12, "7.4", {"Avg Latency(us)": 1.5},
+                                   {"time_us.mean": "Avg Latency(us)"}),
+                 details={"datatype": "MPI_CHAR", "overlap": {"pure_us": 1.0}}, tag={"file": "osu.txt"})
+
+
+@pytest.mark.parametrize("record", [r for r in EXAMPLES if isinstance(r, Point)] + [IMPORTED],
+                         ids=["engine", "grid", "imported"])
+def test_a_point_line_is_the_line_of_its_point(record):
+    """An import writes each row's point from its fields, without making the Point: the same line,
+    whether every field is given or only those that differ from their defaults."""
+    every = {f.name: getattr(record, f.name) for f in fields(Point) if f.name != "line"}
+    bare = Point(record.benchmark, record.size, record.ranks)
+    given = {name: v for name, v in every.items() if name in ("benchmark", "size", "ranks") or v != getattr(bare, name)}
+    assert len(given) < len(every)
+    stored = orjson.dumps(to_json(record)) + b"\n"
+    assert point_line(every) == stored
+    assert point_line(given) == stored
+    assert parse_record(orjson.loads(point_line(every))) == record
+    with pytest.raises(RecordError, match="'estimate' must be one of"):
+        point_line({**every, "estimate": "mode"})

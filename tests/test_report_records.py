@@ -20,7 +20,7 @@ from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate,
 from mpiscope.records.table import OBJECT_COLUMNS, tidy
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
-from mpiscope_test_fixtures.synthetic import stored_run
+from mpiscope_test_fixtures.synthetic import stored_run, tidy_row_by_row
 
 LIB = MpiLibrary("embedded", Path("/opt/mpi/bin/mpicc"), Path("/opt/mpi/bin/mpiexec"), "embedded",
                  vendor="MPICH", version="5.0.2")
@@ -341,3 +341,21 @@ def test_table_and_export_commands_at_the_launch_level_and_per_launch(cli_offlin
     got = pd.read_csv(io.StringIO(r.stdout))
     assert list(got.columns)[2:] == [f"launch={k} {u}" for k in range(3) for u in ("MB/s", "us")]
     assert got["launch=1 us"].iloc[0] == pytest.approx(1.1 * got["launch=0 us"].iloc[0])
+
+
+def test_the_tidy_table_is_the_row_by_row_table_when_launches_differ(tmp_path):
+    """What a launch gives its rows (options, environment) is kept once per launch and typed from
+    the launches' values: the table, its column order and its types are those of a frame built
+    row by row, here with an option that is a number in one launch and text in another, one that
+    only some launches have, and an environment variable of one launch."""
+    first = dataclasses.replace(context(env={"X": "a"}), options={"sizes": "8", "window": 64, "warmup": 8})
+    second = dataclasses.replace(context(), options={"sizes": "8", "window": "auto"})
+    third = dataclasses.replace(context(env={"Y": "1"}), options={"sizes": "8", "window": 32, "warmup": 4})
+    records = [first, *launched([point("pingpong", 8, 1.0), point("allreduce", 8, 2.0, family="coll")], 0),
+               second, *launched([point("pingpong", 8, 1.1)], 1),
+               third, *launched([point("pingpong", 8, 0.9), point("pingpong", 16, 1.2)], 2), End(points=5)]
+    run = store(tmp_path / "runs", records)
+    table = tidy([run])
+    pd.testing.assert_frame_equal(table, tidy_row_by_row(run))
+    assert list(table["opt_window"]) == [64, 64, "auto", 32, 32]
+    assert table["opt_warmup"].dtype == float and table["opt_warmup"].isna().tolist() == [False] * 2 + [True] + [False] * 2

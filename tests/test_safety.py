@@ -61,20 +61,14 @@ def test_the_tidy_table_is_the_frame_of_its_rows(cli, good_run, tmp_path):
     value for value and type for type, and the launch-level table and summary of launches that
     agree exactly are shown (not a ZeroDivisionError)."""
     import pandas as pd
-    from mpiscope.records import Context, Point
-    from mpiscope.records.table import point_columns, run_columns, tidy
-    from mpiscope.results.disturbance import disturbed
+    from mpiscope.records.table import tidy
     from mpiscope.store.runs import Run
+    from mpiscope_test_fixtures.synthetic import tidy_row_by_row
     run = Run(repeated_launches(good_run, tmp_path, 3))
-    rows, ctx = [], None
-    for rec in run.records():
-        if isinstance(rec, Context):
-            ctx = rec
-        elif isinstance(rec, Point):
-            rows.append({**run_columns(run, ctx), **point_columns(rec), "disturbed": disturbed(rec, ctx), "point": rec})
+    rows = tidy_row_by_row(run)
     got = tidy([run])
-    assert len(got) == len(rows) > 0 and list(got.columns) == list(pd.DataFrame(rows).columns)
-    pd.testing.assert_frame_equal(got, pd.DataFrame(rows))
+    assert len(got) == len(rows) > 0 and list(got.columns) == list(rows.columns)
+    pd.testing.assert_frame_equal(got, rows)
     for args in (("show",), ("table", "--format", "csv"), ("export",)):
         r = cli(*args, str(run.path))
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr

@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
 
 import orjson
 
-from mpiscope.util import bounded
+from mpiscope.util import bounded, gcpause
 from mpiscope.importers import imb, osu
 from mpiscope.importers.common import ImportFailed, Parsed, Table
-from mpiscope.records import Context, End, Point, Record, to_json
+from mpiscope.records import Context, End, Point, Record, point_line, to_json
 
 if TYPE_CHECKING:
     from mpiscope.store.runs import RunMeta
@@ -119,7 +119,7 @@ def import_run(paths: Sequence[Path | str], fmt: str | None = None, mpi_label: s
     stored = _Stored()
     try:
         tmp.mkdir()
-        with open(tmp / RECORDS, "wb") as out:
+        with open(tmp / RECORDS, "wb") as out, gcpause.paused():  # a file's rows and points hold no cycles
             for p in paths:
                 _store_file(Path(p), fmt, mpi_label, ranks, out, stored)
         (tmp / "run.json").write_text(json.dumps(stored.meta(run_id, mpi_label).to_json(), indent=1) + "\n")
@@ -165,23 +165,23 @@ def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int |
     out.write(_line(_context(parsed.tables, path, mpi_label, ranks)))
     first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
     count = 0
-    for p in parsed.points:
-        tool_bench = p.imported.tool_benchmark if p.imported else p.benchmark
-        line = p.imported.line if p.imported else 0
-        earlier = first.setdefault(p.key, (tool_bench, line))
+    for p in parsed.fields:  # each point's fields, written without making the Point (a million rows)
+        key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
+        tool_bench, line = p["imported"].tool_benchmark, p["imported"].line
+        earlier = first.setdefault(key, (tool_bench, line))
         if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
-            raise ImportFailed(path, line, f"{tool_bench} at {p.size} B appears twice (lines {earlier[1]} and "
+            raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "
                                            f"{line}): a file holds one row per size; split the runs into "
                                            f"files of their own and import each")
-        if p.key in stored.keys:  # an earlier file holds this point too: a configuration of its own
-            p = replace(p, tag={**p.tag, "file": path.name})
+        if key in stored.keys:  # an earlier file holds this point too: a configuration of its own
+            p = {**p, "tag": {**p.get("tag", {}), "file": path.name}}
         elif earlier[0] != tool_bench:
             # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
-            p = replace(p, tag={**p.tag, "tool_benchmark": tool_bench})
-        out.write(_line(p))
-        stored.benchmarks[p.benchmark] = None
-        stored.ranks.add(p.ranks)
-        stored.names.add((tool_bench, p.benchmark + (f" {p.variant}" if p.variant else "")))
+            p = {**p, "tag": {**p.get("tag", {}), "tool_benchmark": tool_bench}}
+        out.write(point_line(p))
+        stored.benchmarks[p["benchmark"]] = None
+        stored.ranks.add(p["ranks"])
+        stored.names.add((tool_bench, p["benchmark"] + (f" {p['variant']}" if p.get("variant") else "")))
         count += 1
     out.write(_line(End(points=count)))
     stored.keys.update(first)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Parsed, Row, Table,
-                                       make_point, number, size_of)
-from mpiscope.records import Point
+                                       number, of_table, point_fields, size_of)
 
 HEADER = re.compile(r"#\s*Intel\(R\) MPI Benchmarks\s+(?P<version>[\d.]+)(?:\s*,\s*(?P<part>.+?)\s*)?$")
 BENCH = re.compile(r"#\s*Benchmarking\s+(?P<name>\S+)\s*$")
@@ -164,7 +163,7 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
     return Parsed(tables, _points(path, tables, facts, source))
 
 
-def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str | None) -> Iterator[Point]:
+def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str | None) -> Iterator[dict[str, Any]]:
     for t in tables:
         extra = {}
         if t.benchmark in COLLECTIVES or t.benchmark in NONBLOCKING:
@@ -174,8 +173,9 @@ def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str 
                 extra["datatype"] = dtype
         if "mode" in t.facts:
             extra["mode"] = t.facts["mode"]
+        mapping = of_table(COLUMNS, t)
         for row in t.rows:
-            yield make_point(t, row, path, COLUMNS, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec",
+            yield point_fields(t, row, path, mapping, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec",
                              extra=extra, source=source)
 
 

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
-                                       Parsed, Row, Table, make_point, number, rma_sync, size_of)
+                                       Parsed, Row, Table, number, of_table, point_fields, rma_sync,
+                                       size_of)
 
 TITLE = re.compile(r"#\s*OSU (?P<what>MPI.+?)\s+Test\s+v(?P<version>[\d.]+)\s*$")
 # OSU 7.4's point-to-point titles (`BENCHMARK` in c/mpi/pt2pt and c/mpi/startup, without "OSU MPI"
@@ -153,8 +154,9 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
         mapping["Avg Latency(us)"] = COLL_AVG  # also the engine's osu_avg_us
     extra = {k: v for k, v in table.facts.items() if k in ("datatype", "window_creation", "synchronization")}
     rate = "Bandwidth (MB/s)" if "Bandwidth (MB/s)" in table.columns else "MB/s"
-    return Parsed([table], (make_point(table, row, path, mapping, time_from_rate=rate, time_from_msgs="Messages/s",
-                                       extra=extra, source=source) for row in table.rows))
+    mapping = of_table(mapping, table)
+    return Parsed([table], (point_fields(table, row, path, mapping, time_from_rate=rate, time_from_msgs="Messages/s",
+                                         extra=extra, source=source) for row in table.rows))
 
 
 def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:

@@ -13,7 +13,9 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Union
 
-from mpiscope.util.typed import ShapeError, bounded, dump, load
+import orjson
+
+from mpiscope.util.typed import ShapeError, bounded, dump, fields_of, load, shallow
 
 SCHEMA_VERSION = 1
 SIZE_MAX_BYTES = 2**31 - 1  # MPI counts are int
@@ -143,6 +145,11 @@ class Context:
     line: int = field(default=0, compare=False)
 
 
+def _check_estimate(estimate: Any) -> None:
+    if estimate not in ESTIMATES:
+        raise RecordError(f"point record: 'estimate' must be one of {', '.join(ESTIMATES)}, got {estimate!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class Point(AtPoint):
     """One measured point: a benchmark at a size on some ranks (and a variant, e.g. a grid shape)."""
@@ -185,9 +192,7 @@ class Point(AtPoint):
     line: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        if self.estimate not in ESTIMATES:
-            raise RecordError(f"point record: 'estimate' must be one of {', '.join(ESTIMATES)}, "
-                              f"got {self.estimate!r}")
+        _check_estimate(self.estimate)
 
     @property
     def estimate_us(self) -> float | None:
@@ -316,8 +321,7 @@ def parse_record(d: Any, line: int = 0) -> Record:
     if tag is not None and not isinstance(tag, dict):
         raise RecordError(f"{kind} record: 'tag' must be an object, got {tag!r}")
     legacy, details = {}, {}
-    extra = d.keys() - _KNOWN  # at once: a 200 MB records file is 300,000 of these
-    for k in [k for k in d if k in extra] if extra else ():  # in the line's order
+    for k in [k for k in d if k not in _KNOWN]:  # in the line's order
         v = d[k]
         if k in _LEGACY_TAGS or k.startswith("env_"):
             legacy[k] = v
@@ -331,10 +335,25 @@ def parse_record(d: Any, line: int = 0) -> Record:
 
 def to_json(rec: Record) -> dict[str, Any]:
     """A record as the JSON object it is stored as: parse_record(to_json(r)) == r."""
-    out = {"type": _NAMES[type(rec)], **dump(rec)}
+    return _stored(type(rec), dump(rec))
+
+
+def point_line(given: Mapping[str, Any]) -> bytes:
+    """The line of records.jsonl that holds Point(**given), made without the Point (an import
+    writes a million): to_json's object as orjson writes it, the nested records (Stats, Rate,
+    Imported) as their fields that are not None (the same bytes as orjson.dumps(to_json(p)))."""
+    _check_estimate(given.get("estimate", "median"))
+    return orjson.dumps(_stored(Point, fields_of(Point, given)), default=shallow,
+                        option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_APPEND_NEWLINE)
+
+
+def _stored(kind: type, out: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields (None ones left out) as the object it is stored as: its type first, its
+    details at the top level, and what an engine's record does not carry left out."""
+    out = {"type": _NAMES[kind], **out}
     out.pop("line", None)
     details = out.pop("details", {})
-    if isinstance(rec, Point):  # engine points carry neither: the stored line stays the engine's
+    if kind is Point:  # engine points carry neither: the stored line stays the engine's
         if out.get("imported") is None:
             out.pop("imported", None)
         if out.get("estimate") == "median":

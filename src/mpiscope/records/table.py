@@ -23,6 +23,10 @@ from mpiscope.results.disturbance import disturbed
 # pairs, participants, a grid's rows) stay in records.jsonl.
 _RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
 STATS_FIELDS = tuple(f.name for f in fields(Stats))
+# The columns of a point's statistics and rates, named once (not per point)
+_TIME_COLUMNS = tuple(("samples" if name == "n" else _RENAME["time_us"].format(name), name) for name in STATS_FIELDS)
+_RATE_COLUMNS = tuple((key, *(_RENAME[key].format(x) for x in ("median", "max", "mean")))
+                      for key in ("bw_MBps", "busbw_MBps"))
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
 
@@ -90,16 +94,15 @@ def point_columns(p: Point) -> dict[str, Any]:
                            "variant": p.variant}
     row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
                ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
-    for name in STATS_FIELDS:
-        value = getattr(p.time_us, name)
-        row["samples" if name == "n" else _RENAME["time_us"].format(name)] = value
-    for key in ("bw_MBps", "busbw_MBps"):
+    for column, name in _TIME_COLUMNS:
+        row[column] = getattr(p.time_us, name)
+    for key, median, most, mean in _RATE_COLUMNS:
         rate = getattr(p, key)
         if rate is not None:
-            row[_RENAME[key].format("median")] = rate.median
-            row[_RENAME[key].format("max")] = rate.max
+            row[median] = rate.median
+            row[most] = rate.max
             if rate.mean is not None:  # an imported tool's average rate
-                row[_RENAME[key].format("mean")] = rate.mean
+                row[mean] = rate.mean
     for key in ("busbw_factor", "msg_rate", "window_us"):
         if getattr(p, key) is not None:
             row[key] = getattr(p, key)
@@ -151,43 +154,90 @@ def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
                 base = run_columns(run, ctx, meta)
             elif isinstance(rec, Point):
                 kept = drift.get((rec.key, configuration_of(rec))) if drift else None
-                columns.add({**base, **point_columns(rec), **_drift_columns(kept),
-                             "disturbed": disturbed(rec, ctx), "point": rec})
+                columns.add(base, {**point_columns(rec), **_drift_columns(kept),
+                                   "disturbed": disturbed(rec, ctx), "point": rec})
 
 
 class _Columns:
     """The tidy table gathered a column at a time in blocks of rows that have the same columns
-    (most points of a run do): no dict per point outlives its row, no row number is kept per
-    value, and a 200 MB records file is not a Python loop over every value."""
+    (most points of a run do); a launch's own columns (`base`) are kept once per launch, not once
+    per row. No dict per point outlives its row, no row number is kept per value, and a 200 MB
+    records file is not a Python loop over every value."""
 
     def __init__(self) -> None:
         self.rows = 0
         self.names: dict[str, None] = {}  # every column, in the order columns first appear
-        # a block per set of columns: the rows it holds, and a list of values per column
-        self.blocks: dict[tuple[str, ...], tuple[list[int], list[list[Any]]]] = {}
+        # each launch's columns: their values, and where each column's value is among them (one
+        # dict per set of columns, not per launch: a run of 5,000 launches)
+        self.bases: list[tuple[tuple[Any, ...], Mapping[str, int]]] = []
+        self._places: dict[tuple[str, ...], dict[str, int]] = {}
+        self._last: Mapping[str, Any] | None = None  # the launch's columns the last row had, and their names
+        self._last_names: tuple[str, ...] = ()
+        # a block per set of columns (the launch's, then the point's): the rows it holds, each
+        # row's launch (in `bases`), a list of values per point column
+        self.blocks: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[list[int], list[int], list[list[Any]]]] = {}
 
-    def add(self, row: Mapping[str, Any]) -> None:
+    def add(self, base: Mapping[str, Any], row: Mapping[str, Any]) -> None:
+        """One row: the launch's columns `base` (the same object for every point of a launch),
+        then the point's own `row`, which wins where both name a column (as in {**base, **row})."""
+        if base is not self._last:  # the first row of a launch
+            self._last, self._last_names = base, tuple(base)
+            places = self._places.setdefault(self._last_names, {name: k for k, name in enumerate(self._last_names)})
+            self.bases.append((tuple(base.values()), places))
+        at = len(self.bases) - 1
         names = tuple(row)
-        block = self.blocks.get(names)
+        key = (self._last_names, names)
+        block = self.blocks.get(key)
         if block is None:
-            block = self.blocks[names] = ([], [[] for _ in names])
+            block = self.blocks[key] = ([], [], [[] for _ in names])
+            self.names.update(dict.fromkeys(base))
             self.names.update(dict.fromkeys(names))
         block[0].append(self.rows)
-        deque(map(list.append, block[1], row.values()), maxlen=0)  # each value onto its column, in C
+        block[1].append(at)
+        deque(map(list.append, block[2], row.values()), maxlen=0)  # each value onto its column, in C
         self.rows += 1
 
     def frame(self) -> pd.DataFrame:
         """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
-        blocks = [(np.asarray(at), dict(zip(names, cols))) for names, (at, cols) in self.blocks.items()]
+        blocks = [(frozenset(base_names), np.asarray(rows), np.asarray(launch), dict(zip(names, cols)))
+                  for (base_names, names), (rows, launch, cols) in self.blocks.items()]
         self.blocks.clear()
+        spread: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, bool]] = {}
         data = {}
         for name in self.names:
-            values = np.full(self.rows, np.nan, dtype=object)
-            for at, cols in blocks:
-                if name in cols:
-                    values[at] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
-            data[name] = pd.Series(values, copy=False).infer_objects()
+            if any(name in cols for _, _, _, cols in blocks):
+                values = np.full(self.rows, np.nan, dtype=object)
+                for base_names, rows, launch, cols in blocks:
+                    if name in cols:
+                        values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
+                    elif name in base_names:
+                        values[rows] = _objects([self._value(k, name) for k in launch])
+                data[name] = pd.Series(values, copy=False).infer_objects()
+                continue
+            # a column only launches give: its type inferred from each launch's value once (and
+            # NaN for rows without it), then spread over the rows; a type depends on which values
+            # occur, not how often, so it is the type the whole column would have
+            having = tuple(i for i, block in enumerate(blocks) if name in block[0])
+            if having not in spread:  # the same for most such columns
+                spread[having] = self._spread([blocks[i] for i in having])
+            used, at, missing = spread[having]
+            values = [self._value(k, name) for k in used] + ([np.nan] if missing else [])
+            data[name] = pd.Series(_objects(values), copy=False).infer_objects().take(at).reset_index(drop=True)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+    def _value(self, launch: int, name: str) -> Any:
+        values, places = self.bases[launch]
+        return values[places[name]]
+
+    def _spread(self, blocks: list) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The launches that `blocks` hold rows of, for each row of the table its launch's place
+        among them (one past the last for rows of other blocks: their NaN), and whether there are
+        such rows."""
+        rows = np.concatenate([r for _, r, _, _ in blocks])
+        used, which = np.unique(np.concatenate([k for _, _, k, _ in blocks]), return_inverse=True)
+        at = np.full(self.rows, len(used))
+        at[rows] = which
+        return used, at, len(rows) < self.rows
 
 
 def _objects(values: Sequence[Any]) -> np.ndarray:

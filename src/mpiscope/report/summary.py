@@ -207,7 +207,7 @@ def print_run(console: Console, run: LaunchRun, warn: Console | None = None, res
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
                                 results.points(run.id)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
-    print_warnings(warn, meta, recs)
+    print_warnings(warn, meta, recs, results.judged(run.id))
 
 
 @dataclass(frozen=True)

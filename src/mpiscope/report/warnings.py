@@ -5,14 +5,14 @@ lists them; the terminal prints them as one block after the run (`print_warnings
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence, TypeVar
+from typing import Mapping, Sequence, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
 
 from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
 from mpiscope.results.disturbance import disturbed
-from mpiscope.results.view import launch_causes
+from mpiscope.results.view import Judged, launch_causes
 from mpiscope.store.runs import Run, RunMeta
 from mpiscope.util.units import human_size
 
@@ -49,24 +49,31 @@ def _named(hits: Sequence[tuple[Point, str]]) -> str:
     return named + (f"; and {len(hits) - DISTURBED_SHOWN} more" if len(hits) > DISTURBED_SHOWN else "")
 
 
-def disturbed_launches(recs: RecordFile) -> list[str]:
+def disturbed_launches(recs: RecordFile, judged: Judged | None = None) -> list[str]:
     """A sentence per launch with disturbed points (results.disturbance): how many, and the
     first causes, beside what disturbed the launch as a whole (its end record's counters). Every
-    record is kept; the estimate leaves the disturbed points out."""
+    record is kept; the estimate leaves the disturbed points out. `judged`: the causes the
+    results layer found (`Results.judged`), else worked out here."""
     by_launch: dict[int, list[tuple[Point, str]]] = defaultdict(list)
     counts: dict[int, int] = defaultdict(int)
     ctx: Context | None = None
+    found = zip(judged.points, judged.causes) if judged is not None else iter(())  # in the records' order
     for rec in recs:
         if isinstance(rec, Context):
             ctx = rec
-        elif isinstance(rec, Point) and rec.imported is None:
+        elif isinstance(rec, Point):
+            point, cause = next(found, (None, ""))
+            if rec.imported is not None:
+                continue
             launch = rec.tag.get("launch", 0)
             launch = launch if isinstance(launch, int) else 0
             counts[launch] += 1
-            cause = disturbed(rec, ctx)
+            if point is not rec:  # records the results were not built from: judged here
+                cause = disturbed(rec, ctx)
             if cause:
                 by_launch[launch].append((rec, cause))
-    whole = {launch: cause for launch, cause in launch_causes(recs).items() if cause}
+    whole = {launch: cause for launch, cause in (judged.launches if judged is not None else launch_causes(recs)).items()
+             if cause}
     said_of = sorted({*by_launch, *whole})
     if len(said_of) > LAUNCH_LINES:  # one line for them all, naming the worst launch
         worst = max(said_of, key=lambda k: (k in whole, len(by_launch.get(k, ())) / max(counts[k], 1)))
@@ -102,14 +109,15 @@ def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
     return meta_warnings(run.meta(), recs if recs is not None else run.records())
 
 
-def print_warnings(console: Console, meta: RunMeta, recs: RecordFile) -> None:
+def print_warnings(console: Console, meta: RunMeta, recs: RecordFile, judged: Judged | None = None) -> None:
     """The one warnings block that ends a run's terminal output (nothing when all is well)."""
-    for w in meta_warnings(meta, recs):
+    for w in meta_warnings(meta, recs, judged):
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
 
 
-def meta_warnings(meta: RunMeta, recs: RecordFile) -> list[str]:
-    """`run_warnings` of a run's run.json and records."""
+def meta_warnings(meta: RunMeta, recs: RecordFile, judged: Judged | None = None) -> list[str]:
+    """`run_warnings` of a run's run.json and records (`judged`: what disturbed its points and
+    launches, as the results layer found it)."""
     ctx, points, timeouts = recs.context, recs.points, recs.timeouts
     out: list[str] = []
     if meta.status != "ok":
@@ -123,7 +131,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile) -> list[str]:
                    f"or a lost message): {_where(timeouts)}")
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
-    out += disturbed_launches(recs)
+    out += disturbed_launches(recs, judged)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})

@@ -36,6 +36,8 @@ class Counters:
 
 
 def _worst(values: Sequence[Any] | None) -> float | None:
+    if type(values) is list and values and set(map(type, values)) == {int}:  # most counters: the max in C
+        return float(max(values))  # float() keeps the order of whole numbers: the same figure
     known = [float(v) for v in values or () if isinstance(v, (int, float)) and math.isfinite(v)]
     return max(known) if known else None
 

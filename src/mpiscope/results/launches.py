@@ -133,18 +133,19 @@ def summarise(points: list[Point], level: float = 0.95,
     launch medians kept (exact when they are normal, whatever the split of their variance into
     within and between). One launch: its own interval."""
     # a point's estimate: its median, or an imported point's own figure (Point.estimate)
-    points = [p for p in points if p.median is not None and p.median > 0]
-    if not points:
+    kept = [(p, m) for p in points for m in [p.median] if m is not None and m > 0]  # each median read once
+    if not kept:
         raise ValueError("no launch has a positive median")
-    causes = [disturbed(p) for p in points]
+    causes = [disturbed(p) for p, _ in kept]
     bad = tuple(c for c in causes if c)
     busy = ""
-    if bad and len(bad) > POLICY.busy_share * len(points):
+    if bad and len(bad) > POLICY.busy_share * len(kept):
         busy = max(bad, key=bad.count)  # the commonest cause; on a tie the first launch's (a set's order is random)
     elif bad:
-        points = [p for p, c in zip(points, causes) if not c]
+        kept = [k for k, c in zip(kept, causes) if not c]
+    points = [p for p, _ in kept]
     first = points[0]
-    med = np.array([p.median for p in points], float)
+    med = np.array([m for _, m in kept], float)
     within = _within(points)
     if len(points) == 1:
         s = first.time_us
@@ -241,14 +242,19 @@ def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
         cut = [int(i[np.argmin(ss(0, i) + ss(i, L))])]
     else:
         # one first cut at a time, every second cut at once: memory in L, not L^2 (a point of
-        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs
+        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs.
+        # The first and last parts' sums are worked out once for every cut (the same figures, bit
+        # for bit, as per cut): a point of 2,500 launches tries 2,500 first cuts.
+        cuts = np.arange(L + 1)
+        head, tail = ss(0, np.maximum(cuts, 1)), ss(np.minimum(cuts, L - 1), L)
         best, cut = np.inf, []
         for i in range(m, L - 2 * m + 1):
-            j = np.arange(i + m, L - m + 1)
-            total = ss(0, i) + ss(i, j) + ss(j, L)
+            lo, hi = i + m, L - m + 1
+            middle = (s2[lo:hi] - s2[i]) - (s1[lo:hi] - s1[i]) ** 2 / (cuts[lo:hi] - i)
+            total = head[i] + middle + tail[lo:hi]
             k = int(np.argmin(total))
             if total[k] < best:
-                best, cut = total[k], [i, int(j[k])]
+                best, cut = total[k], [i, lo + k]
     return np.split(x, cut)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Mapping, NamedTuple, Protocol
+from typing import Any, Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 import pandas as pd
 
@@ -25,6 +25,15 @@ class Estimate(NamedTuple):
     """One point of one run (and configuration) at the launch level, as every reader shows it."""
     point: LaunchPoint
     evidence: str  # "" when the interval informs, else the flag shown in its place (results.evidence)
+
+
+class Judged(NamedTuple):
+    """What disturbed one run's points and launches, as the results derived it: its point records
+    in the order of its records file with each one's `disturbed` cell, and each finished launch's
+    cause."""
+    points: Sequence[Any]
+    causes: Sequence[str]
+    launches: Mapping[int, str]
 
 
 class LaunchRun(RunView, Protocol):
@@ -63,6 +72,16 @@ class Results:
         return {(lp.key, lp.config): Estimate(lp, str(flag or ""))
                 for lp, flag in zip(df["point"], flags)
                 if isinstance(lp, LaunchPoint) and any(id(p) in mine for p in lp.points)}
+
+    def judged(self, run_id: str) -> Judged:
+        """What disturbed the points and launches of one run (the per-launch table's `disturbed`
+        column and `launch_causes`), for readers of its records."""
+        rows = self.per_launch
+        launches = {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id}
+        if not {"run_id", "point", "disturbed"} <= set(rows.columns):
+            return Judged((), (), launches)
+        mine = (rows["run_id"] == run_id).to_numpy()
+        return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches)
 
     @property
     def launches_disturbed(self) -> dict[tuple[str, int], str]:

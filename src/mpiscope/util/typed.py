@@ -57,22 +57,64 @@ def _as_is(tp: Any) -> type | None:
 def load(cls: type[T], data: Any, where: str | None = None) -> T:
     """An instance of the dataclass `cls` from a JSON object. Missing or null fields take their
     defaults (a field without one is required); keys the class does not have are ignored."""
-    where = where or cls.__name__
-    if not isinstance(data, dict):
-        raise ShapeError(f"{where}: expected an object, got {data!r}")
-    kw = {}
-    for name, required, conv, as_is in _fields(cls):
-        value = data.get(name)
-        if value is None:
-            if required:
-                raise ShapeError(f"{where} without '{name}'")
-            continue
-        if type(value) is as_is and (as_is is not float or value - value == 0.0):  # x - x is nan for inf, nan
-            # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
-            kw[name] = sys.intern(value) if as_is is str else value
+    return _loader(cls)(data, where or cls.__name__)
+
+
+@lru_cache(maxsize=None)
+def _loader(cls: type) -> Callable[[Any, str], Any]:
+    """`load` of one class written out as Python once per class: each field's lookup, check and
+    conversion inline, and the class called with every field (its default where the object has
+    none), not a loop over `_fields` with a call per field and a dict of keywords (a
+    records file of 300,000 lines is mostly a few classes)."""
+    env: dict[str, Any] = {"cls": cls, "ShapeError": ShapeError, "intern": sys.intern}
+    body = ["def load_one(data, where):",
+            "    if not isinstance(data, dict):",
+            "        raise ShapeError(f'{where}: expected an object, got {data!r}')",
+            "    get = data.get"]
+    declared, hints = {f.name: f for f in dataclasses.fields(cls)}, _hints(cls)
+    positional, keywords = [], []  # the arguments in the order __init__ takes them
+    for i, (name, required, conv, as_is) in enumerate(_fields(cls)):
+        v, f = f"a{i}", declared[name]
+        bounds, tp = f.metadata.get("range"), _optional(hints[name])
+        # past the None check: an optional field's own converter, not the one that also takes None
+        env[f"conv{i}"], env[f"as_is{i}"] = conv if tp is None else _converter(tp, bounds), as_is
+        if f.kw_only is True:
+            keywords.append(f"{name}={v}")
         else:
-            kw[name] = conv(value, f"{where}: '{name}'")
-    return cls(**kw)
+            positional.append(v)
+        body += [f"    {v} = get({name!r})", f"    if {v} is None:"]
+        if required:
+            body.append(f"        raise ShapeError(where + {f' without {name!r}'!r})")
+        elif f.default is not dataclasses.MISSING:
+            env[f"default{i}"] = f.default
+            body.append(f"        {v} = default{i}")
+        else:
+            env[f"factory{i}"] = f.default_factory
+            body.append(f"        {v} = factory{i}()")
+        if as_is is float:  # x - x is nan for inf and nan: those go through the converter
+            body.append(f"    elif not (type({v}) is float and {v} - {v} == 0.0):")
+        elif as_is is str:  # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
+            body += [f"    elif type({v}) is str:", f"        {v} = intern({v})", "    else:"]
+        elif as_is is not None:
+            body.append(f"    elif type({v}) is not as_is{i}:")
+        elif bounds is not None and (tp or hints[name]) is int:  # a whole number in its range as it is
+            body.append(f"    elif not (type({v}) is int and {bounds[0]!r} <= {v} <= {bounds[1]!r}):")
+        else:
+            body.append("    else:")
+        body.append(f"        {v} = conv{i}({v}, where + {f': {name!r}'!r})")
+    body.append(f"    return cls({', '.join(positional + keywords)})")
+    exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
+    return env["load_one"]
+
+
+def _optional(tp: Any) -> Any:
+    """X of a hint `X | None` (None for any other hint)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        args = get_args(tp)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1 and len(args) == 2:
+            return inner[0]
+    return None
 
 
 def convert(tp: Any, v: Any, where: str, bounds: tuple[int, int] | None = None) -> Any:
@@ -108,9 +150,11 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
         if len(args) == 2 and args[1] is Ellipsis:
             each, as_is = _converter(args[0]), _as_is(args[0])
 
+            only = frozenset({as_is}) if as_is is not None and as_is is not float else frozenset()
+
             def many(v: Any, where: str) -> tuple:
                 _check(isinstance(v, list), v, where, "a list")
-                if as_is is not None and as_is is not float and all(type(x) is as_is for x in v):
+                if only and set(map(type, v)) <= only:  # the element types found in C
                     return tuple(v)  # the usual list of ranks or CPUs: every element as it is
                 return tuple(each(x, f"{where}[{i}]") for i, x in enumerate(v))
             return many
@@ -121,7 +165,7 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
         def fixed(v: Any, where: str) -> tuple:
             _check(isinstance(v, list), v, where, "a list")
             _check(len(v) == len(convs), v, where, f"a list of {len(convs)}")
-            if same is not None and all(type(x) is same for x in v):  # a pair of ranks
+            if same is not None and set(map(type, v)) <= {same}:  # a pair of ranks
                 return tuple(v)
             return tuple(c(x, f"{where}[{i}]") for i, (c, x) in enumerate(zip(convs, v)))
         return fixed
@@ -135,8 +179,8 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
             return lambda v, where: {str(k): value(x, f"{where}.{k}")
                                      for k, x in _check(isinstance(v, dict), v, where, "an object").items()}
         return lambda v, where: dict(_check(isinstance(v, dict), v, where, "an object"))
-    if dataclasses.is_dataclass(tp):
-        return lambda v, where: load(tp, v, where)
+    if dataclasses.is_dataclass(tp):  # looked up when called: a class may hold itself
+        return lambda v, where: _loader(tp)(v, where)
     raise TypeError(f"typed.convert does not know {tp!r}")
 
 
@@ -162,14 +206,9 @@ def dump(obj: Any) -> Any:
     kind = type(obj)
     if kind in _PLAIN:
         return obj
-    names = _names(kind)
-    if names is not None:
-        out = {}
-        for name in names:
-            v = getattr(obj, name)
-            if v is not None:
-                out[name] = v if type(v) in _PLAIN else dump(v)
-        return out
+    dumper = _dumper(kind, False)
+    if dumper is not None:
+        return dumper(obj)
     if kind is tuple or kind is list or (kind is not dict and isinstance(obj, (tuple, list))):
         return [x if type(x) in _PLAIN else dump(x) for x in obj]
     if kind is dict or isinstance(obj, Mapping):
@@ -179,7 +218,47 @@ def dump(obj: Any) -> Any:
     return obj
 
 
+def shallow(obj: Any) -> dict[str, Any]:
+    """The fields of a dataclass instance that are not None, as they are (nothing dumped): for a
+    serialiser that writes the values itself (orjson's `default`); TypeError for anything else."""
+    dumper = _dumper(type(obj), False, False)
+    if dumper is None:
+        raise TypeError(f"{type(obj)!r} is not a dataclass")
+    return dumper(obj)
+
+
+def fields_of(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of cls(**given) that are not None, as they are (nothing dumped), without making
+    the instance: a field not given takes its default (a class's __post_init__ checks are the
+    caller's). What an importer writes a million times, for orjson to serialise."""
+    dumper = _dumper(cls, True, False)
+    if dumper is None:
+        raise TypeError(f"{cls!r} is not a dataclass")
+    return dumper(given)
+
+
 @lru_cache(maxsize=None)
-def _names(kind: type) -> tuple[str, ...] | None:
-    """The fields of a dataclass (None for any other type; a dataclass itself is a `type`)."""
-    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+def _dumper(cls: type, from_fields: bool, deep: bool = True) -> Callable[[Any], dict[str, Any]] | None:
+    """`dump` of one dataclass (or, `from_fields`, of its fields' values in a mapping; not `deep`:
+    the values as they are), written out as Python once per class: each field read by name, not
+    by a loop of getattr calls. None for a type that is no dataclass."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    env: dict[str, Any] = {"plain": _PLAIN, "dump": dump}
+    body = ["def dump_one(obj):", "    out = {}"]
+    for i, f in enumerate(dataclasses.fields(cls)):
+        if not from_fields:
+            body.append(f"    v = obj.{f.name}")
+        elif f.default is not dataclasses.MISSING:
+            env[f"default{i}"] = f.default
+            body.append(f"    v = obj.get({f.name!r}, default{i})")
+        elif f.default_factory is not dataclasses.MISSING:
+            env[f"factory{i}"] = f.default_factory
+            body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else factory{i}()")
+        else:
+            body.append(f"    v = obj[{f.name!r}]")
+        body += ["    if v is not None:",
+                 f"        out[{f.name!r}] = " + ("v if type(v) in plain else dump(v)" if deep else "v")]
+    body.append("    return out")
+    exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
+    return env["dump_one"]
