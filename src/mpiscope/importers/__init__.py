@@ -167,7 +167,7 @@ def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int |
     count = 0
     for p in parsed.fields:  # each point's fields, written without making the Point (a million rows)
         key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
-        tool_bench, line = p["imported"].tool_benchmark, p["imported"].line
+        tool_bench, line = p["imported"]["tool_benchmark"], p["imported"]["line"]
         earlier = first.setdefault(key, (tool_bench, line))
         if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
             raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from mpiscope.util.errors import UsageError
+from mpiscope.util.typed import fields_of, load
 from mpiscope.records import Imported, Point, Rate, Stats
 
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",
@@ -160,19 +161,24 @@ class Parsed:
 
     @property
     def points(self) -> Iterator[Point]:
-        return (Point(**f) for f in self.fields)
+        return (load(Point, f, "imported point") for f in self.fields)
 
 
-def of_table(mapping: Mapping[str, Figure], t: Table) -> dict[str, Figure]:
-    """The part of `mapping` that names the table's columns, in the mapping's order: what
-    `point_fields` looks at for each of the table's rows."""
-    return {col: fig for col, fig in mapping.items() if col in t.columns}
+# A column's targets taken apart once per table: (record part, field name, target as written)
+Targets = tuple[tuple[str, str, str], ...]
 
 
-def point_fields(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Figure],
+def of_table(mapping: Mapping[str, Figure], t: Table) -> dict[str, Targets]:
+    """The part of `mapping` that names the table's columns, in the mapping's order, each target
+    taken apart: what `point_fields` looks at for each of the table's rows."""
+    return {col: tuple((*target.partition(".")[::2], target) for target in fig.targets)
+            for col, fig in mapping.items() if col in t.columns}
+
+
+def point_fields(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Targets],
                  time_from_rate: str | None = None, time_from_msgs: str | None = None,
                  extra: Mapping[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
-    """The fields of the point of one row (Point(**fields); the import writes them as they are,
+    """The fields of the point of one row (load(Point, fields); the import writes them as they are,
     `records.model.point_line`): the tool's figures in the fields that hold the same figure (`mapping`,
     by column), the estimate the tool's mean (its median when it gives one), the bandwidth derived
     from it where the tool gave none. `time_from_rate`/`time_from_msgs`: the column (MB/s, messages/s) a time per operation
@@ -189,12 +195,12 @@ def point_fields(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Fig
     overlap: dict[str, float] = {}
     fields: dict[str, str] = {}
     msg_rate = None
-    for col, fig in mapping.items():
-        if col not in row.figures:
+    figures = row.figures
+    for col, targets in mapping.items():
+        if col not in figures:
             continue
-        v = row.figures[col]
-        for target in fig.targets:
-            where, _, name = target.partition(".")
+        v = figures[col]
+        for where, name, target in targets:
             if where == "time_us":
                 stats[name] = int(v) if name == "n" else v
             elif where == "bw_MBps":
@@ -230,10 +236,14 @@ def point_fields(t: Table, row: Row, path: Path | str, mapping: Mapping[str, Fig
         details["overlap"] = overlap
     details.update({k.lower(): v for k, v in row.text.items()})  # validation: Pass | Fail
     details.update(extra or {})
-    imported = Imported(tool=t.tool, tool_benchmark=t.tool_benchmark, file=source or str(path), line=row.line,
-                        tool_version=t.tool_version, figures=dict(row.figures), fields=fields)
-    return dict(benchmark=t.benchmark, size=size, ranks=ranks, time_us=Stats(**stats), family=family_of(t.benchmark),
-                variant=t.variant, participants=tuple(range(ranks)), sample_from="imported",
-                ops_per_event=1.0, bytes_per_op=per_op, bw_MBps=Rate(**rate) if rate else None,
+    # the nested records as the fields their classes would hold (typed.fields_of: defaults filled
+    # in, None left out), not instances: a million rows are written, not kept
+    imported = fields_of(Imported, dict(tool=t.tool, tool_benchmark=t.tool_benchmark, file=source or str(path),
+                                        line=row.line, tool_version=t.tool_version, figures=dict(row.figures),
+                                        fields=fields))
+    return dict(benchmark=t.benchmark, size=size, ranks=ranks, time_us=fields_of(Stats, stats),
+                family=family_of(t.benchmark), variant=t.variant, participants=list(range(ranks)),
+                sample_from="imported", ops_per_event=1.0, bytes_per_op=per_op,
+                bw_MBps=fields_of(Rate, rate) if rate else None,
                 msg_rate=msg_rate, converged=False, stop_reason="imported", estimate=estimate, imported=imported,
                 details=details)

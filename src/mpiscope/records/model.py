@@ -339,9 +339,10 @@ def to_json(rec: Record) -> dict[str, Any]:
 
 
 def point_line(given: Mapping[str, Any]) -> bytes:
-    """The line of records.jsonl that holds Point(**given), made without the Point (an import
-    writes a million): to_json's object as orjson writes it, the nested records (Stats, Rate,
-    Imported) as their fields that are not None (the same bytes as orjson.dumps(to_json(p)))."""
+    """The line of records.jsonl that holds the point of these fields, made without the Point (an
+    import writes a million): to_json's object as orjson writes it, the nested records (Stats,
+    Rate, Imported), given as instances or as their fields (`typed.fields_of`), written as their
+    fields that are not None (the same bytes as orjson.dumps(to_json(p)))."""
     _check_estimate(given.get("estimate", "median"))
     return orjson.dumps(_stored(Point, fields_of(Point, given)), default=shallow,
                         option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_APPEND_NEWLINE)
