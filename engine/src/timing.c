@@ -181,10 +181,6 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
         MPI_Request req;
         if (root_samples) {
             if (c->rank == 0) memcpy(t->combined + n, x, (size_t)batch * sizeof *x);
-        } else if (sim_active()) {
-            /* SMPI's MPI_Ireduce costs host time as ranks^3 (8 bytes: 3.4 s at 1024 ranks, 28 s at
-             * 2048); a simulated rank holds no core while it waits, so blocking costs nothing */
-            MPI_CHECK(MPI_Reduce(x, t->combined + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0, c->comm));
         } else {
             MPI_CHECK(MPI_Ireduce(x, t->combined + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0, c->comm, &req));
             wait_request(&req, !active);
