@@ -71,6 +71,16 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
     skips = [r for r in records if r["type"] == "skip"]
     assert skips and all("simulated" in s["reason"] for s in skips)  # memcpy: the host's, not the platform's
     assert records[-1]["type"] == "end"
+    # every rank's facts reach rank 0's context record (gathered there, not allgathered)
+    assert context["hosts"] == [f"node-{i}" for i in range(16)]
+    assert [r["host"] for r in context["ranks"]] == context["hosts"] and context["ranks_by_host"] == [[i] for i in
+                                                                                                   range(16)]
+    # the algorithms the adapter names, one rank a node, take the mpich selector's simulated times
+    selector = simulate(smpi_engine, 16, "fattree:nodes=16,per-switch=4", "allreduce", "bcast", "--sizes", "8,64K",
+                        launcher_args=("--cfg=smpi/coll-selector:mpich",))
+    median = {(p["benchmark"], p["size"]): p["time_us"]["median"] for p in points}
+    assert {(p["benchmark"], p["size"]): pytest.approx(median[(p["benchmark"], p["size"])], rel=1e-3)
+            for p in selector if p["type"] == "point"} == median
 
 
 @needs_simgrid
@@ -85,6 +95,18 @@ def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine, pla
     # nodes 0 and 1 cross node 1's link, 10 times slower: (1 + 10) us instead of (1 + 1) us; 2 and 3 do not
     assert time_us(slow, "0,1,2,3") - time_us(platform, "0,1,2,3") == pytest.approx(9.0, rel=0.05)
     assert time_us(slow, "2,3,0,1") == pytest.approx(time_us(platform, "2,3,0,1"), rel=1e-3)
+
+
+@needs_simgrid
+def test_the_written_fat_tree_picks_the_top_switch_as_simgrid_does(smpi_engine):
+    # a fault on a node outside the job makes mpiscope write the fat tree link by link; with two
+    # top switches the alltoall's flows must share the up links as on SimGrid's own zone, which
+    # picks the top switch by destination node (picking it by destination leaf: 116.1 us, not 85.6)
+    def alltoall_us(platform: str) -> float:
+        records = simulate(smpi_engine, 8, platform, "alltoall", "--sizes", "64K")
+        return next(r for r in records if r["type"] == "point")["time_us"]["median"]
+    assert alltoall_us("fattree:nodes=12,per-switch=4,top=2,slow-link=10") == pytest.approx(
+        alltoall_us("fattree:nodes=12,per-switch=4,top=2"), rel=1e-3)
 
 
 @pytest.mark.parametrize("text, fragment", [
@@ -149,6 +171,13 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
     mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
                                                 extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
     assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins
+    # named algorithms spare SimGrid's node discovery; a given one wins, a given selector drops all
+    assert "--cfg=smpi/allreduce:rdb" not in argv and {"--cfg=smpi/bcast:binomial_tree",
+                                                       "--cfg=smpi/reduce:binomial"} <= set(argv)
+    assert {"--cfg=smpi/allreduce:rdb", "--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/reduce:binomial"} <= set(mine)
+    ompi = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
+                                                extra_args=["--cfg=smpi/coll-selector:ompi"])).argv
+    assert not [a for a in ompi if a.startswith(("--cfg=smpi/allreduce", "--cfg=smpi/bcast", "--cfg=smpi/reduce"))]
     with pytest.raises(UsageError, match="leave out --hosts"):
         Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2, hosts=["a", "b"]))
 

@@ -94,6 +94,10 @@ def main() -> int:
                              "error_pingpong": predicted / measured - 1, "error_fitted": fitted / measured - 1})
         print(f"  {coll} {model} ({smpi}) done; fitted at {a.fit_ranks} ranks: alpha {own.alpha_us:.3g} us, "
               f"{1 / own.beta_us_per_byte if own.beta_us_per_byte else float('inf'):.0f} MB/s", file=sys.stderr, flush=True)
+        # each algorithm's rows as they come: a launch at thousands of ranks can outlast the session
+        for row in (r for r in rows if (r["collective"], r["algorithm"]) == (coll, model)):
+            print("  " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                  file=sys.stderr, flush=True)
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 180, "display.max_rows", 500):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

@@ -25,7 +25,7 @@ typedef struct world {
     const char *order;       /* launch, block, cyclic or list */
     int *launch_rank;        /* each rank's rank in MPI_COMM_WORLD */
     int rank, nranks;
-    rank_info_t *ranks;      /* every rank's, on every rank */
+    rank_info_t *ranks;      /* every rank's on rank 0; elsewhere only its own (the others zeros) */
     int *host_of;            /* host index of each rank */
     int nhosts;
     int ranks_on_my_host;

@@ -135,15 +135,18 @@ static void setup_for(bench_ctx_t *c)
     for (int odd = 0; odd < 2; odd++) {
         int **p[6] = {&l->cnt[odd], &l->dsp[odd], &l->scnt[odd], &l->sdsp[odd], &l->rcnt[odd], &l->rdsp[odd]};
         for (int i = 0; i < 6; i++) *p[i] = mem + (size_t)n * (size_t)(odd * 6 + i);
-        int next = 0;
+        int next = 0, before = 0;
         for (int r = 0; r < n; r++) {
             l->cnt[odd][r] = odd ? uneven(k, r, n) : (int)k;
             l->dsp[odd][r] = odd ? next + r : (int)(r * k);
             next += l->cnt[odd][r];
             l->scnt[odd][r] = a2a_count(k, c->rank, r, n, odd);
-            l->sdsp[odd][r] = a2a_displ(k, c->rank, r, n, odd);
+            /* a2a_displ(k, c->rank, r, n, odd) as a running sum: calling it per block cost every
+             * rank ranks^2 steps, every collective's setup (35 of 49 host s at 2048 simulated ranks) */
+            l->sdsp[odd][r] = odd ? r + before : (int)(r * k);
+            before += l->scnt[odd][r];
             l->rcnt[odd][r] = a2a_count(k, r, c->rank, n, odd);
-            l->rdsp[odd][r] = a2a_displ(k, c->rank, r, n, odd);
+            l->rdsp[odd][r] = l->sdsp[odd][r];
         }
     }
     l->rs = mem + (size_t)n * 12;

@@ -18,6 +18,15 @@ DEFAULT_PLATFORM = "cluster"
 # post a message to every rank and wait on all of them (an allgather of 4 B at 64 ranks took
 # 10 host seconds a point, and grows as ranks^3); `smpi/coll-selector` or `smpi/<coll>` given wins.
 DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning")
+# Under the mpich selector SimGrid runs its SMP-aware two-level bcast, reduce and allreduce on
+# any communicator but a node's own, and their first call finds the nodes with two ring
+# allgathers: ranks^2 messages (33 host seconds at 1024 ranks, about ranks^2.7; 4096 ranks wrote
+# no point in 27 CPU minutes). With one rank a node the two levels are one: allreduce is
+# recursive doubling and bcast a binomial tree at every size (the same simulated times,
+# measured), so those are named, and the discovery never runs. Reduce on one rank a node is
+# MPICH's rule (binomial below 2 KiB, scatter-gather above), which no one setting names: it
+# is binomial here. A given smpi/<collective> wins, and a given selector (mpich too) drops all three.
+SMP_FREE = ("--cfg=smpi/allreduce:rdb", "--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/reduce:binomial")
 # The block SMPI maps over every shared payload again and again (the engine allocates whole
 # blocks, sim.c): larger blocks need fewer of the kernel's 65,530 mappings, but every mapping is
 # populated up front, so a 4-byte point maps a whole block per rank (1 GiB blocks: 138 host
@@ -40,7 +49,8 @@ class Smpirun(Launcher):
         if hostfile is None:
             raise UsageError(f"--platform {platform.description}: give --hostfile naming its hosts, one a line")
         given = " ".join(job.extra_args)
-        cfg = [a for a in (*DEFAULT_CFG, f"{BLOCK_KEY}:{SHARED_BLOCK}") if a.split(":")[0] not in given]
+        smp_free = () if "smpi/coll-selector" in given else SMP_FREE
+        cfg = [a for a in (*DEFAULT_CFG, *smp_free, f"{BLOCK_KEY}:{SHARED_BLOCK}") if a.split(":")[0] + ":" not in given]
         block = next((a.split(":", 1)[1] for a in job.extra_args if a.startswith(BLOCK_KEY + ":")), str(SHARED_BLOCK))
         argv = [str(self.path), "-np", str(job.ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                 *cfg, *job.extra_args, *job.program]

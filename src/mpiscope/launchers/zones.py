@@ -15,16 +15,17 @@ from collections.abc import Callable
 Hop = tuple[str, str]
 
 
-def leaf_zones(p: dict[str, str], per_zone: int, name: Callable[[int], str], link: dict[str, str],
+def leaf_zones(p: dict[str, str], members: list[list[int]], name: Callable[[int], str], link: dict[str, str],
                slow: dict[str, str]) -> list[str]:
-    """One Cluster zone per switch, its nodes' full-duplex links to it; `link` holds the
-    bandwidth and latency attributes of a link, `slow` those of the slow node's."""
+    """One Cluster zone per switch (zone z holds the nodes members[z]), its nodes' full-duplex
+    links to it; `link` holds the bandwidth and latency attributes of a link, `slow` those of the
+    slow node's."""
     bad = p.get("slow-link") or p.get("slow-node")
     lines = []
-    for z in range(int(p["nodes"]) // per_zone):
+    for z, nodes in enumerate(members):
         lines.append(f' <zone id="{name(z)}" routing="Cluster">')
         lines.append(f'  <router id="{name(z)}-switch"/>')
-        for i in range(z * per_zone, (z + 1) * per_zone):
+        for i in nodes:
             figures = slow if bad and i == int(bad) else link
             speed = slow["speed"] if p.get("slow-node") and i == int(bad) else p["speed"]
             lines.append(f'  <host id="node-{i}" speed="{speed}"/>')
@@ -50,15 +51,33 @@ def routes(zones: int, name: Callable[[int], str], route: Callable[[int, int], l
 
 def fattree(p: dict[str, str], link: dict[str, str], slow: dict[str, str]) -> str:
     """Leaf switches of per-switch nodes, each linked to every one of `top` top switches; a
-    route between two leaves goes up to top switch (destination leaf mod top) and down. SimGrid's
-    zone spreads by destination node (d-mod-k): with top > 1 the routes differ, not their length."""
+    route between two leaves goes up to top switch (destination node mod top) and down, as
+    SimGrid's zone picks it (d-mod-k). A zoneRoute knows zones, not nodes: with top > 1 each
+    leaf is written as `top` zones, its nodes by their index mod top, joined by a link of no
+    latency and a thousand times the bandwidth (SimGrid forbids an empty route), which adds
+    nothing to a route's time."""
     per, top = int(p["per-switch"]), int(p["top"])
     leaves = int(p["nodes"]) // per
-    name = "leaf-{}".format
-    lines = ['<zone id="fat_tree" routing="Full">', *leaf_zones(p, per, name, link, slow)]
+    # zone z: (leaf, nodes' index mod top), the zones with no node left out
+    zones = [(leaf, t) for leaf in range(leaves) for t in range(top)
+             if any(i % top == t for i in range(leaf * per, (leaf + 1) * per))]
+    members = [[i for i in range(leaf * per, (leaf + 1) * per) if i % top == t] for leaf, t in zones]
+    name = ("leaf-{}".format if top == 1 else lambda z: "leaf-{}-{}".format(*zones[z]))
+    lines = ['<zone id="fat_tree" routing="Full">', *leaf_zones(p, members, name, link, slow)]
     lines += [f' <link id="up-{leaf}-{t}" bandwidth="{link["bandwidth"]}" latency="{link["latency"]}" '
               f'sharing_policy="SPLITDUPLEX"/>' for leaf in range(leaves) for t in range(top)]
-    lines += routes(leaves, name, lambda a, b: [(f"up-{a}-{b % top}", "UP"), (f"up-{b}-{b % top}", "DOWN")])
+    if top > 1:
+        wide = f'{1000 * float(link["bandwidth"].removesuffix("Bps")):.6g}Bps'
+        lines += [f' <link id="fabric-{leaf}" bandwidth="{wide}" latency="0s" sharing_policy="SPLITDUPLEX"/>'
+                  for leaf in range(leaves)]
+
+    def route(a: int, b: int) -> list[Hop]:
+        (la, ta), (lb, tb) = zones[a], zones[b]
+        if la == lb:
+            return [(f"fabric-{la}", "UP" if ta < tb else "DOWN")]
+        return [(f"up-{la}-{tb}", "UP"), (f"up-{lb}-{tb}", "DOWN")]
+
+    lines += routes(len(zones), name, route)
     return "\n".join([*lines, "</zone>"]) + "\n"
 
 
@@ -85,7 +104,8 @@ def dragonfly(p: dict[str, str], link: dict[str, str], slow: dict[str, str]) -> 
         return hops
 
     figures = f'bandwidth="{link["bandwidth"]}" latency="{link["latency"]}" sharing_policy="SPLITDUPLEX"'
-    lines = ['<zone id="dragonfly" routing="Full">', *leaf_zones(p, per, name, link, slow)]
+    members = [list(range(z * per, (z + 1) * per)) for z in range(int(p["nodes"]) // per)]
+    lines = ['<zone id="dragonfly" routing="Full">', *leaf_zones(p, members, name, link, slow)]
     lines += [f' <link id="local-{g}-{a}-{b}" {figures}/>' for g in range(groups) for a in range(routers)
               for b in range(a + 1, routers)]
     lines += [f' <link id="global-{a}-{b}" {figures}/>' for a in range(groups) for b in range(a + 1, groups)]
