@@ -112,8 +112,11 @@ def test_resume_measures_the_launches_a_run_still_lacks(cli, tmp_path):
 def test_a_deadlock_found_in_one_launch_is_not_waited_for_in_the_next(cli_process, openmpi_prefix, tmp_path):
     # a real process, as before the command ran in-process: in-process it failed 2 of 3 times on a
     # machine at load 25 (a ringcs1 time-out in launch 2), for a cause not found yet
+    # --timeout 10: with nothing of its series measured yet, the engine's own limit for the first
+    # point a shuffled launch reaches assumes 10 ms an event (40-80 s for a deadlock at 2-4 KiB)
     r = cli_process("run", "--mpi", "openmpi", "-n", "2", "-b", "ringcs1,ringcs2", "--sizes", "256:4K",
             "--env", "OMPI_MCA_btl_sm_eager_limit=1024", "--max-time", "0.05", "--launches", "3",
+            "--engine-args=--timeout 10",
             "--no-progress", "--no-report", "--runs-dir", str(tmp_path), timeout=400)
     assert r.returncode == 0, r.stderr
     recs = records_of(only_run(tmp_path))

@@ -104,7 +104,7 @@ def main() -> int:
         for fit in ("pingpong", "fitted"):
             summary = (table.assign(abs_error=table[f"error_{fit}"].abs())
                        .groupby(["collective", "algorithm", "ranks"]).abs_error.median().unstack("ranks"))
-            print(f"\nmedian |predicted / simulated - 1| over sizes, by ranks, alpha and beta "
+            print("\nmedian |predicted / simulated - 1| over sizes, by ranks, alpha and beta "
                   + ("from the 2-rank pingpong:" if fit == "pingpong" else f"fitted per algorithm at {a.fit_ranks} ranks:"))
             print(summary.to_string(float_format=lambda v: f"{100 * v:.1f} %"))
     return 0

@@ -5,7 +5,7 @@ lists them; the terminal prints them as one block after the run (`print_warnings
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping, Sequence, TypeVar
+from typing import Sequence, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
