@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
 
@@ -141,6 +141,12 @@ class _Stored:
     names: set[tuple[str, str]] = field(default_factory=set)
     files: list[dict[str, Any]] = field(default_factory=list)
 
+    def note(self, tool_benchmark: str, benchmark: str, ranks: int, variant: str | None) -> None:
+        """A point of the tool's benchmark stored as mpiscope's `benchmark` on `ranks`."""
+        self.benchmarks[benchmark] = None
+        self.ranks.add(ranks)
+        self.names.add((tool_benchmark, benchmark + (f" {variant}" if variant else "")))
+
     def meta(self, run_id: str, mpi_label: str | None) -> "RunMeta":
         from mpiscope import __version__
         from mpiscope.store.runs import RunMeta, utc_now
@@ -157,6 +163,26 @@ def _line(rec: Record) -> bytes:
     return orjson.dumps(to_json(rec)) + b"\n"
 
 
+def _store_point(path: Path, p: dict[str, Any], first: dict[tuple, tuple[str, int]], out: BinaryIO,
+                 stored: _Stored) -> None:
+    """One point written to `out`, tagged when an earlier file or another of the tool's benchmarks
+    holds its key; ImportFailed when the file repeats a row."""
+    key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
+    tool_bench, line = p["imported"]["tool_benchmark"], p["imported"]["line"]
+    earlier = first.setdefault(key, (tool_bench, line))
+    if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
+        raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "
+                                       f"{line}): a file holds one row per size; split the runs into "
+                                       f"files of their own and import each")
+    if key in stored.keys:  # an earlier file holds this point too: a configuration of its own
+        p = {**p, "tag": {**p.get("tag", {}), "file": path.name}}
+    elif earlier[0] != tool_bench:
+        # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
+        p = {**p, "tag": {**p.get("tag", {}), "tool_benchmark": tool_bench}}
+    out.write(point_line(p))
+    stored.note(tool_bench, p["benchmark"], p["ranks"], p.get("variant"))
+
+
 def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int | None, out: BinaryIO,
                 stored: _Stored) -> None:
     """One file's context, points and end record written to `out` as each point is made."""
@@ -165,24 +191,19 @@ def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int |
     out.write(_line(_context(parsed.tables, path, mpi_label, ranks)))
     first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
     count = 0
-    for p in parsed.fields:  # each point's fields, written without making the Point (a million rows)
-        key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
-        tool_bench, line = p["imported"]["tool_benchmark"], p["imported"]["line"]
-        earlier = first.setdefault(key, (tool_bench, line))
-        if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
-            raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "
-                                           f"{line}): a file holds one row per size; split the runs into "
-                                           f"files of their own and import each")
-        if key in stored.keys:  # an earlier file holds this point too: a configuration of its own
-            p = {**p, "tag": {**p.get("tag", {}), "file": path.name}}
-        elif earlier[0] != tool_bench:
-            # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
-            p = {**p, "tag": {**p.get("tag", {}), "tool_benchmark": tool_bench}}
-        out.write(point_line(p))
-        stored.benchmarks[p["benchmark"]] = None
-        stored.ranks.add(p["ranks"])
-        stored.names.add((tool_bench, p["benchmark"] + (f" {p['variant']}" if p.get("variant") else "")))
-        count += 1
+    for chunk in parsed.chunks:
+        t = chunk.t
+        keys = list(zip(repeat(t.benchmark), chunk.sizes, repeat(t.ranks), repeat(t.variant)))
+        if (chunk.ok and len(set(keys)) == len(keys) and first.keys().isdisjoint(keys)
+                and stored.keys.isdisjoint(keys)):  # no row repeats a point, none needs a tag: the lines at once
+            first.update(zip(keys, zip(repeat(t.tool_benchmark), chunk.lines)))
+            out.write(chunk.text())
+            stored.note(t.tool_benchmark, t.benchmark, t.ranks, t.variant)
+            count += chunk.rows
+            continue
+        for i in range(chunk.rows):
+            _store_point(path, chunk.fields(i), first, out, stored)
+            count += 1
     out.write(_line(End(points=count)))
     stored.keys.update(first)
     stored.points += count
