@@ -45,13 +45,26 @@ def _read(path: Path) -> str:
 def detect(path: Path, text: str | None = None) -> str:
     """'osu' or 'imb' from the file's first lines; ImportFailed when it is neither."""
     text = _read(path) if text is None else text
-    lines = [x for x in text.splitlines() if x.strip()]
+    lines = _head(text)
     for fmt, parser in _PARSERS.items():
         if parser.looks_like(lines):
             return fmt
     first = next((i for i, x in enumerate(text.splitlines(), 1) if x.strip()), 1)
     raise ImportFailed(path, first, "neither OSU Micro-Benchmarks 7.x nor Intel MPI Benchmarks 2021 output "
                                     "(no '# OSU MPI ... Test' title, no 'Intel(R) MPI Benchmarks' header)")
+
+
+def _head(text: str) -> list[str]:
+    """The first five lines that are not blank, as text.splitlines() has them (what the tools'
+    titles are looked for in), split from as little of the text as holds them: a file of a
+    million lines is split once, by its parser."""
+    end = 0
+    while True:
+        end = min(len(text), max(2 * end, 4096))
+        cut = text.rfind("\n", 0, end) + 1 if end < len(text) else end  # whole lines only
+        head = list(islice(filter(str.strip, text[:cut].splitlines()), 5))
+        if len(head) == 5 or end == len(text):
+            return head
 
 
 def parse_file(path: Path | str, fmt: str | None = None, ranks: int | None = None) -> list[Point]:
@@ -70,7 +83,7 @@ def _parse(path: Path, fmt: str | None, ranks: int | None, source: str | None = 
                                        "if the line is complete)")
     if fmt is not None and fmt not in _PARSERS:
         raise ImportFailed(path, 0, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
-    head = list(islice(filter(str.strip, text.splitlines()), 5))  # what the tools' titles are looked for in
+    head = _head(text)
     other = [f for f, parser in _PARSERS.items() if f != fmt and parser.looks_like(head)]
     if fmt is not None and other:
         raise ImportFailed(path, 1, f"--format {fmt}, but this is {TOOL_NAMES[other[0]]} output")

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -150,9 +150,10 @@ class Table:
     figures: dict[str, np.ndarray] = field(default_factory=dict)  # the numeric columns, by heading
     text: dict[str, list[str]] = field(default_factory=dict)      # the columns of words
 
-    def add(self, line: int, text: str) -> None:
-        self.lines.append(line)
-        self.cells.append(text)
+    def add(self, lines: Iterable[int], texts: Iterable[str]) -> None:
+        """Data lines (their numbers, their text), in the file's order."""
+        self.lines += lines
+        self.cells += texts
 
     @property
     def rows(self) -> int:
@@ -225,7 +226,7 @@ class Figure:
         object.__setattr__(self, "targets", targets)
 
 
-CHUNK = 1 << 16  # rows worked out and written at once: tens of MB of lines, not a million points
+CHUNK = 1 << 11  # rows worked out and written at once: a MB or two of lines (bigger writes cost the kernel more in fresh pages than they save)
 
 
 @dataclass

@@ -151,7 +151,7 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
             continue
         if current is None or not in_rows:
             raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{s[:60]}'")
-        current.add(n, s)
+        current.add((n,), (s,))
     for t in tables:
         _settle(path, t)
     if version is None:

@@ -3,6 +3,7 @@ columns (one table per file); `-z` adds P50/P90/P99 columns, `-f` Min, Max and I
 from __future__ import annotations
 
 import re
+from itertools import compress, islice
 from pathlib import Path
 
 from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
@@ -106,7 +107,8 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
     lines = text.splitlines()
     table: Table | None = None
     facts: dict[str, str] = {}
-    for number_, raw in enumerate(lines, 1):
+    numbered = enumerate(lines, 1)
+    for number_, raw in numbered:
         s = raw.strip()
         if not s:
             continue
@@ -143,7 +145,12 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
             continue
         if not table.columns:
             raise ImportFailed(path, number_, f"a data line before the column heading: '{s[:60]}'")
-        table.add(number_, s)  # its cells read column by column (`settle`) once the table is whole
+        # the table's data lines, taken at once up to the next comment (or the end): blank lines left
+        # out, their cells read column by column (`settle`) once the table is whole
+        rest = list(map(str.strip, lines[number_ - 1:]))
+        end = next((j for j, x in enumerate(rest) if x.startswith("#")), len(rest))
+        table.add(compress(range(number_, number_ + end), rest[:end]), compress(rest[:end], rest[:end]))
+        next(islice(numbered, end - 1, end - 1), None)  # on at the comment, which the loop reads
     if table is None:
         raise ImportFailed(path, 1, "empty file: not OSU Micro-Benchmarks output")
     settle(path, table, "Size", WORDS, _row)
