@@ -409,7 +409,7 @@ class Points:
         for a, b in zip(starts, [*starts[1:], self.rows]):
             code = int(self.code[a])
             if code not in templates:
-                templates[code] = self._template(a)
+                templates[code] = self.template(a)
             template = templates[code]
             if template is None:
                 out += [point_line(self.fields(i)) for i in range(a, b)]
@@ -417,7 +417,7 @@ class Points:
                 out.append(template.lines([cells[id(self.values[slot])][a:b] for slot in template.slots]))
         return b"".join(out)
 
-    def _template(self, i: int) -> PointLines | None:
+    def template(self, i: int) -> PointLines | None:
         """The lines of the rows of row i's code: its point with its values in slots; None when that
         does not write row i's own line (a value of the table's that shares a slot's place)."""
         given = self.fields(i)
