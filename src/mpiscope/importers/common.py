@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -65,6 +65,9 @@ for _name in SIZELESS:
     _BYTES[_name] = lambda x, n: 8
 
 
+MAX_SIZE = 2**31 - 1  # an MPI count
+
+
 class ImportFailed(UsageError):
     """A file that is not the tool's output, or is damaged: the message names the file and line."""
 
@@ -97,9 +100,10 @@ def rma_sync(text: str) -> str | None:
     return next((mode for word, mode in RMA_SYNC if word in low), None)
 
 
-def bytes_per_op(benchmark: str, size: int, ranks: int) -> float:
-    """The engine's bytes per operation for a mapped benchmark; the size for the tool's own."""
-    return float(_BYTES.get(benchmark, lambda x, n: x)(size, ranks))
+def bytes_per_op(benchmark: str, sizes: Sequence[int], ranks: int) -> list[float]:
+    """The engine's bytes per operation for a mapped benchmark at each size; the size for the tool's own."""
+    per_op = _BYTES.get(benchmark, lambda x, n: x)
+    return [float(per_op(x, ranks)) for x in sizes]
 
 
 def number(text: str, path: Path | str, line: int, column: str) -> float:
@@ -116,7 +120,7 @@ def size_of(text: str, path: Path | str, line: int) -> int:
     if not text.isdecimal():  # what re's \d+ matches, without a regular expression per row
         raise ImportFailed(path, line, f"message size '{text}' is not a whole number of bytes")
     size = int(text)
-    if size > 2**31 - 1:
+    if size > MAX_SIZE:
         raise ImportFailed(path, line, f"message size {size} is beyond an MPI count")
     return size
 
@@ -159,10 +163,6 @@ class Table:
     def rows(self) -> int:
         return len(self.lines)
 
-    def row(self, i: int) -> Row:
-        return Row(self.lines[i], self.sizes[i], {c: float(a[i]) for c, a in self.figures.items()},
-                   {c: words[i] for c, words in self.text.items()})
-
 
 RowReader = Callable[[Path, int, str, list[str]], Row]  # a parser's reading of one line: a Row or ImportFailed
 
@@ -179,7 +179,7 @@ def settle(path: Path | str, t: Table, size_column: str, words: Mapping[str, tup
     split = list(map(str.split, texts))
     if not _columns(t, split, size_column, words):
         rows = [read_row(Path(path), line, s, t.columns) for line, s in zip(t.lines, texts)]
-        # only when a check above were stricter than read_row's: the rows as it read them
+        # past here only if a check above were stricter than read_row's: the rows as it read them
         t.sizes = [r.size for r in rows]
         t.figures = {c: np.array([r.figures[c] for r in rows], dtype=float) for c in rows[0].figures} if rows else {}
         t.text = {c: [r.text[c] for r in rows] for c in words if c in t.columns}
@@ -198,7 +198,7 @@ def _columns(t: Table, split: list[list[str]], size_column: str, words: Mapping[
             if not all(map(str.isdecimal, cells)):
                 return False
             sizes = list(map(int, cells))
-            if sizes and max(sizes) > 2**31 - 1:
+            if sizes and max(sizes) > MAX_SIZE:
                 return False
         elif col in words:
             if not set(cells) <= set(words[col]):
@@ -226,7 +226,9 @@ class Figure:
         object.__setattr__(self, "targets", targets)
 
 
-CHUNK = 1 << 11  # rows worked out and written at once: a MB or two of lines (bigger writes cost the kernel more in fresh pages than they save)
+# rows worked out and written at once: a MB or two of lines (bigger writes cost the kernel more in
+# fresh pages than they save)
+CHUNK = 1 << 11
 
 
 @dataclass
@@ -279,10 +281,10 @@ class Points:
         self.lines = t.lines[lo:hi]
         self.rows = len(self.lines)
         tool_sizes = t.sizes[lo:hi]
-        self.sizeless = t.benchmark in SIZELESS  # the engine's row is sizeless (size 0): the tool's size stays in details
+        # the engine's row is sizeless (size 0): the tool's size stays in details
+        self.sizeless = t.benchmark in SIZELESS
         self.sizes = [0] * self.rows if self.sizeless else tool_sizes
-        per_op_bytes = _BYTES.get(t.benchmark, lambda x, n: x)
-        per_op_list = [float(per_op_bytes(x, t.ranks)) for x in tool_sizes]
+        per_op_list = bytes_per_op(t.benchmark, tool_sizes, t.ranks)
         per_op = np.array(per_op_list, dtype=float)
         figures = {c: a[lo:hi] for c, a in t.figures.items()}
         listed = {c: a.tolist() for c, a in figures.items()}  # one list per column, whatever slots it fills
@@ -315,13 +317,13 @@ class Points:
                     self.msg_rate = True
                     values["msg_rate",] = listed[col]
                 self.fields_map[target] = col
-        self.stat_names = [name for name in stats]
+        self.stat_names = list(stats)
         self.src = np.zeros(self.rows, dtype=np.int64)  # where the time comes from: 0 a column, 1 msgs, 2 a rate
         self.derived_time = {1: f"derived: 10^6 x pairs / {time_from_msgs}",
                              2: f"derived: bytes_per_op / {time_from_rate}"}
         timed = "mean" in stats  # by a column: else a row whose time cannot be derived is refused
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # lanes np.where leaves out
-            if "mean" not in stats:
+            if not timed:
                 mean = np.full(self.rows, np.nan)
                 if time_from_msgs and time_from_msgs in figures:
                     # messages/s over all pairs: one operation (a message of each pair) takes pairs / rate
