@@ -570,3 +570,27 @@ def test_an_import_says_what_it_stored_without_reading_the_run_back(tmp_path):
     assert done.points == len(points) == json.loads((done.path / "run.json").read_text())["points"]
     assert set(done.names) == {(p.imported.tool_benchmark, p.benchmark) for p in points}
     assert sum(p.tag.get("file") == "osu-7.4_latency-z_mpich.txt" for p in points) > 0  # its own configuration
+
+
+# tables the samples do not hold: -c's words (a size 0, a time 0, Pass and Fail mixed), a sizeless row
+MADE = {"osu-checked.txt": "# OSU MPI Latency Test v7.4\n# Size       Avg Latency(us)        Validation\n"
+                           "0   1.00   Pass\n1   2.00   Fail\n2   0.00   Pass\n4   3.50   Pass\n8   4.25   Fail\n",
+        "osu-fop.txt": "# OSU MPI_Fetch_and_op latency Test v7.4\n# Window creation: MPI_Win_allocate\n"
+                       "# Synchronization: MPI_Win_lock/unlock\n# Size          Latency (us)\n8      2.31\n"}
+
+
+@pytest.mark.parametrize("name", [p.name for p in OSU + IMB] + list(MADE))
+def test_a_tables_lines_are_written_from_a_template_per_kind_of_row(name, tmp_path, monkeypatch):
+    """An import writes a table's rows from one template per kind of row (records.PointLines): the
+    bytes point_line writes for each row's point, over chunks of a few rows: latency, -z medians,
+    rates, messages/s, collectives with -f, overlap, one-sided, IMB's four parts, -c, sizeless."""
+    from mpiscope.importers import common, imb, osu
+    from mpiscope.records import point_line
+    path = DATA / name if name not in MADE else tmp_path / name
+    if name in MADE:
+        path.write_text(MADE[name])
+    monkeypatch.setattr(common, "CHUNK", 3)  # rows of a kind across chunks, chunks of several kinds
+    parser = osu if name.startswith("osu") else imb
+    for chunk in parser.parse(path, path.read_text(), 4 if "allreduce" in name else None).chunks:
+        assert all(chunk.template(i) is not None for i in range(chunk.rows))
+        assert chunk.text() == b"".join(point_line(chunk.fields(i)) for i in range(chunk.rows))

@@ -7,14 +7,15 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import orjson
 import pytest
 
-from mpiscope.records import (Check, Context, End, Failure, Imported, Pair, Point, RankPlace, Rate, RecordError, Skip,
-                              Stats, Timeout, parse_record, point_line, read_records, to_json)
+from mpiscope.records import (Check, Context, End, Failure, Imported, Pair, Point, PointLines, RankPlace, Rate,
+                              RecordError, Skip, Stats, Timeout, json_cells, parse_record, point_line, read_records,
+                              to_json)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "engine.md"
 
@@ -165,3 +166,40 @@ def test_a_point_line_is_the_line_of_its_point(record):
     assert parse_record(orjson.loads(point_line(every))) == record
     with pytest.raises(RecordError, match="'estimate' must be one of"):
         point_line({**every, "estimate": "mode"})
+
+
+# where the points of one template differ, for each kind of point above; the values they take
+VARYING = {"engine": [("size",), ("time_us", "median"), ("time_us", "n"), ("bw_MBps", "max"), ("elapsed_s",)],
+           "grid": [("size",), ("time_us", "n"), ("time_us", "median"), ("details", "phases_us", "step")],
+           "imported": [("imported", "line"), ("size",), ("bytes_per_op",), ("time_us", "mean"), ("bw_MBps", "mean"),
+                        ("imported", "figures", "Avg Latency(us)"), ("details", "overlap", "pure_us")]}
+AWKWARD = [0.1 + 0.2, 1e-7, 1e22, 5e-324, 123456789.0, 2.0, 1 / 3]
+
+
+def _with(given, slot, value):
+    """`given` (fields, or a record) with `value` at `slot`, the rest as it was."""
+    head, *rest = slot
+    inner = given[head] if isinstance(given, dict) else getattr(given, head)
+    new = _with(inner, rest, value) if rest else value
+    return {**given, head: new} if isinstance(given, dict) else replace(given, **{head: new})
+
+
+@pytest.mark.parametrize("record", [r for r in EXAMPLES if isinstance(r, Point)] + [IMPORTED],
+                         ids=["engine", "grid", "imported"])
+def test_a_template_writes_each_point_s_own_line(record, request):
+    """The lines of many points that differ in a few values, made from one template, are the bytes
+    point_line writes for each: whole numbers and awkward floats, nested records and details."""
+    every = {f.name: getattr(record, f.name) for f in fields(Point) if f.name != "line"}
+    slots = VARYING[request.node.callspec.id]
+    rows = [[i * 7 + k if slot[-1] in ("size", "line", "n") else AWKWARD[(i + k) % len(AWKWARD)]
+             for k, slot in enumerate(slots)] for i in range(5)]
+    expected = []
+    for values in rows:
+        given = every
+        for slot, v in zip(slots, values):
+            given = _with(given, slot, v)
+        expected.append(point_line(given))
+    template = PointLines(every, slots)
+    assert template.lines([json_cells([values[k] for values in rows]) for k in range(len(slots))]) == b"".join(expected)
+    with pytest.raises(ValueError, match="is not once"):  # a field the stored line leaves out has no place
+        PointLines(every, [*slots, ("line",)])

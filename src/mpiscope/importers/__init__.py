@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
 
@@ -45,13 +45,26 @@ def _read(path: Path) -> str:
 def detect(path: Path, text: str | None = None) -> str:
     """'osu' or 'imb' from the file's first lines; ImportFailed when it is neither."""
     text = _read(path) if text is None else text
-    lines = [x for x in text.splitlines() if x.strip()]
+    lines = _head(text)
     for fmt, parser in _PARSERS.items():
         if parser.looks_like(lines):
             return fmt
     first = next((i for i, x in enumerate(text.splitlines(), 1) if x.strip()), 1)
     raise ImportFailed(path, first, "neither OSU Micro-Benchmarks 7.x nor Intel MPI Benchmarks 2021 output "
                                     "(no '# OSU MPI ... Test' title, no 'Intel(R) MPI Benchmarks' header)")
+
+
+def _head(text: str) -> list[str]:
+    """The first five lines that are not blank, as text.splitlines() has them (what the tools'
+    titles are looked for in), split from as little of the text as holds them: a file of a
+    million lines is split once, by its parser."""
+    end = 0
+    while True:
+        end = min(len(text), max(2 * end, 4096))
+        cut = text.rfind("\n", 0, end) + 1 if end < len(text) else end  # whole lines only
+        head = list(islice(filter(str.strip, text[:cut].splitlines()), 5))
+        if len(head) == 5 or end == len(text):
+            return head
 
 
 def parse_file(path: Path | str, fmt: str | None = None, ranks: int | None = None) -> list[Point]:
@@ -70,7 +83,7 @@ def _parse(path: Path, fmt: str | None, ranks: int | None, source: str | None = 
                                        "if the line is complete)")
     if fmt is not None and fmt not in _PARSERS:
         raise ImportFailed(path, 0, f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
-    head = list(islice(filter(str.strip, text.splitlines()), 5))  # what the tools' titles are looked for in
+    head = _head(text)
     other = [f for f, parser in _PARSERS.items() if f != fmt and parser.looks_like(head)]
     if fmt is not None and other:
         raise ImportFailed(path, 1, f"--format {fmt}, but this is {TOOL_NAMES[other[0]]} output")
@@ -141,6 +154,12 @@ class _Stored:
     names: set[tuple[str, str]] = field(default_factory=set)
     files: list[dict[str, Any]] = field(default_factory=list)
 
+    def note(self, tool_benchmark: str, benchmark: str, ranks: int, variant: str | None) -> None:
+        """A point of the tool's benchmark stored as mpiscope's `benchmark` on `ranks`."""
+        self.benchmarks[benchmark] = None
+        self.ranks.add(ranks)
+        self.names.add((tool_benchmark, benchmark + (f" {variant}" if variant else "")))
+
     def meta(self, run_id: str, mpi_label: str | None) -> "RunMeta":
         from mpiscope import __version__
         from mpiscope.store.runs import RunMeta, utc_now
@@ -157,6 +176,26 @@ def _line(rec: Record) -> bytes:
     return orjson.dumps(to_json(rec)) + b"\n"
 
 
+def _store_point(path: Path, p: dict[str, Any], first: dict[tuple, tuple[str, int]], out: BinaryIO,
+                 stored: _Stored) -> None:
+    """One point written to `out`, tagged when an earlier file or another of the tool's benchmarks
+    holds its key; ImportFailed when the file repeats a row."""
+    key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
+    tool_bench, line = p["imported"]["tool_benchmark"], p["imported"]["line"]
+    earlier = first.setdefault(key, (tool_bench, line))
+    if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
+        raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "
+                                       f"{line}): a file holds one row per size; split the runs into "
+                                       f"files of their own and import each")
+    if key in stored.keys:  # an earlier file holds this point too: a configuration of its own
+        p = {**p, "tag": {**p.get("tag", {}), "file": path.name}}
+    elif earlier[0] != tool_bench:
+        # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
+        p = {**p, "tag": {**p.get("tag", {}), "tool_benchmark": tool_bench}}
+    out.write(point_line(p))
+    stored.note(tool_bench, p["benchmark"], p["ranks"], p.get("variant"))
+
+
 def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int | None, out: BinaryIO,
                 stored: _Stored) -> None:
     """One file's context, points and end record written to `out` as each point is made."""
@@ -165,24 +204,19 @@ def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int |
     out.write(_line(_context(parsed.tables, path, mpi_label, ranks)))
     first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
     count = 0
-    for p in parsed.fields:  # each point's fields, written without making the Point (a million rows)
-        key = (p["benchmark"], p["size"], p["ranks"], p.get("variant"))
-        tool_bench, line = p["imported"]["tool_benchmark"], p["imported"]["line"]
-        earlier = first.setdefault(key, (tool_bench, line))
-        if earlier[0] == tool_bench and earlier[1] != line:  # one row would silently hide the other
-            raise ImportFailed(path, line, f"{tool_bench} at {p['size']} B appears twice (lines {earlier[1]} and "
-                                           f"{line}): a file holds one row per size; split the runs into "
-                                           f"files of their own and import each")
-        if key in stored.keys:  # an earlier file holds this point too: a configuration of its own
-            p = {**p, "tag": {**p.get("tag", {}), "file": path.name}}
-        elif earlier[0] != tool_bench:
-            # two of the tool's benchmarks map to one row (IMB-NBC's Ibcast and Ibcast_pure)
-            p = {**p, "tag": {**p.get("tag", {}), "tool_benchmark": tool_bench}}
-        out.write(point_line(p))
-        stored.benchmarks[p["benchmark"]] = None
-        stored.ranks.add(p["ranks"])
-        stored.names.add((tool_bench, p["benchmark"] + (f" {p['variant']}" if p.get("variant") else "")))
-        count += 1
+    for chunk in parsed.chunks:
+        t = chunk.t
+        keys = list(zip(repeat(t.benchmark), chunk.sizes, repeat(t.ranks), repeat(t.variant)))
+        if (chunk.ok and len(set(keys)) == len(keys) and first.keys().isdisjoint(keys)
+                and stored.keys.isdisjoint(keys)):  # no row repeats a point, none needs a tag: the lines at once
+            first.update(zip(keys, zip(repeat(t.tool_benchmark), chunk.lines)))
+            out.write(chunk.text())
+            stored.note(t.tool_benchmark, t.benchmark, t.ranks, t.variant)
+            count += chunk.rows
+            continue
+        for i in range(chunk.rows):
+            _store_point(path, chunk.fields(i), first, out, stored)
+            count += 1
     out.write(_line(End(points=count)))
     stored.keys.update(first)
     stored.points += count

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Parsed, Row, Table,
-                                       number, of_table, point_fields, size_of)
+from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Parsed, Points, Row,
+                                       Table, number, of_table, settle, size_of, table_points)
 
 HEADER = re.compile(r"#\s*Intel\(R\) MPI Benchmarks\s+(?P<version>[\d.]+)(?:\s*,\s*(?P<part>.+?)\s*)?$")
 BENCH = re.compile(r"#\s*Benchmarking\s+(?P<name>\S+)\s*$")
@@ -114,11 +114,13 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
                 raise ImportFailed(path, n, "not Intel MPI Benchmarks output: expected its header "
                                             "('#    Intel(R) MPI Benchmarks 2021.x, MPI-1 part') first")
             continue
-        if not s:
+        if not s:  # the end of a table: its lines read column by column (`settle`)
+            _settle(path, current)
             in_rows = False
             continue
         m = BENCH.match(s)
         if m:
+            _settle(path, current)
             pending = {"name": m["name"], "line": n}
             current, in_rows = None, False
             continue
@@ -144,11 +146,14 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
             if sep and key.strip() in ("Date", "MPI Version", "MPI_Datatype", "MPI_Datatype for reductions", "MPI_Op"):
                 facts[key.strip()] = value.strip()
             if current is not None and in_rows:
+                _settle(path, current)  # a damaged data line above is the file's first error
                 raise ImportFailed(path, n, f"a comment inside {current.tool_benchmark}'s table: '{s[:60]}'")
             continue
         if current is None or not in_rows:
             raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{s[:60]}'")
-        current.rows.append(_row(path, n, s, current.columns))
+        current.add((n,), (s,))
+    for t in tables:
+        _settle(path, t)
     if version is None:
         raise ImportFailed(path, 1, "not Intel MPI Benchmarks output: no '# Intel(R) MPI Benchmarks' header")
     if not tables:
@@ -157,13 +162,13 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
         raise ImportFailed(path, len(lines), "no '# All processes entering MPI_Finalize' at the end: the run "
                                              "was cut short, its last table may be incomplete")
     for t in tables:
-        if not t.rows:
+        if not t.lines:
             raise ImportFailed(path, t.line, f"{t.tool_benchmark}: a heading without data lines (a run cut short?)")
         t.facts.update(facts, part=part or "")
     return Parsed(tables, _points(path, tables, facts, source))
 
 
-def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str | None) -> Iterator[dict[str, Any]]:
+def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str | None) -> Iterator[Points]:
     for t in tables:
         extra = {}
         if t.benchmark in COLLECTIVES or t.benchmark in NONBLOCKING:
@@ -174,9 +179,8 @@ def _points(path: Path, tables: list[Table], facts: dict[str, str], source: str 
         if "mode" in t.facts:
             extra["mode"] = t.facts["mode"]
         mapping = of_table(COLUMNS, t)
-        for row in t.rows:
-            yield point_fields(t, row, path, mapping, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec",
-                             extra=extra, source=source)
+        yield from table_points(t, path, mapping, time_from_rate="Mbytes/sec", time_from_msgs="Msg/sec",
+                                extra=extra, source=source)
 
 
 def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks: int | None) -> Table:
@@ -199,6 +203,11 @@ def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks:
     if mode:
         t.facts["mode"] = str(mode)
     return t
+
+
+def _settle(path: Path, t: Table | None) -> None:
+    if t is not None:
+        settle(path, t, "#bytes", {}, _row)
 
 
 def _row(path: Path, n: int, s: str, columns: list[str]) -> Row:

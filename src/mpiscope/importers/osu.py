@@ -3,11 +3,12 @@ columns (one table per file); `-z` adds P50/P90/P99 columns, `-f` Min, Max and I
 from __future__ import annotations
 
 import re
+from itertools import compress, islice
 from pathlib import Path
 
 from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
-                                       Parsed, Row, Table, number, of_table, point_fields, rma_sync,
-                                       size_of)
+                                       Parsed, Row, Table, number, of_table, rma_sync, settle, size_of,
+                                       table_points)
 
 TITLE = re.compile(r"#\s*OSU (?P<what>MPI.+?)\s+Test\s+v(?P<version>[\d.]+)\s*$")
 # OSU 7.4's point-to-point titles (`BENCHMARK` in c/mpi/pt2pt and c/mpi/startup, without "OSU MPI"
@@ -62,6 +63,7 @@ COLUMNS = {
 # one-sided operations as OSU's program names spell them (osu_acc_latency, osu_fop_latency)
 _RMA_OPS = {"accumulate": "acc", "get_accumulate": "get_acc", "fetch_and_op": "fop", "compare_and_swap": "cas"}
 COLL_AVG = Figure("time_us.mean", "details.osu_avg_us")
+WORDS = {"Validation": ("Pass", "Fail")}  # -c: the columns that are words, and the words they hold
 
 
 def looks_like(lines: list[str]) -> bool:
@@ -105,7 +107,8 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
     lines = text.splitlines()
     table: Table | None = None
     facts: dict[str, str] = {}
-    for number_, raw in enumerate(lines, 1):
+    numbered = enumerate(lines, 1)
+    for number_, raw in numbered:
         s = raw.strip()
         if not s:
             continue
@@ -135,16 +138,23 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
                 if unknown:
                     raise ImportFailed(path, number_, f"unknown OSU column(s) {', '.join(map(repr, unknown))}")
                 table.facts["heading_line"] = number_
-            elif table.rows:
+            elif table.lines:
+                settle(path, table, "Size", WORDS, _row)  # a damaged data line above is the file's first error
                 raise ImportFailed(path, number_, f"a comment inside the table: '{s[:60]}' (a second benchmark in "
                                                   f"one file? import one OSU output per file)")
             continue
         if not table.columns:
             raise ImportFailed(path, number_, f"a data line before the column heading: '{s[:60]}'")
-        table.rows.append(_row(path, number_, s, table.columns))
+        # the table's data lines, taken at once up to the next comment (or the end): blank lines left
+        # out, their cells read column by column (`settle`) once the table is whole
+        rest = list(map(str.strip, lines[number_ - 1:]))
+        end = next((j for j, x in enumerate(rest) if x.startswith("#")), len(rest))
+        table.add(compress(range(number_, number_ + end), rest[:end]), compress(rest[:end], rest[:end]))
+        next(islice(numbered, end - 1, end - 1), None)  # on at the comment, which the loop reads
     if table is None:
         raise ImportFailed(path, 1, "empty file: not OSU Micro-Benchmarks output")
-    if not table.rows:
+    settle(path, table, "Size", WORDS, _row)
+    if not table.lines:
         raise ImportFailed(path, len(lines), f"{table.tool_benchmark}: no data line (a run cut short?)")
     table.ranks = _ranks(table, path, ranks)
     if table.benchmark in RMA and "synchronization" in table.facts:  # the engine's points of that mode
@@ -155,8 +165,8 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
     extra = {k: v for k, v in table.facts.items() if k in ("datatype", "window_creation", "synchronization")}
     rate = "Bandwidth (MB/s)" if "Bandwidth (MB/s)" in table.columns else "MB/s"
     mapping = of_table(mapping, table)
-    return Parsed([table], (point_fields(table, row, path, mapping, time_from_rate=rate, time_from_msgs="Messages/s",
-                                         extra=extra, source=source) for row in table.rows))
+    return Parsed([table], table_points(table, path, mapping, time_from_rate=rate, time_from_msgs="Messages/s",
+                                        extra=extra, source=source))
 
 
 def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Union
+from itertools import chain, repeat
+from typing import Any, Mapping, Sequence, Union
 
 import orjson
 
@@ -346,6 +347,67 @@ def point_line(given: Mapping[str, Any]) -> bytes:
     _check_estimate(given.get("estimate", "median"))
     return orjson.dumps(_stored(Point, fields_of(Point, given)), default=shallow,
                         option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_APPEND_NEWLINE)
+
+
+Slot = tuple[str, ...]  # where a value is in a point's fields: ("time_us", "mean"), ("imported", "line")
+
+
+class PointLines:
+    """`point_line` of many points that share every field but a few values (an imported table's
+    rows differ in their size and figures): the line made once with a marker in each slot, then
+    each point's values, written by orjson (`json_cells`), put in the markers' places. The bytes
+    are point_line's for every point whose fields are `given`'s with its own values at `slots`;
+    a value must be one point_line writes in place (a number or a string, not None, which
+    point_line leaves out)."""
+
+    def __init__(self, given: Mapping[str, Any], slots: Sequence[Slot]):
+        self.slots = tuple(slots)
+        marked: dict[str, Any] = dict(given)
+        for k, slot in enumerate(slots):
+            _put(marked, slot, f"\x00slot {k}\x00")
+        line = point_line(marked)
+        cuts = []
+        for k in range(len(slots)):
+            marker = orjson.dumps(f"\x00slot {k}\x00")
+            at = line.find(marker)
+            if at < 0 or line.find(marker, at + 1) >= 0:  # a value of the point's own that looks like one
+                raise ValueError(f"slot {slots[k]} is not once in the point's line")
+            cuts.append((at, len(marker), k))
+        cuts.sort()
+        self.order = [k for _, _, k in cuts]  # the slots in the order the line holds them
+        self.pieces, start = [], 0
+        for at, length, _ in cuts:
+            self.pieces.append(line[start:at])
+            start = at + length
+        self.pieces.append(line[start:])
+
+    def lines(self, cells: Sequence[Sequence[bytes]]) -> bytes:
+        """The lines of the points whose slot k holds cells[k][i] (`json_cells`), joined."""
+        parts: list[Any] = [repeat(self.pieces[0])]
+        for k, piece in zip(self.order, self.pieces[1:]):
+            parts += [cells[k], repeat(piece)]
+        return b"".join(chain.from_iterable(zip(*parts)))
+
+
+def json_cells(values: Sequence[Any]) -> list[bytes]:
+    """Each value as orjson writes it inside a point's line (`PointLines.lines`), in one call."""
+    if not values:
+        return []
+    cells = orjson.dumps(values)[1:-1].split(b",")
+    if len(cells) != len(values):  # a comma inside a value: it is no cell of its own
+        raise ValueError("json_cells takes numbers and strings without commas")
+    return cells
+
+
+def _put(fields_: dict[str, Any], slot: Slot, value: Any) -> None:
+    """Set the field at `slot`, copying the mappings on its way (the caller's stay as they are)."""
+    head, *rest = slot
+    if rest:  # a nested record given as an instance: its fields as point_line writes them
+        v = fields_[head]
+        fields_[head] = inner = dict(v) if isinstance(v, Mapping) else shallow(v)
+        _put(inner, tuple(rest), value)
+    else:
+        fields_[head] = value
 
 
 def _stored(kind: type, out: dict[str, Any]) -> dict[str, Any]:
