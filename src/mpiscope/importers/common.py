@@ -7,14 +7,15 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from mpiscope.util.errors import UsageError
 from mpiscope.util.typed import fields_of, load
 from mpiscope.records import Imported, Point, PointLines, Rate, Stats, json_cells, point_line
 from mpiscope.records.model import Slot
+
+if TYPE_CHECKING:  # numpy is imported where a table is read: `mpiscope --help` stays light
+    import numpy as np
 
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",
                "alltoallw", "gather", "gatherv", "scatter", "scatterv", "reduce_scatter", "reduce_scatter_block",
@@ -173,6 +174,7 @@ def settle(path: Path | str, t: Table, size_column: str, words: Mapping[str, tup
     size, a number, finite, not negative, a word of `words`). When a check fails, the lines are
     read one by one with the parser's own `read_row`, which names the first damaged line with its
     message, as reading line by line always did."""
+    import numpy as np
     if not t.cells:  # settled already (or no row)
         return
     texts, t.cells = t.cells, []
@@ -187,6 +189,7 @@ def settle(path: Path | str, t: Table, size_column: str, words: Mapping[str, tup
 
 def _columns(t: Table, split: list[list[str]], size_column: str, words: Mapping[str, tuple[str, ...]]) -> bool:
     """Fill `t`'s columns from its lines' cells; False where a cell fails its check."""
+    import numpy as np
     if any(n != len(t.columns) for n in set(map(len, split))):
         return False
     by_column = list(zip(t.columns, zip(*split))) if split else [(c, ()) for c in t.columns]
@@ -277,6 +280,7 @@ class Points:
     def __init__(self, t: Table, lo: int, hi: int, path: Path | str, mapping: Mapping[str, Targets],
                  time_from_rate: str | None = None, time_from_msgs: str | None = None,
                  extra: Mapping[str, Any] | None = None, source: str | None = None):
+        import numpy as np
         self.t, self.path, self.source, self.extra = t, path, source or str(path), dict(extra or {})
         self.lines = t.lines[lo:hi]
         self.rows = len(self.lines)
@@ -404,6 +408,7 @@ class Points:
 
     def text(self) -> bytes:
         """The lines of records.jsonl of these rows' points (every row has its time: `ok`)."""
+        import numpy as np
         cells = {id(col): json_cells(col) for col in self.values.values()}  # a column in two slots written once
         starts = [0, *(np.flatnonzero(np.diff(self.code)) + 1).tolist()]
         templates: dict[int, PointLines | None] = {}
