@@ -203,3 +203,25 @@ def test_a_template_writes_each_point_s_own_line(record, request):
     assert template.lines([json_cells([values[k] for values in rows]) for k in range(len(slots))]) == b"".join(expected)
     with pytest.raises(ValueError, match="is not once"):  # a field the stored line leaves out has no place
         PointLines(every, [*slots, ("line",)])
+
+
+def test_the_loader_takes_each_value_as_its_converter_does():
+    """The loader's inline paths (a whole number in a float field, a plain object copied, a nested
+    record's own loader, a record made by setting its slots) give what the converters and
+    __init__ give, types included, and refuse what they refuse with the same messages."""
+    line = {"type": "point", "benchmark": "bw", "size": 8, "ranks": 2, "ops_per_event": 2, "bytes_per_op": 8,
+            "busbw_factor": 1, "time_us": {"n": 3, "median": 1, "min": 0.5}, "bw_MBps": {"median": 8, "max": 9.5},
+            "clock_sync": {"error_us": 0.5}, "pairs": [], "participants": [0, 1]}
+    p = parse_record(line, 7)
+    assert p == Point("bw", 8, 2, Stats(3, 1.0, 0.5), ops_per_event=2.0, bytes_per_op=8.0, busbw_factor=1.0,
+                      bw_MBps=Rate(8.0, 9.5), clock_sync={"error_us": 0.5}, participants=(0, 1)) and p.line == 7
+    for got in (p.ops_per_event, p.bytes_per_op, p.busbw_factor, p.time_us.median, p.bw_MBps.median):
+        assert type(got) is float
+    assert p.clock_sync == line["clock_sync"] and p.clock_sync is not line["clock_sync"]
+    for bad, fragment in [({"ops_per_event": True}, "'ops_per_event' must be a finite number"),
+                          ({"busbw_factor": float("inf")}, "'busbw_factor' must be a finite number"),
+                          ({"clock_sync": [1]}, "'clock_sync' must be an object"),
+                          ({"time_us": {"n": 1, "median": "x"}}, "'time_us': 'median' must be a finite number"),
+                          ({"estimate": "mode"}, "'estimate' must be one of")]:
+        with pytest.raises(RecordError, match=re.escape(fragment)):
+            parse_record({**line, **bad})

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import fields
+from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
@@ -24,9 +26,15 @@ from mpiscope.results.disturbance import disturbed
 _RENAME = {"time_us": "time_{}_us", "bw_MBps": "bw_{}_MBps", "busbw_MBps": "busbw_{}_MBps"}
 STATS_FIELDS = tuple(f.name for f in fields(Stats))
 # The columns of a point's statistics and rates, named once (not per point)
-_TIME_COLUMNS = tuple(("samples" if name == "n" else _RENAME["time_us"].format(name), name) for name in STATS_FIELDS)
+_TIME_COLUMNS = tuple("samples" if name == "n" else _RENAME["time_us"].format(name) for name in STATS_FIELDS)
+_time_values = attrgetter(*STATS_FIELDS)  # a point's statistics read in one call, in the columns' order
+# The point's own fields that lead its columns, in their order, read in one call
+_HEAD = ("benchmark", "family", "size", "ranks", "variant", "order", "sample_from", "sync", "invalid",
+         "ops_per_event", "bytes_per_op")
+_head_values = attrgetter(*_HEAD)
 _RATE_COLUMNS = tuple((key, *(_RENAME[key].format(x) for x in ("median", "max", "mean")))
                       for key in ("bw_MBps", "busbw_MBps"))
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # values that are never nested: a column each
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
 
@@ -90,12 +98,8 @@ def point_columns(p: Point) -> dict[str, Any]:
     """Every scalar of a point as a column, nested objects as parent_child (one level), so a new
     engine field reaches the table without code here."""
     # variant always: a tidy table has the same columns whatever the runs hold
-    row: dict[str, Any] = {"benchmark": p.benchmark, "family": p.family, "size": p.size, "ranks": p.ranks,
-                           "variant": p.variant}
-    row.update(order=p.order, sample_from=p.sample_from, sync=p.sync, invalid=p.invalid,
-               ops_per_event=p.ops_per_event, bytes_per_op=p.bytes_per_op)
-    for column, name in _TIME_COLUMNS:
-        row[column] = getattr(p.time_us, name)
+    row: dict[str, Any] = dict(zip(_HEAD, _head_values(p)))
+    row.update(zip(_TIME_COLUMNS, _time_values(p.time_us)))
     for key, median, most, mean in _RATE_COLUMNS:
         rate = getattr(p, key)
         if rate is not None:
@@ -115,12 +119,18 @@ def point_columns(p: Point) -> dict[str, Any]:
                    source_line=p.imported.line)
     if p.check is not None:
         row.update(check_errors=p.check.errors, check_verified_bytes=p.check.verified_bytes)
-    for key, value in p.details.items():
-        if isinstance(value, dict):
-            _nested(row, key, value)
-        elif not isinstance(value, list):
-            row[key] = value
-    row.update({k: v for k, v in p.tag.items() if not isinstance(v, (list, dict))})
+    details = p.details
+    if _PLAIN.issuperset(map(type, details.values())):  # most points: every detail a column as it is
+        row.update(details)
+    else:
+        for key, value in details.items():
+            if isinstance(value, dict):
+                _nested(row, key, value)
+            elif not isinstance(value, list):
+                row[key] = value
+    tag = p.tag
+    row.update(tag if _PLAIN.issuperset(map(type, tag.values()))
+               else {k: v for k, v in tag.items() if not isinstance(v, (list, dict))})
     launch = p.tag.get("launch", 0)
     row["launch"] = launch if isinstance(launch, int) else 0  # runs of one launch have no tag: launch 0
     row["placement"] = p.placement
@@ -128,9 +138,17 @@ def point_columns(p: Point) -> dict[str, Any]:
 
 
 def _nested(row: dict[str, Any], parent: str, values: Mapping[str, Any]) -> None:
+    if _PLAIN.issuperset(map(type, values.values())):  # the usual clock sync: every value, columns named once
+        row.update(zip(_nested_names(parent, tuple(values)), values.values()))
+        return
     for sub, x in values.items():
         if not isinstance(x, (list, dict)):
             row[f"{parent}_{sub}"] = x
+
+
+@lru_cache(maxsize=1024)
+def _nested_names(parent: str, subs: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{parent}_{sub}" for sub in subs)
 
 
 def tidy(runs: Iterable[RunView]) -> pd.DataFrame:
@@ -153,9 +171,10 @@ def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
                 ctx = rec
                 base = run_columns(run, ctx, meta)
             elif isinstance(rec, Point):
-                kept = drift.get((rec.key, configuration_of(rec))) if drift else None
-                columns.add(base, {**point_columns(rec), **_drift_columns(kept),
-                                   "disturbed": disturbed(rec, ctx), "point": rec})
+                row = point_columns(rec)  # a fresh dict: the drift, cause and record set in it, not copied
+                row.update(_drift_columns(drift.get((rec.key, configuration_of(rec))) if drift else None))
+                row["disturbed"], row["point"] = disturbed(rec, ctx), rec
+                columns.add(base, row)
 
 
 class _Columns:

@@ -20,7 +20,7 @@ INVALID_SHARE = POLICY.invalid_share
 CLOCK_ERROR_SHARE = POLICY.clock_error_share
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: one is made per point and launch, and a frozen one costs 3 x as much
 class Counters:
     """What the rule reads of one point of one launch: the worst rank's figures (None: the
     platform could not say)."""

@@ -66,6 +66,25 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
     conversion inline, and the class called with every field (its default where the object has
     none), not a loop over `_fields` with a call per field and a dict of keywords (a
     records file of 300,000 lines is mostly a few classes)."""
+    _building.add(cls)
+    try:
+        return _write_loader(cls)
+    finally:
+        _building.discard(cls)
+
+
+_building: set[type] = set()  # the classes whose loader is being written: one that holds itself looks it up when called
+
+
+def _plain_mapping(tp: Any) -> bool:
+    """A hint of a JSON object whose values are taken as they are (Mapping[str, Any], dict)."""
+    origin, args = get_origin(tp), get_args(tp)
+    return (origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping)) and not (
+        len(args) == 2 and args[1] is not Any)
+
+
+def _write_loader(cls: type) -> Callable[[Any, str], Any]:
+    """The loader `_loader` describes: its text, then the function it defines."""
     env: dict[str, Any] = {"cls": cls, "ShapeError": ShapeError, "intern": sys.intern}
     body = ["def load_one(data, where):",
             "    if not isinstance(data, dict):",
@@ -78,6 +97,9 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
         bounds, tp = f.metadata.get("range"), _optional(hints[name])
         # past the None check: an optional field's own converter, not the one that also takes None
         env[f"conv{i}"], env[f"as_is{i}"] = conv if tp is None else _converter(tp, bounds), as_is
+        nested = tp or hints[name]
+        if dataclasses.is_dataclass(nested) and nested not in _building:  # its loader called directly
+            env[f"conv{i}"] = _loader(nested)
         if f.kw_only is True:
             keywords.append(f"{name}={v}")
         else:
@@ -92,7 +114,11 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
             env[f"factory{i}"] = f.default_factory
             body.append(f"        {v} = factory{i}()")
         if as_is is float:  # x - x is nan for inf and nan: those go through the converter
-            body.append(f"    elif not (type({v}) is float and {v} - {v} == 0.0):")
+            body += [f"    elif type({v}) is float and {v} - {v} == 0.0:", "        pass",
+                     f"    elif type({v}) is int:",  # a whole number where a float goes: the converter's float()
+                     f"        {v} = float({v})", "    else:"]
+        elif _plain_mapping(tp or hints[name]):  # a copy of the object, as the converter makes it
+            body += [f"    elif type({v}) is dict:", f"        {v} = dict({v})", "    else:"]
         elif as_is is str:  # one copy of each text: a benchmark's or a mode's name repeats in 300,000 points
             body += [f"    elif type({v}) is str:", f"        {v} = intern({v})", "    else:"]
         elif as_is is not None:
@@ -102,9 +128,27 @@ def _loader(cls: type) -> Callable[[Any, str], Any]:
         else:
             body.append("    else:")
         body.append(f"        {v} = conv{i}({v}, where + {f': {name!r}'!r})")
-    body.append(f"    return cls({', '.join(positional + keywords)})")
+    if _settable(cls):  # each slot set as __init__ sets it, without its object.__setattr__ call per field
+        names = [name for name, *_ in _fields(cls)]
+        env.update(new=object.__new__, **{f"set{i}": cls.__dict__[name].__set__ for i, name in enumerate(names)})
+        body += ["    obj = new(cls)", *(f"    set{i}(obj, a{i})" for i in range(len(names)))]
+        body += ["    obj.__post_init__()"] if hasattr(cls, "__post_init__") else []
+        body.append("    return obj")
+    else:
+        body.append(f"    return cls({', '.join(positional + keywords)})")
     exec("\n".join(body), env)  # noqa: S102 - the text above, made of the class's field names only
     return env["load_one"]
+
+
+def _settable(cls: type) -> bool:
+    """A dataclass with slots whose __init__ is the one dataclasses wrote and only sets its fields
+    (every field an init field, no InitVar): an instance can be made by setting its slots."""
+    init = cls.__dict__.get("__init__")
+    fields_ = dataclasses.fields(cls)
+    return ("__slots__" in cls.__dict__ and getattr(init, "__code__", None) is not None
+            and init.__code__.co_filename == "<string>" and all(f.init for f in fields_)
+            and len(fields_) == len(cls.__dataclass_fields__)
+            and all(isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in fields_))
 
 
 def _optional(tp: Any) -> Any:
@@ -154,6 +198,8 @@ def _converter(tp: Any, bounds: tuple[int, int] | None = None) -> Conv:
 
             def many(v: Any, where: str) -> tuple:
                 _check(isinstance(v, list), v, where, "a list")
+                if not v:  # most points' pairs
+                    return ()
                 if only and set(map(type, v)) <= only:  # the element types found in C
                     return tuple(v)  # the usual list of ranks or CPUs: every element as it is
                 return tuple(each(x, f"{where}[{i}]") for i, x in enumerate(v))
