@@ -65,8 +65,9 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
     points = [r for r in records if r["type"] == "point"]
     assert {(p["benchmark"], p["size"]) for p in points} == {(b, s) for b in ("allreduce", "bcast")
                                                             for s in (8, 65536)}
-    for p in points:
-        assert p["sync"] == "window" and p["stop_reason"] == "ci"  # identical samples converge
+    for p in points:  # a deterministic simulator repeats a sample: two identical ones end the point
+        assert p["sync"] == "window" and p["stop_reason"] == "identical" and p["time_us"]["n"] == 2
+        assert p["converged"]
         assert p["host_s"] > 0 and p["elapsed_s"] > 0
     skips = [r for r in records if r["type"] == "skip"]
     assert skips and all("simulated" in s["reason"] for s in skips)  # memcpy: the host's, not the platform's
@@ -81,6 +82,11 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
     median = {(p["benchmark"], p["size"]): p["time_us"]["median"] for p in points}
     assert {(p["benchmark"], p["size"]): pytest.approx(median[(p["benchmark"], p["size"])], rel=1e-3)
             for p in selector if p["type"] == "point"} == median
+    # the 6 samples --stop-identical 0 takes (identical ones converge) give the figure the 2 gave
+    six = [r for r in simulate(smpi_engine, 16, "fattree:nodes=16,per-switch=4", "allreduce", "bcast", "--sizes",
+                               "8,64K", "--stop-identical", "0") if r["type"] == "point"]
+    assert {p["time_us"]["n"] for p in six} == {6} and {p["stop_reason"] for p in six} == {"ci"}
+    assert {(p["benchmark"], p["size"]): pytest.approx(p["time_us"]["median"], rel=1e-3) for p in six} == median
 
 
 @needs_simgrid

@@ -3,8 +3,8 @@ and per algorithm from its own runs at few ranks (--fit-ranks, analysis/predict.
 predict each collective algorithm's time at larger rank counts (analysis/predict.py), and
 compare with SMPI running that very algorithm (`--cfg=smpi/<collective>:<name>`) on the same
 platform. `python bench/scale/predict.py [--ranks 16,64,256] [--fit-ranks 4,8,16] [--sizes 8,1K,64K,1M]
-[--platform cluster:nodes={n}] [--exact] [--collectives bcast,allreduce]` prints one row per
-(collective, algorithm, ranks, size) and the median |error| per algorithm of both fits. --exact sets SMPI's latency and bandwidth factors to 1,
+[--platform cluster:nodes={n}] [--exact] [--collectives bcast,allreduce] [--algorithms alltoall:bruck]`
+prints one row per (collective, algorithm, ranks, size) and the median |error| per algorithm of both fits. --exact sets SMPI's latency and bandwidth factors to 1,
 so the network is exactly alpha + n beta per message and the error is the models' alone.
 Computation takes no simulated time here (smpirun adapter default), so gamma is 0."""
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> int:
     ap.add_argument("--platform", default="cluster:nodes={n}")
     ap.add_argument("--exact", action="store_true")
     ap.add_argument("--collectives", help="only these, comma-separated (default: every one below)")
+    ap.add_argument("--algorithms", help="only these COLLECTIVE:MODEL pairs, comma-separated (bcast:binomial)")
     a = ap.parse_args()
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
@@ -71,7 +72,8 @@ def main() -> int:
           f"{fit.bandwidth_MBps:.0f} MB/s" + (" (factors 1)" if a.exact else " (SMPI's default factors)"))
     rows = []
     chosen = set(a.collectives.split(",")) if a.collectives else {c for c, _, _ in ALGORITHMS}
-    for coll, model, smpi in (row for row in ALGORITHMS if row[0] in chosen):
+    pairs = set(a.algorithms.split(",")) if a.algorithms else {f"{c}:{m}" for c, m, _ in ALGORITHMS}
+    for coll, model, smpi in (row for row in ALGORITHMS if row[0] in chosen and f"{row[0]}:{row[1]}" in pairs):
         sizes = ["--sizes", a.sizes] if coll != "barrier" else []
         simulated = {p: simulate(lib, engine, p, a.platform, [coll, *sizes], [*cfg, f"--cfg=smpi/{coll}:{smpi}"])
                      for p in sorted({*map(int, a.fit_ranks.split(",")), *map(int, a.ranks.split(","))})}

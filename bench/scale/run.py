@@ -1,6 +1,7 @@
 """Host seconds and peak memory of the default collectives simulated by SMPI at growing rank
 counts: `python bench/scale/run.py [--ranks 64,256,1024,4096] [--sizes 4:1M] [--platform KIND:...]
-[--collectives alltoall] [--timeout S]`.
+[--collectives alltoall] [--timeout S] [--records DIR] [--engine-args="--stop-identical 0"]
+[--cfg network/crosstraffic:0 ...]`.
 
 Each rank count is one smpirun of the engine (built with smpicc, launched by mpiscope's smpirun
 adapter) on a cluster of as many nodes; peak memory is the launch's maximum resident set
@@ -43,11 +44,12 @@ def tree_pss_kib(pid: int) -> int:
     return total
 
 
-def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float, collectives: list[str]) -> dict:
+def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float, collectives: list[str],
+        extra: list[str], keep: Path | None, cfg: list[str]) -> dict:
     # the engine's watchdog counts host seconds (600 a point at least under SMPI): on a loaded
     # host a 1024-rank alltoall passed that, so a point may take as long as the whole launch
-    job = Job([str(engine), *collectives, "--sizes", sizes, "--timeout", str(timeout)], ranks,
-              platform=platform.replace("{n}", str(ranks)))
+    job = Job([str(engine), *collectives, "--sizes", sizes, "--timeout", str(timeout), *extra], ranks,
+              platform=platform.replace("{n}", str(ranks)), extra_args=[f"--cfg={c}" for c in cfg])
     launch = launcher_for(lib).command(job)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu0 = usage.ru_utime + usage.ru_stime
@@ -72,6 +74,9 @@ def one(lib, engine: Path, ranks: int, sizes: str, platform: str, timeout: float
     host_s = time.monotonic() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = usage.ru_utime + usage.ru_stime - cpu0
+    if keep:  # each launch's records, to compare the points of two engines or options
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / f"{ranks}.jsonl").write_text(stdout)
     records = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     points = [r for r in records if r.get("type") == "point"]
     return {"ranks": ranks, "status": proc.returncode, "points": len(points), "host_s": host_s, "cpu_s": cpu_s,
@@ -89,6 +94,9 @@ def main() -> int:
     ap.add_argument("--platform", default="cluster:nodes={n}")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--collectives", default=",".join(DEFAULT_COLLECTIVES), help="comma-separated (the defaults)")
+    ap.add_argument("--engine-args", default="", help="more engine flags, e.g. '--stop-identical 0'")
+    ap.add_argument("--records", type=Path, help="write each launch's records to DIR/RANKS.jsonl")
+    ap.add_argument("--cfg", action="append", default=[], help="a SimGrid option KEY:VALUE (repeatable)")
     a = ap.parse_args()
     lib = find(a.mpi)
     engine = build_engine(lib.mpicc)
@@ -97,7 +105,8 @@ def main() -> int:
     print(f"{'ranks':>6} {'points':>6} {'skips':>5} {'host s':>9} {'CPU s':>9} {'peak MiB':>9} {'simulated s':>11}  status")
     rows = []
     for n in (int(x) for x in a.ranks.split(",")):
-        r = one(lib, engine, n, a.sizes, a.platform, a.timeout, collectives)
+        r = one(lib, engine, n, a.sizes, a.platform, a.timeout, collectives, a.engine_args.split(), a.records,
+                a.cfg)
         rows.append(r)
         print(f"{n:>6} {r['points']:>6} {r['skips']:>5} {r['host_s']:>9.1f} {r['cpu_s']:>9.1f} {r['peak_MiB']:>9.0f} "
               f"{r['simulated_s']:>11.4f}  {r['status']}" + (f"  {r['stderr'].strip()}" if r["status"] else ""),

@@ -120,6 +120,8 @@ static void core_table(options_t *o, opt_spec_t *t)
         {"reps", OPT_LONG, &o->reps, 1, 1e7, NULL, "N", "fixed samples per point (no adaptive stopping)", "reps",
          OPT_NULL_WHEN_UNSET, NULL, NULL},
         {"min-reps", OPT_LONG, &o->min_reps, 1, 1e7, NULL, "N", "at least N samples (16)", "min_reps", 0, NULL, NULL},
+        {"stop-identical", OPT_LONG, &o->stop_identical, 0, 1e7, NULL, "N",
+         "stop once N samples are identical (2 under simulation, else 0: off)", "stop_identical", 0, NULL, NULL},
         {"max-reps", OPT_LONG, &o->max_reps, 1, 1e7, NULL, "N", "at most N samples (100000)", "max_reps", 0, NULL,
          NULL},
         {"ci-target", OPT_DOUBLE, &o->ci_target, 1e-6, 1.0, NULL, "F",
@@ -230,6 +232,7 @@ static void defaults(options_t *o)
          * give a 95 % interval) say what 16 would, at a third of the host time. */
         o->min_reps = SIM_MIN_REPS;
         o->warmup = SIM_WARMUP;
+        o->stop_identical = SIM_STOP_IDENTICAL;
     }
     o->sync_choice = -1;
     o->output = "-";

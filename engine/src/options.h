@@ -19,6 +19,7 @@ typedef struct options {
     long unit;                   /* 1 = bytes, 8 = words */
     long reps;                   /* 0 = adaptive */
     long min_reps, max_reps;
+    long stop_identical;         /* stop once this many samples repeat exactly (0 = never) */
     double ci_target;
     double max_time_s;
     long warmup;

@@ -13,6 +13,9 @@
 /* The defaults of --min-reps and --warmup under simulation (a flag given wins). */
 #define SIM_MIN_REPS 6
 #define SIM_WARMUP 1
+/* The default of --stop-identical under simulation: a deterministic simulator gives a point's
+ * every sample the same simulated time, so a second one equal to the first says all 6 would. */
+#define SIM_STOP_IDENTICAL 2
 
 /* 1 when the MPI library is SMPI (callable before and after MPI_Init). */
 int sim_active(void);

@@ -111,8 +111,16 @@ static int at_timer_resolution(const stats_t *s, const double *sorted, double op
            s->ci_high - s->median <= floor;
 }
 
+/* The sorted samples all read the same tick of the clock (per operation; a tick not measured:
+ * equal but for the rounding of seconds to doubles). */
+static int all_identical(const double *sorted, long n, double ops)
+{
+    double tol = fmax(0.5 * timer_tick_s() * 1e6 / ops, 1e-9 * fabs(sorted[n - 1]));
+    return n > 0 && sorted[n - 1] - sorted[0] <= tol;
+}
+
 /* Rank 0's decision after a batch: 0 to stop, else the next batch's length. */
-static long next_batch(timing_t *t, const options_t *o, long n, double sampling_s, double ops,
+static long next_batch(timing_t *t, const options_t *o, long same, long n, double sampling_s, double ops,
                        point_t *p)
 {
     if (o->reps) {
@@ -122,6 +130,13 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     long valid = valid_samples(t, n, ops);
     stats_t s;
     stats_compute(t->scratch, (size_t)valid, &s);
+    /* a deterministic simulator repeats a point exactly: `same` (--stop-identical) samples that
+     * read the same tick say what --min-reps would (samples that differ go on to --min-reps) */
+    if (same > 1 && valid >= same && valid < o->min_reps &&
+        all_identical(t->scratch, valid, ops)) {
+        p->stop_reason = "identical";
+        return 0;
+    }
     if (valid >= o->min_reps && stats_converged(&s, o->ci_target)) {
         p->stop_reason = "ci";
         return 0;
@@ -135,6 +150,7 @@ static long next_batch(timing_t *t, const options_t *o, long n, double sampling_
     if (left_s <= 0) { p->stop_reason = "max_time"; return 0; }
     /* grow geometrically (so sorting stays cheap) but not past the time cap */
     long want = valid < o->min_reps ? o->min_reps - valid : (n + 1) / 2;
+    if (valid < same && same < o->min_reps) want = same - valid;
     double per_event = sampling_s / (double)n;
     long fits = per_event > 0 ? (long)(left_s / per_event) + 1 : want;
     if (want > fits) want = fits;
@@ -162,6 +178,10 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
     int root_samples = (b->flags & BENCH_SAMPLE_ROOT) != 0;
     int once = (b->flags & BENCH_ONCE) != 0;
     long first = once ? 1 : o->reps ? o->reps : 1; /* one probe event sizes the batches */
+    /* collectives only: window sync starts each of their samples alone, so a sample does not
+     * depend on where in a batch it falls, where a simulated pingpong's samples do (the first of
+     * a batch is slower) and an extra, short batch moved its median */
+    long same = (b->flags & BENCH_COLLECTIVE) ? o->stop_identical : 0;
     long n = 0, batch = first;
     int judged = !judge || !sync_can_settle(sy);
     double sampling_start = now_s();
@@ -194,7 +214,7 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
         double event_s = 0;
         if (c->rank == 0) {
             if (once) p->stop_reason = "once";
-            else decision[0] = next_batch(t, o, n, now_s() - sampling_start, ops, p);
+            else decision[0] = next_batch(t, o, same, n, now_s() - sampling_start, ops, p);
             if (!judged && (decision[0] == 0 || valid_samples(t, n, ops) >= o->min_reps)) {
                 decision[1] = 1;
                 event_s = median_event_s(t, n);
@@ -387,7 +407,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
         long valid = valid_samples(t, n, ops);
         stats_compute(t->scratch, (size_t)valid, &p->time_us);
         p->samples_us = t->scratch;
-        p->converged = strcmp(p->stop_reason, "ci") == 0 ||
+        p->converged = strcmp(p->stop_reason, "ci") == 0 || strcmp(p->stop_reason, "identical") == 0 ||
                        (strcmp(p->stop_reason, "reps") == 0 && stats_converged(&p->time_us, o->ci_target));
         p->event_median_s = p->time_us.median * ops * 1e-6;
         /* differences under half a tick are the rounding of the clock's seconds to doubles */

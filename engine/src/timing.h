@@ -14,7 +14,7 @@ typedef struct point {
     stats_t time_us;          /* of the reported time (event / ops_per_event) */
     double *samples_us;       /* sorted; rank 0 only, valid until the next point */
     int converged;
-    const char *stop_reason;  /* ci, reps, max_reps, max_time, timer_resolution */
+    const char *stop_reason;  /* ci, reps, max_reps, max_time, timer_resolution, identical */
     double sample_step_us;    /* rank 0: the smallest non-zero difference of sorted samples (0: none) */
     long warmup;
     double elapsed_s;

@@ -113,6 +113,7 @@ def test_context_record(engine_mpich, mpich_launch, tmp_path):
     timer = ctx["timer"]
     assert timer["resolution_s"] > 0 and timer["overhead_s"] > 0 and timer["mpi_wtick_s"] > 0
     assert ctx["options"]["sizes_bytes"] == [8] and ctx["options"]["benchmarks"] == ["pingpong"]
+    assert ctx["options"]["stop_identical"] == 0  # a real clock never repeats: only a simulation stops so
     assert records[-1]["type"] == "end"
 
 
