@@ -110,10 +110,16 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     }
     if (b->setup) b->setup(&c);
     long warmup = r->o->warmup > 1000 ? r->o->warmup : 1000;
-    watchdog_arm(b->name, c.size, e->ranks, e->variant_label, e->phases * watchdog_limit(r->o, h, e, warmup));
+    double limit = e->phases * watchdog_limit(r->o, h, e, warmup);
+    /* --timeout as the user gave it is a hard limit; a derived one (or mpiscope's stand-in for
+     * it, --timeout-extends) is extended while the point progresses */
+    watchdog_arm(b->name, c.size, e->ranks, e->variant_label, limit, !(r->o->timeout_s > 0) || r->o->timeout_extends);
     point_t p;
     time_point(t, b, &c, &bufs, r->o, &p);
-    watchdog_disarm();
+    int extended = watchdog_disarm();
+    /* the record names a point a busy machine slowed past its limit: the most any rank saw */
+    if (!sim_active()) MPI_CHECK(MPI_Reduce(&extended, &p.watchdog_extensions, 1, MPI_INT, MPI_MAX, 0, comm));
+    p.watchdog_limit_s = limit;
     /* after the timing, on the rank that writes the record: the others wait in
      * gather_cpus; cached per working set, so a launch copies each size once. Not under
      * simulation: the host's copy rate is not the platform's, and the simulated clock does not

@@ -134,6 +134,8 @@ static void core_table(options_t *o, opt_spec_t *t)
          "warmup_bytes", 0, NULL, NULL},
         {"timeout", OPT_DOUBLE, &o->timeout_s, 0.001, 864000, NULL, "S",
          "watchdog per point (derived from the previous point)", "timeout_s", OPT_NULL_WHEN_UNSET, NULL, NULL},
+        {"timeout-extends", OPT_FLAG, &o->timeout_extends, 0, 0, NULL, NULL,
+         "progress extends --timeout as it does a derived limit", "timeout_extends", 0, NULL, NULL},
         {"off-cache", OPT_BYTES, &o->off_cache_bytes, 0, 0, NULL, "BYTES",
          "cycle buffers larger than the cache (default: LLC size)", "off_cache_bytes", OPT_VALUE_OPTIONAL, NULL,
          NULL},

@@ -31,6 +31,7 @@ typedef struct options {
     int *order_list;             /* --order LIST: launch ranks in their new order */
     int order_n;
     double timeout_s;            /* 0 = derived per point */
+    int timeout_extends;         /* progress extends --timeout as it does a derived limit */
     long off_cache_bytes;        /* 0 = off, -1 = the last-level cache */
     double max_memory_bytes;     /* 0 = derived from available memory (main sets the result) */
     int check, raw;

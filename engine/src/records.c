@@ -160,6 +160,11 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     emit_disturbance(&j, p->disturb, c->nranks);
     json_int(&j, "warmup", p->warmup);
     json_num(&j, "elapsed_s", p->elapsed_s);
+    /* slowed, not stuck: the watchdog's limit passed while the point still progressed */
+    if (p->watchdog_extensions > 0) {
+        json_num(&j, "watchdog_limit_s", p->watchdog_limit_s);
+        json_int(&j, "watchdog_extensions", p->watchdog_extensions);
+    }
     if (sim_active()) json_num(&j, "host_s", p->host_s);
     if (r->o->check) {
         json_obj(&j, "check");

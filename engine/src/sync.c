@@ -6,6 +6,7 @@
 #include "mpicheck.h"
 #include "sim.h"
 #include "timer.h"
+#include "watchdog.h"
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -99,6 +100,7 @@ static void clock_round(sync_t *s, int pings, int again)
                 MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, r, TAG_PING, s->comm, MPI_STATUS_IGNORE));
                 double t = now_s();
                 MPI_CHECK(MPI_Send(&t, 1, MPI_DOUBLE, r, TAG_PONG, s->comm));
+                watchdog_progress();
             }
         }
     } else {
@@ -111,6 +113,7 @@ static void clock_round(sync_t *s, int pings, int again)
             MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_PING, s->comm));
             MPI_CHECK(MPI_Recv(&t0, 1, MPI_DOUBLE, 0, TAG_PONG, s->comm, MPI_STATUS_IGNORE));
             double t2 = now_s();
+            watchdog_progress();
             if (t2 - t1 < best.rtt) {
                 best.rtt = t2 - t1;
                 best.off = t0 - 0.5 * (t1 + t2);

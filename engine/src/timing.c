@@ -5,6 +5,7 @@
 #include "mpicheck.h"
 #include "sim.h"
 #include "timer.h"
+#include "watchdog.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static void verify_pass(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs,
             b->event(c);
             if (corrupt) c->rbuf[0] = (char)~c->rbuf[0];
             errors[0] += b->verify(c, &errors[1]);
+            watchdog_progress();
         }
     }
     c->checking = 0;
@@ -195,6 +197,7 @@ static long sample(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_
                 double t0 = m->start ? m->start(sy, i) : now_s();
                 if (active) b->event(c);
                 x[i] = once ? b->once(c) : now_s() - t0;
+                watchdog_progress();  /* outside the sample: after its end was read */
             }
         }
         if (!active) memset(x, 0, (size_t)batch * sizeof *x);
@@ -267,6 +270,7 @@ static void warm_up(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, con
         use_slot(c, bufs, it);
         if (m->barrier_warmup) MPI_CHECK(MPI_Barrier(c->comm));
         if (active) b->event(c);
+        watchdog_progress();
     }
 }
 
@@ -329,6 +333,8 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
         c->phase = phase;
         double ops = b->ops_per_event(c);
         sy->polite = !is_active(b, c);
+        watchdog_bystander(sy->polite);
+        watchdog_progress();  /* the group finished the phase before */
         double w0 = now_s();
         warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
         /* a calibrated phase is made to last about as long as phase 0 (phase 2,
@@ -348,6 +354,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
         }
     }
     c->phase = 0;
+    watchdog_bystander(!is_active(b, c));
     p->stop_reason = stop_reason;
     p->converged = converged;
     p->invalid = invalid;
@@ -386,8 +393,9 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     double ops = b->ops_per_event(c);
     sync_t sy;
     /* a method --sync names is kept; the row's default window sync may give way */
-    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c), o->sync == NULL);
     c->phase = 0;
+    watchdog_bystander(!is_active(b, c));
+    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c), o->sync == NULL);
 
     if (o->check) verify_pass(b, c, bufs, p);
 

@@ -38,6 +38,10 @@ typedef struct point {
     const size_t *phase_n;
     const int *rank_cpus;     /* the CPU each rank was on at the end (rank 0 only; -1: unknown) */
     const disturb_t *disturb; /* every rank's counters over the point, warm-up included (rank 0 only) */
+    /* Set by the caller around time_point: the watchdog's limit for the point, and how many
+     * times it passed while the point still progressed (most over ranks; rank 0 only). */
+    double watchdog_limit_s;
+    int watchdog_extensions;
 } point_t;
 
 typedef struct timing {

@@ -1,6 +1,7 @@
 /* The watchdog: an interval timer and a signal handler that only uses
- * async-signal-safe calls (write, _exit) on a record prepared in advance; and
- * a thread that ends the rank when whoever started it is gone. */
+ * async-signal-safe calls (write, _exit) on a record prepared in advance and
+ * counters the timing core bumps; and a thread that ends the rank when
+ * whoever started it is gone. */
 #include "watchdog.h"
 #include "sim.h"
 #include <errno.h>
@@ -24,13 +25,28 @@ static int any_rank_writes;
 static char record[512];
 static volatile sig_atomic_t record_len;
 
+volatile sig_atomic_t watchdog_progress_count;
+static volatile sig_atomic_t seen;        /* the count when the limit last started */
+static volatile sig_atomic_t extends;     /* progress re-arms the limit */
+static volatile sig_atomic_t bystander;   /* takes no part in the current phase */
+static volatile sig_atomic_t extensions;  /* limits that passed while the point progressed */
+
 static void on_alarm(int sig)
 {
     (void)sig;
+    /* The interval timer starts the next limit by itself: a point still finishing events is
+     * slow (a busy machine), not stuck. A bystander leaves the verdict to the ranks that take
+     * part: they stop with the point if it hangs, and the launcher then ends this rank too. */
+    if (extends && (bystander || watchdog_progress_count != seen)) {
+        if (!bystander && extensions < 0x3fffffff) extensions = extensions + 1;
+        seen = watchdog_progress_count;
+        return;
+    }
     if ((my_rank == 0 || any_rank_writes) && out_fd >= 0 && record_len > 0) {
         ssize_t w = write(out_fd, record, (size_t)record_len);
         (void)w;
-        static const char msg[] = "mpiscope-engine: watchdog: a point did not finish in time; ending the job\n";
+        static const char msg[] = "mpiscope-engine: watchdog: a point made no progress within its limit; "
+                                  "ending the job\n";
         w = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)w;
     }
@@ -92,6 +108,8 @@ void watchdog_init(FILE *out, int rank)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;
+    /* an extension returns from the handler: calls it interrupted carry on */
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
     any_rank_writes = sim_active();
@@ -100,7 +118,7 @@ void watchdog_init(FILE *out, int rank)
     if (!any_rank_writes) watch_for_orphaning();
 }
 
-void watchdog_arm(const char *bench, long size, int ranks, const char *variant, double limit_s)
+void watchdog_arm(const char *bench, long size, int ranks, const char *variant, double limit_s, int may_extend)
 {
     char variant_field[96] = "";
     if (variant) snprintf(variant_field, sizeof variant_field, "\"variant\": \"%s\", ", variant);
@@ -108,16 +126,31 @@ void watchdog_arm(const char *bench, long size, int ranks, const char *variant, 
                      "{\"type\": \"timeout\", \"benchmark\": \"%s\", \"size\": %ld, \"ranks\": %d, %s"
                      "\"limit_s\": %.3f}\n", bench, size, ranks, variant_field, limit_s);
     record_len = n > 0 && (size_t)n < sizeof record ? n : 0;
+    watchdog_progress_count = 0;
+    seen = 0;
+    extensions = 0;
+    bystander = 0;
+    /* Under SMPI the alarm runs in whichever simulated rank is current, whose own count says
+     * nothing of the others': there the limit stays a hard one, in host seconds. */
+    extends = may_extend && !any_rank_writes;
     /* Only rank 0 writes the record, and the launcher kills the job as soon as any
      * rank exits: the other ranks give rank 0 a head start. */
     if (my_rank != 0) limit_s += limit_s * 0.1 > 1.0 ? limit_s * 0.1 : 1.0;
-    struct itimerval t = {{0, 0}, {(time_t)limit_s, (suseconds_t)((limit_s - (double)(time_t)limit_s) * 1e6)}};
+    struct timeval period = {(time_t)limit_s, (suseconds_t)((limit_s - (double)(time_t)limit_s) * 1e6)};
+    struct itimerval t = {extends ? period : (struct timeval){0, 0}, period};
     setitimer(ITIMER_REAL, &t, NULL);
 }
 
-void watchdog_disarm(void)
+void watchdog_bystander(int yes)
+{
+    bystander = yes;
+}
+
+int watchdog_disarm(void)
 {
     struct itimerval t = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &t, NULL);
     record_len = 0;
+    bystander = 0;
+    return extensions;
 }

@@ -1,0 +1,93 @@
+"""The watchdog tells a slow point from a stuck one, for real: one rank of a ping-pong is
+stopped most of the time (SIGSTOP, then SIGCONT for a few ms, in a cycle) while its point runs
+past its derived limit; the point still finishes, and its record says it was extended. A real
+deadlock is still a time-out (tests/engine/test_ringcs.py, tests/test_reliability.py)."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from conftest import ROOT_OK, run_engine
+
+# Stopped most of each cycle, running a few ms: the ping-pong moves on only in those windows, at
+# most 1/40 of its free pace.
+STOPPED_S, RUNNING_S = 0.195, 0.005
+# Events of the slowed point, as free-running seconds: its derived limit stays near the 2 s
+# floor, and cycled it would take 40 times as long, so it is still running when the limit passes.
+FREE_S = 0.15
+
+
+def ranks_of(root: int, engine: Path) -> list[int]:
+    """The pids of `engine` below `root` (this test's ranks, not other jobs')."""
+    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    children: dict[int, list[tuple[int, str]]] = {}
+    for line in ps.splitlines():
+        pid, ppid, args = (line.split(None, 2) + [""])[:3]
+        children.setdefault(int(ppid), []).append((int(pid), args))
+    found, todo = [], [root]
+    while todo:
+        for pid, args in children.get(todo.pop(), []):
+            todo.append(pid)
+            if args.startswith(str(engine)):
+                found.append(pid)
+    return found
+
+
+def event_s(point: dict) -> float:
+    return point["time_us"]["median"] * point["ops_per_event"] * 1e-6
+
+
+def derived_limit_s(first: dict, size: int, reps: int, max_time_s: float) -> float:
+    """The engine's limit for `size` after `first` of the same series (docs/engine.md, step 7)."""
+    work = 4 * (1000 + 3 + reps) * event_s(first) * size / first["size"]  # warm-up counted as 1000 at least
+    return max(3 * max_time_s + work, 2.0)
+
+
+def test_a_point_slowed_past_its_limit_while_it_progresses_is_not_a_hang(engine_mpich, mpich_launch):
+    quick = ["--max-time", "0.05", "--warmup", "8", "--warmup-bytes", "8"]
+    # how fast this machine ping-pongs now: the number of events is chosen from it
+    pace = run_engine(mpich_launch(2), engine_mpich, *quick, "--sizes", "16", "--reps", "2000", "pingpong")
+    assert pace.returncode == 0, pace.stderr
+    reps = min(max(int(FREE_S / event_s(pace.points()[0])), 2000), 10_000_000)
+    args = [*quick, "--sizes", "8,16", "--reps", str(reps), "pingpong"]
+    proc = subprocess.Popen([*mpich_launch(2), str(engine_mpich), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **ROOT_OK})
+    lines: "queue.Queue[str | None]" = queue.Queue()
+    threading.Thread(target=lambda: [*map(lines.put, proc.stdout), lines.put(None)], daemon=True).start()
+    records: list[dict] = []
+    try:
+        while not any(r["type"] == "point" for r in records):  # the 8 B point runs free
+            line = lines.get(timeout=120)
+            assert line is not None, proc.stderr.read()
+            records.append(json.loads(line))
+        limit = derived_limit_s(records[-1], 16, reps, 0.05)
+        stopped = max(ranks_of(proc.pid, engine_mpich))
+        # past both ranks' first alarms (the others wait 10 %, at least 1 s, longer than rank 0)
+        until = time.monotonic() + limit + max(0.1 * limit, 1.0) + 1.5
+        while time.monotonic() < until and proc.poll() is None:
+            os.kill(stopped, signal.SIGSTOP)
+            time.sleep(STOPPED_S)
+            os.kill(stopped, signal.SIGCONT)
+            time.sleep(RUNNING_S)
+        while (line := lines.get(timeout=120)) is not None:
+            records.append(json.loads(line))
+    finally:
+        for pid in ranks_of(proc.pid, engine_mpich):
+            os.kill(pid, signal.SIGCONT)
+        if proc.poll() is None and records[-1:] and records[-1]["type"] != "end":
+            proc.kill()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0, err
+    assert [r["type"] for r in records] == ["context", "point", "point", "end"], err
+    slowed = records[2]
+    assert slowed["size"] == 16 and slowed["time_us"]["n"] == reps
+    assert slowed["watchdog_extensions"] >= 1
+    assert abs(slowed["watchdog_limit_s"] - limit) < 0.01 * limit
+    assert slowed["elapsed_s"] > slowed["watchdog_limit_s"]
+    assert "watchdog_extensions" not in records[1]  # a point within its limit says nothing
