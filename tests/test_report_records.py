@@ -119,6 +119,20 @@ def test_warnings_name_every_problem(runs):
     assert "hung" in text and "skipped" in text and "corrupt" in text
 
 
+def test_a_point_slowed_past_the_watchdog_is_named_as_slowed_not_hung(tmp_path):
+    from mpiscope.report.warnings import run_warnings
+    slowed = point("bw", 128, 40.0, elapsed_s=7.4, watchdog_limit_s=2.3, watchdog_extensions=3)
+    run = store(tmp_path, [context(), point("bw", 64, 20.0, elapsed_s=0.4), slowed, End(points=2)])
+    stored = [json.loads(line) for line in (run.path / "records.jsonl").read_text().splitlines()]
+    assert [("watchdog_extensions" in r, r.get("watchdog_limit_s")) for r in stored if r["type"] == "point"] == \
+        [(False, None), (True, 2.3)]  # the engine's line: the fields only when extended
+    assert [p.watchdog_extensions for p in run.records().points] == [None, 3]
+    text = "\n".join(run_warnings(run))
+    assert "1 point(s) ran past the engine's watchdog limit while still progressing" in text
+    assert "not hung" in text and "bw 128 B (7.4 s against a limit of 2.3 s): bw on 2 ranks at 128 B" in text
+    assert "did not finish" not in text
+
+
 def test_tidy_export_leaves_the_typed_points_out(runs):
     from mpiscope.report.export import render
     df = tidy([runs["p2p"], runs["hosts"]])

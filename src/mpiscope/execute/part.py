@@ -165,8 +165,10 @@ def _mark_stopped(run: Run, e: BaseException) -> str:
 def launch_of(target: Target, part: Part, entries: list[PlanPoint] | None = None, timeout_s: float | None = None,
               cores: int | None = None) -> Launch:
     """The launcher's argv and environment for `part`: every entry of its plan, or `--points`
-    for some; with a watchdog limit fixed when given."""
-    plan = part.plan.with_options("--timeout", f"{timeout_s:.3f}") if timeout_s else part.plan
+    for some; with a watchdog limit fixed when given. That limit stands for the one the engine
+    would have derived, so progress extends it as it would a derived one (--timeout-extends):
+    a point a busy machine slowed is not a second hang in a row."""
+    plan = part.plan.with_options("--timeout", f"{timeout_s:.3f}", "--timeout-extends") if timeout_s else part.plan
     program = [str(target.engine), *plan.engine_args(None if entries is None else [e.id for e in entries])]
     job = Job(program, plan.ranks, dict(part.env), list(part.launcher_args), **part.placement.job_fields())
     return launcher_for(target.lib, job.launcher).command(job, cores or local_cores())

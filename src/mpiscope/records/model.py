@@ -184,6 +184,9 @@ class Point(AtPoint):
     warmup: int = 0
     elapsed_s: float = 0.0
     host_s: float | None = None  # simulated runs: the host's seconds for the point (elapsed_s is simulated)
+    # a busy machine slowed the point past the watchdog's limit while it still progressed (not a hang)
+    watchdog_limit_s: float | None = None
+    watchdog_extensions: int | None = None  # how many times that limit passed (absent: never)
     check: Check | None = None
     samples_us: tuple[float, ...] = field(default=(), repr=False)
     estimate: str = "median"  # which figure of time_us (and of the rates) is the point's estimate

@@ -10,7 +10,8 @@ import pandas as pd
 # measured: runs that differ only in these are the same configuration.
 _NOT_A_FACTOR = {"opt_sizes", "opt_units", "opt_reps", "opt_min_reps", "opt_stop_identical", "opt_max_reps",
                  "opt_ci_target", "opt_max_time_s", "opt_warmup", "opt_warmup_bytes", "opt_timeout_s",
-                 "opt_max_memory_bytes", "opt_raw", "opt_check", "opt_output", "opt_format", "opt_npmin"}
+                 "opt_timeout_extends", "opt_max_memory_bytes", "opt_raw", "opt_check", "opt_output", "opt_format",
+                 "opt_npmin"}
 
 
 def with_mpi(df: pd.DataFrame) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from mpiscope.store.runs import RunMeta, SweepDir, runs_of
 # What tells plain runs apart when they carry no sweep factors, in label order.
 FALLBACK_LABELS = ("mpi_name", "mpi_version", "world_size", "hosts", "launcher")
 # Engine options that follow from the machine's state or the plan, not from a choice.
-MACHINE_OPTIONS = ("opt_sizes", "opt_benchmarks", "opt_max_memory_bytes", "opt_timeout_s")
+MACHINE_OPTIONS = ("opt_sizes", "opt_benchmarks", "opt_max_memory_bytes", "opt_timeout_s", "opt_timeout_extends")
 
 
 def sweep_frame(sd: SweepDir) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Everything about a run that makes its numbers less trustworthy, as sentences: oversubscription,
-disturbed launches, points that did not converge, invalid samples, points still wider than the
-target when the budget ran out, data errors, time-outs, skips, damaged files. The HTML report
-lists them; the terminal prints them as one block after the run (`print_warnings`)."""
+points slowed past the watchdog's limit, disturbed launches, points that did not converge, invalid
+samples, points still wider than the target when the budget ran out, data errors, time-outs, skips,
+damaged files. The HTML report lists them; the terminal prints them as one block after the run
+(`print_warnings`)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -96,6 +97,20 @@ def disturbed_launches(recs: RecordFile, judged: Judged | None = None) -> list[s
     return out
 
 
+def slowed_points(points: Sequence[Point]) -> list[str]:
+    """Points that ran past the watchdog's limit while they still progressed (docs/reliability.md):
+    a busy machine slowed them; they are measured, not hung. Whether their samples are kept in
+    the estimate is the disturbance rule's to say, like any point's."""
+    slowed = [p for p in points if p.watchdog_extensions]
+    if not slowed:
+        return []
+    worst = max(slowed, key=lambda p: p.elapsed_s / (p.watchdog_limit_s or p.elapsed_s or 1))
+    return [f"{len(slowed)} point(s) ran past the engine's watchdog limit while still progressing: slowed by "
+            f"a busy machine, not hung (measured; the disturbance fields say by what), the most "
+            f"{worst.benchmark} {human_size(worst.size)} ({worst.elapsed_s:.1f} s against a limit of "
+            f"{worst.watchdog_limit_s or 0:.1f} s): {_where(slowed)}"]
+
+
 def budget_warning(meta: RunMeta) -> list[str]:
     """Points still wider than the target when auto launches stopped (run.json's launch_policy)."""
     stopped = (meta.extra.get("launch_policy") or {}).get("stopped", "")
@@ -129,6 +144,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, judged: Judged | None = None)
     if timeouts:
         out.append(f"{len(timeouts)} point(s) did not finish within the engine's watchdog limit (a deadlock "
                    f"or a lost message): {_where(timeouts)}")
+    out += slowed_points(points)
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
     out += disturbed_launches(recs, judged)

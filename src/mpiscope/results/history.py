@@ -24,7 +24,7 @@ from mpiscope.store.runs import Run, list_runs
 
 # Engine options that change how long or how precisely a point is sampled, not what is measured.
 _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "stop_identical", "max_reps", "ci_target",
-                     "max_time_s", "warmup", "warmup_bytes", "timeout_s", "max_memory_bytes", "raw", "check",
+                     "max_time_s", "warmup", "warmup_bytes", "timeout_s", "timeout_extends", "max_memory_bytes", "raw", "check",
                      "benchmarks", "npmin", "points"}
 # Environment the launcher sets per launch without changing what is measured.
 _INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
