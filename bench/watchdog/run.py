@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The README's first command (`mpiscope run`, embedded MPICH) beside a CPU load this script
+starts, and what the run stored: points, time-outs (hangs), sizes mpiscope gave up on, points the
+watchdog extended (slowed, not hung), and how long each launch ran against mpiscope's own
+wall-clock limit for it. The question: does a busy machine pass for a deadlock?
+
+A benchmark script, not a test: it prints figures. Compare two source trees with --source (a
+checkout's src/ directory, put first on PYTHONPATH; the engine is built from its engine/).
+
+Usage: python bench/watchdog/run.py [--load 3] [--source DIR] [--runs-dir DIR] [-- extra run options]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+
+def spinners(n: int) -> list[subprocess.Popen]:
+    """n busy loops at normal priority, each ended after 600 s at the latest."""
+    return [subprocess.Popen(["timeout", "600", "sh", "-c", "while :; do :; done"]) for _ in range(n)]
+
+
+def launch_limit_s(points: int, max_time_s: float) -> float:
+    """mpiscope's wall-clock limit for a launch of `points` one-phase entries
+    (Planned.wall_limit_s: every phase at its cap three times over, plus start-up)."""
+    return 3 * points * max_time_s + 60 + 2 * points
+
+
+def report(run: Path, wall_s: float, status: int) -> None:
+    recs = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines() if line.strip()]
+    meta = json.loads((run / "run.json").read_text())
+    kinds: dict[str, int] = defaultdict(int)
+    for r in recs:
+        kinds[r["type"]] += 1
+    print(f"run {run.name}: exit {status}, {wall_s:.0f} s, status {meta['status']}, "
+          f"{len(meta.get('launches', []))} engine launches; records: {dict(kinds)}")
+    for r in recs:
+        if r["type"] == "timeout":
+            print(f"  time-out: {r['benchmark']} {r['size']} B on {r['ranks']} ranks, limit "
+                  f"{r.get('limit_s')} s{', source: ' + r['source'] if r.get('source') else ''}")
+        elif r["type"] == "skip" and r.get("source") == "mpiscope":
+            print(f"  given up: {r['benchmark']} {r['size']} B ({r['reason']})")
+        elif r["type"] == "point" and r.get("watchdog_extensions"):
+            rq = max((r.get("disturbance") or {}).get("run_queue") or [0])
+            print(f"  slowed, not hung: {r['benchmark']} {r['size']} B ran {r['elapsed_s']:.1f} s against a limit "
+                  f"of {r['watchdog_limit_s']:.1f} s ({r['watchdog_extensions']} extension(s), run queue {rq})")
+    # every launch: the engine's time against mpiscope's wall-clock limit for it
+    by_launch: dict[str, list[dict]] = defaultdict(list)
+    for r in recs:
+        by_launch[json.dumps(r.get("tag", {}), sort_keys=True)].append(r)
+    for tag, rs in by_launch.items():
+        ctx = next((r for r in rs if r["type"] == "context"), None)
+        if ctx is None:
+            continue
+        entries = sum(r["type"] in ("point", "skip", "timeout") for r in rs)
+        end = next((r for r in rs if r["type"] == "end"), None)
+        ran = end["elapsed_s"] if end else sum(r.get("elapsed_s", 0) for r in rs if r["type"] == "point")
+        limit = launch_limit_s(entries, ctx["options"]["max_time_s"])
+        print(f"  launch {tag}: {entries} entries, engine {ran:.1f} s{'' if end else ' (no end: points only)'}, "
+              f"mpiscope's limit ~{limit:.0f} s ({ran / limit:.0%})")
+    for w in meta.get("warnings", []):
+        print(f"  run.json warning: {w}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--load", type=int, default=3, help="busy loops beside the run (3)")
+    ap.add_argument("--source", type=Path, help="a checkout's src/ to run instead of the installed mpiscope")
+    ap.add_argument("--runs-dir", type=Path)
+    ap.add_argument("extra", nargs="*", help="more `mpiscope run` options (after --)")
+    a = ap.parse_args()
+    runs = a.runs_dir or Path(tempfile.mkdtemp(prefix="watchdog-bench-"))
+    runs.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if a.source:
+        env["PYTHONPATH"] = f"{a.source.resolve()}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    before = set(runs.iterdir())
+    load = spinners(a.load)
+    try:
+        time.sleep(1)
+        with open("/proc/loadavg") as f:
+            print(f"load started: {a.load} busy loops; /proc/loadavg {f.read().split()[:4]}")
+        t0 = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "mpiscope", "run", "--no-progress", "--no-report",
+                               "--runs-dir", str(runs), *a.extra], env=env, capture_output=True, text=True,
+                              timeout=1800)
+        wall = time.monotonic() - t0
+    finally:
+        for p in load:
+            p.terminate()  # timeout(1) passes SIGTERM on to its loop; SIGKILL would leave the loop running
+            p.wait()
+    (run,) = set(runs.iterdir()) - before
+    report(run, wall, done.returncode)
+    print("  terminal warnings:")
+    for line in done.stdout.splitlines() + done.stderr.splitlines():
+        if line.startswith("warning:") or "error" in line:
+            print(f"    {line[:400]}")
+
+
+if __name__ == "__main__":
+    main()
