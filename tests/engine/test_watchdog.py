@@ -39,6 +39,15 @@ def ranks_of(root: int, engine: Path) -> list[int]:
     return found
 
 
+def signal_rank(pid: int, sig: int) -> bool:
+    """Send sig to a rank; False when it is gone (the job ended)."""
+    try:
+        os.kill(pid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+
+
 def event_s(point: dict) -> float:
     return point["time_us"]["median"] * point["ops_per_event"] * 1e-6
 
@@ -49,45 +58,55 @@ def derived_limit_s(first: dict, size: int, reps: int, max_time_s: float) -> flo
     return max(3 * max_time_s + work, 2.0)
 
 
+def slowed_launch(engine: Path, launch: list[str], quick: list[str], reps: int) -> tuple[list[dict], float, str]:
+    """pingpong at 8 B (free) and 16 B (one rank stopped in a cycle until both ranks' first
+    alarms are past): the records, the 16 B point's derived limit, stderr."""
+    proc = subprocess.Popen([*launch, str(engine), *quick, "--sizes", "8,16", "--reps", str(reps), "pingpong"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ROOT_OK})
+    lines: "queue.Queue[str | None]" = queue.Queue()
+    threading.Thread(target=lambda: [*map(lines.put, proc.stdout), lines.put(None)], daemon=True).start()
+    records: list[dict] = []
+    limit = 0.0
+    try:
+        while not any(r["type"] == "point" for r in records):
+            line = lines.get(timeout=120)
+            assert line is not None, proc.stderr.read()
+            records.append(json.loads(line))
+        limit = derived_limit_s(records[-1], 16, reps, 0.05)
+        stopped = max(ranks_of(proc.pid, engine))
+        # past both ranks' first alarms (the others wait 10 %, at least 1 s, longer than rank 0)
+        until = time.monotonic() + limit + max(0.1 * limit, 1.0) + 1.5
+        while time.monotonic() < until and proc.poll() is None and signal_rank(stopped, signal.SIGSTOP):
+            time.sleep(STOPPED_S)
+            signal_rank(stopped, signal.SIGCONT)
+            time.sleep(RUNNING_S)
+        while (line := lines.get(timeout=120)) is not None:
+            records.append(json.loads(line))
+    finally:
+        for pid in ranks_of(proc.pid, engine):
+            signal_rank(pid, signal.SIGCONT)
+        if proc.poll() is None and records[-1:] and records[-1]["type"] != "end":
+            proc.kill()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0, err
+    return records, limit, err
+
+
 def test_a_point_slowed_past_its_limit_while_it_progresses_is_not_a_hang(engine_mpich, mpich_launch):
     quick = ["--max-time", "0.05", "--warmup", "8", "--warmup-bytes", "8"]
     # how fast this machine ping-pongs now: the number of events is chosen from it
     pace = run_engine(mpich_launch(2), engine_mpich, *quick, "--sizes", "16", "--reps", "2000", "pingpong")
     assert pace.returncode == 0, pace.stderr
-    reps = min(max(int(FREE_S / event_s(pace.points()[0])), 2000), 10_000_000)
-    args = [*quick, "--sizes", "8,16", "--reps", str(reps), "pingpong"]
-    proc = subprocess.Popen([*mpich_launch(2), str(engine_mpich), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **ROOT_OK})
-    lines: "queue.Queue[str | None]" = queue.Queue()
-    threading.Thread(target=lambda: [*map(lines.put, proc.stdout), lines.put(None)], daemon=True).start()
-    records: list[dict] = []
-    try:
-        while not any(r["type"] == "point" for r in records):  # the 8 B point runs free
-            line = lines.get(timeout=120)
-            assert line is not None, proc.stderr.read()
-            records.append(json.loads(line))
-        limit = derived_limit_s(records[-1], 16, reps, 0.05)
-        stopped = max(ranks_of(proc.pid, engine_mpich))
-        # past both ranks' first alarms (the others wait 10 %, at least 1 s, longer than rank 0)
-        until = time.monotonic() + limit + max(0.1 * limit, 1.0) + 1.5
-        while time.monotonic() < until and proc.poll() is None:
-            os.kill(stopped, signal.SIGSTOP)
-            time.sleep(STOPPED_S)
-            os.kill(stopped, signal.SIGCONT)
-            time.sleep(RUNNING_S)
-        while (line := lines.get(timeout=120)) is not None:
-            records.append(json.loads(line))
-    finally:
-        for pid in ranks_of(proc.pid, engine_mpich):
-            os.kill(pid, signal.SIGCONT)
-        if proc.poll() is None and records[-1:] and records[-1]["type"] != "end":
-            proc.kill()
-    err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 0, err
-    assert [r["type"] for r in records] == ["context", "point", "point", "end"], err
+    reps = min(max(int(FREE_S / event_s(pace.points()[0])), 2000), 1_000_000)
+    for _ in range(3):
+        records, limit, err = slowed_launch(engine_mpich, mpich_launch(2), quick, reps)
+        assert [r["type"] for r in records] == ["context", "point", "point", "end"], err
+        if records[2]["elapsed_s"] > limit:
+            break
+        reps *= 8  # the machine ran faster than it was paced: the point ended within its limit
     slowed = records[2]
     assert slowed["size"] == 16 and slowed["time_us"]["n"] == reps
+    assert slowed["elapsed_s"] > limit
     assert slowed["watchdog_extensions"] >= 1
     assert abs(slowed["watchdog_limit_s"] - limit) < 0.01 * limit
-    assert slowed["elapsed_s"] > slowed["watchdog_limit_s"]
     assert "watchdog_extensions" not in records[1]  # a point within its limit says nothing
