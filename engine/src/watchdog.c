@@ -26,9 +26,10 @@ static char record[512];
 static volatile sig_atomic_t record_len;
 
 volatile sig_atomic_t watchdog_progress_count;
-static volatile sig_atomic_t seen;        /* the count when the limit last started */
+static volatile sig_atomic_t seen;        /* the count at the last alarm (or when armed) */
 static volatile sig_atomic_t extends;     /* progress re-arms the limit */
 static volatile sig_atomic_t bystander;   /* takes no part in the current phase */
+static volatile sig_atomic_t quiet;       /* limits in a row in which nothing finished */
 static volatile sig_atomic_t extensions;  /* limits that passed while the point progressed */
 
 static void on_alarm(int sig)
@@ -37,10 +38,19 @@ static void on_alarm(int sig)
     /* The interval timer starts the next limit by itself: a point still finishing events is
      * slow (a busy machine), not stuck. A bystander leaves the verdict to the ranks that take
      * part: they stop with the point if it hangs, and the launcher then ends this rank too. */
-    if (extends && (bystander || watchdog_progress_count != seen)) {
-        if (!bystander && extensions < 0x3fffffff) extensions = extensions + 1;
-        seen = watchdog_progress_count;
-        return;
+    if (extends) {
+        if (bystander) return;
+        if (watchdog_progress_count != seen) {
+            seen = watchdog_progress_count;
+            quiet = 0;
+            if (extensions < 0x3fffffff) extensions = extensions + 1;
+            return;
+        }
+        quiet = quiet + 1;
+        /* Rank 0 writes the record, so it must judge first: it ends a point at most two of its
+         * limits after the last progress, and another rank, whose limit is longer, waits for
+         * two in a row without progress. */
+        if (my_rank != 0 && quiet < 2) return;
     }
     if ((my_rank == 0 || any_rank_writes) && out_fd >= 0 && record_len > 0) {
         ssize_t w = write(out_fd, record, (size_t)record_len);
@@ -130,6 +140,7 @@ void watchdog_arm(const char *bench, long size, int ranks, const char *variant, 
     seen = 0;
     extensions = 0;
     bystander = 0;
+    quiet = 0;
     /* Under SMPI the alarm runs in whichever simulated rank is current, whose own count says
      * nothing of the others': there the limit stays a hard one, in host seconds. */
     extends = may_extend && !any_rank_writes;
