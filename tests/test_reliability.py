@@ -179,3 +179,42 @@ def test_a_grid_run_cut_off_in_its_second_shape_resumes_the_remaining_shapes(cli
     assert sorted((rec["variant"], rec["size"]) for rec in after if rec["type"] == "point") == sorted(shapes)
     launches = json.loads((run / "run.json").read_text())["launches"]
     assert "--points" in launches[-1]["argv"]  # only what was missing, named by the engine's plan
+
+
+def test_a_launch_stopped_while_its_point_still_progressed_is_no_hang(tmp_path):
+    """mpiscope's wall-clock limit stops a launch whose point the engine's watchdog had found
+    still progressing (its notice on the launch's stderr): the time-out says so, and it does
+    not count as a hang in a row, so the larger sizes are still measured."""
+    from types import SimpleNamespace
+
+    from mpiscope.execute.part import Outcome, _after_hang, _hang_without_record, series_of
+    from mpiscope.plan.engine import PlanPoint
+    from mpiscope.records.model import STILL_PROGRESSING
+    from mpiscope.store.runs import RecordWriter
+
+    entries = [PlanPoint(i, "bw", size, 2) for i, size in enumerate((64, 128, 256))]
+    stderr = tmp_path / "stderr"
+    earlier = b"mpiscope-engine: watchdog: still progressing: bw 64 B on 2 ranks, past its limit of 2.000 s\n"
+    stderr.write_bytes(earlier)
+    part = SimpleNamespace(tag={"part": 0})
+    writer = RecordWriter(tmp_path / "records.jsonl")
+    # an earlier launch's notice says nothing of this one: a hang
+    out = Outcome(done=0)
+    _hang_without_record(part, entries, out, writer, 115.2, "mpiscope wall-clock limit", stderr, len(earlier))
+    assert out.timeouts[-1].hung and out.timeouts[-1].source == "mpiscope wall-clock limit"
+    with open(stderr, "ab") as f:
+        f.write(b"mpiscope-engine: watchdog: still progressing: bw 64 B on 2 ranks, past its limit of 2.000 s: "
+                b"extended (slowed, not hung)\n")
+    out = Outcome(done=0)
+    _hang_without_record(part, entries, out, writer, 115.2, "mpiscope wall-clock limit", stderr, len(earlier))
+    writer.close()
+    t = out.timeouts[-1]
+    assert not t.hung and t.source == STILL_PROGRESSING and t.limit_s == 115.2
+    stored = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert [r["source"] for r in stored] == ["mpiscope wall-clock limit", STILL_PROGRESSING]
+    # one hang of the series before: a real second one would give the larger sizes up (and
+    # store skips in the run); this one does not, and the row of hangs starts again
+    hangs = {series_of(entries[0]): 1}
+    rest = _after_hang(None, part, entries, out, hangs, [])
+    assert [[e.size for e in launch.entries] for launch in rest] == [[128], [256]]
+    assert hangs[series_of(entries[0])] == 0

@@ -24,6 +24,9 @@ static int my_rank;
 static int any_rank_writes;
 static char record[512];
 static volatile sig_atomic_t record_len;
+/* said on stderr at each extension: mpiscope reads it if its own wall-clock limit stops the job */
+static char notice[400];
+static volatile sig_atomic_t notice_len;
 
 volatile sig_atomic_t watchdog_progress_count;
 static volatile sig_atomic_t seen;        /* the count at the last alarm (or when armed) */
@@ -44,6 +47,12 @@ static void on_alarm(int sig)
             seen = watchdog_progress_count;
             quiet = 0;
             if (extensions < 0x3fffffff) extensions = extensions + 1;
+            if (my_rank == 0 && notice_len > 0) {
+                int saved = errno;
+                ssize_t w = write(STDERR_FILENO, notice, (size_t)notice_len);
+                (void)w;
+                errno = saved;
+            }
             return;
         }
         quiet = quiet + 1;
@@ -136,6 +145,10 @@ void watchdog_arm(const char *bench, long size, int ranks, const char *variant, 
                      "{\"type\": \"timeout\", \"benchmark\": \"%s\", \"size\": %ld, \"ranks\": %d, %s"
                      "\"limit_s\": %.3f}\n", bench, size, ranks, variant_field, limit_s);
     record_len = n > 0 && (size_t)n < sizeof record ? n : 0;
+    n = snprintf(notice, sizeof notice, "mpiscope-engine: watchdog: still progressing: %s %ld B on %d ranks%s%s, "
+                 "past its limit of %.3f s: extended (slowed, not hung)\n", bench, size, ranks, variant ? " " : "",
+                 variant ? variant : "", limit_s);
+    notice_len = n > 0 && (size_t)n < sizeof notice ? n : 0;
     watchdog_progress_count = 0;
     seen = 0;
     extensions = 0;
@@ -162,6 +175,7 @@ int watchdog_disarm(void)
     struct itimerval t = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &t, NULL);
     record_len = 0;
+    notice_len = 0;
     bystander = 0;
     return extensions;
 }

@@ -110,3 +110,5 @@ def test_a_point_slowed_past_its_limit_while_it_progresses_is_not_a_hang(engine_
     assert slowed["watchdog_extensions"] >= 1
     assert abs(slowed["watchdog_limit_s"] - limit) < 0.01 * limit
     assert "watchdog_extensions" not in records[1]  # a point within its limit says nothing
+    # and rank 0 said so on stderr as it happened (what mpiscope reads if its own limit stops a launch)
+    assert "still progressing: pingpong 16 B on 2 ranks, past its limit" in err

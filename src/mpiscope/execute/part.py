@@ -26,6 +26,7 @@ from mpiscope.launchers import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan.engine import STARTUP_S, Part, PlanPoint, Planned
 from mpiscope.records import Context, End, Failure, Point, RecordError, Skip, Timeout, parse_line, to_json, with_tag
+from mpiscope.records.model import STILL_PROGRESSING
 from mpiscope.util.units import human_size
 from mpiscope.store.runs import RECORDS, STATUS_ORDER, STDERR, LaunchLog, RecordWriter, Run, utc_now
 
@@ -182,7 +183,8 @@ def _after_hang(run: Run, part: Part, entries: list[PlanPoint], out: Outcome, ha
     if hung >= len(entries) or entries[hung].key != t.key:
         hung = next((i for i, e in enumerate(entries) if e.key == t.key), min(hung, len(entries) - 1))
     series = series_of(entries[hung])
-    hangs[series] = hangs.get(series, 0) + 1
+    # a point stopped while it still progressed is no deadlock that repeats: it ends a row of hangs
+    hangs[series] = hangs.get(series, 0) + 1 if t.hung else 0
     after = entries[hung + 1:]
     # the larger sizes of the series, smallest first (in a shuffled launch smaller ones may follow)
     same = sorted((e for e in after if series_of(e) == series and e.size > t.size), key=lambda e: e.size)
@@ -271,6 +273,7 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
            "MPISCOPE_PARENT_HOST": socket.gethostname()}
     writer = RecordWriter(run.path / RECORDS)
     stderr = open(run.path / STDERR, "ab")
+    stderr_from = stderr.tell()
     try:
         proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
@@ -290,7 +293,8 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
                 if time.monotonic() > deadline:
                     _stop(proc)
                     if out.contexts:
-                        _hang_without_record(part, entries, out, writer, round(limit, 1), "mpiscope wall-clock limit")
+                        _hang_without_record(part, entries, out, writer, round(limit, 1), "mpiscope wall-clock limit",
+                                             run.path / STDERR, stderr_from)
                     else:  # nothing started: a launcher waiting for resources or an unreachable host
                         out.status = "failed"
                         out.error = (f"the launcher did not start the engine within mpiscope's limit of "
@@ -346,13 +350,26 @@ def _restore(previous: dict) -> None:
 
 
 def _hang_without_record(part: Part, entries: list[PlanPoint], out: Outcome, writer: RecordWriter,
-                         limit: float | None, source: str) -> None:
+                         limit: float | None, source: str, stderr: Path | None = None, stderr_from: int = 0) -> None:
     """A hang nobody recorded (Python's own wall-clock limit, or a lost watchdog record): blame
-    the entry after the last one recorded, and store a time-out record saying who saw it."""
+    the entry after the last one recorded, and store a time-out record saying who saw it. When
+    the engine said on the launch's stderr (from stderr_from on) that the point was still
+    progressing past its watchdog limit, the record says so: slowed, not hung."""
     e = entries[min(out.done, len(entries) - 1)]
+    if stderr is not None and _still_progressing(e, stderr, stderr_from):
+        source = STILL_PROGRESSING
     t = Timeout(e.benchmark, e.size, e.ranks, limit, e.variant, source, dict(part.tag))
     writer.append((json.dumps(to_json(t)) + "\n").encode())
     out.timeouts.append(t)
+
+
+def _still_progressing(e: PlanPoint, stderr: Path, start: int) -> bool:
+    """The engine's watchdog extended `e` in this launch (engine/src/watchdog.c's notice)."""
+    with open(stderr, "rb") as f:
+        f.seek(start)
+        said = f.read().decode(errors="replace")
+    variant = f" {e.variant}" if e.variant else ""
+    return f"still progressing: {e.benchmark} {e.size} B on {e.ranks} ranks{variant}," in said
 
 
 def _record_failure(run: Run, part: Part, entries: list[PlanPoint], out: Outcome) -> None:
@@ -414,7 +431,10 @@ def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "") -> Non
         out.warnings.append(
             f"{t.benchmark} at {t.size} B on {t.ranks} ranks hung past the "
             f"{t.source or 'engine watchdog'} ({t.limit_s} s): recorded as a "
-            f"time-out (a deadlock, or a lost message); the run went on with the next point")
+            f"time-out (a deadlock, or a lost message); the run went on with the next point" if t.hung else
+            f"{t.benchmark} at {t.size} B on {t.ranks} ranks was still progressing, slowed by a busy machine, when "
+            f"mpiscope's wall-clock limit for the launch ({t.limit_s} s) stopped it: recorded as a time-out that "
+            f"is not a hang (larger sizes are still measured); the run went on with the next point")
     elif ctx is None and out.exit_code == 2 and ranks > 1:
         # The engine checked every option against the ranks (--plan) before the launch, so an
         # engine that refuses to start saw fewer ranks than asked: not one N-rank job.

@@ -240,7 +240,7 @@ def _not_hung_before(run: Run, part: Part, entries: list[PlanPoint]) -> list[Pla
     cfg = tag_configuration(part.tag)
     hung: dict[tuple, int] = {}  # series -> smallest size that hung
     for t in run.records():
-        if isinstance(t, Timeout) and tag_configuration(t.tag) == cfg:
+        if isinstance(t, Timeout) and t.hung and tag_configuration(t.tag) == cfg:
             series = (t.benchmark, t.ranks, t.variant)
             hung[series] = min(t.size, hung.get(series, t.size))
     if not hung:

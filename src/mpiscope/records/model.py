@@ -263,6 +263,11 @@ class Skip(AtPoint):
     line: int = field(default=0, compare=False)
 
 
+# A time-out's source when mpiscope's wall-clock limit stopped a launch whose point the engine's
+# watchdog had found still progressing (and extended): slowed by a busy machine, not hung.
+STILL_PROGRESSING = "mpiscope wall-clock limit (the point was still progressing)"
+
+
 @dataclass(frozen=True, slots=True)
 class Timeout(AtPoint):
     """A point that did not finish: from the engine's watchdog, or (`source` set) seen by
@@ -275,6 +280,11 @@ class Timeout(AtPoint):
     source: str | None = None
     tag: Tag = field(default_factory=dict)
     line: int = field(default=0, compare=False)
+
+    @property
+    def hung(self) -> bool:
+        """A hang (a deadlock, a lost message), not a point stopped while it still progressed."""
+        return self.source != STILL_PROGRESSING
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,7 +160,9 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                            str(lp.launches), _pct(lp.share_between),
                            _num(mbps(lp), 4) + (MARK if _above_copy(lp) else ""), escape(note(lp, launches))]
         elif kind == 1:
-            rows[order] = [_label(r, world), human_size(r.size), "hung", "", "", "", "", f"time-out after {r.limit_s} s"]
+            rows[order] = [_label(r, world), human_size(r.size), "hung" if r.hung else "stopped", "", "", "", "",
+                           f"time-out after {r.limit_s} s" if r.hung else
+                           f"still progressing (a busy machine) when the launch's limit of {r.limit_s} s passed"]
         else:
             rows[order] = [_label(r, world), human_size(r.size), "skipped", "", "", "", "", escape(r.reason)]
     # one launch: the figure is that launch's median, and called so (an imported mean is no median)

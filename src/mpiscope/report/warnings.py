@@ -141,9 +141,10 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, judged: Judged | None = None)
     out += [w for w in meta.warnings if not (timeouts and "watchdog" in w)]
     if any(c.oversubscribed for c in recs.contexts) and not any("cores" in w for w in meta.warnings):
         out.append("some host ran more ranks than it has cores: timings are not trustworthy")
-    if timeouts:
-        out.append(f"{len(timeouts)} point(s) did not finish within the engine's watchdog limit (a deadlock "
-                   f"or a lost message): {_where(timeouts)}")
+    hung = [t for t in timeouts if t.hung]  # the others, stopped while progressing, run.json's warnings tell
+    if hung:
+        out.append(f"{len(hung)} point(s) did not finish within the engine's watchdog limit (a deadlock "
+                   f"or a lost message): {_where(hung)}")
     out += slowed_points(points)
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
