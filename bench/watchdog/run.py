@@ -41,30 +41,36 @@ def report(run: Path, wall_s: float, status: int) -> None:
         kinds[r["type"]] += 1
     print(f"run {run.name}: exit {status}, {wall_s:.0f} s, status {meta['status']}, "
           f"{len(meta.get('launches', []))} engine launches; records: {dict(kinds)}")
+    given_up: dict[str, int] = defaultdict(int)
     for r in recs:
         if r["type"] == "timeout":
             print(f"  time-out: {r['benchmark']} {r['size']} B on {r['ranks']} ranks, limit "
                   f"{r.get('limit_s')} s{', source: ' + r['source'] if r.get('source') else ''}")
         elif r["type"] == "skip" and r.get("source") == "mpiscope":
-            print(f"  given up: {r['benchmark']} {r['size']} B ({r['reason']})")
+            given_up[f"{r['benchmark']} ({r['reason']})"] += 1
         elif r["type"] == "point" and r.get("watchdog_extensions"):
             rq = max((r.get("disturbance") or {}).get("run_queue") or [0])
             print(f"  slowed, not hung: {r['benchmark']} {r['size']} B ran {r['elapsed_s']:.1f} s against a limit "
                   f"of {r['watchdog_limit_s']:.1f} s ({r['watchdog_extensions']} extension(s), run queue {rq})")
-    # every launch: the engine's time against mpiscope's wall-clock limit for it
-    by_launch: dict[str, list[dict]] = defaultdict(list)
+    for what, n in given_up.items():
+        print(f"  given up: {n} (point, launch) entries of {what}")
+    # every launch (its records start with its context): the engine's time against mpiscope's limit
+    launches: list[list[dict]] = []
     for r in recs:
-        by_launch[json.dumps(r.get("tag", {}), sort_keys=True)].append(r)
-    for tag, rs in by_launch.items():
-        ctx = next((r for r in rs if r["type"] == "context"), None)
-        if ctx is None:
-            continue
+        if r["type"] == "context":
+            launches.append([])
+        if launches and r.get("source") != "mpiscope" or r["type"] == "timeout":
+            launches[-1].append(r)
+    for i, rs in enumerate(launches):
+        ctx = rs[0]
         entries = sum(r["type"] in ("point", "skip", "timeout") for r in rs)
         end = next((r for r in rs if r["type"] == "end"), None)
         ran = end["elapsed_s"] if end else sum(r.get("elapsed_s", 0) for r in rs if r["type"] == "point")
         limit = launch_limit_s(entries, ctx["options"]["max_time_s"])
-        print(f"  launch {tag}: {entries} entries, engine {ran:.1f} s{'' if end else ' (no end: points only)'}, "
-              f"mpiscope's limit ~{limit:.0f} s ({ran / limit:.0%})")
+        stopped = next((r["source"] for r in rs if r["type"] == "timeout"), "")
+        print(f"  launch {i} {json.dumps(ctx.get('tag', {}))}: {entries} entries, engine {ran:.1f} s"
+              f"{'' if end else ' (no end record: the points only)'}, mpiscope's limit ~{limit:.0f} s "
+              f"({ran / limit:.0%}){' ' + stopped if stopped else ''}")
     for w in meta.get("warnings", []):
         print(f"  run.json warning: {w}")
 
