@@ -27,10 +27,12 @@ def spinners(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen(["timeout", "600", "sh", "-c", "while :; do :; done"]) for _ in range(n)]
 
 
-def launch_limit_s(points: int, max_time_s: float) -> float:
-    """mpiscope's wall-clock limit for a launch of `points` one-phase entries
-    (Planned.wall_limit_s: every phase at its cap three times over, plus start-up)."""
-    return 3 * points * max_time_s + 60 + 2 * points
+def launch_limit_s(points: int, max_time_s: float, timeout_s: float | None) -> float:
+    """mpiscope's wall-clock limit for a launch of `points` one-phase entries (execute.part's
+    launch_limit_s: every phase at its cap three times over, plus start-up; a relaunch with
+    --timeout at least three times that)."""
+    limit = 3 * points * max_time_s + 60 + 2 * points
+    return max(limit, 3 * timeout_s * points + 60) if timeout_s else limit
 
 
 def report(run: Path, wall_s: float, status: int) -> None:
@@ -66,8 +68,8 @@ def report(run: Path, wall_s: float, status: int) -> None:
         entries = sum(r["type"] in ("point", "skip", "timeout") for r in rs)
         end = next((r for r in rs if r["type"] == "end"), None)
         ran = end["elapsed_s"] if end else sum(r.get("elapsed_s", 0) for r in rs if r["type"] == "point")
-        limit = launch_limit_s(entries, ctx["options"]["max_time_s"])
-        stopped = next((r["source"] for r in rs if r["type"] == "timeout"), "")
+        limit = launch_limit_s(entries, ctx["options"]["max_time_s"], ctx["options"].get("timeout_s"))
+        stopped = next((r.get("source") or "engine watchdog" for r in rs if r["type"] == "timeout"), "")
         print(f"  launch {i} {json.dumps(ctx.get('tag', {}))}: {entries} entries, engine {ran:.1f} s"
               f"{'' if end else ' (no end record: the points only)'}, mpiscope's limit ~{limit:.0f} s "
               f"({ran / limit:.0%}){' ' + stopped if stopped else ''}")
