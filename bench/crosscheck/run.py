@@ -202,12 +202,19 @@ def main() -> int:
         table(rows, sizes, figures, spread)
         print(f"the same: ratio of geometric means [95 % interval] and verdict at a {MARGIN:.0%} margin")
         table(rows, sizes, figures, verdict)
+    # the figures themselves: which program moved, when a ratio differs from another session's
+    print("each program's own figure, median of its k means (us; MB/s for bandwidth rows): mpiscope / reference")
+    table(rows, sizes, pairs[0], own_figures)
     return 0
 
 
 def spread(pairs: list[tuple[float, float]]) -> str:
     ratios = [mine / ref for mine, ref in pairs]
     return f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]"
+
+
+def own_figures(pairs: list[tuple[float, float]]) -> str:
+    return " / ".join(f"{statistics.median(x):.4g}" for x in zip(*pairs))
 
 
 def verdict(pairs: list[tuple[float, float]]) -> str:
