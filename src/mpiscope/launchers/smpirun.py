@@ -32,7 +32,9 @@ SMP_FREE = ("--cfg=smpi/allreduce:rdb", "--cfg=smpi/bcast:binomial_tree", "--cfg
 # 1 MiB (1 GiB to receive, every rank) needed 66,560 mappings of 16 MiB blocks, past the kernel's
 # 65,530 (vm.max_map_count, which only root raises). "local" maps one file, shared by every
 # allocation of the same line of code, once per allocation and lazily: two mappings a rank at any
-# size. Nothing is copied either way (no private part), so the simulated times are the same.
+# size. Messages copy no payload either way (no private part): the simulated times are the same.
+# A rank's copy of its own block (allgather, alltoall) lands in the one block under global, in the
+# file at its offset under local: the largest receive buffer is then held once, in /dev/shm.
 SHARED_KEY = "--cfg=smpi/shared-malloc"
 SHARED_MODE = "local"
 # The block of the global mode, when a user names it: larger blocks need fewer mappings, but
