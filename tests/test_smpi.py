@@ -104,6 +104,23 @@ def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine, pla
 
 
 @needs_simgrid
+def test_payloads_past_the_kernels_mapping_limit_are_a_skip_that_names_the_fix(smpi_engine):
+    # SMPI's global sharing maps a block at a time: 4 KiB blocks make an allgather of 4 MiB on
+    # 16 ranks 278,528 mappings, past vm.max_map_count; the adapter's local sharing maps each
+    # buffer once, and the point is measured, with the same simulated time at the size that fits both
+    small = ("--cfg=smpi/shared-malloc:global", "--cfg=smpi/shared-malloc-blocksize:4096")
+    records = simulate(smpi_engine, 16, "cluster:nodes=16", "allgather", "--sizes", "64K,4M", launcher_args=small)
+    skips = [r for r in records if r["type"] == "skip"]
+    assert len(skips) == 1 and skips[0]["size"] == 4 << 20, skips
+    assert "vm.max_map_count" in skips[0]["reason"] and "smpi/shared-malloc:local" in skips[0]["reason"]
+    local = {r["size"]: r for r in simulate(smpi_engine, 16, "cluster:nodes=16", "allgather", "--sizes", "64K,4M")
+             if r["type"] == "point"}
+    assert set(local) == {64 << 10, 4 << 20}
+    glob = next(r for r in records if r["type"] == "point")
+    assert local[64 << 10]["time_us"]["median"] == pytest.approx(glob["time_us"]["median"], rel=1e-9)
+
+
+@needs_simgrid
 def test_the_written_fat_tree_picks_the_top_switch_as_simgrid_does(smpi_engine):
     # a fault on a node outside the job makes mpiscope write the fat tree link by link; with two
     # top switches the alltoall's flows must share the up links as on SimGrid's own zone, which
@@ -171,12 +188,16 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
     assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
     assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
     assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
-                                                          "nodes=8", "MPISCOPE_SIM_BLOCK": str(16 << 20)}
-    # the engine allocates payloads in whole blocks of the size SMPI maps
+                                                          "nodes=8", "MPISCOPE_SIM_BLOCK": str(16 << 20),
+                          "MPISCOPE_SIM_SHARED": "local"}
+    # payloads shared a mapping an allocation; the engine allocates whole blocks if a user names global
     assert f"--cfg=smpi/shared-malloc-blocksize:{16 << 20}" in argv and "--cfg=smpi/coll-selector:mpich" in argv
+    assert "--cfg=smpi/shared-malloc:local" in argv
     mine = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2,
                                                 extra_args=["--cfg=smpi/simulate-computation:yes"])).argv
     assert "--cfg=smpi/simulate-computation:no" not in mine  # the user's choice wins
+    mode = Smpirun(Path("smpirun")).command(Job(program=["e"], ranks=2, extra_args=["--cfg=smpi/shared-malloc:global"]))
+    assert "--cfg=smpi/shared-malloc:local" not in mode.argv and mode.env["MPISCOPE_SIM_SHARED"] == "global"
     # named algorithms spare SimGrid's node discovery; a given one wins, a given selector drops all
     assert "--cfg=smpi/allreduce:rdb" not in argv and {"--cfg=smpi/bcast:binomial_tree",
                                                        "--cfg=smpi/reduce:binomial"} <= set(argv)

@@ -85,7 +85,8 @@ static const char *allocate(const reporter_t *r, bench_ctx_t *c, buffers_t *bufs
     MPI_CHECK(MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, c->comm));
     if (!any_failed) return NULL;
     if (!failed) buffers_free(bufs);
-    return "could not allocate the buffers";
+    /* every rank counts the same mappings: rank 0's reason is the point's */
+    return sim_alloc_failure() ? sim_alloc_failure() : "could not allocate the buffers";
 }
 
 /* One entry on comm. Returns 1 when a point was measured. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* smpicc's forced include (smpi_helpers.h) turns clock_gettime into the simulated
  * clock; the host's clock is libc's own. */
@@ -46,12 +47,25 @@ static int checking;
 
 void sim_set_checking(int check) { checking = check; }
 
+static char alloc_failure[200];
+
+const char *sim_alloc_failure(void) { return alloc_failure[0] ? alloc_failure : NULL; }
+
 #ifdef SMPI_SHARED_MALLOC
-/* SMPI maps the one shared block over an allocation again and again, and keeps a part of it
- * smaller than a block private (allocated per rank, and copied by every message). Whole blocks
- * only, and large ones (the smpirun adapter's MPISCOPE_SIM_BLOCK, its smpi/shared-malloc-blocksize):
- * with SMPI's 1 MiB blocks a 256-rank allgather of 1 MiB took 66,000 mappings, past the kernel's
- * 65,530 (vm.max_map_count), and aborted. */
+/* How SMPI shares an allocation (the smpirun adapter's MPISCOPE_SIM_SHARED, its smpi/shared-malloc):
+ * "local" maps one file, shared by every allocation made at the same line of code, once per
+ * allocation, lazily; "global" (SMPI's default) maps one block-sized file over the allocation block
+ * by block, each block a mapping of its own, populated up front. */
+static int shared_local(void)
+{
+    const char *text = getenv("MPISCOPE_SIM_SHARED");
+    return text && strcmp(text, "local") == 0;
+}
+
+/* The block of the global mode (MPISCOPE_SIM_BLOCK, the adapter's smpi/shared-malloc-blocksize).
+ * SMPI keeps a part of an allocation smaller than a block private (allocated per rank, and copied
+ * by every message): the engine allocates whole blocks. With SMPI's 1 MiB blocks a 256-rank
+ * allgather of 1 MiB took 66,000 mappings, past the kernel's 65,530 (vm.max_map_count), and aborted. */
 static size_t shared_block(void)
 {
     const char *text = getenv("MPISCOPE_SIM_BLOCK");
@@ -61,13 +75,13 @@ static size_t shared_block(void)
 
 static size_t whole_blocks(size_t bytes)
 {
-    size_t b = shared_block();
+    size_t b = shared_local() ? (size_t)sysconf(_SC_PAGESIZE) : shared_block();
     return bytes ? (bytes + b - 1) / b * b : b;
 }
 
 /* Whether every rank's mappings of these buffers would pass 80 % of the kernel's limit (SimGrid
  * and the libraries hold mappings of their own): SMPI would abort the whole run, where the
- * point can be skipped. */
+ * point can be skipped, its reason naming the limit and the way past it. */
 static int too_many_mappings(size_t send_bytes, size_t recv_bytes)
 {
     long limit = 65530;
@@ -78,8 +92,17 @@ static int too_many_mappings(size_t send_bytes, size_t recv_bytes)
     }
     int ranks = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    size_t per_rank = (whole_blocks(send_bytes) + whole_blocks(recv_bytes)) / shared_block();
-    return (double)ranks * (double)per_rank > 0.8 * (double)limit;
+    size_t per_rank = shared_local() ? 2 : (whole_blocks(send_bytes) + whole_blocks(recv_bytes)) / shared_block();
+    double need = (double)ranks * (double)per_rank;
+    if (need <= 0.8 * (double)limit) return 0;
+    if (shared_local())
+        snprintf(alloc_failure, sizeof alloc_failure, "SMPI would map the payloads %.0f times, past 80 %% of "
+                 "vm.max_map_count (%ld): raise it (sysctl vm.max_map_count=%.0f, as root)", need, limit, need / 0.7);
+    else
+        snprintf(alloc_failure, sizeof alloc_failure, "SMPI would map the payloads %.0f times, past 80 %% of "
+                 "vm.max_map_count (%ld): --cfg=smpi/shared-malloc:local (a mapping a buffer), or "
+                 "sysctl vm.max_map_count=%.0f as root", need, limit, need / 0.7);
+    return 1;
 }
 #endif
 
@@ -141,6 +164,7 @@ int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **
 #ifdef SMPI_SHARED_MALLOC
     if (sim_active() && !checking) {
         *send = *recv = NULL;
+        alloc_failure[0] = 0;
         if (too_many_mappings(send_bytes, recv_bytes)) {
             pool_release_idle();
             return -1;

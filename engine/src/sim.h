@@ -34,6 +34,9 @@ int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **
 /* 1 when the buffers were sim_buffers_alloc's (and are freed now). */
 int sim_buffers_free(char *send, char *recv);
 void sim_set_checking(int check);
+/* Why the last sim_buffers_alloc failed (the mappings it would take, the limit and the fix),
+ * or NULL when it did not say. */
+const char *sim_alloc_failure(void);
 
 /* Why a benchmark is skipped in a simulation, or NULL when it is measured there. */
 const char *sim_skip(unsigned flags, const char *family);

@@ -53,6 +53,14 @@ def test_closed_forms(coll, alg, p, expected):
     assert predict(coll, p, N, M)[alg] == pytest.approx(expected, rel=1e-12)
 
 
+def test_the_ring_allreduce_leaves_fewer_elements_than_ranks_to_a_reduce_and_a_bcast():
+    # 4 floats on 8 ranks: no ring; SimGrid's lr reduces then broadcasts (binomial both)
+    assert predict("allreduce", 8, 16, M)["ring"] == pytest.approx(3 * (A + 16 * B + 16 * G) + 3 * (A + 16 * B))
+    # 62 floats on 6 ranks: the ring over 60, the 2 left reduced then broadcast
+    ring = 10 * A + 2 * 5 / 6 * 240 * B + 5 / 6 * 240 * G
+    assert predict("allreduce", 6, 248, M)["ring"] == pytest.approx(ring + 3 * (A + 8 * B + 8 * G) + 3 * (A + 8 * B))
+
+
 def test_power_of_two_only_algorithms_are_left_out_for_6():
     assert "recursive_doubling" not in predict("allgather", 6, N, M)
     assert "scatter_rd_allgather" not in predict("bcast", 6, N, M)

@@ -138,10 +138,25 @@ def _allreduce_rabenseifner(p, n, m):
     return _reduce_rabenseifner(p, n, m) + _fold(p, n, m, reduce=False)
 
 
+# The element a reduction's count is of: the engine reduces floats unless --datatype says otherwise.
+REDUCE_ELEMENT_BYTES = 4
+
+
 def _allreduce_ring(p, n, m):
-    # ring reduce-scatter then ring allgather, p-1 steps each of n/p bytes
-    return (2 * (p - 1) * m.alpha_us + 2 * _frac(p) * n * m.beta_us_per_byte
-            + _frac(p) * n * m.gamma_us_per_byte)
+    """Ring reduce-scatter then ring allgather, p-1 steps each of n/p bytes. A ring needs an
+    element a rank: with fewer elements than ranks SimGrid's `lr` runs a reduce then a bcast
+    instead (allreduce__redbcast; binomial both, as the smpirun adapter names them), and after the
+    ring over the largest multiple of p elements it reduces the rest the same way (Open MPI's ring
+    also leaves counts below p to another algorithm, recursive doubling)."""
+    count = int(n // REDUCE_ELEMENT_BYTES)
+    if count < p:
+        return _reduce_binomial(p, n, m) + _bcast_binomial(p, n, m)
+    ring = count - count % p
+    rest = (count % p) * REDUCE_ELEMENT_BYTES
+    n_ring = ring * REDUCE_ELEMENT_BYTES
+    return (2 * (p - 1) * m.alpha_us + 2 * _frac(p) * n_ring * m.beta_us_per_byte
+            + _frac(p) * n_ring * m.gamma_us_per_byte
+            + (_reduce_binomial(p, rest, m) + _bcast_binomial(p, rest, m) if rest else 0.0))
 
 
 def _allgather_recursive_doubling(p, n, m):

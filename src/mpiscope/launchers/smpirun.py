@@ -27,12 +27,25 @@ DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:m
 # MPICH's rule (binomial below 2 KiB, scatter-gather above), which no one setting names: it
 # is binomial here. A given smpi/<collective> wins, and a given selector (mpich too) drops all three.
 SMP_FREE = ("--cfg=smpi/allreduce:rdb", "--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/reduce:binomial")
-# The block SMPI maps over every shared payload again and again (the engine allocates whole
-# blocks, sim.c): larger blocks need fewer of the kernel's 65,530 mappings, but every mapping is
-# populated up front, so a 4-byte point maps a whole block per rank (1 GiB blocks: 138 host
-# seconds for two points at 256 ranks). 16 MiB: an allgather of 1 MiB fits at 512 ranks.
+# How SMPI shares the engine's payloads. Its default ("global") maps a block-sized file over an
+# allocation block after block, a mapping each, populated up front: a 1024-rank allgather of
+# 1 MiB (1 GiB to receive, every rank) needed 66,560 mappings of 16 MiB blocks, past the kernel's
+# 65,530 (vm.max_map_count, which only root raises). "local" maps one file, shared by every
+# allocation of the same line of code, once per allocation and lazily: two mappings a rank at any
+# size. Messages copy no payload either way (no private part): the simulated times are the same.
+# A rank's copy of its own block (allgather, alltoall) lands in the one block under global, in the
+# file at its offset under local: the largest receive buffer is then held once, in /dev/shm.
+SHARED_KEY = "--cfg=smpi/shared-malloc"
+SHARED_MODE = "local"
+# The block of the global mode, when a user names it: larger blocks need fewer mappings, but
+# every mapping is populated up front, so a 4-byte point maps a whole block per rank (1 GiB
+# blocks: 138 host seconds for two points at 256 ranks). 16 MiB: an allgather of 1 MiB fits at 512 ranks.
 BLOCK_KEY = "--cfg=smpi/shared-malloc-blocksize"
 SHARED_BLOCK = 16 << 20
+
+
+def _given(args: list[str], key: str, default: str) -> str:
+    return next((a.split(":", 1)[1] for a in args if a.startswith(key + ":")), default)
 
 
 class Smpirun(Launcher):
@@ -50,9 +63,12 @@ class Smpirun(Launcher):
             raise UsageError(f"--platform {platform.description}: give --hostfile naming its hosts, one a line")
         given = " ".join(job.extra_args)
         smp_free = () if "smpi/coll-selector" in given else SMP_FREE
-        cfg = [a for a in (*DEFAULT_CFG, *smp_free, f"{BLOCK_KEY}:{SHARED_BLOCK}") if a.split(":")[0] + ":" not in given]
-        block = next((a.split(":", 1)[1] for a in job.extra_args if a.startswith(BLOCK_KEY + ":")), str(SHARED_BLOCK))
+        defaults = (*DEFAULT_CFG, *smp_free, f"{SHARED_KEY}:{SHARED_MODE}", f"{BLOCK_KEY}:{SHARED_BLOCK}")
+        cfg = [a for a in defaults if a.split(":")[0] + ":" not in given]
+        block = _given(job.extra_args, BLOCK_KEY, str(SHARED_BLOCK))
+        shared = _given(job.extra_args, SHARED_KEY, SHARED_MODE)
         argv = [str(self.path), "-np", str(job.ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                 *cfg, *job.extra_args, *job.program]
-        env = {**job.env, "MPISCOPE_PLATFORM": platform.description, "MPISCOPE_SIM_BLOCK": block}
+        env = {**job.env, "MPISCOPE_PLATFORM": platform.description, "MPISCOPE_SIM_BLOCK": block,
+               "MPISCOPE_SIM_SHARED": shared}
         return Launch(argv=argv, env=env, oversubscribed=False)
