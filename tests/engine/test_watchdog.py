@@ -25,7 +25,8 @@ FREE_S = 0.15
 
 def ranks_of(root: int, engine: Path) -> list[int]:
     """The pids of `engine` below `root` (this test's ranks, not other jobs')."""
-    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    # -ww: whole command lines (ps cuts them at 80 columns without a terminal: a long engine path)
+    ps = subprocess.run(["ps", "-e", "-ww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
     children: dict[int, list[tuple[int, str]]] = {}
     for line in ps.splitlines():
         pid, ppid, args = (line.split(None, 2) + [""])[:3]
@@ -68,15 +69,21 @@ def slowed_launch(engine: Path, launch: list[str], quick: list[str], reps: int) 
     records: list[dict] = []
     limit = 0.0
     try:
+        # the ranks, found while the free point runs: the slowed one may end before a look after it
+        # (then its record shows it within its limit, and the caller sizes again)
+        ranks: list[int] = []
+        while len(ranks) < 2 and proc.poll() is None:
+            ranks = ranks_of(proc.pid, engine)
+            time.sleep(0.01)
         while not any(r["type"] == "point" for r in records):
             line = lines.get(timeout=120)
             assert line is not None, proc.stderr.read()
             records.append(json.loads(line))
         limit = derived_limit_s(records[-1], 16, reps, 0.05)
-        stopped = max(ranks_of(proc.pid, engine))
+        stopped = max(ranks, default=0)
         # past both ranks' first alarms (the others wait 10 %, at least 1 s, longer than rank 0)
         until = time.monotonic() + limit + max(0.1 * limit, 1.0) + 1.5
-        while time.monotonic() < until and proc.poll() is None and signal_rank(stopped, signal.SIGSTOP):
+        while time.monotonic() < until and proc.poll() is None and stopped and signal_rank(stopped, signal.SIGSTOP):
             time.sleep(STOPPED_S)
             signal_rank(stopped, signal.SIGCONT)
             time.sleep(RUNNING_S)
