@@ -67,6 +67,8 @@ def test_a_run_being_measured_cannot_be_resumed_and_says_running(cli, tmp_path, 
     assert owner.returncode == 0, err
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "ok" and len(meta["launches"]) == 3
+    # each launch keeps mpiscope's wall-clock limit for it and how long it ran
+    assert all(launch["limit_s"] > 60 and launch["wall_s"] > 0 for launch in meta["launches"])
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     contexts = [r for r in records if r["type"] == "context"]
     points = [(r["size"], r["tag"]["launch"]) for r in records if r["type"] == "point"]

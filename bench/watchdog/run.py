@@ -27,14 +27,6 @@ def spinners(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen(["timeout", "600", "sh", "-c", "while :; do :; done"]) for _ in range(n)]
 
 
-def launch_limit_s(points: int, max_time_s: float, timeout_s: float | None) -> float:
-    """mpiscope's wall-clock limit for a launch of `points` one-phase entries (execute.part's
-    launch_limit_s: every phase at its cap three times over, plus start-up; a relaunch with
-    --timeout at least three times that)."""
-    limit = 3 * points * max_time_s + 60 + 2 * points
-    return max(limit, 3 * timeout_s * points + 60) if timeout_s else limit
-
-
 def report(run: Path, wall_s: float, status: int) -> None:
     recs = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines() if line.strip()]
     meta = json.loads((run / "run.json").read_text())
@@ -56,23 +48,13 @@ def report(run: Path, wall_s: float, status: int) -> None:
                   f"of {r['watchdog_limit_s']:.1f} s ({r['watchdog_extensions']} extension(s), run queue {rq})")
     for what, n in given_up.items():
         print(f"  given up: {n} (point, launch) entries of {what}")
-    # every launch (its records start with its context): the engine's time against mpiscope's limit
-    launches: list[list[dict]] = []
-    for r in recs:
-        if r["type"] == "context":
-            launches.append([])
-        if launches and r.get("source") != "mpiscope" or r["type"] == "timeout":
-            launches[-1].append(r)
-    for i, rs in enumerate(launches):
-        ctx = rs[0]
-        entries = sum(r["type"] in ("point", "skip", "timeout") for r in rs)
-        end = next((r for r in rs if r["type"] == "end"), None)
-        ran = end["elapsed_s"] if end else sum(r.get("elapsed_s", 0) for r in rs if r["type"] == "point")
-        limit = launch_limit_s(entries, ctx["options"]["max_time_s"], ctx["options"].get("timeout_s"))
-        stopped = next((r.get("source") or "engine watchdog" for r in rs if r["type"] == "timeout"), "")
-        print(f"  launch {i} {json.dumps(ctx.get('tag', {}))}: {entries} entries, engine {ran:.1f} s"
-              f"{'' if end else ' (no end record: the points only)'}, mpiscope's limit ~{limit:.0f} s "
-              f"({ran / limit:.0%}){' ' + stopped if stopped else ''}")
+    # every launch as run.json keeps it: how long it ran against mpiscope's wall-clock limit for it
+    for i, launch in enumerate(meta.get("launches", [])):
+        wall, limit = launch.get("wall_s"), launch.get("limit_s")
+        share = f" ({wall / limit:.0%})" if wall is not None and limit else ""
+        print(f"  launch {i} {json.dumps(launch.get('tag', {}))}: {launch['status']}, {launch['points']} points, "
+              f"{wall if wall is not None else '?'} s against mpiscope's limit of "
+              f"{limit if limit is not None else '? (an older mpiscope)'} s{share}")
     for w in meta.get("warnings", []):
         print(f"  run.json warning: {w}")
 

@@ -105,10 +105,12 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
             current = todo.pop(0)
             launch = launch_of(target, part, current.entries if not current.whole else None, current.timeout_s, cores)
             limit = launch_limit_s(planned, current.entries, current.timeout_s)
+            started = time.monotonic()
             out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
-                                                   dict(part.tag))]
+                                                   dict(part.tag), round(limit, 1),
+                                                   round(time.monotonic() - started, 1))]
             run.update(launches=log)
             for entry in current.entries[:out.done]:
                 hangs[series_of(entry)] = 0

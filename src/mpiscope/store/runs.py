@@ -62,6 +62,8 @@ class LaunchLog:
     points: int = 0
     error: str | None = None
     tag: dict[str, Any] = field(default_factory=dict)
+    limit_s: float | None = None  # mpiscope's wall-clock limit for the launch (docs/reliability.md)
+    wall_s: float | None = None   # how long the launch ran, as mpiscope saw it
 
 
 @dataclass
