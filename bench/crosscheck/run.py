@@ -64,6 +64,9 @@ class Row:
 # BW_LOOP_LARGE in osu_util.h; -x and -i set them at every size) on a window allocated for the
 # size, against mpiscope's warm-up of 4 MB or more and samples until the interval closes
 OSU_BW_LOOP = ("--warmup", "2", "--warmup-bytes", "0", "--reps", "20")
+# OSU's loop up to 8 KiB: 10 untimed and 100 timed windows (BW_SKIP_SMALL, BW_LOOP_SMALL), 2.6 ms
+# of osu_bibw at 8 B; here at every size (-x and -i), against mpiscope's warm-up of 1000 windows
+OSU_BW_SMALL_LOOP = ("--warmup", "10", "--warmup-bytes", "0", "--reps", "100")
 MARGIN = 0.10  # the "within 10 %"
 
 ROWS = (
@@ -71,6 +74,7 @@ ROWS = (
     Row("bw", "bw", (), "osu", "pt2pt/osu_bw", bw=True),
     Row("bw --buffers multiple", "bw", ("--buffers", "multiple"), "osu", "pt2pt/osu_bw", ("-b", "multiple"), True),
     Row("bibw", "bibw", (), "osu", "pt2pt/osu_bibw", bw=True),
+    Row("bibw OSU loop", "bibw", OSU_BW_SMALL_LOOP, "osu", "pt2pt/osu_bibw", ("-x", "10", "-i", "100"), True),
     Row("msgrate", "msgrate", (), "osu", "pt2pt/osu_mbw_mr", bw=True),
     Row("put_latency", "put_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_put_latency"),
     Row("get_latency", "get_latency", ("--rma-sync", "flush"), "osu", "one-sided/osu_get_latency"),
