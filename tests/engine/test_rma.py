@@ -58,6 +58,13 @@ def assert_rma_points(run, benches, modes, sizes, ranks, window="allocate", ops=
                 assert rma["memory_model"] in ("unified", "separate")
                 assert rma["ops_per_epoch"] == (ops if bench in STREAMING else 1)
                 assert p["ops_per_event"] == rma["ops_per_epoch"]
+                if mode in ("flush", "flush_local"):
+                    # the epoch the point spans, as OSU and IMB open it: a shared lock of the one
+                    # target, a lock_all for several (rank 0, which writes the record, is an origin)
+                    several = bench in ALL_RANKS and ranks > 2
+                    assert rma["epoch"] == ("lock_all" if several else "lock_shared"), key
+                else:
+                    assert "epoch" not in rma
                 # bytes per operation: to every target of the origin (bibw: both directions)
                 fan = {"put_bibw": 2, "get_bibw": 2, "exchange_put": 2, "exchange_get": 2}.get(
                     bench, ranks - 1 if bench in ALL_RANKS else 1)

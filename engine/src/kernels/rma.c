@@ -750,6 +750,9 @@ void rma_describe(const bench_ctx_t *c, const struct point *p, const struct worl
     json_int(j, "ops_per_epoch", s->ops);
     json_int(j, "epochs_per_sample", batch_of(s->row));
     json_int(j, "targets", s->ntargets);
+    /* the passive epoch a flush point spans (passive_epoch): OSU's shared lock or IMB's lock_all */
+    if ((s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) && s->ntargets)
+        json_str(j, "epoch", s->single ? "lock_shared" : "lock_all");
     if (atomic(s->row->op)) json_str(j, "datatype", "uint64");
     else if (s->row->op == OP_ACC || s->row->op == OP_GET_ACC) json_str(j, "datatype", acc_type_names[opt.acc_type]);
     else json_str(j, "datatype", "byte");
