@@ -295,14 +295,6 @@ static size_t elem_bytes(const rma_state_t *s, long size) { return atomic(s->row
  * (IMB's All_put, All_get). Which one is part of the figure: MPICH looks the
  * target's lock up in every operation under a lock of it, 698 instructions an
  * 8-byte get against 626 under a lock_all (valgrind --tool=callgrind, issue 27). */
-/* The point's passive epoch is a lock_all, which covers this rank's own window
- * too: --check then makes it public or private with MPI_Win_sync, where other
- * passive modes lock the rank's own window. */
-static int covers_self(const rma_state_t *s)
-{
-    return (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) && s->ntargets && !s->single;
-}
-
 static void passive_epoch(const rma_state_t *s, int open)
 {
     if (!s->ntargets) return;
@@ -314,6 +306,14 @@ static void passive_epoch(const rma_state_t *s, int open)
     } else {
         MPI_CHECK(MPI_Win_unlock_all(s->win));
     }
+}
+
+/* The point's passive epoch is a lock_all, which covers this rank's own window
+ * too: --check then makes it public or private with MPI_Win_sync, where other
+ * passive modes lock the rank's own window. */
+static int covers_self(const rma_state_t *s)
+{
+    return (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) && s->ntargets && !s->single;
 }
 
 static void make_group(rma_state_t *s, const int *ranks, int k, MPI_Group *out)
