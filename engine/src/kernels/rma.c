@@ -289,6 +289,9 @@ static rma_state_t *st(const bench_ctx_t *c) { return c->state; }
 static MPI_Aint disp(const rma_state_t *s, int target, size_t offset);
 static size_t elem_bytes(const rma_state_t *s, long size) { return atomic(s->row->op) ? sizeof(uint64_t) : (size_t)size; }
 
+/* flush and flush_local: one passive epoch spans the whole point */
+static int flushing(const rma_state_t *s) { return s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL; }
+
 /* Opens (open 1) or closes the passive epoch that spans a flush or flush_local
  * point the way OSU 7.4 and IMB-RMA do: a shared lock of the one target
  * (osu_put_bw, osu_get_latency, ..., IMB's Unidir_put), else MPI_Win_lock_all
@@ -297,7 +300,7 @@ static size_t elem_bytes(const rma_state_t *s, long size) { return atomic(s->row
  * 8-byte get against 626 under a lock_all (valgrind --tool=callgrind, issue 27). */
 static void passive_epoch(const rma_state_t *s, int open)
 {
-    if (!s->ntargets) return;
+    if (!flushing(s) || !s->ntargets) return;
     if (s->single) {
         if (open) MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, s->tlist[0], 0, s->win));
         else MPI_CHECK(MPI_Win_unlock(s->tlist[0], s->win));
@@ -313,7 +316,7 @@ static void passive_epoch(const rma_state_t *s, int open)
  * passive modes lock the rank's own window. */
 static int covers_self(const rma_state_t *s)
 {
-    return (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) && s->ntargets && !s->single;
+    return flushing(s) && s->ntargets && !s->single;
 }
 
 static void make_group(rma_state_t *s, const int *ranks, int k, MPI_Group *out)
@@ -391,7 +394,7 @@ void rma_setup(bench_ctx_t *c)
         s->dfirst[k] = disp(s, s->tlist[k], 0);
     }
     s->single = s->ntargets == 1 || (s->ntargets == 2 && s->tlist[0] == s->tlist[1]);
-    s->tight = s->ntargets == 1 && s->ops == 1 && !s->row->passive && (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) &&
+    s->tight = s->ntargets == 1 && s->ops == 1 && !s->row->passive && flushing(s) &&
                (s->row->op == OP_PUT || s->row->op == OP_GET);
     int *model, flag = 0;
     MPI_CHECK(MPI_Win_get_attr(s->win, MPI_WIN_MODEL, &model, &flag));
@@ -403,7 +406,7 @@ void rma_setup(bench_ctx_t *c)
     free(origins);
     /* the window's memory is set before anybody accesses it */
     MPI_CHECK(MPI_Barrier(s->wcomm));
-    if (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) passive_epoch(s, 1);
+    passive_epoch(s, 1);
     if (s->mode == S_FENCE) MPI_CHECK(MPI_Win_fence(MPI_MODE_NOPRECEDE, s->win));
 }
 
@@ -411,7 +414,7 @@ void rma_teardown(bench_ctx_t *c)
 {
     rma_state_t *s = st(c);
     if (s->wcomm != MPI_COMM_NULL) {
-        if (s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) passive_epoch(s, 0);
+        passive_epoch(s, 0);
         if (s->mode == S_FENCE) MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, s->win));
         if (opt.wkind == W_DYNAMIC) MPI_CHECK(MPI_Win_detach(s->win, s->mem));
         MPI_CHECK(MPI_Win_free(&s->win));
@@ -677,7 +680,7 @@ void rma_fill(bench_ctx_t *c)
     }
     int lock_self = s->mode != S_FENCE && s->mode != S_PSCW && !covers_self(s);
     /* under flush an origin's shared lock of this rank spans the point: a shared lock of its own */
-    int kind = s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
+    int kind = flushing(s) ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
     if (lock_self) MPI_CHECK(MPI_Win_lock(kind, s->me, 0, s->win));
     memset(s->mem, 0, s->mem_bytes);
     for (int i = 0; i < s->bslots && s->row->op == OP_GET; i++)
@@ -751,7 +754,7 @@ void rma_describe(const bench_ctx_t *c, const struct point *p, const struct worl
     json_int(j, "epochs_per_sample", batch_of(s->row));
     json_int(j, "targets", s->ntargets);
     /* the passive epoch a flush point spans (passive_epoch): OSU's shared lock or IMB's lock_all */
-    if ((s->mode == S_FLUSH || s->mode == S_FLUSH_LOCAL) && s->ntargets)
+    if (flushing(s) && s->ntargets)
         json_str(j, "epoch", s->single ? "lock_shared" : "lock_all");
     if (atomic(s->row->op)) json_str(j, "datatype", "uint64");
     else if (s->row->op == OP_ACC || s->row->op == OP_GET_ACC) json_str(j, "datatype", acc_type_names[opt.acc_type]);
