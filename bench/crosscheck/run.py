@@ -60,6 +60,11 @@ class Row:
     # read it twice per iteration (t_graph_start, t_graph_end), inside the time they report
     wtime_reads: int = 0
 
+    @property
+    def reference(self) -> tuple:
+        """What names the reference run: rows with the same one share its launch."""
+        return (self.tool, self.program, self.args, self.bench, self.bw)
+
 
 # OSU's bandwidth loop: its default above 8 KiB, 2 untimed and 20 timed windows (BW_SKIP_LARGE,
 # BW_LOOP_LARGE in osu_util.h; -x and -i set them at every size) on a window allocated for the
@@ -205,14 +210,12 @@ def main() -> int:
                 mine = engine_figures(lib, engine, rows, sizes)
             refs: dict[tuple, dict[int, float]] = {}  # rows that share a reference run it once
             for r in rows:
-                key = (r.tool, r.program, r.args, r.bench, r.bw)
-                if key not in refs:
-                    refs[key] = reference_figures(lib, r, args.osu, args.imb, sizes, Path(tmp))
+                if r.reference not in refs:
+                    refs[r.reference] = reference_figures(lib, r, args.osu, args.imb, sizes, Path(tmp))
             if k % 2 == 1:
                 mine = engine_figures(lib, engine, rows, sizes)
             for r in rows:
-                key = (r.tool, r.program, r.args, r.bench, r.bw)
-                for size, ref in refs[key].items():
+                for size, ref in refs[r.reference].items():
                     for i, fig in enumerate(mine.get((r.label, size), ())):
                         if ref > 0:
                             pairs[i].setdefault((r.label, size), []).append((fig, ref))
