@@ -127,6 +127,7 @@ def test_time_budget_check_and_raw_reach_the_engine(cli, tmp_path):
     (["run", "--launcher-args=--oversubscribe", "--sizes", "1"], "not accepted by MPICH"),
     (["run", "--launcher-args", '"unbalanced'], "balance the quotes"),
     (["run", "--engine-args=--npmin 2 :"], "holds a lone ':'"),
+    (["run", "--engine-args=--buffer-offset 4096"], "--buffer-offset expects S or S,R"),
     (["run", "--max-time", "0"], "--max-time must be a positive number"),
     (["export", "nosuchrun"], "no run 'nosuchrun'"),
     (["show", "nosuchrun"], "no run 'nosuchrun'"),

@@ -45,6 +45,8 @@ typedef struct bench_ctx {
     size_t working_set;
     int streams;
     double copy_MBps;
+    /* where the send and receive buffers start past a page boundary, as allocated (--buffer-offset) */
+    long buffer_offset[2];
 } bench_ctx_t;
 
 typedef struct pair { int a, b; } pair_t;

@@ -28,27 +28,37 @@ size_t buffers_need(size_t send_bytes, size_t recv_bytes, long off_cache_bytes)
     return per_slot * slot_count(per_slot, off_cache_bytes);
 }
 
-int buffers_alloc(buffers_t *b, size_t send_bytes, size_t recv_bytes, long off_cache_bytes)
+/* A page-aligned pool of bytes, offset bytes in: 0 when it cannot be had. */
+static char *pool(size_t bytes, long offset, char **base)
+{
+    void *p = NULL;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), extra = offset ? page_round((size_t)offset) : 0;
+    if (posix_memalign(&p, page, bytes + extra)) return NULL;
+    *base = p;
+    return (char *)p + offset;
+}
+
+int buffers_alloc(buffers_t *b, size_t send_bytes, size_t recv_bytes, long off_cache_bytes, const long offset[2])
 {
     memset(b, 0, sizeof *b);
     b->send_stride = page_round(send_bytes);
     b->recv_stride = page_round(recv_bytes);
     b->nslots = slot_count(b->send_stride + b->recv_stride, off_cache_bytes);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    int shared = sim_buffers_alloc(b->send_stride * b->nslots, b->recv_stride * b->nslots, &b->send, &b->recv);
-    if (shared) {  /* simulated: nothing to touch, no fault is timed */
-        b->bytes = (b->send_stride + b->recv_stride) * b->nslots;
-        return shared > 0 ? 0 : -1;
-    }
-    void *s = NULL, *r = NULL;
-    if (posix_memalign(&s, page, b->send_stride * b->nslots)) return -1;
-    if (posix_memalign(&r, page, b->recv_stride * b->nslots)) { free(s); return -1; }
-    /* touch every page now so that first-touch faults are not timed */
-    memset(s, 'a', b->send_stride * b->nslots);
-    memset(r, 'b', b->recv_stride * b->nslots);
-    b->send = s;
-    b->recv = r;
     b->bytes = (b->send_stride + b->recv_stride) * b->nslots;
+    /* simulated: nothing to touch, no fault is timed, and no copy to align */
+    int shared = sim_buffers_alloc(b->send_stride * b->nslots, b->recv_stride * b->nslots, &b->send, &b->recv);
+    if (shared) return shared > 0 ? 0 : -1;
+    size_t sbytes = b->send_stride * b->nslots, rbytes = b->recv_stride * b->nslots;
+    b->send = pool(sbytes, offset[0], &b->send_base);
+    b->recv = b->send ? pool(rbytes, offset[1], &b->recv_base) : NULL;
+    if (!b->recv) {
+        free(b->send_base);
+        memset(b, 0, sizeof *b);
+        return -1;
+    }
+    /* touch every page now so that first-touch faults are not timed */
+    memset(b->send, 'a', sbytes);
+    memset(b->recv, 'b', rbytes);
     return 0;
 }
 
@@ -59,11 +69,18 @@ void buffers_slot(const buffers_t *b, long iter, char **send, char **recv)
     *recv = b->recv + slot * b->recv_stride;
 }
 
+void buffers_offsets(const buffers_t *b, long out[2])
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    out[0] = (long)((uintptr_t)b->send % page);
+    out[1] = (long)((uintptr_t)b->recv % page);
+}
+
 void buffers_free(buffers_t *b)
 {
     if (!sim_buffers_free(b->send, b->recv)) {
-        free(b->send);
-        free(b->recv);
+        free(b->send_base);
+        free(b->recv_base);
     }
     memset(b, 0, sizeof *b);
 }

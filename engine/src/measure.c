@@ -81,9 +81,12 @@ static const char *allocate(const reporter_t *r, bench_ctx_t *c, buffers_t *bufs
                  (double)need / 1048576.0, limit / 1048576.0);
         return why;
     }
-    int failed = buffers_alloc(bufs, send, recv, off_cache), any_failed = 0;
+    int failed = buffers_alloc(bufs, send, recv, off_cache, r->o->buffer_offset), any_failed = 0;
     MPI_CHECK(MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, c->comm));
-    if (!any_failed) return NULL;
+    if (!any_failed) {
+        buffers_offsets(bufs, c->buffer_offset);
+        return NULL;
+    }
     if (!failed) buffers_free(bufs);
     /* every rank counts the same mappings: rank 0's reason is the point's */
     return sim_alloc_failure() ? sim_alloc_failure() : "could not allocate the buffers";

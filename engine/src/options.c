@@ -3,6 +3,7 @@
  * (the registry rows point at them). */
 #include "options.h"
 #include "bench.h"
+#include "buffers.h"
 #include "json.h"
 #include "option_table.h"
 #include "sim.h"
@@ -45,6 +46,36 @@ static int parse_max_memory(const opt_spec_t *s, const char *text, char *err, si
 static void record_max_memory(const opt_spec_t *s, json_t *j)
 {
     json_num(j, "max_memory_bytes", ((const options_t *)s->store)->max_memory_bytes);
+}
+
+/* S[,R]: the send and receive buffers' bytes past a page boundary; R defaults to S. Below the
+ * smallest page (4 KiB) so that every slot of a pool keeps the same offset. */
+static int parse_buffer_offset(const opt_spec_t *s, const char *text, char *err, size_t errlen)
+{
+    long *off = ((options_t *)s->store)->buffer_offset;
+    char *end = NULL;
+    for (int i = 0; i < 2; i++) {
+        const char *at = i == 0 ? text : end + 1;
+        off[i] = strtol(at, &end, 10);
+        if (end == at || off[i] < 0 || off[i] >= BUFFER_OFFSET_LIMIT || (*end && *end != ',') || (i == 1 && *end)) {
+            snprintf(err, errlen, "--buffer-offset expects S or S,R: bytes from 0 to %d, got '%s'",
+                     BUFFER_OFFSET_LIMIT - 1, text);
+            return -1;
+        }
+        if (!*end) {
+            if (i == 0) off[1] = off[0];
+            break;
+        }
+    }
+    return 0;
+}
+
+static void record_buffer_offset(const opt_spec_t *s, json_t *j)
+{
+    const long *off = ((const options_t *)s->store)->buffer_offset;
+    json_arr(j, "buffer_offset");
+    for (int i = 0; i < 2; i++) json_int(j, NULL, off[i]);
+    json_close_arr(j);
 }
 
 static int parse_output(const opt_spec_t *s, const char *text, char *err, size_t errlen)
@@ -139,6 +170,9 @@ static void core_table(options_t *o, opt_spec_t *t)
         {"off-cache", OPT_BYTES, &o->off_cache_bytes, 0, 0, NULL, "BYTES",
          "cycle buffers larger than the cache (default: LLC size)", "off_cache_bytes", OPT_VALUE_OPTIONAL, NULL,
          NULL},
+        {"buffer-offset", OPT_CUSTOM, o, 0, 0, NULL, "S[,R]",
+         "place send buffers S and receive buffers R bytes past a page boundary (0,0: page-aligned, as OSU's)",
+         NULL, 0, parse_buffer_offset, record_buffer_offset},
         {"max-memory", OPT_CUSTOM, o, 0, 0, NULL, "BYTES", "per-rank memory limit; bigger points are skipped", NULL,
          0, parse_max_memory, record_max_memory},
         {"check", OPT_FLAG, &o->check, 0, 0, NULL, NULL, "verify every received byte before timing", "check", 0,

@@ -33,6 +33,7 @@ typedef struct options {
     double timeout_s;            /* 0 = derived per point */
     int timeout_extends;         /* progress extends --timeout as it does a derived limit */
     long off_cache_bytes;        /* 0 = off, -1 = the last-level cache */
+    long buffer_offset[2];       /* send, receive buffers: bytes past a page boundary (0, 0) */
     double max_memory_bytes;     /* 0 = derived from available memory (main sets the result) */
     int check, raw;
     int format;                  /* enum format */

@@ -153,6 +153,9 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
     json_num(&j, "bytes_per_op", b->bytes_per_op(c));
     emit_stats(&j, "time_us", &p->time_us);
     emit_bandwidths(&j, b, c, p);
+    json_arr(&j, "buffer_offset");  /* where the buffers sat past a page boundary (--buffer-offset) */
+    for (int i = 0; i < 2; i++) json_int(&j, NULL, c->buffer_offset[i]);
+    json_close_arr(&j);
     if (b->describe) b->describe(c, p, r->w, &j);
     json_bool(&j, "converged", p->converged);
     json_str(&j, "stop_reason", p->stop_reason);

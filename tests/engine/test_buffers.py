@@ -130,3 +130,47 @@ def test_the_html_report_marks_the_figure_and_names_the_layout():
     assert "buffers: multiple" in html
     first, second = html.split("<tr>")[2:4]  # the header row, then one row per size
     assert MARK in first and MARK not in second
+
+
+# --buffer-offset: where the buffers sit past a page boundary. The point records the placement
+# the engine's pointers have (not the option echoed), so a pool that lost its offset fails here.
+OFFSET_ROWS = ("pingpong", "bw", "bcast", "allgather", "alltoall", "reduce", "ibcast")
+
+
+@pytest.mark.parametrize("given, want", [("16", [16, 16]), ("0,16", [0, 16]), ("2048,48", [2048, 48])])
+def test_buffer_offset_places_checks_and_records_mpich(engine_mpich, mpich_launch, given, want):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8,4096,65536", "--check", "--buffer-offset", given,
+                     *QUICK, *OFFSET_ROWS)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.context["options"]["buffer_offset"] == want
+    points = run.points()
+    assert {p["benchmark"] for p in points} == set(OFFSET_ROWS)
+    for p in points:
+        assert p["check"]["errors"] == 0 and p["check"]["verified_bytes"] > 0, p
+        assert p["buffer_offset"] == want, p
+
+
+def test_buffer_offset_keeps_every_slot_of_a_pool_openmpi(engine_openmpi, openmpi_launch):
+    # --off-cache cycles slots: each keeps the offset, and the data still arrives whole
+    run = run_engine(openmpi_launch(2), engine_openmpi, "--sizes", "4096,65536", "--check", "--off-cache=1M",
+                     "--buffer-offset", "0,48", "--buffers", "multiple", "--window", str(WINDOW), *QUICK,
+                     "bw", "allgather")
+    assert run.returncode == 0, run.stderr[-3000:]
+    for p in run.points():
+        assert p["check"]["errors"] == 0 and p["buffer_offset"] == [0, 48], p
+
+
+def test_buffers_are_page_aligned_by_default_as_osu(engine_mpich, mpich_launch):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "65536", *QUICK, "pingpong", "bcast")
+    assert run.returncode == 0, run.stderr
+    assert run.context["options"]["buffer_offset"] == [0, 0]
+    assert [p["buffer_offset"] for p in run.points()] == [[0, 0], [0, 0]]
+
+
+@pytest.mark.parametrize("bad", ["4096", "-1", "1,2,3", "16,", ",16", "x", "0x10", ""])
+def test_a_wrong_buffer_offset_is_one_line_and_status_2(engine_mpich, mpich_launch, bad):
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", "--buffer-offset", bad, "bw")
+    assert run.returncode == 2, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("mpiscope-engine: error:")]
+    assert len(errors) == 1 and "--buffer-offset" in errors[0], run.stderr
+    assert run.records == []
