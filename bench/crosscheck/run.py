@@ -75,14 +75,15 @@ OSU_BW_LOOP = ("--warmup", "2", "--warmup-bytes", "0", "--reps", "20")
 OSU_BW_SMALL_LOOP = ("--warmup", "10", "--warmup-bytes", "0", "--reps", "100")
 # long loops on both sides: IMB's row at 64 KiB is 640 calls (its 40 MB volume cap; 40 at 1 MiB),
 # measured in the first milliseconds of its launch, and on Open MPI it read 8-27 % above IMB's own
-# 20000 calls (docs/benchmarks.md, "IMB's row early in its launch"). With a 2000 MB cap IMB makes 20000
-# calls up to 64 KiB and 2000 at 1 MiB (-iter_policy off would lift the cap: 11 s a row there)
+# 20000 calls (docs/benchmarks.md, "IMB's row early in its launch"). With a 2000 MB cap IMB makes
+# 20000 calls up to 64 KiB and 2000 at 1 MiB (-iter_policy off would lift the cap: 11 s a row there)
 IMB_LONG_LOOP = ("-iter", "20000,2000")
 ENGINE_LONG_LOOP = ("--min-reps", "20000")
 # IMB's buffers come from MPI_Alloc_mem, i.e. malloc, placed anew in each launch: at 64 KiB most
 # launches put the two ranks' buffers at different offsets modulo 64, and Open MPI's single copy
-# (CMA) copies them up to 9 % slower than mpiscope's page-aligned ones (docs/benchmarks.md, "Where the buffers sit").
-# Receive buffers 16 bytes past a page boundary give mpiscope such a placement
+# (CMA) copies them up to 9 % slower than mpiscope's page-aligned ones (docs/benchmarks.md,
+# "Where the buffers sit"). Receive buffers 16 bytes past a page boundary give mpiscope such a
+# placement
 MISALIGNED = ("--buffer-offset", "0,16")
 MARGIN = 0.10  # the issue's "within 10 %"
 

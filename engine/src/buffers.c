@@ -32,8 +32,7 @@ size_t buffers_need(size_t send_bytes, size_t recv_bytes, long off_cache_bytes)
 static char *pool(size_t bytes, long offset, char **base)
 {
     void *p = NULL;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), extra = offset ? page_round((size_t)offset) : 0;
-    if (posix_memalign(&p, page, bytes + extra)) return NULL;
+    if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes + (size_t)offset)) return NULL;
     *base = p;
     return (char *)p + offset;
 }
