@@ -59,7 +59,7 @@ def test_the_worst_rank_decides_and_unknowns_are_ignored():
 def test_the_tidy_table_has_one_disturbed_cell_per_point_and_launch(cli, tmp_path):
     """A real run of two launches; one launch's records then carry counters that the rule calls
     disturbed (as a loaded machine would), the other's stay as measured. Every record is kept."""
-    from mpiscope.records.table import tidy
+    from mpiscope.results.table import tidy
     from mpiscope.store.runs import list_runs
     done = cli("run", "--runs-dir", str(tmp_path), "--sizes", "8,1K", "--max-time", "0.05", "--launches", "2",
                "-b", "pingpong", "--no-report", timeout=900)

@@ -172,7 +172,7 @@ def damaged(good_run: Path, where: Path, lines: list[str] | None, run_json: str 
 @given(lines=st.lists(LINE, min_size=1, max_size=5))
 def test_damaged_records_are_read_without_failing(lines, good_run, tmp_path_factory, capsys):
     from mpiscope.records import read_records
-    from mpiscope.records.table import tidy
+    from mpiscope.results.table import tidy
     from mpiscope.store.runs import Run
     where = tmp_path_factory.mktemp("d")
     run = damaged(good_run, where, lines, None)

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from mpiscope.records import Point, Stats
-from mpiscope.records.table import tidy
+from mpiscope.results.table import tidy
 from mpiscope.report import plots
 from mpiscope.store.runs import Run
 

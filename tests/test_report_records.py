@@ -17,7 +17,7 @@ from rich.console import Console
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.records import (Check, Context, End, Pair, Point, RankPlace, Rate, Skip, Stats, Timeout,
                               read_records)
-from mpiscope.records.table import OBJECT_COLUMNS, tidy
+from mpiscope.results.table import OBJECT_COLUMNS, tidy
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
 from mpiscope_test_fixtures.synthetic import stored_run, tidy_row_by_row

@@ -61,7 +61,7 @@ def test_the_tidy_table_is_the_frame_of_its_rows(cli, good_run, tmp_path):
     value for value and type for type, and the launch-level table and summary of launches that
     agree exactly are shown (not a ZeroDivisionError)."""
     import pandas as pd
-    from mpiscope.records.table import tidy
+    from mpiscope.results.table import tidy
     from mpiscope.store.runs import Run
     from mpiscope_test_fixtures.synthetic import tidy_row_by_row
     run = Run(repeated_launches(good_run, tmp_path, 3))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mpiscope.analysis.grid import ranking
-from mpiscope.records.table import tidy
+from mpiscope.results.table import tidy
 from mpiscope.store.runs import resolve
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mpiscope.analysis import ring as rf
 from mpiscope.plan.describe import Description
-from mpiscope.records.table import tidy
+from mpiscope.results.table import tidy
 from mpiscope.report import plots
 from mpiscope.execute.part import Target
 from mpiscope.plan.engine import expand_sizes

@@ -12,7 +12,7 @@ import pandas  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 
 from mpiscope.report import html, plots  # noqa: E402
-from mpiscope.records.table import tidy  # noqa: E402
+from mpiscope.results.table import tidy  # noqa: E402
 from mpiscope.store.runs import Run  # noqa: E402
 
 

@@ -78,7 +78,7 @@ def ring_records() -> list:
 
 
 def tidy_of(records: list) -> pd.DataFrame:
-    from mpiscope.records.table import point_columns
+    from mpiscope.results.table import point_columns
     return pd.DataFrame([{**point_columns(p), "point": p} for p in records if isinstance(p, Point)])
 
 

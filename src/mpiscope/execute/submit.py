@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.plan.engine import engine_plan
 from mpiscope.execute.session import Measurement

@@ -19,7 +19,7 @@ import numpy as np
 from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Target
 from mpiscope.launchers import local_cores

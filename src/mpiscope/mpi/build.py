@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from mpiscope.util import paths
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError
 
 ENGINE = "mpiscope-engine"

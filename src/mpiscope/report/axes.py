@@ -8,7 +8,7 @@ matplotlib.use("Agg")  # files only: no display on clusters or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from mpiscope.store.atomic import write_via  # noqa: E402
+from mpiscope.util.atomic import write_via  # noqa: E402
 from mpiscope.util.units import human_size  # noqa: E402
 
 

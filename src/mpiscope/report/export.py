@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import UsageError
-from mpiscope.records.table import OBJECT_COLUMNS
+from mpiscope.results.table import OBJECT_COLUMNS
 from mpiscope.report.formats import FORMATS
 from mpiscope.results.view import Results
 

@@ -26,7 +26,7 @@ from mpiscope.report.reporter import report
 from mpiscope.results.view import Results
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size
 from mpiscope.store.runs import Run
 

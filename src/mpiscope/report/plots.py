@@ -21,7 +21,7 @@ from mpiscope.analysis import SwitchReport, find_switches, select
 from mpiscope.analysis.ring import ALGORITHM_NAMES
 from mpiscope.analysis.ring import points as ring_points
 from mpiscope.records import Point
-from mpiscope.records.table import points_of
+from mpiscope.results.table import points_of
 from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
 from mpiscope.report.levels import launch_dots

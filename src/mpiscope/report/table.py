@@ -15,7 +15,7 @@ from rich.table import Table
 from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
 from mpiscope.util.errors import UsageError
 from mpiscope.report.numbers import cell
-from mpiscope.records.table import tidy, unmeasured
+from mpiscope.results.table import tidy, unmeasured
 from mpiscope.results.view import Results, results_of
 from mpiscope.report.formats import LATENCY_UPTO
 from mpiscope.util.units import human_size

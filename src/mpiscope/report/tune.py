@@ -10,7 +10,7 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from mpiscope.store.atomic import write_atomic
+from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size as fmt_bytes
 
 

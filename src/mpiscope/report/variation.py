@@ -2,6 +2,8 @@
 summed up per configuration and benchmark."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from rich.table import Table
@@ -12,6 +14,11 @@ from mpiscope.report.numbers import pct
 
 def _pct(x: float) -> str:
     return pct(x, 1, missing="-")
+
+
+def _natural(text: str) -> list[tuple[int, str]]:
+    """A sort key that puts "allreduce (4 ranks)" before "allreduce (16 ranks)"."""
+    return [(int(t), "") if t.isdigit() else (-1, t) for t in re.split(r"(\d+)", text)]
 
 
 def variation_table(v: pd.DataFrame) -> Table:
@@ -36,7 +43,10 @@ def summary_table(v: pd.DataFrame) -> Table:
     table = make_table("launch-to-launch variation (median over sizes; worst size)",
                        ("config", "benchmark", "launches", "within: CI ±", "between: CV", "worst CV at",
                         "launches differ (p<0.01)"), left=("config", "benchmark"))
-    for (config, bench), g in v.groupby(["config", "benchmark"], sort=False):
+    configs = list(dict.fromkeys(v["config"]))  # the sweep's order of configurations
+    groups = sorted(v.groupby(["config", "benchmark"], sort=False),
+                    key=lambda kv: (configs.index(kv[0][0]), _natural(kv[0][1])))
+    for (config, bench), g in groups:
         worst = g.loc[g["between_cv"].idxmax()] if g["between_cv"].notna().any() else None
         differ = int((g["p"] < 0.01).sum()) if "p" in g else 0
         table.add_row(str(config).replace("\n", ", "), bench, str(int(g["launches"].max())),

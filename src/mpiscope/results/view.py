@@ -14,7 +14,7 @@ import pandas as pd
 
 from mpiscope.records.model import Context, End, Point
 from mpiscope.records.reader import RecordFile
-from mpiscope.records.table import RunView, tidy
+from mpiscope.results.table import RunView, tidy
 from mpiscope.results.disturbance import launch_disturbed
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint

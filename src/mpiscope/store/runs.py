@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mpiscope.store import atomic
+from mpiscope.util import atomic
 from mpiscope.util import bounded
 from mpiscope.util.bounded import Refused
 from mpiscope.util.errors import UsageError
