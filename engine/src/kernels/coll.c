@@ -6,7 +6,7 @@
  * The v-variants move the same amounts as the plain ones while timed; their
  * --check pass uses uneven counts and gaps between blocks. */
 #include "kernels/coll.h"
-#include "kernels/nbc.h"
+#include "kernels/overlap.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timing.h"
@@ -533,12 +533,12 @@ static void persistent_event(bench_ctx_t *c, void (*call)(bench_ctx_t *, coll_mo
 {
     const coll_args_t *a = args(c);
     if (c->phase == 1) {
-        nbc_compute(a->compute_iters, 0, NULL);
+        overlap_compute(a->compute_iters, 0, NULL);
         return;
     }
     MPI_Request *req = persistent_request(c, call);
     MPI_CHECK(MPI_Start(req));
-    if (c->phase == 2) nbc_compute(a->compute_iters, a->nbc_tests, req);
+    if (c->phase == 2) overlap_compute(a->compute_iters, a->nbc_tests, req);
     MPI_CHECK(MPI_Wait(req, MPI_STATUS_IGNORE));
 }
 
@@ -630,5 +630,5 @@ void coll_persistent_describe(const bench_ctx_t *c, const struct point *p, const
     json_str(j, "persistent_call", call);
     json_str(j, "persistent_from", COLL_PERSISTENT_FROM);
 #endif
-    nbc_overlap_record(p, args(c)->nbc_tests, args(c)->compute_iters, j);
+    overlap_record(p, args(c)->nbc_tests, args(c)->compute_iters, j);
 }

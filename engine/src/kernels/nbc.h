@@ -7,12 +7,6 @@
 
 /* Sets the compute phase to take about as long as the pure operation. */
 void nbc_calibrate(bench_ctx_t *c, double pure_event_s);
-/* For other families with the same three phases (neighbor): the compute
- * iterations that take seconds; the compute itself, with tests MPI_Test calls
- * on req spread through it (req NULL: none); the "overlap" object. */
-long nbc_compute_iters(double seconds);
-void nbc_compute(long iters, int tests, MPI_Request *req);
-void nbc_overlap_record(const struct point *p, int tests, long compute_iters, struct json *j);
 /* The collective's fields and the "overlap" object. */
 void nbc_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j);
 

@@ -14,7 +14,7 @@
  * told apart; the v and w forms then use uneven counts and gaps. */
 #include "kernels/neighbor.h"
 #include "kernels/coll.h"
-#include "kernels/nbc.h"
+#include "kernels/overlap.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timing.h"
@@ -392,15 +392,15 @@ static void run(bench_ctx_t *c, enum kind K)
     MPI_Request req;
     long iters = st(c)->compute_iters;
     if (c->phase == 1) {
-        nbc_compute(iters, 0, NULL);
+        overlap_compute(iters, 0, NULL);
         return;
     }
     call(c, K, &req);
-    if (c->phase == 2) nbc_compute(iters, (int)coll_nbc_tests(), &req);
+    if (c->phase == 2) overlap_compute(iters, (int)coll_nbc_tests(), &req);
     MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
 
-void neighbor_calibrate(bench_ctx_t *c, double pure_event_s) { st(c)->compute_iters = nbc_compute_iters(pure_event_s); }
+void neighbor_calibrate(bench_ctx_t *c, double pure_event_s) { st(c)->compute_iters = overlap_compute_iters(pure_event_s); }
 
 #define NEIGHBOR_DEFINE(name, K)                                                                         \
     void name##_buffers(const bench_ctx_t *c, size_t *send, size_t *recv) { buffers_for(c, K, send, recv); } \
@@ -446,5 +446,5 @@ void neighbor_describe(const bench_ctx_t *c, const struct point *p, const struct
         json_num(j, "t_avg_us", p->rank_mean_avg_us);
         json_num(j, "osu_avg_us", p->rank_mean_avg_us);
     }
-    nbc_overlap_record(p, (int)coll_nbc_tests(), t->compute_iters, j);
+    overlap_record(p, (int)coll_nbc_tests(), t->compute_iters, j);
 }

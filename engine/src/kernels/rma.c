@@ -15,7 +15,7 @@
  * meet in a barrier and the target makes the public copy private before its
  * slots are compared: the synchronisation rules of MPI 3.1 section 11.7. */
 #include "kernels/rma.h"
-#include "kernels/nbc.h"
+#include "kernels/overlap.h"
 #include "json.h"
 #include "mpicheck.h"
 #include "timer.h"
@@ -656,7 +656,7 @@ void rma_event(bench_ctx_t *c)
     for (int e = 0; e < epochs; e++) epoch(c, s);
     /* truly_passive_put, phase 1: the target computes without calling MPI */
     if (c->phase == 1 && s->row->passive && s->norigins && !c->checking)
-        nbc_compute(s->compute_iters, 0, NULL);  /* the nbc rows' compute */
+        overlap_compute(s->compute_iters, 0, NULL);  /* the nbc rows' compute */
     if (c->checking) settle(c, s);
 }
 
@@ -738,7 +738,7 @@ void rma_calibrate(bench_ctx_t *c, double phase0_event_s)
     double want = 5.0 * phase0_event_s;
     if (want < 50e-6) want = 50e-6;
     s->compute_s = want;
-    s->compute_iters = nbc_compute_iters(want);
+    s->compute_iters = overlap_compute_iters(want);
 }
 
 void rma_describe(const bench_ctx_t *c, const struct point *p, const struct world *w, struct json *j)
