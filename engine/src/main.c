@@ -2,6 +2,7 @@
 #include "bench.h"
 #include "buffers.h"
 #include "context.h"
+#include "control.h"
 #include "disturb.h"
 #include "kernels/startup.h"
 #include "kernels/threads.h"
@@ -169,6 +170,7 @@ static void measure_job(options_t *o, const world_t *w, const plan_t *plan, timi
     disturb_t begin, end, mine;
     disturb_read(&begin);
     if (w->rank == 0) r.context(&r, argc, argv);
+    control_run(w, o->format == FORMAT_JSONL ? out : NULL);  /* the machine's state, before any point */
     watchdog_init(out, w->rank);
     sim_set_checking(o->check);
     sync_set_oversubscribed(w->oversubscribed);

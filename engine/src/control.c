@@ -1,0 +1,262 @@
+/* The machine-state control (control.h). Rank 0 and the first other rank on its host (its
+ * partner) measure it together; every other rank waits without spinning, so the figures do not
+ * depend on how many ranks the run has while they fit the cores. */
+#include "control.h"
+#include "json.h"
+#include "mpicheck.h"
+#include "sim.h"
+#include "sync.h"
+#include "timer.h"
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum {
+    REPS = 5,                   /* repetitions of every piece: a median and a spread */
+    COMPUTE_STEPS = 1 << 15,    /* dependent floating-point steps: about 0.1 ms */
+    COPY_BYTES = 2 << 20,       /* copied source to target: past a core's L2, within the L3 */
+    HANDOFFS = 100,             /* cache-line round trips per repetition */
+    PINGS = 20,                 /* MPI round trips per repetition */
+    LINE = 128                  /* bytes between the two flags: never one cache line (or pair) */
+};
+/* Per repetition of the handoff: ranks sharing a core would take a scheduler slice a handoff. */
+#define HANDOFF_BUDGET_S 0.001
+/* The partner stops echoing if rank 0 never says so: it died, or was stopped. */
+#define PARTNER_LIMIT_S 5.0
+
+typedef struct piece {
+    const char *name;
+    double us[REPS];            /* each repetition's figure, microseconds */
+    const char *skipped;        /* why it was not measured, or NULL */
+} piece_t;
+
+static volatile double sink;
+
+static double compute_once(void)
+{
+    double x = sink + 1.0;
+    double t0 = now_s();
+    for (long i = 0; i < COMPUTE_STEPS; i++) x = x * 0.9999999 + 1e-7;
+    double t = now_s() - t0;
+    sink = x;
+    return t;
+}
+
+static double copy_once(char *to, const char *from)
+{
+    double t0 = now_s();
+    memcpy(to, from, COPY_BYTES);
+    double t = now_s() - t0;
+    sink += to[COPY_BYTES / 2];
+    return t;
+}
+
+/* The slowest of the pair's times of one repetition, on rank 0. */
+static double slowest(double mine, MPI_Comm pair)
+{
+    double most = mine;
+    MPI_CHECK(MPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, pair));
+    return most;
+}
+
+/* Two flags LINE bytes apart in a page both processes map: rank 0 writes ping, the partner
+ * echoes it in pong. NULL (every rank of pair alike) when the page cannot be shared. */
+static _Atomic long *share_page(MPI_Comm pair, int me)
+{
+    char name[64];
+    int pid = (int)getpid(), failed = 0, any = 0;
+    MPI_CHECK(MPI_Bcast(&pid, 1, MPI_INT, 0, pair));
+    snprintf(name, sizeof name, "/mpiscope-control-%d", pid);
+    int fd = me == 0 ? shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600) : -1;
+    if (me == 0 && (fd < 0 || ftruncate(fd, 4096) != 0)) failed = 1;
+    MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, pair));
+    if (failed) {
+        if (fd >= 0) close(fd), shm_unlink(name);
+        return NULL;
+    }
+    if (me != 0) fd = shm_open(name, O_RDWR, 0600);
+    void *page = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0) close(fd);
+    failed = page == MAP_FAILED;
+    MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, pair));
+    if (me == 0) shm_unlink(name);
+    if (any) {
+        if (!failed) munmap(page, 4096);
+        return NULL;
+    }
+    return page;
+}
+
+/* Rank 0's side: round trips until HANDOFFS or the budget; the time of one one-way handoff. */
+static double hand_off(_Atomic long *ping, _Atomic long *pong, long *seq)
+{
+    double t0 = now_s(), deadline = t0 + HANDOFF_BUDGET_S;
+    long done = 0;
+    for (; done < HANDOFFS; done++) {
+        long s = ++*seq;
+        atomic_store_explicit(ping, s, memory_order_release);
+        for (unsigned spin = 0; atomic_load_explicit(pong, memory_order_acquire) != s; spin++)
+            if ((spin & 255) == 255 && now_s() > deadline) goto out;
+    }
+out:
+    return (now_s() - t0) / (2.0 * (done > 0 ? done : 1));
+}
+
+/* The partner's side: echo every ping until rank 0 writes -1. */
+static void echo(_Atomic long *ping, _Atomic long *pong)
+{
+    double deadline = now_s() + PARTNER_LIMIT_S;
+    long last = 0;
+    for (unsigned spin = 0;; spin++) {
+        long s = atomic_load_explicit(ping, memory_order_acquire);
+        if (s < 0) return;
+        if (s != last) atomic_store_explicit(pong, last = s, memory_order_release);
+        else if ((spin & 1023) == 1023 && now_s() > deadline) return;
+    }
+}
+
+static void measure_handoff(piece_t *p, MPI_Comm pair, int me)
+{
+    _Atomic long *page = share_page(pair, me);
+    if (!page) {
+        p->skipped = "no shared memory page between rank 0 and its partner";
+        return;
+    }
+    _Atomic long *ping = page, *pong = page + LINE / sizeof *page;
+    long seq = 0;
+    MPI_CHECK(MPI_Barrier(pair));
+    if (me == 0) {
+        hand_off(ping, pong, &seq);  /* both sides running and the lines in place */
+        for (int i = 0; i < REPS; i++) p->us[i] = hand_off(ping, pong, &seq) * 1e6;
+        atomic_store_explicit(ping, -1, memory_order_release);
+    } else {
+        echo(ping, pong);
+    }
+    MPI_CHECK(MPI_Barrier(pair));
+    munmap((void *)page, 4096);
+}
+
+static void measure_pingpong(piece_t *p, MPI_Comm pair, int me)
+{
+    char byte[8] = {0};
+    for (int i = -1; i < REPS; i++) {  /* -1: the warm-up */
+        MPI_CHECK(MPI_Barrier(pair));
+        double t0 = now_s();
+        for (int k = 0; k < PINGS; k++)
+            if (me == 0) {
+                MPI_CHECK(MPI_Send(byte, 8, MPI_CHAR, 1, 0, pair));
+                MPI_CHECK(MPI_Recv(byte, 8, MPI_CHAR, 1, 0, pair, MPI_STATUS_IGNORE));
+            } else {
+                MPI_CHECK(MPI_Recv(byte, 8, MPI_CHAR, 0, 0, pair, MPI_STATUS_IGNORE));
+                MPI_CHECK(MPI_Send(byte, 8, MPI_CHAR, 0, 0, pair));
+            }
+        if (i >= 0) p->us[i] = (now_s() - t0) / (2.0 * PINGS) * 1e6;
+    }
+}
+
+/* Compute and copy on both ranks of pair at once (or rank 0 alone), a barrier apart. */
+static void measure_local(piece_t *compute, piece_t *copy, MPI_Comm pair)
+{
+    char *from = malloc(COPY_BYTES), *to = malloc(COPY_BYTES);
+    if (!from || !to) MPI_Abort(MPI_COMM_WORLD, 3);
+    memset(from, 1, COPY_BYTES);
+    memset(to, 0, COPY_BYTES);
+    compute_once();
+    for (int i = 0; i < REPS; i++) {
+        MPI_CHECK(MPI_Barrier(pair));
+        compute->us[i] = slowest(compute_once(), pair) * 1e6;
+        MPI_CHECK(MPI_Barrier(pair));
+        copy->us[i] = slowest(copy_once(to, from), pair) * 1e6;
+    }
+    free(from);
+    free(to);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void emit_piece(json_t *j, const piece_t *p)
+{
+    if (p->skipped) {
+        json_null(j, p->name);
+        return;
+    }
+    double s[REPS];
+    memcpy(s, p->us, sizeof s);
+    qsort(s, REPS, sizeof *s, by_value);
+    json_obj(j, p->name);
+    json_num(j, "median", s[REPS / 2]);
+    json_num(j, "min", s[0]);
+    json_num(j, "max", s[REPS - 1]);
+    json_arr(j, "samples");
+    for (int i = 0; i < REPS; i++) json_num(j, NULL, p->us[i]);
+    json_close_arr(j);
+    json_close_obj(j);
+}
+
+static void emit(FILE *out, piece_t *pieces, int npieces, int partner, const char *skipped, double elapsed_s)
+{
+    json_t j = {0};
+    json_begin(&j);
+    json_str(&j, "type", "control");
+    json_int(&j, "reps", REPS);
+    json_arr(&j, "ranks");
+    json_int(&j, NULL, 0);
+    if (partner > 0) json_int(&j, NULL, partner);
+    json_close_arr(&j);
+    for (int i = 0; i < npieces; i++) emit_piece(&j, &pieces[i]);
+    json_obj(&j, "skipped");
+    if (skipped) json_str(&j, "all", skipped);
+    for (int i = 0; i < npieces; i++)
+        if (pieces[i].skipped) json_str(&j, pieces[i].name, pieces[i].skipped);
+    json_close_obj(&j);
+    json_num(&j, "elapsed_s", elapsed_s);
+    json_end(&j);
+    json_emit(&j, out);
+    json_free(&j);
+}
+
+void control_run(const world_t *w, FILE *out)
+{
+    piece_t pieces[] = {{.name = "compute_us"}, {.name = "copy_us"}, {.name = "handoff_us"},
+                        {.name = "mpi_pingpong_us"}};
+    enum { COMPUTE, COPY, HANDOFF, PINGPONG, NPIECES };
+    if (sim_active()) {
+        /* every clock is the simulator's: it sees the platform's state, not the host's */
+        static const char why[] = "simulated: the clocks read the platform, not the host";
+        for (int i = 0; i < NPIECES; i++) pieces[i].skipped = why;
+        if (w->rank == 0 && out) emit(out, pieces, NPIECES, -1, why, 0.0);
+        return;
+    }
+    double t0 = now_s();
+    int partner = -1;
+    for (int r = 1; r < w->nranks && partner < 0; r++)
+        if (same_host(w, 0, r)) partner = r;
+    int me = w->rank == 0 ? 0 : w->rank == partner ? 1 : -1;
+    MPI_Comm pair;
+    MPI_CHECK(MPI_Comm_split(w->comm, me >= 0 ? 0 : MPI_UNDEFINED, me, &pair));
+    if (me >= 0) {
+        measure_local(&pieces[COMPUTE], &pieces[COPY], pair);
+        if (partner < 0) {
+            pieces[HANDOFF].skipped = pieces[PINGPONG].skipped = "no second rank on rank 0's host";
+        } else if (w->oversubscribed) {
+            /* both sides spin: on a shared core each handoff would wait for a time slice */
+            pieces[HANDOFF].skipped = "the host runs more ranks than it has cores";
+            measure_pingpong(&pieces[PINGPONG], pair, me);
+        } else {
+            measure_handoff(&pieces[HANDOFF], pair, me);
+            measure_pingpong(&pieces[PINGPONG], pair, me);
+        }
+        MPI_CHECK(MPI_Comm_free(&pair));
+    }
+    MPI_Request req;
+    MPI_CHECK(MPI_Ibarrier(w->comm, &req));
+    wait_request(&req, me < 0);
+    if (w->rank == 0 && out) emit(out, pieces, NPIECES, partner, NULL, now_s() - t0);
+}
