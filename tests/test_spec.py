@@ -157,8 +157,8 @@ def test_every_example_parses_and_expands():
         assert spec.description, f"{path}: say what it reproduces"
         for c in configs_:
             assert set(c.factors) == set(spec.factors)
-    # the newsletter's table: two libraries x two rank counts, sizes in words 2^k-1
-    ring = load_spec(REPO / "examples" / "newsletter-ring.toml")
+    # the ring timings side by side: two libraries x two rank counts, sizes in words 2^k-1
+    ring = load_spec(REPO / "examples" / "ring-sendrecv.toml")
     assert ring.measure.units == "words" and "2^k-1" in ring.measure.sizes
     assert [tuple(c.factors[k] for k in ("mpi", "ranks")) for c in expand(ring)] == list(
         itertools.product(ring.factors["mpi"], ring.factors["ranks"]))

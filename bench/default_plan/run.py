@@ -6,7 +6,7 @@ and prints per run its wall time, the launch-level points, how many reached the 
 sizes measured, the most launches of a point, the switches the headline names and the load
 average when it started. `--mpiscope PATH` (repeatable) runs other installs, alternating run by
 run so that each sees the same machine (the code before a change:
-`--mpiscope /work/main/.venv/bin/mpiscope --mpiscope .venv/bin/mpiscope`); the records are read
+`--mpiscope OTHER/.venv/bin/mpiscope --mpiscope .venv/bin/mpiscope`); the records are read
 with this one.
 
     nice -n 19 python bench/default_plan/run.py [--mpiscope PATH ...] [--repeats 3] [--mpi embedded]
