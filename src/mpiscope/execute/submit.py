@@ -79,14 +79,25 @@ class BatchJob:
             lines.append(f"#SBATCH --ntasks-per-node={self.ranks_per_node}")
         if self.nodelist:
             lines.append(f"#SBATCH --nodelist={','.join(self.nodelist)}")
+        output = str(self.log_dir).replace("%", "%%") + "/slurm-%j.out"  # sbatch expands %j, and %x in a name
         lines += [f"#SBATCH --time={self.time_minutes}",
-                  f"#SBATCH --output={self.log_dir / 'slurm-%j.out'}",
-                  f"#SBATCH --chdir={self.workdir}"]
+                  f"#SBATCH {sbatch_word('--output=' + output)}",
+                  f"#SBATCH {sbatch_word('--chdir=' + str(self.workdir))}"]
         if self.sbatch_args:
-            lines.append("#SBATCH " + shlex.join(self.sbatch_args))
+            lines.append("#SBATCH " + " ".join(map(sbatch_word, self.sbatch_args)))
         lines += [f"export {k}={shlex.quote(v)}" for k, v in self.env.items()]
         lines.append("exec " + shlex.join(self.command))
         return "\n".join(lines) + "\n"
+
+
+def sbatch_word(value: str) -> str:
+    """`value` as one word of an `#SBATCH` line. sbatch splits the line at blanks, reads `"`
+    and `\\` as quoting and `#` as a comment, and takes each backslash-escaped character as
+    itself; bash ends the comment at a line break, so a value holding one cannot be written."""
+    if "\n" in value or "\r" in value:
+        raise UsageError(f"cannot write {value!r} into a batch script: it holds a line break; "
+                         f"rename the directory or use another --runs-dir")
+    return re.sub(r'([\s"\\#\'])', r"\\\1", value)
 
 
 def _nodes(m: Measurement) -> int | None:

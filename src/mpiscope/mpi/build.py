@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -20,6 +22,28 @@ from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError
 
 ENGINE = "mpiscope-engine"
+
+# What make can take in a target name: it splits targets at blanks, reads ':', '%', '#' and '='
+# as syntax, and its recipes hand `$@` to the shell unquoted.
+_TARGET_SAFE = re.compile(r"[\w./+,@~-]+")
+
+
+def make_word(value: str) -> str:
+    """`value` as one shell word that make leaves alone: quoted for the recipe's shell, each `$`
+    doubled so make expands none (a `$(shell ...)` in a prefix would otherwise run)."""
+    if "\n" in value or "\r" in value:
+        raise MpiscopeError(f"cannot pass {value!r} to make: it holds a line break; rename it")
+    return shlex.quote(value).replace("$", "$$")
+
+
+def build_dir(builds: Path) -> Path:
+    """`builds` when make can name targets in it, else a one-line error."""
+    if not _TARGET_SAFE.fullmatch(str(builds)):
+        var, value = paths.home_source()
+        raise MpiscopeError(f"make cannot build into {str(builds)!r} (only letters, digits and ._+,@~/- are safe "
+                            f"in a make target): set MPISCOPE_HOME to such a directory"
+                            f"{'' if var == 'MPISCOPE_HOME' else f' ({var}={value!r} placed it)'}")
+    return builds
 
 
 def wrapper_show(mpicc: Path) -> str:
@@ -52,7 +76,7 @@ def cache_key(src: Path, mpicc: Path) -> str:
 def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     """Path of an engine binary built with `mpicc`, building it only on a cache miss."""
     src = src or paths.engine_sources()
-    builds = paths.home() / "builds"
+    builds = build_dir(Path(os.path.abspath(paths.home())) / "builds")  # make runs in src: BUILD is absolute
     final = builds / cache_key(src, mpicc)
     binary = final / ENGINE
     if binary.is_file():
@@ -60,7 +84,7 @@ def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     builds.mkdir(parents=True, exist_ok=True)
     # Build aside and rename, so a concurrent or interrupted build never leaves a half cache entry.
     tmp = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=builds))
-    cmd = ["make", f"-j{os.cpu_count() or 1}", "-C", str(src), f"MPICC={mpicc}", f"BUILD={tmp}"]
+    cmd = ["make", f"-j{os.cpu_count() or 1}", "-C", str(src), f"MPICC={make_word(str(mpicc))}", f"BUILD={tmp}"]
     try:
         r = _make(cmd)
     except OSError as e:
@@ -72,6 +96,8 @@ def build_engine(mpicc: Path, src: Path | None = None) -> Path:
     if r.returncode != 0 or not (tmp / ENGINE).is_file():
         shutil.rmtree(tmp, ignore_errors=True)
         out = (r.stdout + r.stderr).strip()
+        if r.returncode == 0:
+            out += f"\nmake left no {ENGINE} in {tmp}"
         raise MpiscopeError(
             f"building the engine failed (exit {r.returncode}):\n  $ {' '.join(cmd)}\n{out}\n"
             f"fix the compiler error above, or pick another MPI with --mpi"

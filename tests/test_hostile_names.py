@@ -1,0 +1,110 @@
+"""Issue 47, group 1: a name is never a command. A value that reaches make or a batch script is
+passed so that neither can expand it, or refused in one line; every case for real (make, bash)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mpiscope.execute.submit import BatchJob
+from mpiscope.mpi.build import build_engine
+from mpiscope.util import paths
+from mpiscope.util.errors import MpiscopeError
+
+# Each would leave its marker file behind if a shell or make ran it.
+HOSTILE = ["$(shell touch {m}1)", "$(touch {m}2)", "`touch {m}3`", "x; touch {m}4 #", "it's \"$HOME\" %j"]
+
+
+def markers(where: Path) -> list[Path]:
+    return sorted(where.glob("marker*"))
+
+
+@pytest.fixture
+def engine_src(tmp_path) -> Path:
+    src = tmp_path / "engine"
+    shutil.copytree(paths.engine_sources(), src, ignore=shutil.ignore_patterns("build"))
+    return src
+
+
+@pytest.mark.parametrize("name", HOSTILE + ["plain $(dir x)", "with space"])
+def test_a_home_make_cannot_name_is_refused_and_runs_nothing(cli, tmp_path, name):
+    home = tmp_path / name.format(m=tmp_path / "marker")
+    r = cli("run", "--sizes", "1", "-b", "pingpong", env={"MPISCOPE_HOME": str(home)}, cwd=tmp_path)
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "make cannot build into" in said and "MPISCOPE_HOME" in said, said
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not markers(tmp_path) and not list(tmp_path.rglob("mpiscope-engine"))
+
+
+def test_an_mpicc_path_reaches_make_as_one_word(mpich_mpicc, engine_src, tmp_path, monkeypatch):
+    """A compiler under a prefix named with every hostile form: make and the recipe's shell
+    call exactly that file, and run nothing the name says."""
+    monkeypatch.setenv("MPISCOPE_HOME", str(tmp_path / "home"))
+    prefix = tmp_path / " ".join(h.format(m=tmp_path / "marker") for h in HOSTILE)
+    (prefix / "bin").mkdir(parents=True)
+    called = tmp_path / "called"
+    mpicc = prefix / "bin" / "mpicc"
+    mpicc.write_text(f'#!/bin/sh\nprintf "%s\\n" "$0" >> "{called}"\nexit 1\n')
+    mpicc.chmod(0o755)
+    with pytest.raises(MpiscopeError, match="building the engine failed"):
+        build_engine(mpicc, engine_src)
+    assert not markers(tmp_path)
+    assert set(called.read_text().splitlines()) == {str(mpicc)}  # -show, then make's recipes
+
+
+def test_an_mpicc_path_with_a_line_break_is_refused(mpich_mpicc, engine_src, tmp_path, monkeypatch):
+    monkeypatch.setenv("MPISCOPE_HOME", str(tmp_path / "home"))
+    mpicc = tmp_path / "a\ntouch marker" / "bin" / "mpicc"
+    mpicc.parent.mkdir(parents=True)
+    mpicc.symlink_to(mpich_mpicc)
+    with pytest.raises(MpiscopeError, match="line break") as e:
+        build_engine(mpicc, engine_src)
+    assert "\n" not in str(e.value)
+    assert not markers(tmp_path)
+
+
+def test_a_relative_home_builds_into_itself(mpich_mpicc, engine_src, tmp_path, monkeypatch):
+    """make runs in the engine sources: a relative home must not build there instead."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPISCOPE_HOME", "rel-home")
+    engine = build_engine(mpich_mpicc, engine_src)
+    assert engine.is_file() and (tmp_path / "rel-home" / "builds") in engine.parents
+    assert not (engine_src / "rel-home").exists()
+
+
+# -- batch scripts -------------------------------------------------------------------------------
+
+def job(where: Path, marker: Path, **kw) -> BatchJob:
+    return BatchJob(name="mpiscope-x", command=["touch", str(where / "ran")], ranks=2, time_limit_s=60,
+                    log_dir=kw.get("log_dir", where), workdir=kw.get("workdir", where),
+                    sbatch_args=kw.get("sbatch_args", []), env={"MPISCOPE_HOME": f"$(touch {marker}0)\n"})
+
+
+@pytest.mark.parametrize("field", ["log_dir", "workdir"])
+def test_a_line_break_in_a_batch_path_is_refused(tmp_path, field):
+    with pytest.raises(MpiscopeError, match="line break") as e:
+        job(tmp_path, tmp_path / "marker", **{field: tmp_path / "a\ntouch marker"}).script()
+    assert "rename the directory or use another --runs-dir" in str(e.value)
+
+
+def test_a_batch_script_runs_only_its_command(tmp_path):
+    """Paths with quotes, blanks, `#`, `%` and every shell form go into the #SBATCH lines as
+    sbatch words (each special character escaped), and bash runs the script's command alone."""
+    name = " ".join(h.format(m=tmp_path / "marker") for h in HOSTILE)
+    odd = tmp_path / name
+    odd.mkdir(parents=True)
+    script = job(tmp_path, tmp_path / "marker", log_dir=odd, workdir=odd, sbatch_args=["--comment=a b#c"]).script()
+    sbatch_lines = [x for x in script.splitlines() if x.startswith("#SBATCH")]
+    assert all(" " not in x[len("#SBATCH "):].replace("\\ ", "") for x in sbatch_lines), sbatch_lines
+    assert "#SBATCH --comment=a\\ b\\#c" in sbatch_lines
+    output = next(x for x in sbatch_lines if x.startswith("#SBATCH --output="))
+    assert "%%j" in output and output.endswith("/slurm-%j.out")  # the name's own % is not a pattern
+    path = tmp_path / "job.sbatch"
+    path.write_text(script)
+    subprocess.run(["bash", str(path)], check=True, cwd=tmp_path, timeout=30,
+                   env={**os.environ, "PATH": os.environ["PATH"]})
+    assert (tmp_path / "ran").is_file() and not markers(tmp_path)
