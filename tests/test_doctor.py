@@ -17,7 +17,7 @@ from mpiscope.doctor.facts import Facts, LaunchFacts
 from mpiscope.doctor.hosts import culprits, slow_hosts
 from mpiscope.doctor.judge import judge
 from mpiscope.doctor.noise import expected_max, predicted
-from mpiscope.doctor.probe import bisect
+from mpiscope.execute.probe import bisect
 from mpiscope.doctor import transport
 
 QUICK = ["--timeout", "40"]

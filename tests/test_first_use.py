@@ -123,7 +123,7 @@ def test_a_switch_names_the_library_setting_that_stands_at_it():
 
 
 def test_the_embedded_mpich_reports_its_protocol_limits(embedded_mpi):
-    from mpiscope.doctor.probe import protocol_limits
+    from mpiscope.execute.probe import protocol_limits
     limits = protocol_limits(embedded_mpi, {}, "ch4:ucx")
     assert limits.get("MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE") == "8192"
     assert not any("CH3" in k or "NEMESIS" in k for k in limits)

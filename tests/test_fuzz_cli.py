@@ -32,7 +32,7 @@ def no_launch(monkeypatch, mpiscope_home):
         raise Launched
     from mpiscope.execute import session
     from mpiscope.execute import submit
-    from mpiscope.doctor import probe
+    from mpiscope.execute import probe
     from mpiscope.mpi import manage
     monkeypatch.setattr(session.Session, "run", refuse)
     monkeypatch.setattr(session.Session, "resume", refuse)

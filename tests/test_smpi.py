@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from mpiscope.analysis.hockney import fit_hockney
-from mpiscope.analysis.measured import Synthetic
+from mpiscope.records.measured import Synthetic
 from mpiscope.analysis.topology import infer_topology
 from mpiscope.util.errors import UsageError
 from mpiscope.launchers.base import Job
 from mpiscope.launchers.platform import parse
 from mpiscope.launchers.smpirun import Smpirun
-from mpiscope.mpi.vendor import launcher_family, parse_library_version
+from mpiscope.launchers.base import launcher_family
+from mpiscope.mpi.vendor import parse_library_version
 
 needs_simgrid = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")),
                                 reason="SimGrid's smpicc/smpirun are not installed (apt-get install libsimgrid-dev)")

@@ -8,7 +8,8 @@ from mpiscope.launchers import Job, launcher_for
 from mpiscope.launchers.hydra import Hydra
 from mpiscope.launchers.openmpi import OpenMpi
 from mpiscope.mpi.library import MpiLibrary
-from mpiscope.mpi.vendor import launcher_family, parse_library_version
+from mpiscope.launchers.base import launcher_family
+from mpiscope.mpi.vendor import parse_library_version
 from mpiscope.plan.engine import Plan, compress, make_plan, spread_budget
 from mpiscope.util.typed import dump, load
 from mpiscope.records import read_records

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpiscope.analysis.hockney import fit_hockney
-from mpiscope.analysis.measured import Synthetic
+from mpiscope.records.measured import Synthetic
 from mpiscope.analysis.predict import Params, fit_algorithm, predict
 from mpiscope.analysis.validate import model_bytes
 from mpiscope.launchers import Job, launcher_for

@@ -193,7 +193,7 @@ def as_runs(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
 
 
 def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = None) -> pd.DataFrame:
-    """The tidy table of runs (`records.table.tidy`): every factor of a run and launch a column,
+    """The tidy table of runs (`results.table.tidy`): every factor of a run and launch a column,
     every figure of a point a column, the typed point in `point`. By default one row per point with
     its launch-level estimate (`time_median_us`) and 95 % interval (`time_ci_low_us`,
     `time_ci_high_us`) over its launches (`results.frame.launch_frame`); `per_launch`: one row per

@@ -102,7 +102,7 @@ def test_validation_skips_points_without_a_valid_sample():
 def test_a_regime_that_is_no_model_prices_nothing(capsys):
     import argparse
 
-    from mpiscope.analysis.measured import Synthetic
+    from mpiscope.records.measured import Synthetic
     from mpiscope.commands.predict import params_from_args
 
     from .conftest import make_points

@@ -14,7 +14,7 @@ SHAPES = {"1x4": 10.0, "2x2": 7.0, "4x1": 12.0}
 
 
 def grid_table() -> pd.DataFrame:
-    """Tidy rows as records.table.tidy makes them of grid points: cyclic order slows 2x2 by 30 %."""
+    """Tidy rows as results.table.tidy makes them of grid points: cyclic order slows 2x2 by 30 %."""
     rows = []
     for size in (64, 4096):
         for order in ("block", "cyclic"):

@@ -6,7 +6,8 @@ import pytest
 
 from mpiscope.analysis.clock import Clock, detect_clock
 from mpiscope.analysis.hockney import fit_hockney, format_hockney_table
-from mpiscope.analysis.measured import Synthetic, select, sigma
+from mpiscope.analysis.measured import select, sigma
+from mpiscope.records.measured import Synthetic
 from mpiscope.records import Context, End, Point, Stats, Timeout
 from mpiscope.results.policy import POLICY
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from mpiscope.analysis.hockney import MIB, fit_hockney, format_hockney_table, implausible
-from mpiscope.analysis.measured import Synthetic
+from mpiscope.records.measured import Synthetic
 from mpiscope.api import Model
 from mpiscope.util.errors import UsageError
 from mpiscope.report.model import render, summarise, to_json

@@ -9,7 +9,8 @@ import pytest
 
 from mpiscope.analysis.hockney import MIB, fit_hockney, implausible
 from mpiscope.results.launches import launch_of
-from mpiscope.analysis.measured import Synthetic, select
+from mpiscope.analysis.measured import select
+from mpiscope.records.measured import Synthetic
 from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
 from mpiscope.records import Context, Point, Stats
 from mpiscope.execute.refine import main_launches

@@ -12,7 +12,7 @@ from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHE
                                         aggregate, aggregate_runs, drift_between_runs, drifts_kept,
                                         engine_ci_target, find_modes, heterogeneity_p, launches_needed,
                                         samples_per_launch, summarise, widened, with_drift)
-from mpiscope.analysis.measured import Measured
+from mpiscope.records.measured import Measured
 from mpiscope.records import Point, Stats
 from mpiscope_test_fixtures.synthetic import launch_point
 

@@ -9,7 +9,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .clock import Clock
-from .measured import Measured, arrays
+from mpiscope.records.measured import Measured
+
+from .measured import arrays
 from .robust import line_covariance, robust_line
 
 Interval = tuple[float, float]

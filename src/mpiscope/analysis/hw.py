@@ -9,7 +9,9 @@ from typing import Iterable
 from mpiscope.records import Record
 from mpiscope.util.units import human_size
 
-from .measured import Measured, select
+from mpiscope.records.measured import Measured
+
+from .measured import select
 
 MEMCPY, CACHELINE = "memcpy", "cacheline"
 REFERENCE_BYTES = 1 << 20      # the size the efficiency line is quoted at

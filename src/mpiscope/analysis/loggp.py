@@ -8,7 +8,9 @@ from typing import Iterable, Sequence
 from mpiscope.records import Record
 
 from .hockney import fit_hockney
-from .measured import Measured, select
+from mpiscope.records.measured import Measured
+
+from .measured import select
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,14 @@
-"""What the analysis reads of a measurement: a size, the median time and its confidence interval
-(`Measured`). A `records.Point` is one, a `launches.LaunchPoint` (a point over its launches) is
-one; `Synthetic` is the one stand-in, for data made up in tests and examples. Also `select`, the
-one way the fits get their observations, and the standard error every fit weighs a point by."""
+"""How the analysis reads measurements (`records.measured.Measured`): `select`, the one way the
+fits get their observations, and the standard error every fit weighs a point by."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from dataclasses import replace
+from typing import Iterable, Sequence
 
 import numpy as np
 
-from mpiscope.records import Context, End, Failure, Point, Record, Skip, Timeout
-
+from mpiscope.records.measured import Measured, is_measured
+from mpiscope.records.model import Point, Record
 from mpiscope.results.launches import aggregate, configuration_of, launch_of
 from mpiscope.results.policy import POLICY
 
@@ -22,52 +20,10 @@ REL_SIGMA_FLOOR = 0.005
 ABS_SIGMA_FLOOR_US = 0.002
 
 
-@runtime_checkable
-class Measured(Protocol):
-    """One benchmark at one size on some ranks: its median time (µs) and the 95 % CI of it."""
-    @property
-    def benchmark(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def ranks(self) -> int: ...
-    @property
-    def median(self) -> float | None: ...
-    @property
-    def ci_low(self) -> float | None: ...
-    @property
-    def ci_high(self) -> float | None: ...
-    @property
-    def n(self) -> int: ...
-    @property
-    def samples(self) -> tuple[float, ...]: ...
-
-
-@dataclass(frozen=True)
-class Synthetic:
-    """A made-up measurement with the fields the analysis reads."""
-    size: int
-    median: float                      # microseconds
-    ci_low: float | None = None        # 95 % CI of the median, microseconds
-    ci_high: float | None = None
-    n: int = 0
-    benchmark: str = "pingpong"
-    ranks: int = 2
-    samples: tuple[float, ...] = field(default=(), repr=False)
-
-
 def sigma(p: Measured) -> float:
     """Standard error of the median, from the 95 % CI, floored."""
     s = (p.ci_high - p.ci_low) / 2.0 / POLICY.z95 if p.ci_low is not None and p.ci_high is not None else 0.0
     return max(s, REL_SIGMA_FLOOR * abs(p.median or 0.0), ABS_SIGMA_FLOOR_US)
-
-
-def is_measured(r: object) -> bool:
-    """A typed point, or another object with what `Measured` names (the protocol check is slow:
-    records are told apart by their class first)."""
-    if isinstance(r, Point):
-        return True
-    return not isinstance(r, (Context, Skip, Timeout, End, Failure)) and isinstance(r, Measured)
 
 
 def select(records: Iterable[Record | Measured], benchmark: str | None = "pingpong",

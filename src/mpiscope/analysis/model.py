@@ -7,7 +7,9 @@ from typing import Iterable
 from mpiscope.records import Context, Record
 
 from .clock import cpus_of_context, detect_clock
-from .measured import Measured, select
+from mpiscope.records.measured import Measured
+
+from .measured import select
 from .switches import SwitchReport, find_switches, format_switches
 
 

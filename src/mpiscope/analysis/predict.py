@@ -25,7 +25,7 @@ from .hockney import HockneyFit
 if TYPE_CHECKING:
     from mpiscope.records import Record
 
-    from .measured import Measured
+    from mpiscope.records.measured import Measured
 
 
 @dataclass(frozen=True)

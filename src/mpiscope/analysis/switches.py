@@ -17,7 +17,9 @@ from .hockney import HockneyFit, bandwidth_only, fit_hockney, format_hockney_tab
 from mpiscope.results.launches import Z95, launch_of
 from mpiscope.results.location import robust_interval
 from mpiscope.results.policy import POLICY
-from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, Measured, arrays, launch_level, sigma
+from mpiscope.records.measured import Measured
+
+from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, arrays, launch_level, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from mpiscope.records import Context, Record
 
-from .measured import Measured, is_measured
+from mpiscope.records.measured import Measured, is_measured
 from .predict import ALGORITHMS, Params, ParamsFor, mpich_default, predict
 
 # The engine's `size` follows IMB (engine/src/kernels/coll.c): the block of

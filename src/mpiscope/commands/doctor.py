@@ -28,7 +28,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
         except (OSError, ValueError, TypeError) as e:
             raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({e})") from e
     else:
-        from mpiscope.doctor.probe import Setup, gather
+        from mpiscope.execute.probe import Setup, gather
         from mpiscope.execute.session import target
         placement = placement_from_args(a)
         if a.ranks is not None and a.ranks < 1:

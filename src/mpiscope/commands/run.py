@@ -84,7 +84,7 @@ def protocol_limits(run) -> dict[str, str]:
     mpivars, ompi_info; for MPICH those of the device the run's context names), for the headline
     to name the setting behind a switch; {} when it cannot say."""
     from mpiscope.doctor.library import mpich_device
-    from mpiscope.doctor.probe import protocol_limits as ask
+    from mpiscope.execute.probe import protocol_limits as ask
     meta = run.meta()
     if meta.mpi is None:
         return {}

@@ -1,6 +1,6 @@
 """`mpiscope doctor`: what is wrong with an MPI setup, before it spoils a measurement.
 
-Two halves that never mix: `probe` launches the engine (and a plain command on every host)
+Two halves that never mix: `execute.probe` launches the engine (and a plain command on every host)
 under time limits and keeps what came back as `Facts`; the check modules (launching,
 placement, clock, transport, library, noise, hosts) are pure functions of those facts, each
 returning `Check`s (ok / warn / fail, the figure that decided it, and the fix). Captured facts

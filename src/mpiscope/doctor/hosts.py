@@ -3,7 +3,7 @@ of them finish in time, and, when not, which host is at fault; is one host's lin
 
 Finding the culprit is a pure rule over the launches made (`culprits`): a host is named when a
 launch that failed holds it and every other host of that launch was in a launch that passed.
-`probe.bisect` chooses the launches so that this takes about log2(hosts) launches per faulty
+`execute.probe.bisect` chooses the launches so that this takes about log2(hosts) launches per faulty
 host instead of one per pair."""
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 from typing import Callable
 
 from mpiscope.results.launches import launch_of
-from mpiscope.analysis.measured import Measured, select
+from mpiscope.analysis.measured import select
+from mpiscope.records.measured import Measured
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.util.console import err, warn
 from mpiscope.util.errors import UsageError

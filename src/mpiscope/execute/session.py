@@ -19,6 +19,7 @@ from mpiscope import __version__
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import learn_drift
+from mpiscope.store.history import drift_sources
 from mpiscope.results.points import drifts_kept
 from mpiscope.results.view import Results, results_of
 from mpiscope.mpi import find
@@ -125,7 +126,8 @@ class Session:
                     outcome = self._more_launches(run, m, started, time.monotonic() - started)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra,
-                                      "drift": learn_drift(run, m.policy.history, _resolver(run))})
+                                      "drift": learn_drift(run, drift_sources(run, m.policy.history,
+                                                                                _resolver(run)))})
                 if outcome.status == "ok" and then is not None:
                     outcome = then(run)
             except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
@@ -147,7 +149,7 @@ class Session:
         if policy.then_s is not None:
             started, policy = time.monotonic(), replace(policy, budget_s=policy.then_s)
         while True:
-            drift = drifts_kept({"drift": learn_drift(run, policy.history, _resolver(run))})
+            drift = drifts_kept({"drift": learn_drift(run, drift_sources(run, policy.history, _resolver(run)))})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
                                      m.target.engine, policy, time.monotonic() - started, overhead, rng, drift)
             if not parts:

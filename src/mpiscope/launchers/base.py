@@ -26,6 +26,7 @@ class Job:
 
 # Placement vocabulary shared by every adapter: what mpiscope's options accept.
 MAPPINGS = ("block", "cyclic")
+LAUNCHERS = ("mpiexec", "srun")
 BINDINGS = ("none", "core", "hwthread", "socket", "numa")
 
 
@@ -47,6 +48,23 @@ class Launcher:
 
     def command(self, job: Job, cores: int | None = None) -> Launch:
         raise NotImplementedError
+
+
+# Which command-line dialect a vendor's launcher speaks.
+_LAUNCHER_FAMILY = {
+    "MPICH": "hydra",
+    "Intel MPI": "hydra",
+    "MVAPICH": "hydra",
+    "Cray MPICH": "hydra",
+    "Open MPI": "openmpi",
+    "Spectrum MPI": "openmpi",
+    "SMPI": "smpi",
+}
+
+
+def launcher_family(vendor: str) -> str:
+    """'hydra', 'openmpi' or 'smpi' (SimGrid's smpirun); unknown vendors get Hydra, the commonest mpiexec dialect."""
+    return _LAUNCHER_FAMILY.get(vendor, "hydra")
 
 
 def local_cores() -> int:

@@ -8,8 +8,7 @@ import shutil
 from pathlib import Path
 
 from mpiscope.util.errors import UsageError
-from mpiscope.launchers.base import Job, Launch, Launcher
-from mpiscope.mpi.vendor import launcher_family
+from mpiscope.launchers.base import Job, Launch, Launcher, launcher_family
 
 # Which PMI a library's own build usually speaks (Debian's slurm-wlm with the MPICH and
 # Open MPI wheels: the other pairings give singletons or fail, see docs/clusters.md).

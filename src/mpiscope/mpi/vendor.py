@@ -15,17 +15,6 @@ _PATTERNS: list[tuple[str, str]] = [
     ("SMPI", r"SMPI Version\s+([\d.]+\d)"),  # SimGrid's simulated MPI
 ]
 
-# Which command-line dialect a vendor's launcher speaks.
-_LAUNCHER_FAMILY = {
-    "MPICH": "hydra",
-    "Intel MPI": "hydra",
-    "MVAPICH": "hydra",
-    "Cray MPICH": "hydra",
-    "Open MPI": "openmpi",
-    "Spectrum MPI": "openmpi",
-    "SMPI": "smpi",
-}
-
 
 def parse_library_version(text: str) -> tuple[str, str]:
     """(vendor, version) or ("unknown", "") when the string is not recognised."""
@@ -35,7 +24,3 @@ def parse_library_version(text: str) -> tuple[str, str]:
             return vendor, m.group(1)
     return "unknown", ""
 
-
-def launcher_family(vendor: str) -> str:
-    """'hydra', 'openmpi' or 'smpi' (SimGrid's smpirun); unknown vendors get Hydra, the commonest mpiexec dialect."""
-    return _LAUNCHER_FAMILY.get(vendor, "hydra")

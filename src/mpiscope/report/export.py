@@ -1,4 +1,4 @@
-"""The exporters of the tidy table (records.table.tidy): CSV, JSON, Parquet, Markdown, to a file or stdout."""
+"""The exporters of the tidy table (results.table.tidy): CSV, JSON, Parquet, Markdown, to a file or stdout."""
 from __future__ import annotations
 
 import io

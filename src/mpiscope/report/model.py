@@ -12,7 +12,8 @@ from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
 from mpiscope.analysis.hockney import MIB, HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
 from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
-from mpiscope.analysis.measured import Measured, is_measured, select
+from mpiscope.analysis.measured import select
+from mpiscope.records.measured import Measured, is_measured
 from mpiscope.analysis.model import first_context
 from mpiscope.analysis.switches import SwitchReport, find_switches, format_switches
 from mpiscope.records import Record

@@ -10,7 +10,7 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from mpiscope.analysis import HockneyFit, fit_hockney
+from mpiscope.analysis.hockney import HockneyFit, fit_hockney
 from mpiscope.util.console import make_table
 from mpiscope.report.numbers import num
 from mpiscope.records import INTER, INTRA, MIXED, Point, Record

@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from mpiscope.analysis import SwitchReport, find_switches, select
+from mpiscope.analysis.measured import select
+from mpiscope.analysis.switches import SwitchReport, find_switches
 from mpiscope.analysis.ring import ALGORITHM_NAMES
 from mpiscope.analysis.ring import points as ring_points
 from mpiscope.records import Point

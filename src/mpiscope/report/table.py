@@ -1,7 +1,7 @@
 """Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
 for small messages. Built from the launch-level frame (results.frame: each cell a point's
-estimate over its launches) or from the tidy table's per-launch rows (records.table, a column
+estimate over its launches) or from the tidy table's per-launch rows (results.table, a column
 per launch); terminal, Markdown, CSV."""
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
                  unmeasured: pd.DataFrame | None = None) -> list[SideBySide]:
     """One table per benchmark (or just `benchmark`) of the launch-level frame, or with
     `per_launch` of the tidy table's rows: a column per configuration and launch. `unmeasured`
-    (records.table.unmeasured) marks the cells where a launch hung or a point was skipped."""
+    (results.table.unmeasured) marks the cells where a launch hung or a point was skipped."""
     if benchmark is not None:
         if benchmark not in set(df["benchmark"]):
             have = ", ".join(dict.fromkeys(df["benchmark"]))

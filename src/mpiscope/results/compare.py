@@ -22,7 +22,7 @@ from scipy import special, stats
 from mpiscope.records import Record
 
 from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
-from mpiscope.analysis.measured import Measured, is_measured
+from mpiscope.records.measured import Measured, is_measured
 from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
 from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide

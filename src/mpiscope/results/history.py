@@ -5,22 +5,22 @@ changes more slowly (measured here: the next run's estimate fell inside the laun
 62-74 % of the time instead of ~85 %). Earlier runs of the same configuration in the same runs
 directory are the level above launches: at the end of a run, each point's run-to-run variance is
 estimated from this run's and those runs' launch-level estimates, kept in run.json (`drift`), and
-every reader widens the point's interval by it (`results.launches.widened`). The store and
-the configuration of a launch live here; the statistics in `results.launches`.
+every reader widens the point's interval by it (`results.launches.with_drift`). The
+configuration of a launch lives here, the statistics in `results.launches`, and which stored runs
+are earlier runs in `store.history`.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
 import json
-from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
-from mpiscope.records import Context, Point
+from mpiscope.records.model import Context, Point
+from mpiscope.records.run import RunView
 from mpiscope.results.launches import LaunchPoint, aggregate, drift_between_runs
 from mpiscope.results.points import Drift, drifts_kept
 from mpiscope.results.policy import POLICY
-from mpiscope.store.runs import Run, list_runs
 
 # Engine options that change how long or how precisely a point is sampled, not what is measured.
 _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "stop_identical", "max_reps", "ci_target",
@@ -32,7 +32,7 @@ _INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
 PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (configuration digest, point key, series)
 
 
-def configuration_digest(run: Run, ctx: Context) -> str:
+def configuration_digest(run: RunView, ctx: Context) -> str:
     """A short digest of what makes one launch's points comparable with another's: the hosts and
     placement, the library and engine, the tuning variables, the options that change what is
     measured, and what a sweep or study varied."""
@@ -47,7 +47,7 @@ def configuration_digest(run: Run, ctx: Context) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
+def launch_points(run: RunView) -> dict[PointKey, LaunchPoint]:
     """The run's points over its launches, each under its configuration (a launch's points take the
     configuration of the context record before them)."""
     groups: dict[str, list[Point]] = {}
@@ -58,45 +58,6 @@ def launch_points(run: Run) -> dict[PointKey, LaunchPoint]:
         elif isinstance(rec, Point) and current is not None:
             groups.setdefault(current, []).append(rec)
     return {(s, lp.key, lp.config): lp for s, recs in groups.items() for lp in aggregate(recs)}
-
-
-def _started(run: Run) -> datetime | None:
-    """When the run started (to the microsecond; runs of older mpiscopes to the second)."""
-    for form in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.strptime(run.meta().started, form).replace(tzinfo=timezone.utc)
-        except ValueError:
-            continue
-    return None
-
-
-def _same_run_configuration(a: Any, b: Any) -> bool:
-    """What run.json says without reading records: host, library and factors (a cheap first sieve;
-    each launch's configuration decides)."""
-    def lib(m: Any) -> tuple:
-        return tuple(getattr(m.mpi, k, None) for k in ("vendor", "version", "prefix"))
-    return a.host == b.host and lib(a) == lib(b) and a.factors == b.factors
-
-
-def earlier_runs(run: Run) -> list[Run]:
-    """The finished runs beside `run` started before it and at most POLICY.history_days earlier, newest
-    first."""
-    start = _started(run)
-    if start is None:
-        return []
-    mine = run.meta()
-    out = []
-    for other in reversed(list_runs(run.path.parent)):
-        if other.id == run.id:
-            continue
-        when = _started(other)
-        meta = other.meta()
-        if when is None or when >= start or meta.status != "ok" or not _same_run_configuration(meta, mine):
-            continue
-        if start - when > timedelta(days=POLICY.history_days):
-            continue
-        out.append(other)
-    return sorted(out, key=_started, reverse=True)
 
 
 def _why_not(mine: LaunchPoint, other: LaunchPoint) -> str:
@@ -141,18 +102,14 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
     return out
 
 
-def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequence[Run]] | None = None
-                ) -> dict[str, Any]:
-    """Each point's run-to-run drift from this run and the earlier runs of its configuration that
-    measured it in two launches or more, as kept in run.json's `drift`: the runs used and, per
-    point, its variance, run count, the runs it came from and those left out with the reason.
-    `history`: "auto" (the latest POLICY.history_runs earlier runs here), "none" (none: the prior), or
-    run ids (comma-separated, read by `resolve`). Points with too few such runs are left out (the
-    prior drift stands for theirs)."""
-    if history == "none":
+def learn_drift(run: RunView, others: Sequence[RunView]) -> dict[str, Any]:
+    """Each point's run-to-run drift from this run and `others`, earlier runs of its configuration
+    (store.history.drift_sources chooses them, newest first), that measured it in two launches or
+    more, as kept in run.json's `drift`: the runs used and, per point, its variance, run count, the
+    runs it came from and those left out with the reason. Points with too few such runs are left
+    out (the prior drift stands for theirs)."""
+    if not others:
         return {"runs": [], "points": []}
-    others = earlier_runs(run) if history == "auto" or resolve is None else \
-        [r for r in resolve(history) if r.id != run.id]
     mine = launch_points(run)
     learnt = learn(mine, [(other.id, launch_points(other)) for other in others])
     used = [o.id for o in others if any(o.id in d.sources for d in learnt.values())]  # newest first
@@ -166,8 +123,8 @@ def learn_drift(run: Run, history: str = "auto", resolve: Callable[[str], Sequen
     return {"runs": used, "points": points}
 
 
-def drift_scope(history: str, base: Sequence[Run], cand: Sequence[Run],
-                resolve: Callable[[str], Sequence[Run]]) -> dict[tuple, Drift]:
+def drift_scope(history: str, base: Sequence[RunView], cand: Sequence[RunView],
+                resolve: Callable[[str], Sequence[RunView]]) -> dict[tuple, Drift]:
     """The drift from run to run a comparison of one run a side uses, by (point key,
     configuration): "auto" the one either run keeps (learnt from more runs), "none" none (the
     prior stands in), else learnt now from the runs `history` names (`resolve`) and the baseline."""
@@ -180,7 +137,7 @@ def drift_scope(history: str, base: Sequence[Run], cand: Sequence[Run],
                 if key not in drift or d.runs > drift[key].runs:
                     drift[key] = d
         return drift
-    def points(run: Run) -> dict[tuple, LaunchPoint]:
+    def points(run: RunView) -> dict[tuple, LaunchPoint]:
         return {(lp.key, lp.config): lp for lp in aggregate(run.records())}
     others = [(r.id, points(r)) for r in resolve(history) if r.id not in (base[0].id, cand[0].id)]
     return learn(points(base[0]), others)

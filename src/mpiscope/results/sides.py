@@ -8,11 +8,11 @@ from typing import Callable, Sequence
 from mpiscope.results.compare import PointChange, compare_runs
 from mpiscope.results.history import drift_scope
 from mpiscope.results.launches import PRIOR_DRIFT
-from mpiscope.store.runs import Run
+from mpiscope.records.run import RunView
 
 
-def compare_sides(base: Sequence[Run], cand: Sequence[Run], alpha: float, min_change: float,
-                  history: str = "auto", resolve: Callable[[str], Sequence[Run]] | None = None) -> list[PointChange]:
+def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float, min_change: float,
+                  history: str = "auto", resolve: Callable[[str], Sequence[RunView]] | None = None) -> list[PointChange]:
     """The common points of `base` and `cand` with their verdicts, sorted by benchmark, variant and
     size; with one run a side the drift from run to run joins the test as `history` says
     (results.history.drift_scope; `resolve` reads the runs a `history` of run ids names)."""

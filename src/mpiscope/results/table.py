@@ -10,14 +10,14 @@ from dataclasses import fields
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
 from mpiscope.records.model import Context, Point, Skip, Stats, Timeout
-from mpiscope.records.reader import RecordFile
+from mpiscope.records.run import MetaView, RunView
 from mpiscope.util import gcpause
 from mpiscope.results.disturbance import disturbed
 
@@ -37,24 +37,6 @@ _RATE_COLUMNS = tuple((key, *(_RENAME[key].format(x) for x in ("median", "max", 
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # values that are never nested: a column each
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
-
-
-class MetaView(Protocol):
-    """What the table reads of a run's run.json (store.RunMeta)."""
-    status: str
-    launcher_command: list[str]
-    factors: Mapping[str, Any]
-    sweep: Any
-    mpi: Any
-    extra: Mapping[str, Any]
-
-
-class RunView(Protocol):
-    """What the table reads of a run (store.Run)."""
-    @property
-    def id(self) -> str: ...
-    def meta(self) -> MetaView: ...
-    def records(self) -> RecordFile: ...
 
 
 def run_columns(run: RunView, ctx: Context | None, meta: MetaView | None = None) -> dict[str, Any]:

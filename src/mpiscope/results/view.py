@@ -14,7 +14,8 @@ import pandas as pd
 
 from mpiscope.records.model import Context, End, Point
 from mpiscope.records.reader import RecordFile
-from mpiscope.results.table import RunView, tidy
+from mpiscope.records.run import RunView
+from mpiscope.results.table import tidy
 from mpiscope.results.disturbance import launch_disturbed
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint
@@ -45,7 +46,7 @@ class LaunchRun(RunView, Protocol):
 class Results:
     """Everything the reporters show of `runs`, derived once."""
     runs: tuple[LaunchRun, ...]
-    per_launch: pd.DataFrame  # the tidy table: a row per point and launch (records.table.tidy)
+    per_launch: pd.DataFrame  # the tidy table: a row per point and launch (results.table.tidy)
     # (run id, launch) -> what disturbed the launch as a whole ("" for nothing), each finished launch
     launch_causes: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
