@@ -4,7 +4,6 @@
 #include "control.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "sim.h"
 #include "sync.h"
 #include "timer.h"
 #include <fcntl.h>
@@ -19,17 +18,22 @@ enum {
     COMPUTE_STEPS = 1 << 15,    /* dependent floating-point steps: about 0.1 ms */
     COPY_BYTES = 2 << 20,       /* copied source to target: past a core's L2, within the L3 */
     HANDOFFS = 100,             /* cache-line round trips per repetition */
+    MIN_TRIPS = 10,             /* fewer in the budget: the two ranks did not run at once */
     PINGS = 20,                 /* MPI round trips per repetition */
     LINE = 128                  /* bytes between the two flags: never one cache line (or pair) */
 };
 /* Per repetition of the handoff: ranks sharing a core would take a scheduler slice a handoff. */
-#define HANDOFF_BUDGET_S 0.001
+#define HANDOFF_BUDGET_S 0.002
+/* The MPI pingpong's repetitions stop once it has taken this long (a loaded machine). */
+#define PINGPONG_BUDGET_S 0.005
 /* The partner stops echoing if rank 0 never says so: it died, or was stopped. */
 #define PARTNER_LIMIT_S 5.0
 
 typedef struct piece {
     const char *name;
     double us[REPS];            /* each repetition's figure, microseconds */
+    int n;                      /* repetitions with a figure (the first n of us) */
+    int waited;                 /* repetitions without one: the ranks did not run at once */
     const char *skipped;        /* why it was not measured, or NULL */
 } piece_t;
 
@@ -52,6 +56,12 @@ static double copy_once(char *to, const char *from)
     double t = now_s() - t0;
     sink += to[COPY_BYTES / 2];
     return t;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 /* The slowest of the pair's times of one repetition, on rank 0. */
@@ -90,19 +100,28 @@ static _Atomic long *share_page(MPI_Comm pair, int me)
     return page;
 }
 
-/* Rank 0's side: round trips until HANDOFFS or the budget; the time of one one-way handoff. */
+/* Rank 0's side: round trips until HANDOFFS or the budget, each timed; the median one's half,
+ * or 0 when fewer than MIN_TRIPS came back. A round trip that waited for a time slice (another
+ * process took a core) is one slow figure among many: the median says how far apart the two
+ * cores are (the machine's placement of them), which the disturbance counters cannot see;
+ * ranks that could not run at once are counted apart (`waited`). */
 static double hand_off(_Atomic long *ping, _Atomic long *pong, long *seq)
 {
-    double t0 = now_s(), deadline = t0 + HANDOFF_BUDGET_S;
-    long done = 0;
+    double trip[HANDOFFS];
+    double deadline = now_s() + HANDOFF_BUDGET_S;
+    int done = 0;
     for (; done < HANDOFFS; done++) {
         long s = ++*seq;
+        double t0 = now_s();
         atomic_store_explicit(ping, s, memory_order_release);
         for (unsigned spin = 0; atomic_load_explicit(pong, memory_order_acquire) != s; spin++)
             if ((spin & 255) == 255 && now_s() > deadline) goto out;
+        trip[done] = now_s() - t0;
     }
 out:
-    return (now_s() - t0) / (2.0 * (done > 0 ? done : 1));
+    if (done < MIN_TRIPS) return 0.0;
+    qsort(trip, (size_t)done, sizeof *trip, by_value);
+    return trip[done / 2] / 2.0;
 }
 
 /* The partner's side: echo every ping until rank 0 writes -1. */
@@ -130,31 +149,43 @@ static void measure_handoff(piece_t *p, MPI_Comm pair, int me)
     MPI_CHECK(MPI_Barrier(pair));
     if (me == 0) {
         hand_off(ping, pong, &seq);  /* both sides running and the lines in place */
-        for (int i = 0; i < REPS; i++) p->us[i] = hand_off(ping, pong, &seq) * 1e6;
+        for (int i = 0; i < REPS; i++) {
+            double one = hand_off(ping, pong, &seq);
+            if (one > 0) p->us[p->n++] = one * 1e6;
+            else p->waited++;
+        }
         atomic_store_explicit(ping, -1, memory_order_release);
     } else {
         echo(ping, pong);
     }
     MPI_CHECK(MPI_Barrier(pair));
     munmap((void *)page, 4096);
+    if (me == 0 && p->n == 0) p->skipped = "rank 0 and its partner never ran at once (other processes held the cores)";
 }
 
+/* Rank 0 leads: each message says whether another follows, so it can stop at the budget. */
 static void measure_pingpong(piece_t *p, MPI_Comm pair, int me)
 {
-    char byte[8] = {0};
-    for (int i = -1; i < REPS; i++) {  /* -1: the warm-up */
-        MPI_CHECK(MPI_Barrier(pair));
-        double t0 = now_s();
-        for (int k = 0; k < PINGS; k++)
-            if (me == 0) {
-                MPI_CHECK(MPI_Send(byte, 8, MPI_CHAR, 1, 0, pair));
-                MPI_CHECK(MPI_Recv(byte, 8, MPI_CHAR, 1, 0, pair, MPI_STATUS_IGNORE));
-            } else {
-                MPI_CHECK(MPI_Recv(byte, 8, MPI_CHAR, 0, 0, pair, MPI_STATUS_IGNORE));
-                MPI_CHECK(MPI_Send(byte, 8, MPI_CHAR, 0, 0, pair));
-            }
-        if (i >= 0) p->us[i] = (now_s() - t0) / (2.0 * PINGS) * 1e6;
+    char msg[8] = {1};
+    if (me == 1) {
+        for (;;) {
+            MPI_CHECK(MPI_Recv(msg, 8, MPI_CHAR, 0, 0, pair, MPI_STATUS_IGNORE));
+            if (!msg[0]) return;
+            MPI_CHECK(MPI_Send(msg, 8, MPI_CHAR, 0, 0, pair));
+        }
     }
+    /* -1: the warm-up, which may also open the library's channel between the two */
+    for (double start = 0; p->n < REPS && (start == 0 || now_s() - start < PINGPONG_BUDGET_S);) {
+        double t0 = now_s();
+        for (int k = 0; k < PINGS; k++) {
+            MPI_CHECK(MPI_Send(msg, 8, MPI_CHAR, 1, 0, pair));
+            MPI_CHECK(MPI_Recv(msg, 8, MPI_CHAR, 1, 0, pair, MPI_STATUS_IGNORE));
+        }
+        if (start > 0) p->us[p->n++] = (now_s() - t0) / (2.0 * PINGS) * 1e6;
+        else start = now_s();
+    }
+    msg[0] = 0;
+    MPI_CHECK(MPI_Send(msg, 8, MPI_CHAR, 1, 0, pair));
 }
 
 /* Compute and copy on both ranks of pair at once (or rank 0 alone), a barrier apart. */
@@ -171,32 +202,28 @@ static void measure_local(piece_t *compute, piece_t *copy, MPI_Comm pair)
         MPI_CHECK(MPI_Barrier(pair));
         copy->us[i] = slowest(copy_once(to, from), pair) * 1e6;
     }
+    compute->n = copy->n = REPS;
     free(from);
     free(to);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void emit_piece(json_t *j, const piece_t *p)
 {
-    if (p->skipped) {
+    if (p->skipped || p->n == 0) {
         json_null(j, p->name);
         return;
     }
     double s[REPS];
-    memcpy(s, p->us, sizeof s);
-    qsort(s, REPS, sizeof *s, by_value);
+    memcpy(s, p->us, (size_t)p->n * sizeof *s);
+    qsort(s, (size_t)p->n, sizeof *s, by_value);
     json_obj(j, p->name);
-    json_num(j, "median", s[REPS / 2]);
+    json_num(j, "median", p->n % 2 ? s[p->n / 2] : (s[p->n / 2 - 1] + s[p->n / 2]) / 2.0);
     json_num(j, "min", s[0]);
-    json_num(j, "max", s[REPS - 1]);
+    json_num(j, "max", s[p->n - 1]);
     json_arr(j, "samples");
-    for (int i = 0; i < REPS; i++) json_num(j, NULL, p->us[i]);
+    for (int i = 0; i < p->n; i++) json_num(j, NULL, p->us[i]);
     json_close_arr(j);
+    if (p->waited) json_int(j, "waited", p->waited);
     json_close_obj(j);
 }
 
@@ -222,12 +249,12 @@ static void emit(FILE *out, piece_t *pieces, int npieces, int partner, const cha
     json_free(&j);
 }
 
-void control_run(const world_t *w, FILE *out)
+void control_run(const world_t *w, FILE *out, int simulated)
 {
     piece_t pieces[] = {{.name = "compute_us"}, {.name = "copy_us"}, {.name = "handoff_us"},
                         {.name = "mpi_pingpong_us"}};
     enum { COMPUTE, COPY, HANDOFF, PINGPONG, NPIECES };
-    if (sim_active()) {
+    if (simulated) {
         /* every clock is the simulator's: it sees the platform's state, not the host's */
         static const char why[] = "simulated: the clocks read the platform, not the host";
         for (int i = 0; i < NPIECES; i++) pieces[i].skipped = why;
