@@ -80,7 +80,7 @@ static void count_hosts(world_t *w);
  * under SMPI, where all ranks are one process, 4096 ranks held 4.6 GB and sent ranks^2
  * messages (MPICH's ring allgather) before the first point. Other ranks' facts read as zeros
  * on the other ranks. */
-void world_init(world_t *w)
+void world_init(world_t *w, int simulated)
 {
     memset(w, 0, sizeof *w);
     w->comm = MPI_COMM_WORLD;
@@ -104,7 +104,7 @@ void world_init(world_t *w)
     w->nhosts = facts[0];
     w->oversubscribed = facts[1];
     for (int r = 0; r < w->nranks; r++) w->ranks_on_my_host += w->host_of[r] == w->host_of[w->rank];
-    timer_measure(&w->timer);
+    timer_measure(&w->timer, simulated);
 }
 
 /* Host indices in order of first appearance, and whether a host runs more ranks than it has
@@ -285,7 +285,7 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
     json_str(&j, "engine_version", ENGINE_VERSION);
     json_str(&j, "mpi_library_version", lib);
     json_str(&j, "mpi_version", std);
-    sim_context(&j);
+    if (o->simulated) sim_context(&j);
     json_int(&j, "world_size", w->nranks);
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);

@@ -33,7 +33,8 @@ typedef struct world {
     timer_facts_t timer;
 } world_t;
 
-void world_init(world_t *w);
+/* simulated: the timer facts come from a few reads (timer_measure). */
+void world_init(world_t *w, int simulated);
 void world_free(world_t *w);
 /* Renumbers the ranks by --order (MPI_Comm_split with a key, so it works on
  * every launcher): w describes the new communicator afterwards. A LIST must

@@ -12,6 +12,6 @@
 
 /* Every rank of w calls it; rank 0 writes the control record to out (NULL: measured, not
  * written, so that every format costs the same). */
-void control_run(const world_t *w, FILE *out);
+void control_run(const world_t *w, FILE *out, int simulated);
 
 #endif

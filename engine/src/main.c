@@ -45,7 +45,7 @@ static int active_of_four(const bench_t *b)
     return n;
 }
 
-static void list_registry(int json)
+static void list_registry(int json, int simulated)
 {
     if (!json) {
         printf("%-32s %-10s %-9s %s\n", "name", "family", "min ranks", "what it measures");
@@ -68,7 +68,7 @@ static void list_registry(int json)
         json_bool(&j, "half_round_trip", (b->flags & BENCH_HALF_RTT) != 0);
         json_bool(&j, "sizeless", (b->flags & BENCH_NO_SIZE) != 0);
         json_str(&j, "sample_from", (b->flags & BENCH_SAMPLE_ROOT) ? "rank0" : "max_over_ranks");
-        json_str(&j, "sync", sync_choose(NULL, b->flags)->name);
+        json_str(&j, "sync", sync_choose(NULL, b->flags, simulated)->name);
         json_bool(&j, "collective", (b->flags & BENCH_COLLECTIVE) != 0);
         json_bool(&j, "reduction", (b->flags & BENCH_REDUCTION) != 0);
         json_bool(&j, "overlap", b->calibrate != NULL);
@@ -117,7 +117,7 @@ static int before_mpi(int argc, char **argv, options_t *o)
         if (o->help) options_usage();
         else if (o->version) printf("mpiscope-engine %s (schema %d)\n", ENGINE_VERSION, SCHEMA_VERSION);
         else if (o->mpi_info) mpi_info_emit(stdout);
-        else list_registry(o->json);
+        else list_registry(o->json, o->simulated);
         return 0;
     }
     for (int i = 0; i < o->nbenchmarks; i++)
@@ -170,10 +170,11 @@ static void measure_job(options_t *o, const world_t *w, const plan_t *plan, timi
     disturb_t begin, end, mine;
     disturb_read(&begin);
     if (w->rank == 0) r.context(&r, argc, argv);
-    control_run(w, o->format == FORMAT_JSONL ? out : NULL);  /* the machine's state, before any point */
-    watchdog_init(out, w->rank);
-    sim_set_checking(o->check);
-    sync_set_oversubscribed(w->oversubscribed);
+    /* the machine's state, before any point */
+    control_run(w, o->format == FORMAT_JSONL ? out : NULL, o->simulated);
+    watchdog_init(out, w->rank, o->simulated);
+    sim_share_buffers(o->simulated && !o->check);
+    sync_configure(w->oversubscribed, o->simulated);
     long points = measure_plan(plan, &r, t);
     /* the launch's counters, every rank's: per point they are in the point records */
     disturb_read(&end);
@@ -213,7 +214,7 @@ int main(int argc, char **argv)
     double start = now_s();
     status = 0;
     world_t w;
-    world_init(&w);
+    world_init(&w, o.simulated);
     plan_t plan;
     timing_t t = {0};
     FILE *out = stdout;

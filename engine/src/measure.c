@@ -50,7 +50,7 @@ static double watchdog_limit(const options_t *o, const history_t *h, const plan_
     double floor_s = base ? 2.0 : 10.0;
     /* the watchdog counts host seconds; under simulation the estimates above are simulated
      * ones, and a simulated point of many ranks takes the host far longer */
-    if (sim_active()) floor_s = SIM_WATCHDOG_FLOOR_S;
+    if (o->simulated) floor_s = SIM_WATCHDOG_FLOOR_S;
     return limit > floor_s ? limit : floor_s;
 }
 
@@ -122,14 +122,14 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
     time_point(t, b, &c, &bufs, r->o, &p);
     int extended = watchdog_disarm();
     /* the record names a point a busy machine slowed past its limit: the most any rank saw */
-    if (!sim_active()) MPI_CHECK(MPI_Reduce(&extended, &p.watchdog_extensions, 1, MPI_INT, MPI_MAX, 0, comm));
+    if (!r->o->simulated) MPI_CHECK(MPI_Reduce(&extended, &p.watchdog_extensions, 1, MPI_INT, MPI_MAX, 0, comm));
     p.watchdog_limit_s = limit;
     /* after the timing, on the rank that writes the record: the others wait in
      * gather_cpus; cached per working set, so a launch copies each size once. Not under
      * simulation: the host's copy rate is not the platform's, and the simulated clock does not
      * advance over a copy, so each point copied its working set 1000 times (15 of the 17 CPU s
      * of a 64-rank launch of the default collectives) */
-    if (w->rank == 0 && c.size > 0 && !(b->flags & BENCH_NO_SIZE) && !sim_active())
+    if (w->rank == 0 && c.size > 0 && !(b->flags & BENCH_NO_SIZE) && !r->o->simulated)
         c.copy_MBps = copy_rate_MBps(c.working_set, r->o->max_memory_bytes / 4);
     gather_cpus(comm, cpus);
     if (b->collect) b->collect(&c);

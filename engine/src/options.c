@@ -263,7 +263,8 @@ static void defaults(options_t *o)
     o->max_time_s = 1.0;
     o->warmup = 8;
     o->warmup_bytes = 4L << 20;
-    if (sim_active()) {
+    o->simulated = sim_detect();  /* the one time the engine asks: the rest read this field */
+    if (o->simulated) {
         /* A simulated point repeats exactly: after one warm-up call, 6 samples (the fewest that
          * give a 95 % interval) say what 16 would, at a third of the host time. */
         o->min_reps = SIM_MIN_REPS;

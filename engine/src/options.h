@@ -37,6 +37,7 @@ typedef struct options {
     double max_memory_bytes;     /* 0 = derived from available memory (main sets the result) */
     int check, raw;
     int format;                  /* enum format */
+    int simulated;               /* under a simulator (SMPI): asked once, by the defaults */
     const char *output;
     int list, json, version, mpi_info, help;
     int plan;                    /* --plan: print the points, measure nothing */

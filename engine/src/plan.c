@@ -101,7 +101,7 @@ static int plan_benchmark(plan_t *p, const bench_t *b, int ranks, const options_
         for (size_t si = 0; si < (e.sizeless ? 1 : o->sizes.n); si++) {
             e.size = e.sizeless ? 0 : o->sizes.v[si];
             char why[256];
-            e.skip = b->unavailable ? b->unavailable : sim_skip(b->flags, b->family) ? sim_skip(b->flags, b->family)
+            e.skip = b->unavailable ? b->unavailable : o->simulated && sim_skip(b->flags, b->family) ? sim_skip(b->flags, b->family)
                      : b->plan_skip ? b->plan_skip(b, e.size, ranks, why, sizeof why)
                                                                     : NULL;
             if (!e.skip && b->variant_skip) e.skip = b->variant_skip(b, v, e.size, ranks, why, sizeof why);

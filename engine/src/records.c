@@ -4,7 +4,6 @@
  * adds its own fields. */
 #include "reporter.h"
 #include "json.h"
-#include "sim.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,7 +167,7 @@ static void point_record(const reporter_t *r, const plan_entry_t *e, const bench
         json_num(&j, "watchdog_limit_s", p->watchdog_limit_s);
         json_int(&j, "watchdog_extensions", p->watchdog_extensions);
     }
-    if (sim_active()) json_num(&j, "host_s", p->host_s);
+    if (r->o->simulated) json_num(&j, "host_s", p->host_s);
     if (r->o->check) {
         json_obj(&j, "check");
         json_int(&j, "errors", p->check_errors);

@@ -15,17 +15,12 @@
 #undef clock_gettime
 #endif
 
-static int cached = -1;
-
-int sim_active(void)
+int sim_detect(void)
 {
-    if (cached < 0) {
-        char text[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(text, &len);  /* allowed before MPI_Init */
-        cached = strncmp(text, "SMPI", 4) == 0;
-    }
-    return cached;
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(text, &len);  /* allowed before MPI_Init */
+    return strncmp(text, "SMPI", 4) == 0;
 }
 
 double sim_host_now_s(void)
@@ -43,9 +38,9 @@ void sim_sleep_until(double target_s)
     nanosleep(&nap, NULL);  /* smpi_nanosleep under smpicc: simulated */
 }
 
-static int checking;
+static int sharing;
 
-void sim_set_checking(int check) { checking = check; }
+void sim_share_buffers(int share) { sharing = share; }
 
 static char alloc_failure[200];
 
@@ -162,7 +157,7 @@ static void pool_give(char *p)
 int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **recv)
 {
 #ifdef SMPI_SHARED_MALLOC
-    if (sim_active() && !checking) {
+    if (sharing) {
         *send = *recv = NULL;
         alloc_failure[0] = 0;
         if (too_many_mappings(send_bytes, recv_bytes)) {
@@ -193,7 +188,7 @@ int sim_buffers_alloc(size_t send_bytes, size_t recv_bytes, char **send, char **
 int sim_buffers_free(char *send, char *recv)
 {
 #ifdef SMPI_SHARED_MALLOC
-    if (sim_active() && !checking) {
+    if (sharing) {
         pool_give(send);
         pool_give(recv);
         return 1;
@@ -206,7 +201,6 @@ int sim_buffers_free(char *send, char *recv)
 
 const char *sim_skip(unsigned flags, const char *family)
 {
-    if (!sim_active()) return NULL;
     if (flags & BENCH_THREAD_MULTIPLE)
         return "simulated (SMPI): ranks are simulated actors, threads of a rank calling MPI are not "
                "simulated; measure threads on a real machine";
@@ -218,7 +212,6 @@ const char *sim_skip(unsigned flags, const char *family)
 
 void sim_context(json_t *j)
 {
-    if (!sim_active()) return;
     json_obj(j, "simulation");
     json_str(j, "simulator", "SMPI");
     json_str(j, "platform", getenv("MPISCOPE_PLATFORM"));  /* null: a platform mpiscope did not describe */

@@ -10,8 +10,10 @@ typedef struct stats {
 } stats_t;
 
 /* Sorts x in place and fills s; the CI is the distribution-free 95 % interval
- * of the median from order statistics (exact binomial for n <= 1000). */
-void stats_compute(double *x, size_t n, stats_t *s);
+ * of the median from order statistics (exact binomial for n <= 1000). Bounds on
+ * tied samples widen to the next distinct sample, unless exact_clock says the
+ * samples come from an exact clock (a simulator's), whose ties are the same time. */
+void stats_compute(double *x, size_t n, int exact_clock, stats_t *s);
 
 /* Median of x without changing it (copies). */
 double median_of(const double *x, size_t n);

@@ -29,9 +29,13 @@ static struct {
     double a, b, tref;
 } clk;
 
-static int yield_while_waiting;
+static int yield_while_waiting, one_clock;
 
-void sync_set_oversubscribed(int oversubscribed) { yield_while_waiting = oversubscribed; }
+void sync_configure(int oversubscribed, int simulated)
+{
+    yield_while_waiting = oversubscribed;
+    one_clock = simulated;
+}
 
 static double to_global(double local) { return local + clk.a + clk.b * (local - clk.tref); }
 static double to_local(double global) { return (global - clk.a + clk.b * clk.tref) / (1.0 + clk.b); }
@@ -89,7 +93,7 @@ static struct { double rtt, off, t; } best;
  * a later round of the same point (again) keeps the best of both in its place. */
 static void clock_round(sync_t *s, int pings, int again)
 {
-    if (sim_active()) {  /* every simulated rank reads the one simulated clock: no offset to estimate */
+    if (one_clock) {  /* every simulated rank reads the one simulated clock: no offset to estimate */
         if (s->rank == 0) s->clock = (clock_quality_t){0, 0, 0, 0, 0};
         return;
     }
@@ -186,7 +190,7 @@ static double window_start(sync_t *s, long i)
     double target = to_local(s->first_start + (double)i * s->window_s);
     double t = now_s();
     if (t > target) return -INFINITY;
-    if (sim_active()) {
+    if (one_clock) {
         sim_sleep_until(target);
         return target;
     }
@@ -209,11 +213,11 @@ static const sync_method_t methods[] = {
 
 const char *const sync_method_names[] = {"window", "barrier", "none", NULL};
 
-const sync_method_t *sync_choose(const char *name, unsigned flags)
+const sync_method_t *sync_choose(const char *name, unsigned flags, int simulated)
 {
     /* Simulated, a window start is exact (one clock, a sleep to the start), where ranks leave a
      * barrier one message latency apart: a pair with the barrier's root measured 2 us slower. */
-    if (!name && (flags & BENCH_SYNC_BARRIER) && sim_active()) name = "window";
+    if (!name && (flags & BENCH_SYNC_BARRIER) && simulated) name = "window";
     if (!name) name = (flags & BENCH_SYNC_BARRIER) ? "barrier" : (flags & BENCH_COLLECTIVE) ? "window" : "none";
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(methods[i].name, name) == 0) return &methods[i];

@@ -49,10 +49,12 @@ typedef struct sync {
 
 /* The methods' names, NULL-terminated: the choices of --sync. */
 extern const char *const sync_method_names[];
-/* The method named (none, barrier, window) or, for NULL, the row's default. */
-const sync_method_t *sync_choose(const char *name, unsigned bench_flags);
-/* With more ranks than cores on a host, waiting for a start yields the core. */
-void sync_set_oversubscribed(int oversubscribed);
+/* The method named (none, barrier, window) or, for NULL, the row's default (simulated: window
+ * for the barrier rows too). */
+const sync_method_t *sync_choose(const char *name, unsigned bench_flags, int simulated);
+/* main, before measuring: with more ranks than cores on a host, waiting for a start yields the
+ * core; simulated, every rank reads the one clock (no offsets) and a wait is a simulated sleep. */
+void sync_configure(int oversubscribed, int simulated);
 
 /* polite: this rank takes no part in the samples and should not spin;
  * may_fall_back: window sync may give way to barrier sync (sync_settle). */

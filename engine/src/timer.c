@@ -1,6 +1,5 @@
 /* Measures the resolution and the cost of the timers, recorded in the context. */
 #include "timer.h"
-#include "sim.h"
 #include "stats.h"
 #include <mpi.h>
 
@@ -34,11 +33,10 @@ static long long gcd(long long a, long long b)
  * (samples here fell on 10 ns steps). The common divisor of the non-zero
  * differences of successive reads is the step every sample is a multiple
  * of; the smallest difference is how close two reads can be told apart. */
-static void measure_tick(timer_facts_t *f)
+static void measure_tick(timer_facts_t *f, int reads)
 {
     struct timespec prev, now;
     long long step = 0, smallest = 0;
-    int reads = sim_active() ? SIM_TICK_READS : TICK_READS;
     clock_gettime(CLOCK_MONOTONIC, &prev);
     for (int i = 0; i < reads; i++) {
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -54,14 +52,14 @@ static void measure_tick(timer_facts_t *f)
     measured_tick_s = f->tick_s;
 }
 
-void timer_measure(timer_facts_t *f)
+void timer_measure(timer_facts_t *f, int simulated)
 {
     static double cost[PROBES];
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     f->resolution_s = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
-    measure_tick(f);
-    int probes = sim_active() ? SIM_PROBES : PROBES;
+    measure_tick(f, simulated ? SIM_TICK_READS : TICK_READS);
+    int probes = simulated ? SIM_PROBES : PROBES;
 
     /* Each probe times 16 back-to-back reads so the probe's own reads amortise. */
     for (int i = 0; i < probes; i++) {

@@ -24,8 +24,9 @@ typedef struct timer_facts {
     int mpi_wtime_is_global;
 } timer_facts_t;
 
-/* Measures the facts above; call after MPI_Init. */
-void timer_measure(timer_facts_t *facts);
+/* Measures the facts above; call after MPI_Init. Simulated, with a few reads: each one is a
+ * call into the simulator. */
+void timer_measure(timer_facts_t *facts, int simulated);
 
 /* The tick timer_measure found (0 before it ran): the timing core stops a
  * point whose interval cannot narrow below it. */

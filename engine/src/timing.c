@@ -83,7 +83,7 @@ static long warmup_count(const options_t *o, long size)
 {
     /* a simulation has no caches, page faults or lazy connections to warm: --warmup alone, where
      * the byte count would cost the host up to 1000 simulated collectives a point */
-    if (sim_active()) return o->warmup;
+    if (o->simulated) return o->warmup;
     long by_bytes = size > 0 ? (o->warmup_bytes + size - 1) / size : WARMUP_CAP;
     if (by_bytes > WARMUP_CAP) by_bytes = WARMUP_CAP;
     return o->warmup > by_bytes ? o->warmup : by_bytes;
@@ -131,7 +131,7 @@ static long next_batch(timing_t *t, const options_t *o, long same, long n, doubl
     }
     long valid = valid_samples(t, n, ops);
     stats_t s;
-    stats_compute(t->scratch, (size_t)valid, &s);
+    stats_compute(t->scratch, (size_t)valid, o->simulated, &s);
     /* a deterministic simulator repeats a point exactly: `same` (--stop-identical) samples that
      * read the same tick say what --min-reps would (samples that differ go on to --min-reps) */
     if (same > 1 && valid >= same && valid < o->min_reps &&
@@ -348,7 +348,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
         if (c->rank == 0) {
             stats_t s;
             long valid = valid_samples(t, n, ops);
-            stats_compute(t->scratch, (size_t)valid, &s);
+            stats_compute(t->scratch, (size_t)valid, o->simulated, &s);
             t->phase_us[phase] = s.median;
             t->phase_n[phase] = s.n;
         }
@@ -395,7 +395,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
     /* a method --sync names is kept; the row's default window sync may give way */
     c->phase = 0;
     watchdog_bystander(!is_active(b, c));
-    sync_init(&sy, sync_choose(o->sync, b->flags), c->comm, !is_active(b, c), o->sync == NULL);
+    sync_init(&sy, sync_choose(o->sync, b->flags, o->simulated), c->comm, !is_active(b, c), o->sync == NULL);
 
     if (o->check) verify_pass(b, c, bufs, p);
 
@@ -413,7 +413,7 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
 
     if (c->rank == 0) {
         long valid = valid_samples(t, n, ops);
-        stats_compute(t->scratch, (size_t)valid, &p->time_us);
+        stats_compute(t->scratch, (size_t)valid, o->simulated, &p->time_us);
         p->samples_us = t->scratch;
         p->converged = strcmp(p->stop_reason, "ci") == 0 || strcmp(p->stop_reason, "identical") == 0 ||
                        (strcmp(p->stop_reason, "reps") == 0 && stats_converged(&p->time_us, o->ci_target));

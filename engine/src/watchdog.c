@@ -3,7 +3,6 @@
  * counters the timing core bumps; and a thread that ends the rank when
  * whoever started it is gone. */
 #include "watchdog.h"
-#include "sim.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,7 +23,8 @@ static int my_rank;
 static int any_rank_writes;
 static char record[512];
 static volatile sig_atomic_t record_len;
-/* said on stderr at each extension: mpiscope reads it if its own wall-clock limit stops the job */
+/* said on stderr at each extension, with the count of events finished: mpiscope's own limit
+ * follows it (a point that still progresses is slowed, not hung) */
 static char notice[400];
 static volatile sig_atomic_t notice_len;
 
@@ -34,6 +34,23 @@ static volatile sig_atomic_t extends;     /* progress re-arms the limit */
 static volatile sig_atomic_t bystander;   /* takes no part in the current phase */
 static volatile sig_atomic_t quiet;       /* limits in a row in which nothing finished */
 static volatile sig_atomic_t extensions;  /* limits that passed while the point progressed */
+
+/* The notice and the events this rank finished in the point so far, as one write: mpiscope
+ * reads it while the launch runs, and a launch that still says so is not hung. */
+static void say_progress(long events)
+{
+    char line[sizeof notice + 32];
+    char digits[24];
+    int n = 0, len = notice_len;
+    do digits[n++] = (char)('0' + events % 10); while ((events /= 10) > 0 && n < (int)sizeof digits);
+    memcpy(line, notice, (size_t)len);
+    while (n > 0) line[len++] = digits[--n];
+    line[len++] = '\n';
+    int saved = errno;
+    ssize_t w = write(STDERR_FILENO, line, (size_t)len);
+    (void)w;
+    errno = saved;
+}
 
 static void on_alarm(int sig)
 {
@@ -47,12 +64,7 @@ static void on_alarm(int sig)
             seen = watchdog_progress_count;
             quiet = 0;
             if (extensions < 0x3fffffff) extensions = extensions + 1;
-            if (my_rank == 0 && notice_len > 0) {
-                int saved = errno;
-                ssize_t w = write(STDERR_FILENO, notice, (size_t)notice_len);
-                (void)w;
-                errno = saved;
-            }
+            if (my_rank == 0 && notice_len > 0) say_progress(seen);
             return;
         }
         quiet = quiet + 1;
@@ -120,7 +132,7 @@ static void watch_for_orphaning(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void watchdog_init(FILE *out, int rank)
+void watchdog_init(FILE *out, int rank, int simulated)
 {
     out_fd = fileno(out);
     my_rank = rank;
@@ -131,7 +143,7 @@ void watchdog_init(FILE *out, int rank)
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
-    any_rank_writes = sim_active();
+    any_rank_writes = simulated;
     /* smpirun's ranks are one process that ends with the simulation; a thread of its own
      * would call the simulated nanosleep from outside any actor */
     if (!any_rank_writes) watch_for_orphaning();
@@ -146,7 +158,7 @@ void watchdog_arm(const char *bench, long size, int ranks, const char *variant, 
                      "\"limit_s\": %.3f}\n", bench, size, ranks, variant_field, limit_s);
     record_len = n > 0 && (size_t)n < sizeof record ? n : 0;
     n = snprintf(notice, sizeof notice, "mpiscope-engine: watchdog: still progressing: %s %ld B on %d ranks%s%s, "
-                 "past its limit of %.3f s: extended (slowed, not hung)\n", bench, size, ranks, variant ? " " : "",
+                 "past its limit of %.3f s: extended (slowed, not hung), events finished: ", bench, size, ranks, variant ? " " : "",
                  variant ? variant : "", limit_s);
     notice_len = n > 0 && (size_t)n < sizeof notice ? n : 0;
     watchdog_progress_count = 0;

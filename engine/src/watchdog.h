@@ -20,7 +20,7 @@ static inline void watchdog_progress(void)
     watchdog_progress_count = (watchdog_progress_count + 1) & 0x3fffffff;
 }
 
-void watchdog_init(FILE *out, int rank);
+void watchdog_init(FILE *out, int rank, int simulated);
 /* variant: the plan entry's label, or NULL for a row without variants. extends:
  * progress re-arms the limit (a derived limit); 0: the limit is a hard one
  * (--timeout as the user gave it). */
