@@ -668,15 +668,16 @@ def write_plots(runs: RunsLike, output: PathLike | None = None, fmt: str = "png"
 
 
 def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathLike | None = None) -> Path:
-    """One self-contained HTML report of the runs, written to `output` (a file, or a directory for
-    its report.html; default: report.html in the run's directory for one run, else ./report.html)."""
+    """One self-contained HTML report of the runs, written to `output` (a file, '-' for standard
+    output, or a directory for its report.html; default: report.html in the run's directory for
+    one run, else ./report.html). A FIFO or a device is written into, never replaced."""
     from mpiscope.report import html
     rs = as_runs(runs, runs_dir)
     target = Path(output) if output is not None else (rs[0].path / "report.html" if len(rs) == 1
                                                       else Path("report.html"))
     if target.is_dir():
         target = target / "report.html"
-    if not target.parent.is_dir():
+    if str(target) != "-" and not target.parent.is_dir():
         raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
     try:
         html.write_report(rs, target)

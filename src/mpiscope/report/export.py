@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import io
-import sys
 from dataclasses import dataclass
 
 import pandas as pd
 
-from mpiscope.util.atomic import write_atomic
+from mpiscope.util.output import write_output
 from mpiscope.util.errors import UsageError
 from mpiscope.results.table import OBJECT_COLUMNS
 from mpiscope.report.formats import FORMATS
@@ -50,13 +49,9 @@ class Export:
 
 
 def write(data: bytes, output: str) -> None:
-    """`-` is stdout, anything else a file."""
-    if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    else:
-        try:
-            write_atomic(output, data)
-        except OSError as e:
-            raise UsageError(f"cannot write {output}: {e.strerror or e}: give a file in an existing, "
-                             f"writable directory, or -o - for standard output") from e
+    """`-` is stdout, a FIFO or a device is written into, anything else is a file written whole."""
+    try:
+        write_output(output, data)
+    except OSError as e:
+        raise UsageError(f"cannot write {output}: {e.strerror or e}: give a file in an existing, "
+                         f"writable directory, or -o - for standard output") from e

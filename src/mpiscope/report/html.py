@@ -26,7 +26,7 @@ from mpiscope.report.reporter import report
 from mpiscope.results.view import Results
 from mpiscope.report.warnings import run_warnings
 from mpiscope.report.doctor import section as doctor_section
-from mpiscope.util.atomic import write_atomic
+from mpiscope.util.output import write_output
 from mpiscope.util.units import human_size
 from mpiscope.store.runs import Run
 
@@ -389,7 +389,7 @@ def render(runs: list[Run] | Results) -> str:
 
 
 def write_report(runs: list[Run] | Results, path: Path) -> Path:
-    """The report of runs or their results, written whole or not at all (a full disk leaves the
-    previous one, or none)."""
-    write_atomic(path, render(runs))
+    """The report of runs or their results: a file written whole or not at all (a full disk leaves
+    the previous one, or none); standard output ('-'), a FIFO or a device written into."""
+    write_output(path, render(runs))
     return path
