@@ -1,6 +1,7 @@
 """Engine builds: cached by sources + compiler, rebuilt when a source changes, errors shown with the command."""
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,19 @@ def test_compiler_error_shows_the_command(cli, engine_copy, tmp_path):
     assert "error" in r.stderr.split("building the engine failed", 1)[1]
     assert "Traceback" not in r.stderr
     assert not list((tmp_path / "home" / "builds").glob("*/mpiscope-engine"))
+
+
+def test_asking_a_wrapper_its_compile_line_leaves_nothing_where_mpiscope_runs(tmp_path, monkeypatch):
+    """A wrapper that passes a flag it does not know on to the compiler links an a.out where it
+    runs (SimGrid's smpicc for -v): asked in a directory of its own, it leaves none here."""
+    from mpiscope.mpi.build import wrapper_show
+    wrapper = tmp_path / "bin" / "ccwrap"  # not named mpicc: the fast lane runs no compiler
+    wrapper.parent.mkdir()
+    wrapper.write_text('#!/bin/sh\n[ "$1" = -showme ] && echo "cc -I/inc" || : > a.out\n')
+    wrapper.chmod(0o755)
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert wrapper_show(wrapper) == "cc -I/inc"
+    assert wrapper_show(Path("..") / "bin" / "ccwrap") == "cc -I/inc"  # a relative path: from here
+    assert list(here.iterdir()) == []

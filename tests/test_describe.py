@@ -23,6 +23,7 @@ VALUES = {
     "mpi": (["--mpi", "other"], "other", '"other"', "other"),
     "ci_target": (["--ci-target", "5%"], 0.05, "0.05", 0.05),
     "max_time": (["--max-time", "0.5"], 0.5, "0.5", 0.5),
+    "timeout": (["--timeout", "30"], 30.0, "30", 30),
     "reps": (["--reps", "7"], 7, "7", 7),
     "time_budget": (["--time-budget", "9"], 9.0, "9", 9.0),
     "launches": (["--launches", "2"], 2, "2", 2),

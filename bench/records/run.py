@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-SAMPLE = Path("/work/shared/samples/osu-7.4_latency_mpich.txt")
+SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "imports" / "osu-7.4_latency_mpich.txt"
 MB = 1_000_000
 LIMIT_BYTES = 6 << 30  # each command's address space: a reader without bounds fails, not the machine
 

@@ -153,6 +153,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--ci-target", metavar="F", help="stop a point when the 95%% CI is within +-F x median "
                                                     "(0.05 or 5%%)")
     r.add_argument("--max-time", help="time cap per point, seconds")
+    r.add_argument("--timeout", metavar="S", help="a hard limit per point, seconds per phase: the point ends at it "
+                                                  "even while it progresses (default: limits that follow progress)")
     r.add_argument("--reps", help="fixed number of samples per point")
     r.add_argument("--time-budget", help="whole run, seconds: caps the time per point (and, with auto "
                                                     "launches, when to stop adding launches; default 25)")

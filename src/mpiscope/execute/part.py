@@ -1,5 +1,6 @@
 """Launching one part of a run: the engine's records streamed into the store as they arrive,
-with progress, a wall-clock limit, and relaunches past points that hang.
+with progress, a wall-clock limit that follows the engine's progress, and relaunches past points
+that hang.
 
 The engine is the only judge of timing and of its plan; this module moves its records,
 watches the clock, and notices launches that went wrong (singletons, oversubscription,
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -91,22 +93,25 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
              console: Console, progress: bool = True) -> Outcome:
     """Measure `part` into `run`: every entry of its plan, or `entries` (what a resume still lacks).
 
-    A point that hangs ends its job (the engine's watchdog, or Python's wall-clock limit); the
-    rest is launched again from the next entry, so a hang costs one point, not the run. A series
-    (benchmark, ranks, variant) that hangs at two sizes in a row is not tried at larger ones:
-    they are recorded as skipped."""
+    A point that hangs ends its job (the engine's watchdog, or Python's wall-clock limit, which
+    passes only when nothing finished for it); the rest is launched again from the next entry,
+    so a hang costs one point, not the run. A series (benchmark, ranks, variant) that hangs at
+    two sizes in a row is not tried at larger ones: they are recorded as skipped."""
     cores = local_cores()
     total = Outcome()
     todo = [Launches(list(planned.points), whole=True) if entries is None else Launches(entries)]
     hangs: dict[SeriesKey, int] = {}
+    hard = hard_limit_s(part, planned)
     run.reserve()
     try:
         while todo:
             current = todo.pop(0)
-            launch = launch_of(target, part, current.entries if not current.whole else None, current.timeout_s, cores)
-            limit = launch_limit_s(planned, current.entries, current.timeout_s)
+            timeout_s = None if hard else current.timeout_s  # a hard --timeout stays the user's
+            launch = launch_of(target, part, current.entries if not current.whole else None, timeout_s, cores)
+            limit = launch_limit_s(planned, current.entries, timeout_s)
             started = time.monotonic()
-            out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress)
+            out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress,
+                          timeout_s, hard)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
                                                    dict(part.tag), round(limit, 1),
@@ -139,13 +144,21 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
 
 
 def launch_limit_s(planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
-    """Python's wall-clock limit for one launch, always above the engine's own watchdog: a
-    relaunch after a hang passes `--timeout` for every entry, so its limit follows that
-    timeout (each phase at it three times over, plus start-up), not the plan's."""
+    """Python's wall-clock limit for `entries` of one launch, always above the engine's own
+    watchdog: the time in which something must finish (a launch starts, a point ends, the
+    engine says its point still progresses), else the launch is hung. A relaunch after a hang
+    passes `--timeout` for every entry, so its limit follows that timeout (each phase at it
+    three times over, plus start-up), not the plan's."""
     limit = planned.wall_limit_s(entries)
     if timeout_s:
         limit = max(limit, 3 * timeout_s * sum(e.phases for e in entries) + 60)
     return limit
+
+
+def hard_limit_s(part: Part, planned: Planned) -> float | None:
+    """The user's `--timeout` when it is a hard limit (no `--timeout-extends`): the engine ends
+    every point phase at it, progress or not. None: the limits follow progress."""
+    return planned.timeout_s if planned.timeout_s and "--timeout-extends" not in part.plan.options else None
 
 
 def _mark_stopped(run: Run, e: BaseException) -> str:
@@ -266,9 +279,36 @@ class _Progress:
         self.bar.update(self.task, completed=self.done, description=what, left=eta)
 
 
+class _Notices:
+    """The engine's progress notices on the launch's stderr as they arrive: rank 0's watchdog
+    says, at each limit its point outlives while it still finishes events, "still progressing:
+    ... past its limit of S s: extended (slowed, not hung), events finished: N"."""
+
+    def __init__(self, path: Path, start: int):
+        self.file = open(path, "rb")
+        self.file.seek(start)
+        self.partial = b""
+
+    def progressed(self) -> float | None:
+        """The engine's limit of a point said to progress since the last look, else None."""
+        text = self.partial + self.file.read()
+        whole, _, self.partial = text.rpartition(b"\n")
+        limits = [float(m.group(1)) for m in _NOTICE.finditer(whole)]
+        return max(limits) if limits else None
+
+    def close(self) -> None:
+        self.file.close()
+
+
+_NOTICE = re.compile(rb"still progressing: .*?past its limit of ([0-9.]+) s")
+
+
 def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limit: float, planned: Planned,
-            console: Console, cores: int, progress: bool = True) -> Outcome:
-    """One launch: its records appended to the run (with the part's tag), its stderr kept."""
+            console: Console, cores: int, progress: bool = True, timeout_s: float | None = None,
+            hard: float | None = None) -> Outcome:
+    """One launch: its records appended to the run (with the part's tag), its stderr kept. It is
+    hung when nothing finished for `limit` (then for the limit of the entries still to measure):
+    a record, or the engine's notice that its point still progresses, starts the limit again."""
     out = Outcome()
     # the engine ends its ranks when this mpiscope is gone (killed: nothing else would stop them)
     env = {**os.environ, **launch.env, "MPISCOPE_PARENT_PID": str(os.getpid()),
@@ -276,12 +316,14 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
     writer = RecordWriter(run.path / RECORDS)
     stderr = open(run.path / STDERR, "ab")
     stderr_from = stderr.tell()
+    notices = _Notices(run.path / STDERR, stderr_from)
     try:
         proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     except OSError as e:
         writer.close()
         stderr.close()
+        notices.close()
         raise MpiscopeError(f"cannot start the launcher {launch.argv[0]}: {e}: check the MPI with "
                             f"`mpiscope mpi show`") from e
     lines: "queue.Queue[bytes | None]" = queue.Queue()
@@ -292,6 +334,10 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
     try:
         with bar.bar:
             while True:
+                engine_limit = notices.progressed()
+                if engine_limit is not None:  # the engine says so once per its limit: wait for that
+                    limit = max(launch_limit_s(planned, entries[out.done:], timeout_s), 3 * engine_limit)
+                    deadline = time.monotonic() + limit
                 if time.monotonic() > deadline:
                     _stop(proc)
                     if out.contexts:
@@ -310,7 +356,9 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
                     continue
                 if line is None:
                     break
-                _take(line, out, writer, bar, part.tag)
+                if _take(line, out, writer, bar, part.tag) and out.done < len(entries):
+                    limit = launch_limit_s(planned, entries[out.done:], timeout_s)
+                    deadline = time.monotonic() + limit
     except KeyboardInterrupt:
         out.status = "interrupted"
         out.error = "interrupted (Ctrl-C or a termination signal); every point measured so far is kept"
@@ -320,6 +368,7 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
         raise
     finally:
         _restore(previous)
+        notices.close()
         out.exit_code = proc.wait() if out.status != "interrupted" else proc.poll()
         if out.exit_code == WATCHDOG_EXIT and out.contexts and not out.timeouts:
             # A rank's watchdog fired, but rank 0's record was lost with the job.
@@ -328,7 +377,7 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
         if out.stray:
             stderr.write(b"".join(b"[stdout] " + line for line in out.stray))
         stderr.close()
-    _judge(part, out, cores, launch.singleton_fix)
+    _judge(part, out, cores, launch.singleton_fix, hard)
     if out.status == "failed":
         _record_failure(run, part, entries, out)
     return out
@@ -382,18 +431,19 @@ def _record_failure(run: Run, part: Part, entries: list[PlanPoint], out: Outcome
                         at.variant if at else None, "mpiscope", dict(part.tag))])
 
 
-def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: dict) -> None:
+def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: dict) -> bool:
+    """Store one line of the engine's; True when it finished a plan entry (a point or a skip)."""
     if not line.endswith(b"\n"):
         if line.lstrip().startswith(b"{"):
             out.partial_line = True  # the engine died mid-record: never store half a record
         else:
             out.stray.append(line + b"\n")  # a launcher's last words without a newline
-        return
+        return False
     try:
         rec = parse_line(line)
     except RecordError:
         out.stray.append(line)  # a launcher's message on stdout (Hydra's "BAD TERMINATION"): kept with stderr
-        return
+        return False
     if tag:
         line = (json.dumps(with_tag(json.loads(line), tag)) + "\n").encode()
     writer.append(line)
@@ -403,14 +453,17 @@ def _take(line: bytes, out: Outcome, writer: RecordWriter, bar: _Progress, tag: 
         out.points += isinstance(rec, Point)
         out.done += 1
         bar.advance(1)
-    elif isinstance(rec, Timeout):
+        return True
+    if isinstance(rec, Timeout):
         out.timeouts.append(rec)
     elif isinstance(rec, End):
         out.ended = True
+    return False
 
 
-def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "") -> None:
-    """Turn what came back into a status, warnings and an error naming the fix."""
+def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "", hard: float | None = None) -> None:
+    """Turn what came back into a status, warnings and an error naming the fix (`hard`: the
+    user's --timeout, a limit that ends a point whether it progresses or not)."""
     ranks = part.plan.ranks
     ctx = out.contexts[0] if out.contexts else None
     # on several hosts only the engine knows each host's load; this machine's cores say nothing
@@ -431,12 +484,15 @@ def _judge(part: Part, out: Outcome, cores: int, singleton_fix: str = "") -> Non
         t = out.timeouts[-1]
         out.status = "hung"
         out.warnings.append(
+            f"{t.benchmark} at {t.size} B on {t.ranks} ranks did not finish within the hard limit of --timeout "
+            f"{hard:g} s per phase (progress or not): recorded as a time-out (a deadlock, a lost message, or a "
+            f"point slower than that limit); the run went on with the next point" if hard and t.source is None else
             f"{t.benchmark} at {t.size} B on {t.ranks} ranks hung past the "
             f"{t.source or 'engine watchdog'} ({t.limit_s} s): recorded as a "
             f"time-out (a deadlock, or a lost message); the run went on with the next point" if t.hung else
             f"{t.benchmark} at {t.size} B on {t.ranks} ranks was still progressing, slowed by a busy machine, when "
-            f"mpiscope's wall-clock limit for the launch ({t.limit_s} s) stopped it: recorded as a time-out that "
-            f"is not a hang (larger sizes are still measured); the run went on with the next point")
+            f"mpiscope's wall-clock limit ({t.limit_s} s without a finished point) stopped it: recorded as a "
+            f"time-out that is not a hang (larger sizes are still measured); the run went on with the next point")
     elif ctx is None and out.exit_code == 2 and ranks > 1:
         # The engine checked every option against the ranks (--plan) before the launch, so an
         # engine that refuses to start saw fewer ranks than asked: not one N-rank job.

@@ -92,7 +92,8 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
         n = asked or g.ranks or default_ranks(g.benchmarks, t.engine, local_cores())
         planned.append(make_plan(t.engine, g.benchmarks, n, sizes=g.sizes, units=g.units, ci_target=ci_target,
                                  max_time=max_time, reps=d.reps, check=d.check, raw=d.raw,
-                                 engine_options=[*order_options(d.order), *d.engine_args, *g.engine_options]))
+                                 engine_options=[*order_options(d.order), *timeout_options(d.timeout), *d.engine_args,
+                                                 *g.engine_options]))
     if d.find_switches:
         from mpiscope.execute.refine import check_refinable
         check_refinable(*planned[0])
@@ -103,6 +104,12 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     kept = {"description": to_json(d)} if parts is None else {}
     return Measurement(t, out, {**d.factors, **(factors or {})}, extra={**kept, **(extra or {})}, policy=pol,
                        keep_going=keep_going)
+
+
+def timeout_options(timeout: float | None) -> list[str]:
+    """`--timeout S`: the engine's hard limit per point phase, progress or not (without it the
+    limits follow progress: docs/reliability.md)."""
+    return ["--timeout", f"{timeout:g}"] if timeout is not None else []
 
 
 def stored_description(run) -> Description:

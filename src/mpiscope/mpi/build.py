@@ -47,14 +47,18 @@ def build_dir(builds: Path) -> Path:
 
 
 def wrapper_show(mpicc: Path) -> str:
-    """The compile line the wrapper hides: MPICH says it with -show, Open MPI with -showme."""
-    for flag in ("-show", "-showme"):
-        try:
-            r = subprocess.run([str(mpicc), flag], capture_output=True, text=True, timeout=60)
-        except OSError as e:
-            raise MpiscopeError(f"cannot run {mpicc}: {e}: check the MPI installation") from e
-        if r.returncode == 0 and r.stdout.strip():
-            return r.stdout.strip()
+    """The compile line the wrapper hides: MPICH says it with -show, Open MPI with -showme. Asked
+    in a directory of its own: a wrapper that passes a flag it does not know on to the compiler
+    may link an a.out where it runs (SimGrid's smpicc does, for -v), never where mpiscope started."""
+    program = os.path.abspath(mpicc) if os.sep in str(mpicc) else str(mpicc)
+    with tempfile.TemporaryDirectory(prefix="mpiscope-show.") as aside:
+        for flag in ("-show", "-showme"):
+            try:
+                r = subprocess.run([program, flag], capture_output=True, text=True, timeout=60, cwd=aside)
+            except OSError as e:
+                raise MpiscopeError(f"cannot run {mpicc}: {e}: check the MPI installation") from e
+            if r.returncode == 0 and r.stdout.strip():
+                return r.stdout.strip()
     return ""
 
 

@@ -32,6 +32,7 @@ class Description:
     mpi: str | None = None
     ci_target: float | None = None
     max_time: float | None = None
+    timeout: float | None = None      # a hard limit per point phase (the engine's --timeout)
     reps: int | None = None
     time_budget: float | None = None
     launches: int | None = None
@@ -247,6 +248,7 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("mpi", _mpi),
     Field("ci_target", _positive),
     Field("max_time", _positive),
+    Field("timeout", _positive),
     Field("reps", _whole),
     Field("time_budget", _positive),
     Field("launches", parse_launches),

@@ -1,0 +1,142 @@
+"""A hang is no progress (issue 44): mpiscope's own wall-clock limit follows the progress the
+engine reports, for real. One rank of a ping-pong run is stopped most of the time (SIGSTOP, then
+SIGCONT for a few ms, in a cycle) while its 16 B point runs far past mpiscope's limit, which the
+test shortens: the engine says at each of its own limits that the point still progresses, the
+point is measured (slowed, not hung) and the size after it too, in the same launch. A real
+deadlock (the ring study's unsafe algorithm past MPICH's eager limit) is still a hang at its size,
+found by the engine's watchdog within its limit."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import mpiscope.execute.part as part_module
+
+# Stopped most of each cycle, running a few ms: the ping-pong moves on at most 1/40 of its pace.
+STOPPED_S, RUNNING_S = 0.195, 0.005
+# mpiscope's limit in this test (the launch's, and after each point or notice): short, so the
+# slowed point outlives it many times over; long enough for MPICH to start on a busy machine.
+LIMIT_S = 8.0
+# The slowed point's events as free-running seconds: its engine limit (about 8 x this, from the
+# 8 B point before it) stays near the 2 s floor and well within LIMIT_S, while cycled it takes
+# about 40 x this, past LIMIT_S.
+FREE_S = 0.3
+
+
+def records_of(run: Path) -> list[dict]:
+    path = run / "records.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def ranks_below(root: int) -> list[int]:
+    """The pids of the engine's ranks started below `root` (this test's, not other jobs'), without
+    the engine's --plan calls."""
+    # -ww: whole command lines (ps cuts them at 80 columns without a terminal: a long engine path)
+    ps = subprocess.run(["ps", "-e", "-ww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    children: dict[int, list[tuple[int, str]]] = {}
+    for line in ps.splitlines():
+        pid, ppid, args = (line.split(None, 2) + [""])[:3]
+        children.setdefault(int(ppid), []).append((int(pid), args))
+    found, todo = [], [root]
+    while todo:
+        for pid, args in children.get(todo.pop(), []):
+            todo.append(pid)
+            program = args.split(" ", 1)[0]
+            if program.endswith("mpiscope-engine") and " --plan" not in args:
+                found.append(pid)
+    return found
+
+
+def signal_rank(pid: int, sig: int) -> bool:
+    try:
+        os.kill(pid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def slow_the_16_bytes(runs: Path, done: threading.Event) -> None:
+    """Once the run's 8 B point is stored, cycle one rank until the 16 B point is (or 120 s)."""
+    def stored(size: int) -> bool:
+        return any(r["type"] in ("point", "timeout") and r.get("size") == size
+                   for run in runs.glob("*") for r in records_of(run))
+    until = time.monotonic() + 120
+    while not stored(8) and not done.is_set() and time.monotonic() < until:
+        time.sleep(0.01)
+    ranks = ranks_below(os.getpid())
+    stopped = max(ranks, default=0)
+    try:
+        while stopped and not done.is_set() and not stored(16) and time.monotonic() < until \
+                and signal_rank(stopped, signal.SIGSTOP):
+            time.sleep(STOPPED_S)
+            signal_rank(stopped, signal.SIGCONT)
+            time.sleep(RUNNING_S)
+    finally:
+        for pid in ranks:
+            signal_rank(pid, signal.SIGCONT)
+
+
+def event_s(point: dict) -> float:
+    return point["time_us"]["median"] * point["ops_per_event"] * 1e-6
+
+
+def test_a_point_slowed_past_mpiscopes_limit_is_measured_and_so_are_the_sizes_after_it(cli, tmp_path, monkeypatch):
+    common = ["-b", "pingpong", "--launches", "1", "--max-time", "0.05", "--no-progress", "--no-report"]
+    pace = cli("run", *common, "--sizes", "16", "--reps", "2000", "--runs-dir", str(tmp_path / "pace"))
+    assert pace.returncode == 0, pace.stderr
+    (paced,) = [r for run in (tmp_path / "pace").iterdir() for r in records_of(run) if r["type"] == "point"]
+    reps = min(max(int(FREE_S / event_s(paced)), 2000), 5_000_000)
+    monkeypatch.setattr(part_module, "launch_limit_s", lambda planned, entries, timeout_s: LIMIT_S)
+    for attempt in range(3):
+        runs = tmp_path / f"slowed{attempt}"
+        done = threading.Event()
+        staller = threading.Thread(target=slow_the_16_bytes, args=(runs, done), daemon=True)
+        staller.start()
+        try:
+            r = cli("run", *common, "--sizes", "8,16,32", "--reps", str(reps), "--runs-dir", str(runs), timeout=300)
+        finally:
+            done.set()
+            staller.join(timeout=30)
+        assert r.returncode == 0, r.stderr
+        (run,) = runs.iterdir()
+        recs = records_of(run)
+        points = {p["size"]: p for p in recs if p["type"] == "point"}
+        if points.get(16, {}).get("elapsed_s", 0) > LIMIT_S:
+            break
+        reps *= 4  # the machine ran faster than it was paced: the point ended within the limit
+    # no time-out at all: the slowed point is measured, and so is the size after it, in one launch
+    assert [r for r in recs if r["type"] == "timeout"] == [], r.stderr
+    assert sorted(points) == [8, 16, 32]
+    slowed = points[16]
+    assert slowed["elapsed_s"] > LIMIT_S  # what mpiscope's fixed limit would have called a hang
+    assert slowed["watchdog_extensions"] >= 1  # past the engine's own limit too, while it progressed
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "ok" and len(meta["launches"]) == 1 and meta["timeouts"] == []
+    assert not any("hung" in w for w in meta["warnings"])
+    # the engine said so while it ran, with the count of events its rank 0 had finished
+    stderr = (run / "stderr.txt").read_text()
+    assert "still progressing: pingpong 16 B on 2 ranks" in stderr and "events finished: " in stderr
+    counts = [int(line.rsplit(": ", 1)[1]) for line in stderr.splitlines() if "events finished: " in line]
+    assert counts and all(n > 0 for n in counts)
+
+
+def test_a_deadlock_is_still_a_hang_at_its_size_found_by_the_watchdog(cli, tmp_path):
+    """MPICH's eager limit sits between 4 and 8 KiB: the unsafe ring deadlocks from 8 KiB on."""
+    r = cli("run", "-n", "2", "-b", "ringcs1", "--sizes", "2K:32K", "--max-time", "0.05", "--launches", "1",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stderr
+    (run,) = tmp_path.iterdir()
+    recs = records_of(run)
+    hung = [t for t in recs if t["type"] == "timeout"]
+    assert [t["size"] for t in hung] == [8192, 16384]  # two in a row: the larger size is given up
+    # the engine's watchdog found each within its own limit (a few seconds), not mpiscope's
+    assert all(t.get("source") is None and t["limit_s"] < 30 for t in hung)
+    assert {(p["type"], p["size"]) for p in recs if p["type"] in ("point", "skip")} == \
+        {("point", 2048), ("point", 4096), ("skip", 32768)}
+    meta = json.loads((run / "run.json").read_text())
+    assert all(launch["wall_s"] < launch["limit_s"] for launch in meta["launches"])
