@@ -97,7 +97,7 @@ def test_the_summary_of_a_run_among_others_shows_that_run_s_points(run, tmp_path
 
 
 # Calls that derive a launch-level figure: only the results layer makes them.
-DERIVING = {"aggregate", "aggregate_runs", "summarise", "launch_frame", "with_drift", "widened", "evidence",
+DERIVING = {"aggregate", "aggregate_runs", "summarise", "launch_frame", "with_drift", "evidence",
             "more_launches", "drift_between_runs", "launches_needed"}
 # Left, each with its reason: the headline, when handed bare records instead of a run's results
 # (a run's headline reads results.view.Results.points; the fallback serves records read elsewhere);

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiscope.results.launches import LaunchPoint, aggregate, drifts_kept, widened
+from mpiscope.results.launches import PRIOR_DRIFT, LaunchPoint, aggregate, drifts_kept, with_drift
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
 
@@ -82,7 +82,9 @@ def main() -> None:
                 for mode in (args.launches,) if args.no_single else (args.launches, "1"):
                     run, seconds = measure(mpi, args, mode, Path(tmp) / mpi)
                     lps = aggregate(run.records())
-                    levels[mode].append({lp.key: lp for lp in widened(lps, drifts_kept(run.meta().extra))})
+                    drift = drifts_kept(run.meta().extra)
+                    levels[mode].append({lp.key: with_drift(lp, drift.get((lp.key, lp.config)) or PRIOR_DRIFT)
+                                         for lp in lps})
                     if mode != "1":
                         plain.append({lp.key: lp for lp in lps})
                     took[mode].append(seconds)

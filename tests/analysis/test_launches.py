@@ -11,7 +11,7 @@ from scipy import special
 from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
                                         aggregate, aggregate_runs, drift_between_runs, drifts_kept,
                                         engine_ci_target, find_modes, heterogeneity_p, launches_needed,
-                                        samples_per_launch, summarise, widened, with_drift)
+                                        samples_per_launch, summarise, with_drift)
 from mpiscope.records.measured import Measured
 from mpiscope.records import Point, Stats
 from mpiscope_test_fixtures.synthetic import launch_point
@@ -264,7 +264,7 @@ def test_drift_widens_only_points_with_launches_and_reads_back_from_run_json():
         {"benchmark": "pingpong", "size": "x"}, "junk"]}}
     assert drifts_kept(kept) == {(("pingpong", 8, 2, None), ()): Drift(0.01, 3)}
     assert drifts_kept({"drift": [1, 2]}) == {} and drifts_kept({}) == {}
-    assert widened([lp], drifts_kept(kept))[0].drift == Drift(0.01, 3)
+    assert with_drift(lp, drifts_kept(kept)[lp.key, lp.config]).drift == Drift(0.01, 3)
 
 
 def test_runs_that_fall_into_levels_are_reported_as_levels():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mpiscope.util import paths
-from mpiscope.report.formats import FORMATS
+from mpiscope.report.numbers import FORMATS
 
 
 def cmd_export(a: argparse.Namespace) -> int:

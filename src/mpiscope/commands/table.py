@@ -37,7 +37,7 @@ def cmd_table(a: argparse.Namespace) -> int:
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
-    from mpiscope.report.formats import LATENCY_UPTO, TABLE_FORMATS
+    from mpiscope.report.numbers import LATENCY_UPTO, TABLE_FORMATS
     p = sub.add_parser("table", parents=[runs_dir],
                        help="runs or a sweep side by side: sizes x configurations, MB/s (latency us)")
     p.add_argument("runs", nargs="+", metavar="RUN|SWEEP_DIR",

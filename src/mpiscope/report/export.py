@@ -9,7 +9,7 @@ import pandas as pd
 from mpiscope.util.output import write_output
 from mpiscope.util.errors import UsageError
 from mpiscope.results.table import OBJECT_COLUMNS
-from mpiscope.report.formats import FORMATS
+from mpiscope.report.numbers import FORMATS
 from mpiscope.results.view import Results
 
 

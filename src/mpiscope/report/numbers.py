@@ -1,8 +1,14 @@
-"""How every report writes a number: the one place for figures, percentages and table cells."""
+"""How every report writes a number: the one place for figures, percentages and table cells; and
+the formats reports are written in, named apart from the code that writes them so that parsing
+`mpiscope`'s options imports no pandas."""
 from __future__ import annotations
 
 import math
 from typing import Any
+
+FORMATS = ("csv", "json", "parquet", "markdown")       # `mpiscope export`
+TABLE_FORMATS = ("terminal", "markdown", "csv")        # `mpiscope table`
+LATENCY_UPTO = 256  # bytes: the side-by-side tables show the latency beside MB/s up to 32 words
 
 
 def _missing(x: Any) -> bool:

@@ -25,7 +25,6 @@ from mpiscope.records import Point
 from mpiscope.results.table import points_of
 from mpiscope.report.axes import finish, plt, save, size_axis
 from mpiscope.report.configs import legend_keys, series, with_mpi
-from mpiscope.report.levels import launch_dots
 from mpiscope.results.frame import is_launch_level, launch_frame
 from mpiscope.results.view import Results
 from mpiscope.util.units import human_size
@@ -104,6 +103,21 @@ def _palette(d: pd.DataFrame, keys: Sequence[str]) -> dict[str, tuple]:
     labels = [label for label, _ in series(d, keys)]
     cmap = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20")
     return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
+
+
+def launch_dots(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row index, launch median µs, offset) of every launch of rows of the launch-level frame
+    whose point took more than one launch; offsets spread one point's dots side by side in the
+    order of the launches (in units of a dot's width, centred on 0)."""
+    idx, med, off = [], [], []
+    for i, lp in enumerate(rows["point"] if "point" in rows else []):
+        ms = getattr(lp, "launch_medians", ())
+        if len(ms) < 2:
+            continue
+        idx += [i] * len(ms)
+        med += list(ms)
+        off += list(np.arange(len(ms)) - (len(ms) - 1) / 2)
+    return np.array(idx, int), np.array(med, float), np.array(off, float)
 
 
 def _draw(ax, x, rows: pd.DataFrame, color, label: str | None, bandwidth: bool = False) -> bool:

@@ -17,7 +17,7 @@ from mpiscope.util.errors import UsageError
 from mpiscope.report.numbers import cell
 from mpiscope.results.table import tidy, unmeasured
 from mpiscope.results.view import Results, results_of
-from mpiscope.report.formats import LATENCY_UPTO
+from mpiscope.report.numbers import LATENCY_UPTO
 from mpiscope.util.units import human_size
 from mpiscope.store.runs import RunMeta, SweepDir, runs_of
 

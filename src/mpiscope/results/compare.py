@@ -329,12 +329,6 @@ def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Recor
     return sorted(out, key=sort_key)
 
 
-def compare_launches(base: list[Iterable[Record]], cand: list[Iterable[Record]],
-                     alpha: float = POLICY.alpha, min_change: float = POLICY.margin) -> list[PointChange]:
-    """Several runs per side, each a launch (or several): `compare_runs`."""
-    return compare_runs(base, cand, alpha, min_change)
-
-
 def launches_line(changes: list[PointChange]) -> str:
     """Which test judged the points and on how many launches each side had (for the output)."""
     level = [pc for pc in changes if pc.launch_level]

@@ -215,11 +215,6 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> Lau
     return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift)
 
 
-def widened(lps: Iterable[LaunchPoint], drift: Mapping[tuple, Drift]) -> list[LaunchPoint]:
-    """`lps` with the drift kept for each, or the prior drift where none was learnt yet."""
-    return [with_drift(lp, drift.get((lp.key, lp.config)) or PRIOR_DRIFT) for lp in lps]
-
-
 # --- modes -------------------------------------------------------------------------------
 
 def _ss(x: np.ndarray) -> float:
