@@ -1,7 +1,7 @@
-"""Other tools' output as mpiscope runs (`mpiscope import`, docs/import.md): one parser per tool
-(osu, imb) returning typed `Point` records, and `import_files`, which writes each point as it is
-made (a file of a million rows is never held whole) into a directory renamed into place once
-every file has parsed."""
+"""Another tool's output files as one mpiscope run: which tool wrote a file (`detect`), its
+typed `Point` records (`parse_file`, by the tool's parser), and `import_files`, which writes each
+point as it is made (a file of a million rows is never held whole) into a directory renamed into
+place once every file has parsed."""
 from __future__ import annotations
 
 import json
