@@ -140,3 +140,31 @@ def test_a_deadlock_is_still_a_hang_at_its_size_found_by_the_watchdog(cli, tmp_p
         {("point", 2048), ("point", 4096), ("skip", 32768)}
     meta = json.loads((run / "run.json").read_text())
     assert all(launch["wall_s"] < launch["limit_s"] for launch in meta["launches"])
+
+
+def test_a_time_out_while_progressing_reads_slowed_in_the_tables_never_hung_or_deadlocked():
+    """The sweep's side-by-side table and the ring study's deadlock table: a point mpiscope
+    stopped while it still progressed (a starved ring cannot deadlock) is slowed, not hung."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from mpiscope.analysis.ring import deadlock_table
+    from mpiscope.records import Timeout
+    from mpiscope.records.model import STILL_PROGRESSING
+    from mpiscope.report.table import _marks
+    from mpiscope.results.table import unmeasured
+
+    tag = {"series": "alg1 1", "algorithm": 1, "load": 1}
+    slowed = Timeout("ringcs1", 4096, 4, 70.0, None, STILL_PROGRESSING, tag)
+    hung = Timeout("ringcs1", 8192, 4, 2.0, None, None, tag)
+    runs = [SimpleNamespace(id="r1", records=lambda: [slowed]), SimpleNamespace(id="r2", records=lambda: [hung])]
+    found = unmeasured(runs)
+    assert list(found["what"]) == ["slowed", "hung"]
+    part = pd.DataFrame({"run_id": ["r1", "r2"], "benchmark": ["ringcs1"] * 2, "size": [1024, 1024],
+                         "config": ["a", "b"], "variant": [None, None]})
+    assert _marks(part, found, False) == {(4096, "a"): "slowed", (8192, "b"): "hung"}
+    (only_slowed,) = deadlock_table([slowed]).to_dict("records")
+    assert only_slowed["deadlock"] is None and "not a deadlock" in only_slowed["result"]
+    (both,) = deadlock_table([slowed, hung]).to_dict("records")
+    assert both["deadlock"] == 8192 and both["result"].startswith("deadlock at 8192 bytes")

@@ -83,17 +83,17 @@ def deadlock_table(records: Iterable[Record]) -> pd.DataFrame:
             continue
         series = r.tag["series"]
         row = rows.setdefault(series, {"series": series, "algorithm": int(r.tag.get("algorithm", 0)),
-                                       "load": r.tag.get("load"), "largest_ok": 0, "timeouts": [],
+                                       "load": r.tag.get("load"), "largest_ok": 0, "timeouts": [], "slowed": [],
                                        **{k: v for k, v in r.tag.items() if k.startswith("env_")}})
         if isinstance(r, Point):
             row["largest_ok"] = max(row["largest_ok"], r.size)
-        else:
-            row["timeouts"].append(r.size)
+        else:  # a time-out stopped while it still progressed is slow, never a deadlock
+            row["timeouts" if r.hung else "slowed"].append(r.size)
     for row in rows.values():
         above = [t for t in row["timeouts"] if t > row["largest_ok"]]
         row["deadlock"] = min(above) if above else None
-        row["slow"] = sorted(t for t in row["timeouts"] if t < row["largest_ok"])
-        slow = f" (timed out at {', '.join(map(str, row['slow']))} bytes, measured beyond)" if row["slow"] else ""
+        row["slow"] = sorted([t for t in row["timeouts"] if t < row["largest_ok"]] + row.pop("slowed"))
+        slow = f" (timed out at {', '.join(map(str, row['slow']))} bytes, not a deadlock)" if row["slow"] else ""
         if row["deadlock"] is None:
             row["result"] = f"no deadlock up to {row['largest_ok']} bytes{slow}"
         elif row["algorithm"] == 1:

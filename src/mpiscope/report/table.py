@@ -148,8 +148,10 @@ class SideBySide:
         if any(pd.isna(self.us.at[s, c]) and (s, c) not in self.marks for s in self.sizes for c in self.columns):
             notes.append("- not measured in that configuration")
         if self.marks:
-            notes.append("hung: a launch timed out at that size (a deadlock is a result); skipped: the engine "
-                         "or mpiscope left the point out, `mpiscope show RUN` says why")
+            slowed = "slowed: stopped while it still progressed (a busy machine, not a deadlock); " \
+                if any(m.startswith("slowed") for m in self.marks.values()) else ""
+            notes.append("hung: a launch timed out at that size with no progress (a deadlock is a result); "
+                         f"{slowed}skipped: the engine or mpiscope left the point out, `mpiscope show RUN` says why")
         if self.above_copy is not None and self.above_copy.any().any():
             notes.append(MARK_NOTE)
         return "\n".join(filter(None, notes))
@@ -244,7 +246,7 @@ def side_by_side(df: pd.DataFrame, benchmark: str | None = None, words: bool = F
 
 
 def _marks(part: pd.DataFrame, unmeasured: pd.DataFrame | None, per_launch: bool) -> dict[tuple[int, str], str]:
-    """(size, column) -> "hung" / "skipped", or "hung in N launch(es)" where other launches measured
+    """(size, column) -> "hung" / "slowed" / "skipped", or "hung in N launch(es)" where other launches measured
     the point; the column of an unmeasured point is the column of its run (and launch, and variant)."""
     if unmeasured is None or unmeasured.empty:
         return {}
@@ -263,7 +265,7 @@ def _marks(part: pd.DataFrame, unmeasured: pd.DataFrame | None, per_launch: bool
             found.setdefault((int(e.size), config), []).append(e.what)
     marks = {}
     for (size, config), whats in found.items():
-        what = "hung" if "hung" in whats else "skipped"
+        what = next(w for w in ("hung", "slowed", "skipped") if w in whats)
         n = whats.count(what)
         marks[(size, config)] = f"{what} in {n} launch{'es' if n > 1 else ''}" if (size, config) in measured else what
     return marks

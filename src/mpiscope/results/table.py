@@ -254,7 +254,8 @@ def _objects(values: Sequence[Any]) -> np.ndarray:
 
 
 def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:
-    """A row per point a launch did not measure: `what` is "hung" (a time-out) or "skipped",
+    """A row per point a launch did not measure: `what` is "hung" (a time-out), "slowed" (a
+    time-out while the point still progressed: not a deadlock) or "skipped",
     with the reason; the same keys as the tidy table (run_id, benchmark, size, variant, launch)."""
     rows = []
     for run in runs:
@@ -263,7 +264,7 @@ def unmeasured(runs: Iterable[RunView]) -> pd.DataFrame:
                 launch = rec.tag.get("launch", 0)
                 rows.append({"run_id": run.id, "benchmark": rec.benchmark, "size": rec.size, "ranks": rec.ranks,
                              "variant": rec.variant, "launch": launch if isinstance(launch, int) else 0,
-                             "what": "hung" if isinstance(rec, Timeout) else "skipped",
+                             "what": ("hung" if rec.hung else "slowed") if isinstance(rec, Timeout) else "skipped",
                              "reason": getattr(rec, "reason", None) or "a time-out"})
     # object columns: a run id need not be valid UTF-8 (a string column of pandas would refuse it)
     return pd.DataFrame(rows, columns=["run_id", "benchmark", "size", "ranks", "variant", "launch", "what",
