@@ -253,7 +253,9 @@ class _Progress:
         self.planned = planned
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[left]}"), console=console, transient=True,
-                            disable=not enabled)
+                            # a bar only where it can be redrawn: rich ends one on a pipe or file
+                            # with an empty line, one per launch
+                            disable=not (enabled and console.is_interactive))
         self.task = self.bar.add_task("starting", total=len(entries), left="")
         self.done = 0
         self.first_at: float | None = None

@@ -149,7 +149,9 @@ class SweepProgress:
         self.paces: list[float] = []
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[left]}"), console=console, transient=True,
-                            disable=not enabled)
+                            # a bar only where it can be redrawn: rich ends one on a pipe or file
+                            # with an empty line
+                            disable=not (enabled and console.is_interactive))
         self.task = self.bar.add_task("sweep", total=self.total, completed=self.done, left="")
         self.i = 0
 
