@@ -15,10 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpiscope.util import bounded
 from mpiscope.util.errors import UsageError
 from mpiscope.mpi.collectives import DEFAULT
 
 # Open MPI's collective ids in the rules file (coll_base_functions.h's COLLTYPE_T order).
+MAX_TUNING_BYTES = 64 << 20  # a tuning file holds a few kB per collective and rank count
 OMPI_IDS = {"allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4, "alltoallw": 5,
             "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10, "reduce": 11,
             "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15}
@@ -170,15 +172,11 @@ def read(path: Path) -> list[tuple[str, int, int, str]]:
     """A tuning file as rows (collective, ranks, from bytes in the file's own size unit, algorithm);
     UsageError naming the line or key when it does not parse."""
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror or e}: give a tuning file tune wrote") from e
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path} is not valid JSON ({e}): give a tuning file tune wrote") from e
+        text = bounded.read_text(path, MAX_TUNING_BYTES, "a tuning file")
+        data = bounded.loads(text) if text.lstrip().startswith("{") else None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read {path}: {bounded.why(e)}: give a tuning file tune wrote") from e
+    if data is not None:
         if isinstance(data, dict) and "rule_file_version" in data:
             return _read_ompi_json(data, path)
         return _read_mpich(data, path)
@@ -199,7 +197,8 @@ def _read_classic(text: str, path: Path) -> list[tuple[str, int, int, str]]:
         try:
             values = [int(x) for x in tokens[pos]]
         except ValueError:
-            raise UsageError(f"{path}: '{' '.join(tokens[pos])}' is no {what}: not an Open MPI rules file") from None
+            raise UsageError(f"{path}: '{bounded.excerpt(' '.join(tokens[pos]))}' is no {what}: not an Open MPI rules "
+                             f"file") from None
         pos += 1
         return values
     rows = []
@@ -212,7 +211,7 @@ def _read_classic(text: str, path: Path) -> list[tuple[str, int, int, str]]:
             for k in range(next_line("a number of rules")[0]):
                 rule = next_line("a rule (bytes algorithm fan-in/out segment size)")
                 if len(rule) < 4 or (k == 0 and rule[0] != 0):
-                    raise UsageError(f"{path}: rule '{' '.join(map(str, rule))}' for {names[cid]} at {ranks} ranks: "
+                    raise UsageError(f"{path}: rule '{bounded.excerpt(' '.join(map(str, rule)))}' for {names[cid]} at {ranks} ranks: "
                                      f"rules are BYTES ALG FANINOUT SEGSIZE, the first for 0 bytes")
                 rows.append((names[cid], ranks, rule[0], DEFAULT if rule[1] == 0 else str(rule[1])))
     return rows
@@ -226,7 +225,7 @@ def _read_ompi_json(data: dict, path: Path) -> list[tuple[str, int, int, str]]:
                 for r in e["rules"]:
                     rows.append((coll, int(e["comm_size_min"]), int(r["msg_size_min"]), str(r["alg"])))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise UsageError(f"{path}: not an Open MPI JSON rules file ({e!r} missing or malformed)") from e
+        raise UsageError(f"{path}: not an Open MPI JSON rules file ({bounded.excerpt(repr(e))} missing or malformed)") from e
     return rows
 
 

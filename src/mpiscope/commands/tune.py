@@ -38,9 +38,8 @@ def _only(items: list[str]) -> dict[str, list[str]]:
 
 def show(path: str) -> int:
     """The file's bands; beside the tune.json of the tune that wrote it, its gains too."""
-    import json
-
-    from mpiscope.analysis.tunefile import read
+    from mpiscope.analysis.tunefile import MAX_TUNING_BYTES, read
+    from mpiscope.util import bounded
     from mpiscope.util.console import out
     from mpiscope.report.tune import bands_table, print_result
     rows = read(Path(path))
@@ -50,10 +49,10 @@ def show(path: str) -> int:
     result = Path(path).parent / "tune.json"
     if result.is_file():
         try:
-            tuned = json.loads(result.read_text())
-        except ValueError:
+            tuned = bounded.read_json(result, MAX_TUNING_BYTES, "a tune's tune.json")
+        except (OSError, ValueError):  # the file's bands are shown; its gains are a bonus
             return 0
-        if tuned.get("file") == str(Path(path)):
+        if isinstance(tuned, dict) and tuned.get("file") == str(Path(path)):
             print_result(out, tuned)
     return 0
 

@@ -21,16 +21,19 @@ from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, o
     ompi_uses_json, render
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
-from mpiscope.execute.part import Target
+from mpiscope.execute.part import Outcome, Target
 from mpiscope.launchers import local_cores
 from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
 from mpiscope.plan.engine import Part, make_plan
 from mpiscope.plan.schedule import LaunchPolicy
 from mpiscope.execute.session import Measurement, Session
+from mpiscope.store.owner import claim
 from mpiscope.store.runs import STDERR, Run
+from mpiscope.util import bounded
 
 STATE, RESULT = "state.json", "tune.json"
+MAX_STATE_BYTES = 64 << 20  # a tune's state and result hold a few kB per collective
 # state.json's format: 2 since race launches force several collectives (tag "algorithms") and the
 # side-by-side measures a candidate file; a directory of an earlier tune lacks it and is refused
 FORMAT = 2
@@ -70,8 +73,7 @@ class Tune:
     # -- state ---------------------------------------------------------------------------------
     def _load_state(self) -> dict:
         path = self.dir / STATE
-        return json.loads(path.read_text()) if path.is_file() else \
-            {"format": FORMAT, "spec": asdict(self.spec), "failed": {}}
+        return read_state(path) if path.is_file() else {"format": FORMAT, "spec": asdict(self.spec), "failed": {}}
 
     def save(self) -> None:
         write_atomic(self.dir / STATE, json.dumps(self.state, indent=1))
@@ -118,7 +120,7 @@ class Tune:
         its points, so a round takes as many launches as its busiest collective has runners."""
         run = self._run("race")
         if run is not None:
-            self.session.resume(run)  # the part Ctrl-C cut short is finished first
+            self._resume(run)  # the part Ctrl-C cut short is finished first
         rng = random.Random()
         for r in range(self.spec.rounds):
             samples = launch_medians(run.records().points if run else [])
@@ -166,6 +168,12 @@ class Tune:
             for name in to_measure(at, r, self.spec.margin, self.spec.race, DEFAULT):
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
+
+    def _resume(self, run: Run) -> Outcome | None:
+        """session.resume, refused in the words of a tune: while another mpiscope measures the
+        run, what to run once it is gone is `tune --resume` of this tune, not `run --resume`."""
+        with claim(run.path, f"run {run.id} of tune {self.dir}", f"`mpiscope tune --resume {self.dir}`"):
+            return self.session.resume(run)
 
     def _one(self, part: Part, what: str, keep_going: bool = True) -> Measurement:
         """A run of parts already numbered by launch (one launch each, as given)."""
@@ -335,7 +343,7 @@ class Tune:
             m = Measurement(self.target, parts, factors={"tune": "verify"}, policy=LaunchPolicy(count=1))
             run, out = self.session.run(m, announce=self._announce("verify"))
         else:
-            out = self.session.resume(run)
+            out = self._resume(run)
         self._verified(out, run, path)
         start = 1 + max((p.tag.get("launch", 0) for p in run.records().points), default=0)
         rows = self._side_by_side(run, tuning)
@@ -497,19 +505,45 @@ def evidence(verify: list[dict]) -> str:
     return text
 
 
+def read_state(path: Path) -> dict:
+    """A tune's state.json, read as every file is (bounded); UsageError when it is not one."""
+    try:
+        state = bounded.read_json(path, MAX_STATE_BYTES, "a tune's state.json")
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path.parent} holds no tune to resume ({path}: {bounded.why(e)}): give the directory "
+                         f"a tune printed") from e
+    if not isinstance(state, dict):
+        raise UsageError(f"{path.parent} holds no tune to resume ({path} is not a JSON object): give the "
+                         f"directory a tune printed")
+    return state
+
+
 def load_spec(directory: Path) -> TuneSpec:
     path = directory / STATE
+    state = read_state(path)
     try:
-        state = json.loads(path.read_text())
         spec = TuneSpec(**state["spec"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"{directory} holds no tune to resume ({path}: {e}): give the directory a tune printed") from e
+    except (KeyError, TypeError) as e:
+        raise UsageError(f"{directory} holds no tune to resume ({path}: {bounded.excerpt(str(e), 200)}): give the "
+                         f"directory a tune printed") from e
     if state.get("format") != FORMAT:
         # its race launches are tagged one collective each, and its side-by-side measured a file
         # that held unproven changes: neither can be carried on
         raise UsageError(f"{directory} was written by an earlier mpiscope tune and cannot be resumed (its runs stay "
                          f"readable): start it again with `{again(spec)}`")
+    if (directory / RESULT).exists():  # resuming would race its failed algorithms again
+        raise UsageError(f"the tune in {directory} is finished, nothing is left to resume: `mpiscope tune --show "
+                         f"{_file_of(directory / RESULT)}` shows its file, `{again(spec)}` starts a new one")
     return spec
+
+
+def _file_of(result: Path) -> str:
+    """The tuning file a finished tune's tune.json names ("FILE" when it cannot be read)."""
+    try:
+        tuned = bounded.read_json(result, MAX_STATE_BYTES, "a tune's tune.json")
+    except (OSError, ValueError):
+        return "FILE"
+    return str(tuned.get("file", "FILE")) if isinstance(tuned, dict) else "FILE"
 
 
 def again(spec: TuneSpec) -> str:

@@ -23,8 +23,10 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from mpiscope.plan.describe import SPEC, SPEC_KEYS, Description, Front, describe, parse_field
+from mpiscope.util import bounded
 from mpiscope.util.errors import UsageError
 
+MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML; its source is kept in every sweep.json
 TOP_KEYS = ("name", "description", "launches", "measure", "factors", "combine", "exclude")
 COMBINE_KEYS = ("mode", "zip")
 
@@ -270,9 +272,9 @@ def _launches(value: Any) -> int | None:
 
 def load_spec(path: Path) -> Spec:
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = bounded.read_text(path, MAX_SPEC_BYTES, "a spec")
     except OSError as e:
-        raise UsageError(f"cannot read the spec {path}: {e.strerror or e}: give the path of a TOML file") from e
+        raise UsageError(f"cannot read the spec {path}: {bounded.why(e)}: give the path of a TOML file") from e
     except UnicodeDecodeError as e:
         raise UsageError(f"{path} is not UTF-8 text (byte {e.start}): a spec is a TOML file in UTF-8") from e
     if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):

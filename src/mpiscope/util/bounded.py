@@ -28,10 +28,12 @@ def _depth_steps() -> Any:
 
 
 class Refused(OSError):
-    """A file mpiscope will not read: not a regular file, or far larger than it could be."""
+    """A file mpiscope will not read: not a regular file, or far larger than it could be. Its
+    strerror says why and what to do; `reason` says only why (for a message that says the rest)."""
 
-    def __init__(self, path: str | os.PathLike, why: str):
-        super().__init__(errno.EINVAL, why, os.fspath(path))
+    def __init__(self, path: str | os.PathLike, reason: str):
+        super().__init__(errno.EINVAL, f"{reason}: move it away", os.fspath(path))
+        self.reason = reason
 
 
 def open_regular(path: str | os.PathLike, max_bytes: int, what: str) -> BinaryIO:
@@ -42,10 +44,10 @@ def open_regular(path: str | os.PathLike, max_bytes: int, what: str) -> BinaryIO
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(path, f"is {_kind(st.st_mode)}, not the regular file mpiscope writes: move it away")
+            raise Refused(path, f"is {_kind(st.st_mode)}, not the regular file mpiscope writes")
         if st.st_size > max_bytes:
-            raise Refused(path, f"is {st.st_size / 2 ** 30:.1f} GiB, far more than {what} can be (at most "
-                                f"{max_bytes / 2 ** 30:.0f} GiB are read): move it away")
+            raise Refused(path, f"is {_bytes(st.st_size)}, far more than {what} can be (at most "
+                                f"{_bytes(max_bytes)} are read)")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -57,6 +59,46 @@ def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
     """The whole of a small file, as `open_regular` allows it."""
     with open_regular(path, max_bytes, what) as f:
         return f.read(max_bytes + 1)[:max_bytes]
+
+
+def read_text(path: str | os.PathLike, max_bytes: int, what: str) -> str:
+    """A small file's UTF-8 text, a byte-order mark left out, as `open_regular` allows it;
+    UnicodeDecodeError when it is not UTF-8."""
+    return read_regular(path, max_bytes, what).decode("utf-8-sig")
+
+
+def read_json(path: str | os.PathLike, max_bytes: int, what: str) -> Any:
+    """A small JSON file's value, as `open_regular` and `loads` allow it (ValueError: not JSON)."""
+    return loads(read_regular(path, max_bytes, what))
+
+
+def why(e: OSError | ValueError) -> str:
+    """What went wrong reading a file, in a few words for a one-line message: an OSError's own
+    words, or why its bytes are not the UTF-8 text or the JSON they should be."""
+    if isinstance(e, Refused):
+        return e.reason
+    if isinstance(e, OSError):
+        return e.strerror or str(e)
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {e.start})"
+    if isinstance(e, json.JSONDecodeError):
+        return f"not valid JSON ({e.msg}, line {e.lineno} column {e.colno})"
+    return excerpt(str(e), 200)
+
+
+def excerpt(text: str | bytes, limit: int = 60) -> str:
+    """`text` as a message quotes it: whole when short, else its first `limit` characters and its
+    length, so that a 50 MB cell never fills a terminal."""
+    n, unit = len(text), "bytes" if isinstance(text, bytes) else "characters"
+    shown = text[:4 * limit].decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return shown if n <= limit and len(shown) <= limit else f"{shown[:limit]}... ({n:,} {unit})"
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
