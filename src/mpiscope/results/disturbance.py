@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from mpiscope.records.model import Context, End, Point
 from mpiscope.results.policy import POLICY
@@ -84,20 +84,41 @@ def disturbed(p: Point, ctx: Context | None) -> str:
     return cause(counters(p, ctx))
 
 
-def launch_counters(end: End, ctx: Context | None, points: Sequence[Point]) -> Counters:
+@dataclass
+class Tally:
+    """The events of the points a launch measured, summed as its records are read: the end record
+    of a launch is judged on them without walking its points again (a file that repeats one run
+    holds many end records of one launch)."""
+    events: int = 0
+    samples: int = 0
+    invalid: int = 0
+
+    def add(self, p: Point) -> None:
+        self.events += p.time_us.n + p.invalid + p.warmup
+        self.samples += p.time_us.n
+        self.invalid += p.invalid
+
+    @classmethod
+    def of(cls, points: Iterable[Point]) -> Tally:
+        t = cls()
+        for p in points:
+            t.add(p)
+        return t
+
+
+def launch_counters(end: End, ctx: Context | None, points: Iterable[Point] | Tally) -> Counters:
     """The rule's view of a whole launch: its end record's counters (every rank's, from before
     the context record to the end) over the events of every point the launch measured."""
     d: Mapping[str, Any] = end.disturbance or {}
-    return Counters(involuntary_switches=_worst(d.get("nivcsw")),
-                    events=sum(p.time_us.n + p.invalid + p.warmup for p in points),
-                    samples=sum(p.time_us.n for p in points), invalid=sum(p.invalid for p in points),
-                    steal_s=_worst(d.get("steal_s")), elapsed_s=end.elapsed_s, run_queue=_worst(d.get("run_queue")),
-                    cores=ctx.cores_online if ctx else None)
+    t = points if isinstance(points, Tally) else Tally.of(points)
+    return Counters(involuntary_switches=_worst(d.get("nivcsw")), events=t.events, samples=t.samples,
+                    invalid=t.invalid, steal_s=_worst(d.get("steal_s")), elapsed_s=end.elapsed_s,
+                    run_queue=_worst(d.get("run_queue")), cores=ctx.cores_online if ctx else None)
 
 
-def launch_disturbed(end: End, ctx: Context | None, points: Sequence[Point]) -> str:
+def launch_disturbed(end: End, ctx: Context | None, points: Iterable[Point] | Tally) -> str:
     """What disturbed a launch as a whole ("" when nothing did): the same rule as a point's
-    (`cause`) on the end record's counters and the events of the launch's points; the switches
-    outside the points (start-up, clock sync) count too. Shown beside the launch's per-point
-    causes; the estimate leaves out disturbed points, not whole launches."""
+    (`cause`) on the end record's counters and the events of the launch's points (or their
+    `Tally`); the switches outside the points (start-up, clock sync) count too. Shown beside the
+    launch's per-point causes; the estimate leaves out disturbed points, not whole launches."""
     return cause(launch_counters(end, ctx, points))

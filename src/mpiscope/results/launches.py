@@ -11,7 +11,7 @@ own sampling error, from its interval) and a between-launch part (the rest).
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
@@ -140,7 +140,8 @@ def summarise(points: list[Point], level: float = 0.95,
     bad = tuple(c for c in causes if c)
     busy = ""
     if bad and len(bad) > POLICY.busy_share * len(kept):
-        busy = max(bad, key=bad.count)  # the commonest cause; on a tie the first launch's (a set's order is random)
+        # the commonest cause; on a tie the first launch's (most_common keeps first-seen order)
+        busy = Counter(bad).most_common(1)[0][0]
     elif bad:
         kept = [k for k, c in zip(kept, causes) if not c]
     points = [p for p, _ in kept]

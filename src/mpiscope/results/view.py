@@ -16,7 +16,7 @@ from mpiscope.records.model import Context, End, Point
 from mpiscope.records.reader import RecordFile
 from mpiscope.records.run import RunView
 from mpiscope.results.table import tidy
-from mpiscope.results.disturbance import launch_disturbed
+from mpiscope.results.disturbance import Tally, launch_disturbed
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint
 from mpiscope.results.points import launch_of
@@ -96,15 +96,15 @@ def launch_causes(records: Iterable[Any]) -> dict[int, str]:
     under the rule, over the points that launch measured, with the core count of its own context."""
     out: dict[int, str] = {}
     ctx: Context | None = None
-    points: dict[int, list[Point]] = defaultdict(list)
+    tallies: dict[int, Tally] = defaultdict(Tally)
     for rec in records:
         if isinstance(rec, Context):
             ctx = rec
         elif isinstance(rec, Point) and rec.imported is None:
-            points[launch_of(rec)].append(rec)
+            tallies[launch_of(rec)].add(rec)
         elif isinstance(rec, End):
             launch = launch_of(rec)
-            out[launch] = launch_disturbed(rec, ctx, points[launch])
+            out[launch] = launch_disturbed(rec, ctx, tallies[launch])
     return out
 
 
