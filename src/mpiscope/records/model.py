@@ -299,6 +299,35 @@ class End:
 
 
 @dataclass(frozen=True, slots=True)
+class ControlFigure:
+    """One piece of the machine-state control: its repetitions' median, fastest and slowest (µs)
+    and each repetition in order."""
+    median: float
+    min: float | None = None
+    max: float | None = None
+    samples: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """The machine-state control the engine measures at the start of a launch, after its context
+    (docs/engine.md, "The control record"): a compute loop, a memory copy and a cache line handed
+    between two cores, which no option of the run changes, and an 8 B MPI pingpong, which the
+    library's configuration does. A piece not measured is None, with its reason in `skipped`
+    ("all": none was). Runs measured before the control have none."""
+    reps: int = 0
+    ranks: tuple[int, ...] = ()
+    compute_us: ControlFigure | None = None
+    copy_us: ControlFigure | None = None
+    handoff_us: ControlFigure | None = None
+    mpi_pingpong_us: ControlFigure | None = None
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    tag: Tag = field(default_factory=dict)
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Failure:
     """Written by mpiscope when a launch failed: what went wrong and, when known, the point
     that was being measured."""
@@ -313,9 +342,9 @@ class Failure:
     line: int = field(default=0, compare=False)
 
 
-Record = Union[Context, Point, Skip, Timeout, End, Failure]
+Record = Union[Context, Point, Skip, Timeout, End, Failure, Control]
 RECORD_TYPES: dict[str, type] = {"context": Context, "point": Point, "skip": Skip, "timeout": Timeout,
-                                 "end": End, "failure": Failure}
+                                 "end": End, "failure": Failure, "control": Control}
 _NAMES = {cls: name for name, cls in RECORD_TYPES.items()}
 _POINT_FIELDS = {f.name for f in fields(Point)} - {"details", "tag", "line"}
 _KNOWN = frozenset(_POINT_FIELDS | {"type", "tag"})  # every other key is a legacy tag or a detail

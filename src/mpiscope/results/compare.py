@@ -25,7 +25,8 @@ from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
 from mpiscope.records.measured import Measured, is_measured
 from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
-from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide
+from mpiscope.results.control import Shift
+from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide, stands_across_states
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
 # The tests, as the output names them; the last two are at the launch level.
@@ -70,6 +71,9 @@ class PointChange:
     # to inconclusive cut the slowdowns found by bench/evidence from 8/10 to 2/10 and removed no
     # false alarm, 0/40 either way); the verdict is shown with the cause beside it.
     busy: str = ""
+    # the two sides' machine-state controls differ and the change is within their move: why the
+    # verdict is inconclusive ("the machine's state differs (control: ... x2.9 ...)")
+    state: str = ""
 
     @property
     def label(self) -> str:
@@ -193,6 +197,9 @@ def summary(changes: list[PointChange]) -> str:
     if untested:
         parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
                      f"tool's, with no interval or samples to test)")
+    state = [pc for pc in changes if pc.state]
+    if state:
+        parts.append(f"{len(state)} inconclusive because {state[0].state}")
     busy = [pc for pc in changes if pc.busy]
     if busy:
         parts.append(f"{len(busy)} on a busy machine ({busy[0].busy}" + (", ..." if len(busy) > 1 else "")
@@ -312,20 +319,27 @@ def sort_key(pc: PointChange) -> tuple:
 
 def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = POLICY.alpha,
                  min_change: float = POLICY.margin, drift: Mapping[tuple, Drift] | None = None,
-                 fallback: Drift | None = None) -> list[PointChange]:
+                 fallback: Drift | None = None, shift: Shift | None = None) -> list[PointChange]:
     """The one path of `mpiscope compare`: each side is one or more runs of one configuration
     (their records); every launch of every run (its tag's `launch`) is one launch. Every point
     measured on both sides is compared with the test its launches allow (see the module); with
     one launch per side this is `compare_points`. `drift`: the run-to-run drift of each point
     (key, configuration), used when each side is one run of several launches (launches of one
     run share a state that the next run does not); `fallback`: the drift of points with none
-    (the API passes the stated prior). Verdicts as in `compare_points`."""
+    (the API passes the stated prior); `shift`: the sides' machine-state controls
+    (results.control.control_shift): when they differ, a verdict that cannot stand across the
+    states (`verdict.stands_across_states`) is inconclusive with the reason. Verdicts as in
+    `compare_points`."""
     b_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(base)}
     c_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(cand)}
     one_run_each = len(base) == 1 and len(cand) == 1
     out = [_change(b_pts[key], c_pts[key], ((drift or {}).get(key) or fallback) if one_run_each else None)
            for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
+    if shift is not None and shift.shifted:
+        for pc in out:
+            if pc.verdict != "untested" and not stands_across_states(pc.verdict, pc.diff, shift.cover()):
+                pc.verdict, pc.state, pc.launches_needed, pc.drift_decided = INCONCLUSIVE, shift.text, None, False
     return sorted(out, key=sort_key)
 
 

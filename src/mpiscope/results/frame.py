@@ -16,7 +16,7 @@ from mpiscope.util import gcpause
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
 _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99_us", "time_stddev_us",
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed",
-               "launch_disturbed")
+               "launch_disturbed", "control_switched")
 # Launch-level columns, in the order they follow the point's figures.
 LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
                  "run_levels", "evidence", "disturbed_launches")
@@ -126,7 +126,12 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
 
         def first(lp: LaunchPoint) -> dict[str, Any]:  # only these rows as dicts: not one per point
             return g.iloc[[at[id(lp.points[0])]]].to_dict("records")[0]
-        rows += [_row(base, _drifted(base, lp, runs)) for lp in pooled(g) for base in [first(lp)]]
+        switched = g["control_switched"].to_numpy() if "control_switched" in g else None
+        for lp in pooled(g):
+            base = first(lp)
+            rows.append(_row(base, _drifted(base, lp, runs)))
+            if switched is not None:  # launches whose machine-state control moved (results.control)
+                rows[-1]["state_switched_launches"] = sum(bool(switched[at[id(p)]]) for p in lp.points)
     out = pd.DataFrame(rows)
     # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]

@@ -18,6 +18,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from mpiscope.records.model import Context, Point
 from mpiscope.records.run import RunView
+from mpiscope.results.control import control_shift, run_control
 from mpiscope.results.launches import LaunchPoint, aggregate, drift_between_runs
 from mpiscope.results.points import Drift, drifts_kept
 from mpiscope.results.policy import POLICY
@@ -73,12 +74,13 @@ def _why_not(mine: LaunchPoint, other: LaunchPoint) -> str:
     return ""
 
 
-def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[Any, LaunchPoint]]]
-          ) -> dict[Any, Drift]:
+def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[Any, LaunchPoint]]],
+          shifted: Mapping[str, str] | None = None) -> dict[Any, Drift]:
     """Each point's drift from this run's points `mine` and earlier runs' (id, points), newest
     first: at most POLICY.history_runs runs a point, leaving out (with the reason) runs with disturbed
-    launches and runs in another state of the machine (`_why_not`); None-free: points with too
-    few runs are left out."""
+    launches, runs in another state of the machine (`_why_not`) and the runs `shifted` names (id ->
+    why: their machine-state control moved against this run's, `shifted_runs`); None-free:
+    points with too few runs are left out."""
     out = {}
     for k, lp in mine.items():
         if lp.launches < 2 or lp.disturbed:
@@ -90,7 +92,7 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
             other = points.get(k)
             if other is None or other.launches < 2 or len(used) >= POLICY.history_runs:
                 continue
-            why = _why_not(lp, other)
+            why = (shifted or {}).get(run_id) or _why_not(lp, other)
             if why:
                 left.append((run_id, why))
             else:
@@ -111,7 +113,7 @@ def learn_drift(run: RunView, others: Sequence[RunView]) -> dict[str, Any]:
     if not others:
         return {"runs": [], "points": []}
     mine = launch_points(run)
-    learnt = learn(mine, [(other.id, launch_points(other)) for other in others])
+    learnt = learn(mine, [(other.id, launch_points(other)) for other in others], shifted_runs(run, others))
     used = [o.id for o in others if any(o.id in d.sources for d in learnt.values())]  # newest first
     points = []
     for k, drift in learnt.items():
@@ -139,5 +141,18 @@ def drift_scope(history: str, base: Sequence[RunView], cand: Sequence[RunView],
         return drift
     def points(run: RunView) -> dict[tuple, LaunchPoint]:
         return {(lp.key, lp.config): lp for lp in aggregate(run.records())}
-    others = [(r.id, points(r)) for r in resolve(history) if r.id not in (base[0].id, cand[0].id)]
-    return learn(points(base[0]), others)
+    runs = [r for r in resolve(history) if r.id not in (base[0].id, cand[0].id)]
+    return learn(points(base[0]), [(r.id, points(r)) for r in runs], shifted_runs(base[0], runs))
+
+
+def shifted_runs(run: RunView, others: Sequence[RunView]) -> dict[str, str]:
+    """The runs of `others` whose machine-state control moved against `run`'s (results.control),
+    each with the reason: a drift learnt across a switch of the machine's state would be that
+    switch's, not the configuration's."""
+    mine = run_control(run.records(), run.id)
+    out = {}
+    for other in others:
+        shift = control_shift(mine, run_control(other.records(), other.id))
+        if shift is not None and shift.shifted:
+            out[other.id] = shift.text
+    return out

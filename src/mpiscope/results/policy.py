@@ -133,6 +133,13 @@ class Policy:
     # configuration in tests/test_launches.py), so 10x.
     state_ratio: float = 10.0
 
+    # --- the machine-state control (results.control; docs/statistics.md, "The machine-state control") ---
+    control_reps: int = 5           # the engine's repetitions of each piece (engine/src/control.c)
+    control_noise_floor: float = 0.05
+    control_shift_sd: float = 4.0
+    control_min_ratio: float = 1.25
+    control_max_cover: float = 5.0
+
     # --- comparisons ---
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment
     margin: float = 0.05            # equivalence margin and least change called slower/faster

@@ -70,3 +70,11 @@ def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, d
     return Verdict(INCONCLUSIVE, ratio, math.exp(lo) if np.isfinite(lo) else lo,
                    math.exp(hi) if np.isfinite(hi) else hi,
                    launches_to_decide(diff, launch_var, drift_var, margin, policy))
+
+
+def stands_across_states(verdict: str, diff: float, cover: float) -> bool:
+    """Whether a verdict between two runs measured in different states of the machine still
+    stands (docs/statistics.md, "The machine-state control"): only a slower or faster whose log
+    change `diff` exceeds the change the machine's own move `cover` (its control's log ratio) can
+    explain. A "same" does not: a move as large as the control's can hide a change."""
+    return verdict in (SLOWER, FASTER) and abs(diff) > cover

@@ -1,0 +1,197 @@
+"""The machine-state control (results.control, engine/src/control.c). Synthetic runs whose
+controls moved turn a would-be "slower" into "inconclusive: machine state differs", unchanged
+controls still allow "slower", a switched launch is flagged with its cause, history learns no
+drift across a switch and runs without a control read as before. Real runs (mpi lane): every
+launch records a control; a run under four busy processes started by the test moves it beyond
+its noise against a quiet run, and then no verdict within the move is slower or faster."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpiscope.records.model import Context, Control, ControlFigure, End, parse_record
+from mpiscope.results.compare import compare_runs
+from mpiscope.results.control import control_shift, run_control, side_control
+from mpiscope.results.history import learn_drift
+from mpiscope.results.view import results_of
+from mpiscope.store.runs import Run
+from mpiscope_test_fixtures.synthetic import launch_point, records_of, saved_id, stored_run
+
+SIZES = {8: 1.2, 1024: 2.0, 65536: 12.0}
+
+
+def figure(rng, median: float, spread: float = 0.02) -> ControlFigure:
+    samples = tuple(float(median * math.exp(spread * rng.standard_normal())) for _ in range(5))
+    return ControlFigure(float(np.median(samples)), min(samples), max(samples), samples)
+
+
+def control(rng, launch: int, handoff: float = 0.27, compute: float = 52.0, copy: float = 100.0) -> Control:
+    return Control(reps=5, ranks=(0, 1), compute_us=figure(rng, compute), copy_us=figure(rng, copy, 0.1),
+                   handoff_us=figure(rng, handoff), mpi_pingpong_us=figure(rng, 1.2), tag={"launch": launch})
+
+
+def run_records(rng, launches: int = 5, slower: float = 1.0, handoff=0.27, with_control: bool = True) -> list:
+    """A run of `launches` launches of three pingpong sizes, each launch opened by a context and
+    (`with_control`) a control whose handoff is `handoff` (a number, or one per launch)."""
+    handoffs = handoff if isinstance(handoff, (list, tuple)) else [handoff] * launches
+    out: list = []
+    for k in range(launches):
+        out.append(Context(world_size=2, tag={"launch": k}))
+        if with_control:
+            out.append(control(rng, k, handoffs[k]))
+        effect = 0.03 * rng.standard_normal()
+        out += [launch_point(t * slower * math.exp(effect + 0.01 * rng.standard_normal()), k, 0.01, size)
+                for size, t in SIZES.items()]
+        out.append(End(points=len(SIZES), tag={"launch": k}))
+    return out
+
+
+def points(records: list) -> list:
+    return [r for r in records if not isinstance(r, (Context, Control, End))]
+
+
+def test_a_control_shift_turns_slower_into_inconclusive():
+    """The candidate's points 2.5x slower and its handoff 3.8x slower (the two placements of the
+    cores seen here, 0.07 and 0.27 us): no verdict; the same points with unchanged controls are
+    slower."""
+    rng = np.random.default_rng(4)
+    base, cand = run_records(rng, handoff=0.07), run_records(rng, slower=2.5, handoff=0.27)
+    shift = control_shift(run_control(base, "b"), run_control(cand, "c"))
+    assert shift is not None and shift.shifted and shift.piece == "handoff_us"
+    assert 3.3 < shift.ratio < 4.4
+    moved = compare_runs([points(base)], [points(cand)], shift=shift)
+    assert moved and all(pc.verdict == "inconclusive" and "machine's state differs" in pc.state for pc in moved)
+    assert all(pc.launches_needed is None for pc in moved)  # more launches cannot tell
+    unchanged = run_records(rng, slower=2.5, handoff=0.07)
+    same_state = control_shift(run_control(base, "b"), run_control(unchanged, "u"))
+    assert same_state is not None and not same_state.shifted
+    slower = compare_runs([points(base)], [points(unchanged)], shift=same_state)
+    assert all(pc.verdict == "slower" and not pc.state for pc in slower)
+
+
+def test_a_change_beyond_the_machines_move_is_still_called():
+    """A 10x change against a 1.4x move of the compute loop: still slower."""
+    rng = np.random.default_rng(5)
+    base = run_records(rng)
+    cand = [r if not isinstance(r, Control) else control(rng, r.tag["launch"], compute=52.0 * 1.4)
+            for r in run_records(rng, slower=10.0)]
+    shift = control_shift(run_control(base), run_control(cand))
+    assert shift.shifted and shift.piece == "compute_us"
+    assert all(pc.verdict == "slower" for pc in compare_runs([points(base)], [points(cand)], shift=shift))
+
+
+def test_runs_without_a_control_compare_as_before():
+    rng = np.random.default_rng(6)
+    base, cand = run_records(rng, with_control=False), run_records(rng, slower=2.5)
+    assert run_control(base) is None and control_shift(run_control(base), run_control(cand)) is None
+    assert all(pc.verdict == "slower" for pc in compare_runs([points(base)], [points(cand)]))
+
+
+def test_the_command_says_the_machine_state_differs(tmp_path, capsys):
+    from mpiscope.cli import main
+    rng = np.random.default_rng(7)
+    base = stored_run(tmp_path, run_records(rng, handoff=0.07)).id
+    cand = stored_run(tmp_path, run_records(rng, slower=2.5, handoff=0.27)).id
+    assert main(["compare", base, cand, "--fail-on", "5%", "--runs-dir", str(tmp_path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "inconclusive: machine state differs: the machine's state differs (control: cache-line handoff x3.8" in text
+    assert "0 slower" in text and "3 inconclusive because the machine's state differs" in text
+
+
+def test_a_switched_launch_is_flagged_with_its_cause(tmp_path):
+    rng = np.random.default_rng(8)
+    run = stored_run(tmp_path, run_records(rng, handoff=[0.27, 0.27, 0.07, 0.27, 0.27]))
+    res = results_of([run])
+    assert set(res.launches_switched) == {(run.id, 2)}
+    assert res.launches_switched[(run.id, 2)].startswith("machine state switched: cache-line handoff x0.2")
+    flagged = res.per_launch.loc[res.per_launch["control_switched"] != ""]
+    assert set(flagged["launch"]) == {2}
+    assert set(res.frame["state_switched_launches"]) == {1}
+    quiet = stored_run(tmp_path, run_records(rng))
+    assert results_of([quiet]).launches_switched == {}
+
+
+def test_history_learns_no_drift_across_a_control_shift(tmp_path):
+    rng = np.random.default_rng(9)
+    earlier = [stored_run(tmp_path, run_records(rng, handoff=h)) for h in (0.27, 0.07, 0.27)]
+    run = stored_run(tmp_path, run_records(rng))
+    kept = learn_drift(run, earlier[::-1])
+    assert kept["points"]
+    for p in kept["points"]:
+        assert earlier[1].id not in p["from"]
+        assert [why for rid, why in p["left_out"] if rid == earlier[1].id][0].startswith("the machine's state differs")
+        assert set(p["from"]) == {earlier[0].id, earlier[2].id}
+
+
+def test_a_control_record_reads_back_and_old_records_still_load():
+    line = {"type": "control", "reps": 5, "ranks": [0, 1],
+            "compute_us": {"median": 52.0, "min": 51.0, "max": 55.0, "samples": [52.0, 51.0, 55.0, 52.5, 51.5]},
+            "copy_us": {"median": 90.0, "min": 80.0, "max": 99.0, "samples": [90.0, 80.0, 99.0, 91.0, 85.0]},
+            "handoff_us": {"median": 0.27, "min": 0.26, "max": 0.3, "samples": [0.27, 0.26, 0.3, 0.27], "waited": 1},
+            "mpi_pingpong_us": None, "skipped": {"mpi_pingpong_us": "why"}, "elapsed_s": 0.004}
+    rec = parse_record(line)
+    assert isinstance(rec, Control) and rec.handoff_us.median == 0.27 and rec.mpi_pingpong_us is None
+    assert parse_record({"type": "end", "points": 1}).points == 1  # a launch without a control
+
+
+# -- real runs ---------------------------------------------------------------------------------
+
+def _busy() -> None:
+    while True:
+        pass
+
+
+def _measured(cli, where: Path, load: int) -> Run:
+    procs = [multiprocessing.Process(target=_busy, daemon=True) for _ in range(load)]
+    for p in procs:
+        p.start()
+    try:
+        r = cli("run", "-b", "pingpong", "--sizes", "64,1K", "--launches", "3", "--max-time", "0.05",
+                "--no-progress", "--no-report", "--runs-dir", str(where))
+    finally:
+        for p in procs:
+            p.terminate()
+            p.join()
+    assert r.returncode == 0, r.stderr
+    return Run(where / saved_id(r.stdout))
+
+
+def test_a_real_run_records_a_control_per_launch(cli, tmp_path):
+    run = _measured(cli, tmp_path, 0)
+    records = records_of(run.path)
+    controls = [r for r in records if r["type"] == "control"]
+    assert len(controls) == 3 and len({c["tag"]["launch"] for c in controls}) == 3
+    for c in controls:
+        assert c["compute_us"]["median"] > 0 and c["copy_us"]["median"] > 0 and len(c["compute_us"]["samples"]) == 5
+        assert c["handoff_us"] is not None or "handoff_us" in c["skipped"]
+        assert c["elapsed_s"] < 5
+    # each control follows its launch's context
+    kinds = [r["type"] for r in records]
+    assert all(kinds[i - 1] == "context" for i, k in enumerate(kinds) if k == "control")
+
+
+def test_a_loaded_run_moves_the_control_and_then_no_verdict_is_slower(cli, tmp_path):
+    """A quiet run, then one under four busy processes on the two cores (started and stopped
+    here): the control moves beyond its noise (the busy processes take a core from either rank,
+    so the handoff waits or its median round trip lengthens; once retried); and wherever it has
+    moved, no point whose change lies within the move is called slower or faster."""
+    from mpiscope import api
+    for attempt in range(2):
+        where = tmp_path / f"attempt{attempt}"
+        quiet, loaded = _measured(cli, where, 0), _measured(cli, where, 4)
+        for run in (quiet, loaded):
+            assert sum(isinstance(r, Control) for r in run.records()) == 3
+        shift = control_shift(side_control([(quiet.id, quiet.records())]), side_control([(loaded.id, loaded.records())]))
+        assert shift is not None
+        c = api.compare(quiet.id, loaded.id, runs_dir=where)
+        if shift.shifted:
+            assert all(pc.verdict not in ("slower", "faster", "same") or abs(pc.diff) > shift.cover()
+                       for pc in c.changes)
+            assert any(pc.state for pc in c.changes) or all(abs(pc.diff) > shift.cover() for pc in c.changes)
+            return
+    pytest.fail(f"the control did not move under four busy processes: {shift.text}")
