@@ -120,13 +120,12 @@ typedef struct bench {
     double (*once)(const bench_ctx_t *c);
 } bench_t;
 
-extern const bench_t *const registry[];
-extern const int registry_size;
-const bench_t *bench_find(const char *name);
-/* Whether name is a family of some row (and not the name of a row). */
-int bench_is_family(const char *name);
 /* Timed phases of row b's points on nranks ranks (at least 1). */
-int bench_phases(const bench_t *b, int nranks);
+static inline int bench_phases(const bench_t *b, int nranks)
+{
+    int n = b->phase_count ? b->phase_count(nranks) : b->phases;
+    return n > 1 ? n : 1;
+}
 
 /* --check patterns: a byte stream determined by (sender rank, iteration). */
 void check_fill(char *buf, size_t n, int sender, long iter);

@@ -221,8 +221,6 @@ void world_free(world_t *w)
     free(w->host_of);
 }
 
-int same_host(const world_t *w, int a, int b) { return w->host_of[a] == w->host_of[b]; }
-
 static void library_version(char *buf, int *len, char *std, size_t stdlen)
 {
     int major = 0, minor = 0;

@@ -5,33 +5,8 @@
 
 #include "json.h"
 #include "options.h"
-#include "timer.h"
+#include "world.h"
 #include <mpi.h>
-
-enum { CPU_MASK_BYTES = 128 };
-
-typedef struct rank_info {
-    char host[MPI_MAX_PROCESSOR_NAME];
-    int pid;
-    int cores_online;
-    unsigned char cpus[CPU_MASK_BYTES];  /* affinity bit mask */
-    int cpu;                 /* the CPU it ran on at the start (-1: unknown) */
-    double cpu_mhz;          /* that CPU's clock then (0: unknown) */
-    char mhz_source[24];     /* where cpu_mhz came from: scaling_cur_freq or cpuinfo */
-} rank_info_t;
-
-typedef struct world {
-    MPI_Comm comm;           /* the ranks in --order's numbering (MPI_COMM_WORLD as launched) */
-    const char *order;       /* launch, block, cyclic or list */
-    int *launch_rank;        /* each rank's rank in MPI_COMM_WORLD */
-    int rank, nranks;
-    rank_info_t *ranks;      /* every rank's on rank 0; elsewhere only its own (the others zeros) */
-    int *host_of;            /* host index of each rank */
-    int nhosts;
-    int ranks_on_my_host;
-    int oversubscribed;      /* some host runs more ranks than it has cores */
-    timer_facts_t timer;
-} world_t;
 
 /* simulated: the timer facts come from a few reads (timer_measure). */
 void world_init(world_t *w, int simulated);
@@ -40,7 +15,6 @@ void world_free(world_t *w);
  * every launcher): w describes the new communicator afterwards. A LIST must
  * fit the job (options_fit_ranks); returns -1 if it does not. */
 int world_reorder(world_t *w, const options_t *o);
-int same_host(const world_t *w, int a, int b);
 
 /* main: the thread level MPI_Init_thread was asked for (not called: MPI_Init,
  * recorded as null). The context records it and what MPI_Query_thread says. */

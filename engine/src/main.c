@@ -10,6 +10,7 @@
 #include "mpicheck.h"
 #include "options.h"
 #include "plan.h"
+#include "registry.h"
 #include "sim.h"
 #include "reporter.h"
 #include "sync.h"
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
 
     /* MPI_THREAD_MULTIPLE only when a selected benchmark needs it: it can slow the others */
     double before_init = now_s();
-    if (threads_needed(o.benchmarks, o.nbenchmarks)) {
+    if (bench_any_with(o.benchmarks, o.nbenchmarks, BENCH_THREAD_MULTIPLE)) {
         int provided = MPI_THREAD_SINGLE;
         MPI_Init_thread(&argc, &argv, threads_requested_level(), &provided);
         threads_set_provided(provided);
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
         MPI_Init(&argc, &argv);
     }
     double after_init = now_s();
-    if (startup_selected(o.benchmarks, o.nbenchmarks)) {
+    if (bench_any_with(o.benchmarks, o.nbenchmarks, BENCH_ONCE)) {
         MPI_Barrier(MPI_COMM_WORLD);  /* the hello world: every rank has started */
         startup_record(after_init - before_init, now_s() - before_init);
     }

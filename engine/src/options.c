@@ -6,6 +6,7 @@
 #include "buffers.h"
 #include "json.h"
 #include "option_table.h"
+#include "registry.h"
 #include "sim.h"
 #include "sync.h"
 #include <errno.h>

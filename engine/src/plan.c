@@ -2,6 +2,7 @@
 #include "plan.h"
 #include "sim.h"
 #include "json.h"
+#include "registry.h"
 #include "version.h"
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The registry: one row per benchmark. Adding a benchmark is adding a kernel
  * and a row here; a family's rows point at its option table. */
-#include "bench.h"
+#include "registry.h"
 #include "kernels/coll.h"
 #include "kernels/congestion.h"
 #include "kernels/hw.h"
@@ -674,17 +674,20 @@ const bench_t *const registry[] = {
 };
 const int registry_size = sizeof registry / sizeof registry[0];
 
-int bench_phases(const bench_t *b, int nranks)
-{
-    int n = b->phase_count ? b->phase_count(nranks) : b->phases;
-    return n > 1 ? n : 1;
-}
-
 const bench_t *bench_find(const char *name)
 {
     for (int i = 0; i < registry_size; i++)
         if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
+}
+
+int bench_any_with(char *const *names, int n, unsigned flags)
+{
+    for (int i = 0; i < n; i++) {
+        const bench_t *b = bench_find(names[i]);
+        if (b && (b->flags & flags) == flags) return 1;
+    }
+    return 0;
 }
 
 int bench_is_family(const char *name)

@@ -9,7 +9,7 @@
 #include "kernels/overlap.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
+#include "point.h"
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -4,10 +4,10 @@
  * row (HPL's default mapping), so rank r sits at row r / Q, column r % Q.
  * Phase 0 is the whole step; phases 1 and 2 time the row and the column alone. */
 #include "kernels/grid.h"
-#include "context.h"
+#include "world.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
+#include "point.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #include "kernels/congestion.h"
 #include "kernels/p2p.h"
 #include "kernels/threads.h"
-#include "context.h"
+#include "world.h"
 #include "json.h"
 #include "mpicheck.h"
 #include <stdlib.h>

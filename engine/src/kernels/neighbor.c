@@ -17,7 +17,7 @@
 #include "kernels/overlap.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
+#include "point.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #include "json.h"
 #include "mpicheck.h"
 #include "timer.h"
-#include "timing.h"
+#include "point.h"
 
 static volatile double sink = 1.0;
 static double seconds_per_iter;

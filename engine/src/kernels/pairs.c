@@ -5,10 +5,10 @@
  * shift is a timed phase of the point; phase 0, the headline figure, runs all
  * shifts back to back. */
 #include "kernels/pairs.h"
-#include "context.h"
+#include "world.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
+#include "point.h"
 #include <math.h>
 #include <stdlib.h>
 

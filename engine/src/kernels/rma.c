@@ -19,7 +19,7 @@
 #include "json.h"
 #include "mpicheck.h"
 #include "timer.h"
-#include "timing.h"
+#include "point.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include "kernels/startup.h"
 #include "json.h"
 #include "mpicheck.h"
-#include "timing.h"
+#include "point.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,15 +20,6 @@ void startup_record(double init, double hello)
 {
     init_s = init;
     hello_s = hello;
-}
-
-int startup_selected(char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        const bench_t *b = bench_find(names[i]);
-        if (b && (b->flags & BENCH_ONCE)) return 1;
-    }
-    return 0;
 }
 
 static int is_init(const bench_ctx_t *c) { return strcmp(c->bench->name, "init") == 0; }

@@ -10,8 +10,6 @@
 /* main: this rank's seconds in MPI_Init (or MPI_Init_thread), and from before
  * it to the end of the first MPI_Barrier after it. */
 void startup_record(double init_s, double hello_s);
-/* Whether a selected benchmark wants the barrier after MPI_Init measured. */
-int startup_selected(char *const *names, int n);
 
 double startup_init_once(const bench_ctx_t *c);
 double startup_hello_once(const bench_ctx_t *c);

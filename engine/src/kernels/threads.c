@@ -20,7 +20,7 @@
  * the latency per message a sender thread sees. The pool below (a thread per
  * slot, released per event) serves the IMB-MT rows of kernels/imbmt.c too. */
 #include "kernels/threads.h"
-#include "context.h"
+#include "world.h"
 #include "json.h"
 #include "mpicheck.h"
 #include <pthread.h>
@@ -50,15 +50,6 @@ static const opt_spec_t specs[] = {
 };
 
 const option_table_t threads_options = {"threads (latency_mt, IMB-MT rows *_mt)", specs, NULL};
-
-int threads_needed(char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        const bench_t *b = bench_find(names[i]);
-        if (b && (b->flags & BENCH_THREAD_MULTIPLE)) return 1;
-    }
-    return 0;
-}
 
 static int level_of(int choice)
 {

@@ -8,9 +8,8 @@
 
 extern const option_table_t threads_options;
 
-/* main, before MPI_Init: whether a selected benchmark needs threads, and the
- * level to request then (--thread-level, MPI_THREAD_MULTIPLE by default). */
-int threads_needed(char *const *names, int n);
+/* main, before MPI_Init when a selected row is BENCH_THREAD_MULTIPLE: the level
+ * to request (--thread-level, MPI_THREAD_MULTIPLE by default). */
 int threads_requested_level(void);
 /* main, after MPI_Init_thread: the level the library provided. */
 void threads_set_provided(int level);
