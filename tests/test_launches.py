@@ -182,12 +182,12 @@ def test_no_more_launches_where_the_drift_from_run_to_run_dominates():
     """Launches of one run narrow only the launch part of the interval: a point whose variance
     over launches is already a third of its drift or less gets no more (Kalibera and Jones: a
     level's repetitions pay while its variance is not swamped by the level above)."""
-    from mpiscope.results.launches import Drift, log_se, summarise
+    from mpiscope.results.launches import Drift, log_se, launch_summary
     from mpiscope.records import Point, Stats
     from mpiscope.results.launches import drift_dominates
     from mpiscope.results.policy import POLICY
     DRIFT_DOMINATES = POLICY.drift_dominates
-    lp = summarise([Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01),
+    lp = launch_summary([Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01),
                           tag={"launch": k}) for k, m in enumerate((1.0, 1.1, 0.95))])
     var = log_se(lp) ** 2
     assert drift_dominates(lp, Drift(var / DRIFT_DOMINATES * 1.01, 5))

@@ -97,7 +97,7 @@ def test_the_summary_of_a_run_among_others_shows_that_run_s_points(run, tmp_path
 
 
 # Calls that derive a launch-level figure: only the results layer makes them.
-DERIVING = {"aggregate", "aggregate_runs", "summarise", "launch_frame", "with_drift", "evidence",
+DERIVING = {"aggregate", "aggregate_runs", "launch_summary", "launch_frame", "with_drift", "evidence",
             "more_launches", "drift_between_runs", "launches_needed"}
 # Left, each with its reason: the headline, when handed bare records instead of a run's results
 # (a run's headline reads results.view.Results.points; the fallback serves records read elsewhere);
@@ -184,12 +184,12 @@ def test_results_are_built_once_per_set_of_runs(run):
 
 def test_a_busy_point_names_its_commonest_cause_and_on_a_tie_the_first_launch_s():
     """Every reader shows the one cause the results layer chose: never one a set's order picks."""
-    from mpiscope.results.launches import summarise
+    from mpiscope.results.launches import launch_summary
     pts = [point(8, 1.0 + 0.01 * k, k) for k in range(8)]
     causes = {id(p): f"cause {k}" for k, p in enumerate(pts)}  # all disturbed, each differently
-    assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 0"
+    assert launch_summary(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 0"
     causes[id(pts[5])] = causes[id(pts[6])] = "cause 6"
-    assert summarise(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 6"
+    assert launch_summary(pts, disturbed=lambda p: causes[id(p)]).busy == "cause 6"
 
 
 def test_many_disturbed_launches_are_told_in_one_line_naming_the_worst(tmp_path):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Union, overl
 from mpiscope.util import paths
 from mpiscope.store import runs as store
 from mpiscope.plan.describe import Description
+from mpiscope.results.policy import POLICY
 from mpiscope.util.errors import MeasurementError, UsageError
 
 if TYPE_CHECKING:
@@ -348,7 +349,7 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
     refinement launches); `variant` picks one labelled variant (an RMA sync mode: "flush") where the
     benchmark has several. UsageError when the runs have no such points or they cannot be fitted."""
     from mpiscope.records import Point
-    from mpiscope.report.model import summarise
+    from mpiscope.report.model import model_summary
     rs = _once(as_runs(runs, runs_dir), "the model")
     _not_pooled(rs, "the model")
     if clock_mhz is not None and not clock_mhz > 0:
@@ -356,7 +357,7 @@ def fit(runs: RunsLike, benchmark: str = "pingpong", clock_mhz: float | None = N
     records = [rec for r in rs for rec in r.records()]
     names = ", ".join(r.id for r in rs)
     try:
-        s = summarise(records, benchmark, clock_mhz, variant)
+        s = model_summary(records, benchmark, clock_mhz, variant)
     except ValueError as e:
         raise UsageError(f"cannot fit {benchmark} of {names}: {e}") from e
     if s.empty:
@@ -482,7 +483,7 @@ def _not_pooled(runs: list[Run], where: str) -> None:
                          f"give them separately")
 
 
-def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = 0.05, min_change: float = 0.05,
+def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = POLICY.alpha, min_change: float = POLICY.margin,
             benchmark: str | None = None, runs_dir: PathLike | None = None, history: str = "auto") -> Comparison:
     """`baseline` against `candidate` (each a side as `compare_side` reads it), point by point, at
     the launch level when the sides hold several launches: slower / faster (significant after
@@ -527,7 +528,7 @@ def prediction_parameters(records: Sequence[Record], alpha: float | None = None,
     from. Regimes that are no model are skipped with a warning. Messages name the inputs as
     `names` does (the API's keywords by default; the CLI gives its flags)."""
     from mpiscope.analysis.predict import Params, gamma_from_records, regime_params
-    from mpiscope.report.model import summarise
+    from mpiscope.report.model import model_summary
     gsrc = "given"
     if gamma is None:
         gamma = gamma_from_records(records)
@@ -538,7 +539,7 @@ def prediction_parameters(records: Sequence[Record], alpha: float | None = None,
             raise UsageError(f"{names['alpha']}, {names['beta']} and {names['gamma']} must not be negative")
         return Params(alpha, beta, gamma), \
             f"alpha {alpha:g} us, beta {beta:g} us/byte (given), gamma {gamma:g} us/byte ({gsrc})"
-    fits = Model(summarise(records)).fits()
+    fits = Model(model_summary(records)).fits()
     if not fits:
         raise UsageError(f"{where} has no pingpong sweep to take alpha and beta from: give "
                          f"{names['given']}, or {names['source']}")
@@ -583,7 +584,7 @@ class Prediction:
 
     def winners(self, collective: str) -> str:
         """A grid of the fastest algorithm per n (rows) and p (columns), as `mpiscope predict` prints it."""
-        from mpiscope.analysis.predict import format_winners
+        from mpiscope.report.predictions import format_winners
         if collective not in self.tables:
             raise UsageError(f"no prediction for '{collective}': have {', '.join(self.tables)}")
         return format_winners(self.tables[collective])

@@ -12,11 +12,12 @@ import numpy as np
 
 from mpiscope.analysis.burst import is_burst
 from mpiscope.analysis.measured import select
-from mpiscope.analysis.switches import find_switches, format_switches, sizes_to_refine
+from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.records import Point, Stats
 from mpiscope.records.reader import read_records
 from mpiscope.report.headline import run_headline
 from mpiscope.report.model import to_json
+from mpiscope.report.switches import format_switches
 
 SHAPED = Path(__file__).resolve().parents[1] / "data" / "shaped" / "tbf-200mbit-64kb-pingpong.jsonl"
 
@@ -40,8 +41,8 @@ def test_a_token_bucket_s_burst_is_named_and_not_refined():
     assert "burst of a rate limiter (not a protocol switch)" in format_switches(rep)
     assert sizes_to_refine(rep, {p.size for p in select(recs, "pingpong", 2)}) == []
     from mpiscope.api import Model
-    from mpiscope.report.model import summarise
-    model = Model(summarise(recs))
+    from mpiscope.report.model import model_summary
+    model = Model(model_summary(recs))
     assert model.bursts == [sw.size] == model.switches
     assert to_json(model.summary)["switches"][0]["burst"] is True      # mpiscope model --json
     head = "\n".join(run_headline(recs, ()))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mpiscope.analysis.clock import Clock, detect_clock
-from mpiscope.analysis.hockney import fit_hockney, format_hockney_table
+from mpiscope.analysis.hockney import fit_hockney
+from mpiscope.report.hockney import format_hockney_table
 from mpiscope.analysis.measured import select, sigma
 from mpiscope.records.measured import Synthetic
 from mpiscope.records import Context, End, Point, Stats, Timeout

@@ -10,11 +10,12 @@ import re
 
 import pytest
 
-from mpiscope.analysis.hockney import MIB, fit_hockney, format_hockney_table, implausible
+from mpiscope.analysis.hockney import MIB, fit_hockney, implausible
 from mpiscope.records.measured import Synthetic
 from mpiscope.api import Model
 from mpiscope.util.errors import UsageError
-from mpiscope.report.model import render, summarise, to_json
+from mpiscope.report.hockney import format_hockney_table
+from mpiscope.report.model import render, model_summary, to_json
 
 from .conftest import make_points, typed
 
@@ -49,7 +50,7 @@ def test_a_regime_of_large_messages_keeps_its_bandwidth_within_its_interval():
     lo, hi = (v * MIB / 1e6 for v in f.bandwidth_ci)
     assert lo <= truth_MBps <= hi and lo <= f.bandwidth_MBps <= hi
     assert implausible(f) is None  # its line still prices its own sizes
-    s = summarise([typed(p) for p in pts])
+    s = model_summary([typed(p) for p in pts])
     text = render(s)
     assert "Throughput (MB/s)" in text and f"{f.bandwidth_MBps:.4g}" in text
     assert "Latency Ts (us)       not identifiable" in text and "latency" in text.split("Summary")[1]
@@ -61,9 +62,9 @@ def test_a_regime_of_large_messages_keeps_its_bandwidth_within_its_interval():
 
 
 def test_the_api_model_says_valid_or_not_and_why():
-    good = Model(summarise([typed(p) for p in make_points(lambda n: 2.0 + n / 1e4, [2 ** k for k in range(0, 21, 5)])]))
+    good = Model(model_summary([typed(p) for p in make_points(lambda n: 2.0 + n / 1e4, [2 ** k for k in range(0, 21, 5)])]))
     assert good.valid and good.why == "" and good.regimes["valid"].all()
-    bad = Model(summarise([typed(p) for p in FLAT]))
+    bad = Model(model_summary([typed(p) for p in FLAT]))
     assert not bad.valid and "negative per-byte cost" in bad.why
     row = bad.regimes.iloc[0]
     assert math.isnan(row["bandwidth_MBps"]) and math.isnan(row["n_half_bytes"]) and not row["valid"]

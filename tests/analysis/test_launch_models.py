@@ -11,10 +11,11 @@ from mpiscope.analysis.hockney import MIB, fit_hockney, implausible
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import select
 from mpiscope.records.measured import Synthetic
-from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, format_switches, sizes_to_refine
+from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches, sizes_to_refine
 from mpiscope.records import Context, Point, Stats
 from mpiscope.execute.refine import main_launches
-from mpiscope.report.model import render, summarise, to_json
+from mpiscope.report.model import render, model_summary, to_json
+from mpiscope.report.switches import format_switches
 
 from .conftest import make_points
 
@@ -216,11 +217,11 @@ def test_implausible_throughput_and_per_byte_cost():
 
 def test_summary_json_and_render_carry_flags_and_confirmation():
     sizes = sorted({*SIZES, *range(1024, 16385, 1024)})
-    s = summarise(run(EAGER_RNDV, sizes))
+    s = model_summary(run(EAGER_RNDV, sizes))
     j = to_json(s)
     assert j["launches"] == 3 and j["switches"][0]["confirmed_by"] == 3 and j["unconfirmed"] == []
     assert all(r["flag"] is None for r in j["regimes"])
-    few = summarise([Synthetic(n, 10.0 - n / 100.0, 10.0 - n / 100.0 - 0.01, 10.0 - n / 100.0 + 0.01)
+    few = model_summary([Synthetic(n, 10.0 - n / 100.0, 10.0 - n / 100.0 - 0.01, 10.0 - n / 100.0 + 0.01)
                      for n in (100, 200, 300, 400)])
     assert few.single_flag.startswith("negative per-byte cost") and "not a model" in render(few)
 

@@ -11,7 +11,7 @@ from scipy import special
 from mpiscope.results.launches import (CI_TARGET_MAX, CI_TARGET_MIN, MIN_LAUNCHES, Z95, Drift, LaunchPoint,
                                         aggregate, aggregate_runs, drift_between_runs, drifts_kept,
                                         engine_ci_target, find_modes, heterogeneity_p, launches_needed,
-                                        samples_per_launch, summarise, with_drift)
+                                        samples_per_launch, launch_summary, with_drift)
 from mpiscope.records.measured import Measured
 from mpiscope.records import Point, Stats
 from mpiscope_test_fixtures.synthetic import launch_point
@@ -30,7 +30,7 @@ def launches(rng, L: int, between: float, within: float = 0.01, true: float = 1.
 
 
 def exact(logs, within: float = 0.01, **kw) -> LaunchPoint:
-    return summarise([launch(float(np.exp(y)), k, within, **kw) for k, y in enumerate(logs)])
+    return launch_summary([launch(float(np.exp(y)), k, within, **kw) for k, y in enumerate(logs)])
 
 
 def standard(L: int) -> np.ndarray:
@@ -50,8 +50,8 @@ def test_interval_coverage_is_nominal(L, between, within):
     reps = 2000
     covered = hits = 0
     for _ in range(reps):
-        a = summarise(launches(rng, L, between, within))
-        b = summarise(launches(rng, L, between, within))
+        a = launch_summary(launches(rng, L, between, within))
+        b = launch_summary(launches(rng, L, between, within))
         covered += a.ci_low <= 1.0 <= a.ci_high
         hits += a.ci_low <= b.median <= a.ci_high
     theory = 2 * special.stdtr(L - 1, special.stdtrit(L - 1, 0.975) / np.sqrt(2)) - 1
@@ -61,19 +61,19 @@ def test_interval_coverage_is_nominal(L, between, within):
 
 def test_launch_point_is_measured_with_its_variance_split():
     rng = np.random.default_rng(1)
-    lp = summarise(launches(rng, 400, between=0.03, within=0.01))
+    lp = launch_summary(launches(rng, 400, between=0.03, within=0.01))
     assert isinstance(lp, Measured) and lp.n == lp.launches == 400 and not lp.single_launch
     assert lp.within_var == pytest.approx(1e-4, rel=1e-6)
     assert lp.between_var == pytest.approx(9e-4, rel=0.2)
     assert lp.share_between == pytest.approx(0.9, abs=0.03)
     assert lp.ci_low < lp.median < lp.ci_high and lp.half_width_rel < 0.005
     assert heterogeneity_p(lp) < 1e-6
-    assert heterogeneity_p(summarise(launches(rng, 20, between=0.0, within=0.01))) > 0.01
+    assert heterogeneity_p(launch_summary(launches(rng, 20, between=0.0, within=0.01))) > 0.01
 
 
 def test_one_launch_keeps_its_own_interval():
     p = launch(2.0, 0)
-    lp = summarise([p])
+    lp = launch_summary([p])
     assert lp.single_launch and (lp.median, lp.ci_low, lp.ci_high) == (2.0, p.ci_low, p.ci_high)
     assert lp.within_var == pytest.approx(1e-4) and np.isnan(lp.between_var) and np.isnan(lp.share_between)
     assert lp.modes == () and np.isnan(lp.launch_var)
@@ -83,14 +83,14 @@ def test_edge_cases_are_guarded():
     good = [launch(1.0, 0), launch(1.1, 1)]
     bad = Point("pingpong", 8, 2, Stats(n=5, median=0.0), tag={"launch": 2})
     negative = Point("pingpong", 8, 2, Stats(n=5, median=-1.0), tag={"launch": 3})
-    assert summarise(good + [bad, negative]).launches == 2
+    assert launch_summary(good + [bad, negative]).launches == 2
     with pytest.raises(ValueError):
-        summarise([bad, negative])
+        launch_summary([bad, negative])
     # launches without an interval: the launch-level interval still holds; the split is unknown
-    lp = summarise([launch(m, k, ci=False) for k, m in enumerate((1.0, 1.1, 1.05))])
+    lp = launch_summary([launch(m, k, ci=False) for k, m in enumerate((1.0, 1.1, 1.05))])
     assert lp.ci_low < lp.median < lp.ci_high and np.isnan(lp.within_var) and np.isnan(lp.between_var)
     # identical medians (a coarse timer): the interval falls back to the launches' own error
-    lp = summarise([launch(1.0, k) for k in range(4)])
+    lp = launch_summary([launch(1.0, k) for k in range(4)])
     assert lp.median == pytest.approx(1.0) and lp.ci_low < 1.0 < lp.ci_high and lp.between_var == 0
 
 
@@ -142,7 +142,7 @@ def test_open_mpi_levels_are_reported_as_modes():
     rng = np.random.default_rng(3)
     meds = [0.145 * np.exp(0.03 * rng.standard_normal()) for _ in range(6)] + \
            [0.40 * np.exp(0.03 * rng.standard_normal()) for _ in range(4)]
-    lp = summarise([launch(float(m), k) for k, m in enumerate(rng.permutation(meds))])
+    lp = launch_summary([launch(float(m), k) for k, m in enumerate(rng.permutation(meds))])
     assert [(m.share, m.launches) for m in lp.modes] == [(0.6, 6), (0.4, 4)]
     assert lp.modes[0].median == pytest.approx(0.145, rel=0.05) and lp.modes[1].median == pytest.approx(0.40, rel=0.05)
     # three clean levels of three launches each
@@ -171,7 +171,7 @@ def test_launches_needed_meets_the_target_at_the_known_variance():
     assert launches_needed(lp, 1e-4, max_launches=200) == 200
     assert launches_needed(lp, 1e-4, max_launches=3) == 5
     assert launches_needed(exact(np.zeros(4), within=0.0), 0.01) == 4
-    assert launches_needed(summarise([launch(1.0, 0)]), 0.5) == MIN_LAUNCHES
+    assert launches_needed(launch_summary([launch(1.0, 0)]), 0.5) == MIN_LAUNCHES
 
 
 def test_engine_ci_target_follows_kalibera_and_jones():
@@ -199,7 +199,7 @@ def test_engine_ci_target_follows_kalibera_and_jones():
     assert np.all(np.diff(per_point) > 0) and 0.01 < per_point[0] < 0.015 and 0.05 < per_point[-1] < 0.08
     # dearer launches ask for more samples per launch (a tighter target); cheaper ones for fewer
     assert engine_ci_target(lps, 10.0) < target < engine_ci_target(lps, 0.001)
-    assert engine_ci_target([summarise([launch(1.0, 0)])], overhead) is None
+    assert engine_ci_target([launch_summary([launch(1.0, 0)])], overhead) is None
     assert engine_ci_target(lps, 1e-9) <= CI_TARGET_MAX
 
 
@@ -208,7 +208,7 @@ def test_engine_ci_target_follows_kalibera_and_jones():
 def runs_of(rng, R: int, drift: float, L: int = 5, between: float = 0.02, within: float = 0.01) -> list[LaunchPoint]:
     """R runs of one point: each run's launches share a run effect (drift x N) on top of their own
     launch effects, as back-to-back launches on one machine do."""
-    return [summarise(launches(rng, L, between, within, true=float(np.exp(drift * rng.standard_normal()))))
+    return [launch_summary(launches(rng, L, between, within, true=float(np.exp(drift * rng.standard_normal()))))
             for _ in range(R)]
 
 
@@ -241,7 +241,7 @@ def test_drift_is_estimated_without_bias_and_not_from_too_few_runs():
     est = [drift_between_runs(runs_of(rng, 10, drift=0.05)).var for _ in range(400)]
     assert abs(np.mean(est) - 0.05 ** 2) < 0.15 * 0.05 ** 2
     assert drift_between_runs(runs_of(rng, 2, drift=0.05)) is None
-    one_launch = [summarise(launches(rng, 1, 0.02)) for _ in range(5)]
+    one_launch = [launch_summary(launches(rng, 1, 0.02)) for _ in range(5)]
     assert drift_between_runs(one_launch) is None
     # no drift beyond the launches: estimated near 0, and the interval barely moves
     est0 = [drift_between_runs(runs_of(rng, 6, drift=0.0)) for _ in range(200)]
@@ -250,13 +250,13 @@ def test_drift_is_estimated_without_bias_and_not_from_too_few_runs():
 
 def test_drift_widens_only_points_with_launches_and_reads_back_from_run_json():
     rng = np.random.default_rng(3)
-    lp = summarise(launches(rng, 4, 0.02))
+    lp = launch_summary(launches(rng, 4, 0.02))
     assert with_drift(lp, None) == lp
     assert with_drift(lp, Drift(0.0, 5)).ci_low == pytest.approx(lp.ci_low)
     wide = with_drift(lp, Drift(0.01, 5))
     assert wide.ci_low < lp.ci_low and wide.ci_high > lp.ci_high and wide.median == lp.median
     assert wide.drift == Drift(0.01, 5)
-    one = summarise(launches(rng, 1, 0.02))
+    one = launch_summary(launches(rng, 1, 0.02))
     assert with_drift(one, Drift(0.01, 5)) == one  # one launch: its own interval, said so
     kept = {"drift": {"runs": ["a", "b"], "points": [
         {"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [], "var": 0.01, "runs": 3},
@@ -273,13 +273,13 @@ def test_runs_that_fall_into_levels_are_reported_as_levels():
     says so beside its variance, and the summary's note names the levels."""
     from mpiscope.results.frame import run_levels_text
     rng = np.random.default_rng(5)
-    runs = [summarise(launches(rng, 3, 0.02, true=t)) for t in [0.25] * 8 + [1.0] * 3]
+    runs = [launch_summary(launches(rng, 3, 0.02, true=t)) for t in [0.25] * 8 + [1.0] * 3]
     drift = drift_between_runs(runs)
     assert [n for _, _, n in drift.levels] == [8, 3]
     assert drift.levels[0][0] == pytest.approx(0.25, rel=0.05) and drift.levels[1][0] == pytest.approx(1.0, rel=0.05)
     assert run_levels_text(drift.levels) == (f"in 2 levels: {drift.levels[0][0]:.3g} us (8 of 11 runs), "
                                              f"{drift.levels[1][0]:.3g} us (3)")
-    one = drift_between_runs([summarise(launches(rng, 3, 0.02)) for _ in range(11)])
+    one = drift_between_runs([launch_summary(launches(rng, 3, 0.02)) for _ in range(11)])
     assert one.levels == () and run_levels_text(one.levels) == ""
     kept = {"drift": {"points": [{"benchmark": "pingpong", "size": 8, "ranks": 2, "variant": None, "config": [],
                                   "var": drift.var, "runs": 11, "levels": [list(x) for x in drift.levels]}]}}

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from mpiscope.analysis.loggp import LogGP, loggp_from_measurements
-from mpiscope.analysis.model import format_model, model_records
-from mpiscope.analysis.switches import find_switches, format_switches
+from mpiscope.analysis.model import model_records
+from mpiscope.analysis.switches import find_switches
+from mpiscope.report.switches import format_switches
 
 from mpiscope.records import Context, End, RankPlace
 
@@ -26,7 +27,7 @@ def test_model_records_end_to_end():
     assert len(r.switches) == 1 and abs(r.switches[0].size - 8192) / 8192 <= 0.05
     assert r.regimes[0].fit.clock.source.startswith("context")
     assert r.regimes[0].fit.alpha_cycles == pytest.approx(0.4 * 3000, rel=0.02)
-    text = format_model(r)
+    text = format_switches(r)
     assert "switch 1" in text and "beta (cycles/byte)" in text and "3000.0 MHz" in text
 
 

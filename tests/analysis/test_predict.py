@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpiscope.analysis.predict import (Params, best, fit_algorithm, format_winners, mpich_default, regime_params,
+from mpiscope.analysis.predict import (Params, best, fit_algorithm, mpich_default, regime_params,
                                        predict, prediction_table)
-from mpiscope.analysis.validate import format_validation, validate
+from mpiscope.analysis.validate import validate
+from mpiscope.report.predictions import format_validation, format_winners
 from mpiscope.records import Context, Point, Stats
 
 A, B, G = 2.0, 0.001, 0.0005

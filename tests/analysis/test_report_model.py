@@ -9,7 +9,7 @@ import pytest
 
 from mpiscope.analysis.hw import hardware_from_records
 from mpiscope.analysis.loggp import loggp_from_records
-from mpiscope.report.model import render, summarise, to_json
+from mpiscope.report.model import render, model_summary, to_json
 
 from mpiscope.records import Context, Point, RankPlace, Stats
 
@@ -56,7 +56,7 @@ def test_hardware_efficiency_at_one_mebibyte():
 
 
 def test_render_and_json():
-    s = summarise(full_run(), clock_mhz=2000)
+    s = model_summary(full_run(), clock_mhz=2000)
     text = render(s)
     assert "switch 1 (regime 1 -> 2)" in text and "Latency Ts (us)" in text
     assert "LogGP" in text and "o_r" in text
@@ -70,7 +70,7 @@ def test_render_and_json():
 
 
 def test_few_sizes_give_one_line_and_say_so():
-    s = summarise([CTX, *records("pingpong", PINGPONG, [1, 64, 1024])], clock_mhz=1000)
+    s = model_summary([CTX, *records("pingpong", PINGPONG, [1, 64, 1024])], clock_mhz=1000)
     assert s.report is None and s.single is not None
     assert "one line fitted" in render(s)
-    assert summarise([CTX]).empty
+    assert model_summary([CTX]).empty

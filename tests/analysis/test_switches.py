@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpiscope.analysis.switches import find_switches, format_switches, refine
+from mpiscope.analysis.switches import find_switches, refine
+from mpiscope.report.switches import format_switches
 
 from .conftest import geometric_sizes, make_points
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpiscope.analysis.topology import describe, infer_topology
+from mpiscope.analysis.topology import infer_topology
+from mpiscope.report.topology import topology_lines
 
 
 def pair_map(n: int, time, noise: float = 0.0, seed: int = 0) -> np.ndarray:
@@ -27,7 +28,7 @@ def test_three_levels_and_ranks_dealt_round_robin():
                                 3.0 if switch(a) // 2 == switch(b) // 2 else 5.0, noise=0.02))
     assert t.group_sizes == [[4], [8], [16]]
     assert t.levels[0].groups[0] == (0, 4, 8, 12)
-    assert "level 2: 2 group(s) of 8 rank(s)" in describe(t)[1]
+    assert "level 2: 2 group(s) of 8 rank(s)" in topology_lines(t)[1]
 
 
 def test_one_host_is_one_level_and_a_slow_rank_stands_alone():

@@ -12,7 +12,7 @@ from mpiscope.records import Point, Stats
 from mpiscope.results.compare import compare_runs, regressions
 from mpiscope.results.evidence import evidence
 from mpiscope.results.history import learn
-from mpiscope.results.launches import PRIOR_DRIFT, aggregate, summarise, with_drift
+from mpiscope.results.launches import PRIOR_DRIFT, aggregate, launch_summary, with_drift
 from mpiscope.results.location import robust_location
 from mpiscope.results.points import Drift
 from mpiscope.results.policy import POLICY
@@ -132,11 +132,11 @@ def test_a_wide_interval_is_flagged_with_the_launches_it_needs():
     about N more launches'; launches that agree carry no flag."""
     rng = np.random.default_rng(32)
     recs = [p for p in launches(rng, 3, 0.01) if p.size == 8]
-    wide = summarise([Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01),
+    wide = launch_summary([Point("pingpong", 8, 2, Stats(n=100, median=m, ci_low=m * 0.99, ci_high=m * 1.01),
                             tag={"launch": k}) for k, m in enumerate((1.0, 10.0, 0.1))])
     text = evidence(wide)
     assert text.startswith("insufficient evidence: about ") and text.endswith(" more launches")
-    assert evidence(summarise(recs)) == ""
+    assert evidence(launch_summary(recs)) == ""
 
 
 def test_disturbed_launches_are_left_out_and_named():

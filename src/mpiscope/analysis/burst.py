@@ -19,19 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-# A point near a burst has a fastest sample at most 1/FAST_SHARE of its bytes x the shaped regime's
-# per-byte cost (measured 1/5-1/100 around a 64 kB bucket; a point of a protocol regime cannot go
-# below 1, noise aside).
-FAST_SHARE = 3.0
-# A point is split when its median is SPLIT_RATIO times its fastest sample (1.1-1.6 without a bucket
-# on this loaded machine, though a busy moment can split single points 6-80-fold).
-SPLIT_RATIO = 3.0
-# A break is a burst when at least SPLIT_MIN of the SPLIT_NEAR sizes on each side of it are split
-# and that fast (the segmentation puts the break before the split sizes or after them) and the
-# largest size measured is whole again.
-SPLIT_NEAR = 4
-SPLIT_MIN = 2
-
+from .policy import ANALYSIS
 
 def _records(point) -> list:
     return [r for r in (getattr(point, "points", ()) or [point])
@@ -52,10 +40,11 @@ def split_ratio(point) -> float | None:
 
 
 def is_burst(bracket: tuple[int, int], points: Sequence, beta_after: float | None) -> bool:
-    """Whether the break between `bracket`'s sizes is the burst of a rate limiter: SPLIT_MIN of
-    the SPLIT_NEAR sizes either side of it are split (SPLIT_RATIO) with a fastest sample below
-    1/FAST_SHARE of their bytes x `beta_after` (the per-byte cost of the regime after the break,
-    the shaped one, µs per byte) and the largest size measured is whole again. A busy machine
+    """Whether the break between `bracket`'s sizes is the burst of a rate limiter: enough of the
+    sizes either side of it are split (a median far above the fastest sample), with a fastest
+    sample well below their bytes x `beta_after` (the per-byte cost of the regime after the break,
+    the shaped one, µs per byte), and the largest size measured is whole again (the `burst_*`
+    thresholds of `analysis.policy`). A busy machine
     splits points too, but their fastest samples stay on their regime's line, at or above its
     bytes x beta."""
     if beta_after is None or not math.isfinite(beta_after) or beta_after <= 0:
@@ -65,9 +54,11 @@ def is_burst(bracket: tuple[int, int], points: Sequence, beta_after: float | Non
     beyond = sorted((p for p in points if p.size >= hi), key=lambda p: p.size)
     # far above a burst the bucket's share of a message is small and its points are whole again;
     # a busy machine splits the longest points most (2 MiB at 10x under a load of 11 here)
-    if not beyond or (split_ratio(beyond[-1]) or 1.0) >= SPLIT_RATIO:
+    if not beyond or (split_ratio(beyond[-1]) or 1.0) >= ANALYSIS.burst_split_ratio:
         return False
 
     def fast(p) -> bool:  # split, and faster than the shaped regime allows
-        return (split_ratio(p) or 1.0) >= SPLIT_RATIO and FAST_SHARE * (fastest(p) or math.inf) <= beta_after * p.size
-    return bool(sum(map(fast, below[-SPLIT_NEAR:] + beyond[:SPLIT_NEAR])) >= SPLIT_MIN)
+        return (split_ratio(p) or 1.0) >= ANALYSIS.burst_split_ratio \
+            and ANALYSIS.burst_fast_share * (fastest(p) or math.inf) <= beta_after * p.size
+    near = ANALYSIS.burst_split_near
+    return bool(sum(map(fast, below[-near:] + beyond[:near])) >= ANALYSIS.burst_split_min)

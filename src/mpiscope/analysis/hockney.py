@@ -1,10 +1,10 @@
 """Hockney model T(n) = alpha + beta * n for one regime: robust fit, confidence
-intervals, derived bandwidth and n_1/2, cycle figures, and the exercise table."""
+intervals, derived bandwidth and n_1/2, and cycle figures (report/hockney.py shows them)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -12,11 +12,12 @@ from .clock import Clock
 from mpiscope.records.measured import Measured
 
 from .measured import arrays
+from .policy import ANALYSIS
+from mpiscope.results.policy import POLICY
 from .robust import line_covariance, robust_line
 
 Interval = tuple[float, float]
 MIB = 1024.0 * 1024.0
-BOOTSTRAP_MIN_POINTS = 8     # below this, resampling points gives degenerate sets
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,8 @@ def _delta(a: float, b: float, cov: np.ndarray, level: float):
     return a_ci, b_ci, (float(bw_ci[0]), float(bw_ci[1])), nh_ci
 
 
-def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: float = 0.95,
-                reps: int = 2000, seed: int = 0) -> HockneyFit:
+def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: float = POLICY.level,
+                reps: int = ANALYSIS.bootstrap_reps, seed: int = 0) -> HockneyFit:
     """Fit T(n) = alpha + beta n to the medians of `points` (one regime).
 
     Weights are 1/sigma^2 with sigma from each median's CI (floored at 0.5 %
@@ -160,7 +161,7 @@ def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: f
         raise ValueError("a Hockney fit needs at least 2 different sizes")
     a, b, rw = robust_line(x, y, sigma)
     bw, nh = _derived(np.array([a]), np.array([b]))
-    if len(np.unique(x[rw > 0])) >= BOOTSTRAP_MIN_POINTS:
+    if len(np.unique(x[rw > 0])) >= ANALYSIS.bootstrap_min_points:
         a_ci, b_ci, bw_ci, nh_ci = _bootstrap(x, y, sigma, rw, reps, level, seed)
         method = f"bootstrap over points ({reps} resamples), {level:.0%}"
     else:
@@ -175,14 +176,9 @@ def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: f
         outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, clock=clock)
 
 
-# A negative intercept smaller than this share of the regime's shortest time is the line's
-# curvature at large sizes (alpha there is an intercept, not a latency), not a claim of one.
-NEGATIVE_LATENCY_SHARE = 0.05
-
-
 def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> str | None:
     """Why `fit` cannot price a transfer (predict refuses it), or None: a latency below 0 with its
-    whole interval (and more than NEGATIVE_LATENCY_SHARE of the regime's shortest time), a
+    whole interval (and more than `negative_latency_share` of the regime's shortest time), a
     negative per-byte cost (T falling with the size), or a throughput whose interval lies above
     `max_bandwidth_MiBps` (the caller's physical ceiling, e.g. 10x the fastest memcpy). A figure
     that is merely not identifiable (an interval reaching 0: the latency of large messages only,
@@ -190,7 +186,7 @@ def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> st
     it is shown as "not identifiable", never as a number (`latency_issue`, `per_byte_issue`)."""
     a, a_hi = fit.alpha_us, fit.alpha_ci[1]
     shortest = float(fit.predict(fit.size_range[0]))
-    if a < 0 and a_hi < 0 and -a > NEGATIVE_LATENCY_SHARE * abs(shortest):
+    if a < 0 and a_hi < 0 and -a > ANALYSIS.negative_latency_share * abs(shortest):
         return fit.latency_issue
     b, (b_lo, b_hi) = fit.beta_us_per_byte, fit.beta_ci
     if b < 0:  # even inside its interval: priced beyond its sizes the line would go below 0
@@ -205,52 +201,3 @@ def bandwidth_only(fit: HockneyFit, flag: str | None) -> bool:
     """A regime that is no model (`flag`) only because of its latency: large messages alone do
     not determine an intercept, but its per-byte cost and bandwidth still hold and are shown."""
     return flag is not None and flag == fit.latency_issue and fit.per_byte_issue is None
-
-
-NOT_IDENTIFIABLE = "not identifiable"
-
-
-def _fmt(v: float | None, ci: Interval | None, with_ci: bool, issue: str | None = None) -> str:
-    if issue:
-        return NOT_IDENTIFIABLE
-    if v is None:
-        return "n/a"
-    s = f"{v:.4g}"
-    if with_ci and ci is not None:
-        s += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
-    return s
-
-
-def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -> str:
-    """The exercise's summary table, one column per configuration or regime:
-    Latency Ts (us), alpha (cycles), Throughput (MB/s), Tc (us/byte),
-    beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
-    the confidence intervals; a figure that is not identifiable says so, with
-    the reason in a note below."""
-    mb = MIB / 1e6
-    cells: list[tuple[str, Callable[[HockneyFit], str]]] = [
-        ("Latency Ts (us)", lambda f: _fmt(f.alpha_us, f.alpha_ci, with_ci, f.latency_issue)),
-        ("alpha (cycles)", lambda f: _fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci, f.latency_issue)),
-        ("Throughput (MB/s)", lambda f: _fmt(f.bandwidth_MBps, (f.bandwidth_ci[0] * mb, f.bandwidth_ci[1] * mb),
-                                             with_ci, f.per_byte_issue)),
-        ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci, f.per_byte_issue)),
-        ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci,
-                                              f.per_byte_issue)),
-        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, f.why)),
-        ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
-    ]
-    rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
-    widths = [max(map(len, col)) for col in zip(*rows)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-    out = [line(rows[0]), line(["-" * w for w in widths]), *map(line, rows[1:])]
-    clocks = {f.clock for f in fits.values()}
-    notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
-        or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
-    notes += [f"{k}: {NOT_IDENTIFIABLE}: {f.why}" for k, f in fits.items() if f.why]
-    notes.append("MB/s = 10^6 bytes per second, as the engine's bandwidths and OSU's")
-    outl = {k: f.outliers for k, f in fits.items() if f.outliers}
-    if outl:
-        notes.append("outliers left out: " + "; ".join(f"{k}: {list(v)}" for k, v in outl.items()))
-    methods = {f.ci_method for f in fits.values()}
-    notes.append("intervals: " + "; ".join(sorted(methods)))
-    return "\n".join(out + [""] + notes)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mpiscope.records import Record
-from mpiscope.util.units import human_size
 
 from mpiscope.records.measured import Measured
 
@@ -63,23 +62,3 @@ def hardware_from_records(records: Iterable[Record | Measured]) -> Hardware | No
     return Hardware(memcpy_MBps=mc, cacheline_us=lat, pingpong_MBps={s: pp[s] for s in common},
                     efficiency_size=size,
                     efficiency=pp[size] / mc[size] if size is not None else None)
-
-
-def format_hardware(h: Hardware) -> str:
-    lines = ["Hardware limit (one core, this node):"]
-    if h.cacheline_us is not None:
-        lines.append(f"  core-to-core cache-line latency: {h.cacheline_us:.3g} us one way "
-                     f"(half a round trip through shared memory)")
-    if h.memcpy_MBps:
-        sizes = sorted(h.memcpy_MBps)
-        best = max(sizes, key=lambda s: h.memcpy_MBps[s])
-        lines.append(f"  memcpy bandwidth: {h.memcpy_MBps[best]:,.0f} MB/s at {human_size(best)} (best), "
-                     f"{h.memcpy_MBps[sizes[-1]]:,.0f} MB/s at {human_size(sizes[-1])} (largest)")
-    if h.efficiency is not None and h.efficiency_size is not None:
-        lines.append(f"pingpong reaches {h.efficiency:.0%} of memcpy at {human_size(h.efficiency_size)} "
-                     f"({h.pingpong_MBps[h.efficiency_size]:,.0f} of "
-                     f"{h.memcpy_MBps[h.efficiency_size]:,.0f} MB/s)")
-    elif h.memcpy_MBps:
-        lines.append("  (no pingpong at a memcpy size: measure both, e.g. -b pingpong,memcpy, "
-                     "for the efficiency line)")
-    return "\n".join(lines)

@@ -11,6 +11,7 @@ from .hockney import fit_hockney
 from mpiscope.records.measured import Measured
 
 from .measured import select
+from .policy import ANALYSIS
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,6 @@ def loggp_from_measurements(pingpong_small_us: float, send_overhead_us: float,
 
 # The kernels that make LogGP measurable (engine/src/kernels/loggp.c).
 OVERHEAD_SEND, OVERHEAD_RECV = "overhead_send", "overhead_recv"
-# Streams for G: sizes from here up are "large" (well past any eager limit
-# seen on shared memory or a NIC), and at least the largest three sizes.
-LARGE_BYTES = 64 * 1024
 
 
 def _at_smallest(points: Sequence[Measured], size: int | None = None) -> Measured | None:
@@ -86,25 +84,12 @@ def loggp_from_records(records: Iterable[Record | Measured]) -> LogGP | None:
     small = min(p.size for p in os_pts)
     o_s, o_r = _at_smallest(os_pts, small), _at_smallest(or_pts, small)
     half_rtt = _at_smallest(pp, o_s.size)
-    large = [p for p in bw if p.size >= LARGE_BYTES]
+    large = [p for p in bw if p.size >= ANALYSIS.loggp_large_bytes]
     sizes = sorted({p.size for p in bw})
-    if len({p.size for p in large}) < 3:
-        large = [p for p in bw if p.size >= sizes[max(0, len(sizes) - 3)]]
+    if len({p.size for p in large}) < ANALYSIS.loggp_large_sizes:
+        large = [p for p in bw if p.size >= sizes[max(0, len(sizes) - ANALYSIS.loggp_large_sizes)]]
     G = fit_hockney(large).beta_us_per_byte if len({p.size for p in large}) >= 2 else float("nan")
     g = max(_at_smallest(bw).median, o_s.median)
     L = max(half_rtt.median - o_s.median - o_r.median, 0.0)
     return LogGP(L_us=L, o_s_us=o_s.median, o_r_us=o_r.median, g_us=g, G_us_per_byte=G,
                  size=o_s.size)
-
-
-def format_loggp(m: LogGP) -> str:
-    # 1/G in MB/s (10^6 bytes per second, as every bandwidth mpiscope prints)
-    bw = f"{1 / m.G_us_per_byte:.4g} MB/s" if m.G_us_per_byte > 0 else "bandwidth not identifiable: G is not positive"
-    return "\n".join([
-        f"LogGP (ranks 0 and 1; netgauge method, small messages of {m.size} B):",
-        f"  L    {m.L_us:10.4g} us        latency: half round trip - o_s - o_r",
-        f"  o_s  {m.o_s_us:10.4g} us        send overhead: MPI_Send of a small message, timed alone",
-        f"  o_r  {m.o_r_us:10.4g} us        receive overhead: MPI_Recv of a message already there",
-        f"  g    {m.g_us:10.4g} us        gap: time per message in a stream of small messages",
-        f"  G    {m.G_us_per_byte:10.4g} us/byte   gap per byte: streams of large messages "
-        f"({bw})"])

@@ -12,18 +12,13 @@ from mpiscope.records.model import Point, Record
 from mpiscope.results.launches import aggregate, configuration_of, launch_of
 from mpiscope.results.policy import POLICY
 
-# A CI narrower than this fraction of the median is not believed: the medians
-# of neighbouring sizes scatter more than their own CIs say (cache state, page
-# placement), so weights built from raw CIs would let one point dominate.
-REL_SIGMA_FLOOR = 0.005
-# Below the timer's practical resolution nothing is resolved (microseconds).
-ABS_SIGMA_FLOOR_US = 0.002
+from .policy import ANALYSIS
 
 
 def sigma(p: Measured) -> float:
     """Standard error of the median, from the 95 % CI, floored."""
     s = (p.ci_high - p.ci_low) / 2.0 / POLICY.z95 if p.ci_low is not None and p.ci_high is not None else 0.0
-    return max(s, REL_SIGMA_FLOOR * abs(p.median or 0.0), ABS_SIGMA_FLOOR_US)
+    return max(s, ANALYSIS.rel_sigma_floor * abs(p.median or 0.0), ANALYSIS.abs_sigma_floor_us)
 
 
 def select(records: Iterable[Record | Measured], benchmark: str | None = "pingpong",

@@ -1,5 +1,5 @@
-"""One call for `mpiscope model RUN`: a run's records in, regimes, switches and
-the Hockney table out."""
+"""One call for `mpiscope model RUN`: a run's records in, its regimes and switches out
+(report/switches.py shows them)."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -10,7 +10,7 @@ from .clock import cpus_of_context, detect_clock
 from mpiscope.records.measured import Measured
 
 from .measured import select
-from .switches import SwitchReport, find_switches, format_switches
+from .switches import SwitchReport, find_switches
 
 
 def first_context(records: Iterable[Record | Measured]) -> Context | None:
@@ -32,5 +32,3 @@ def model_records(records: Iterable[Record | Measured], benchmark: str = "pingpo
                          f"measure a size sweep, e.g. --sizes 0,1:4M")
     return find_switches(pts, clock=clock)
 
-
-format_model = format_switches

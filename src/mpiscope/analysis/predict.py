@@ -258,29 +258,17 @@ def prediction_table(collective: str, ps: Iterable[int], ns: Iterable[float],
     return pd.DataFrame(rows)
 
 
-def format_winners(table: pd.DataFrame) -> str:
-    """Grid of winners: a row per n, a column per p, cells 'algorithm time'."""
-    ps = sorted(table["p"].unique())
-    ns = sorted(table["n"].unique())
-    cell = {(r.p, r.n): f"{r.best} {r.best_us:.3g}" for r in table.itertuples()}
-    head = ["n (bytes) \\ p", *[str(p) for p in ps]]
-    body = [[f"{int(n)}", *[cell[(p, n)] for p in ps]] for n in ns]
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.rjust(w) if i == 0 else c.ljust(w)
-                              for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-    title = f"{table['collective'].iloc[0]}: fastest algorithm and its time (us)"
-    return "\n".join([title, fmt(head), *[fmt(r) for r in body]])
-
-
 def gamma_from_records(records: "Iterable[Record | Measured]") -> float | None:
     """gamma (us per byte reduced) = the slope of the engine's reduce_local
     sweep (MPI_Reduce_local on one core, float sum); None without one."""
     from .hockney import fit_hockney
     from .measured import select
+    from .policy import ANALYSIS
     pts = [p for p in select(records, REDUCE_LOCAL) if p.size > 0]
     if len({p.size for p in pts}) < 2:
         return None
-    big = [p for p in pts if p.size >= 4096] if len({p.size for p in pts if p.size >= 4096}) >= 2 else pts
+    big = [p for p in pts if p.size >= ANALYSIS.gamma_min_bytes]
+    big = big if len({p.size for p in big}) >= 2 else pts
     return max(fit_hockney(big).beta_us_per_byte, 0.0)
 
 

@@ -11,6 +11,8 @@ import pandas as pd
 
 from mpiscope.records import Point, Record, Timeout
 
+from .policy import ANALYSIS
+
 ALGORITHM_NAMES = {
     1: "Send, Recv",
     2: "Sendrecv_replace",
@@ -110,6 +112,6 @@ def nearest_sizes(measured: Iterable[int], targets: Iterable[int]) -> dict[int, 
     out = {}
     for t in targets:
         best = min(sizes, key=lambda s: abs(math.log(s / t)), default=None)
-        if best is not None and 1 / 1.5 <= best / t <= 1.5:
+        if best is not None and 1 / ANALYSIS.nearest_size_ratio <= best / t <= ANALYSIS.nearest_size_ratio:
             out[t] = best
     return out

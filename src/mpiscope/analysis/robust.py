@@ -7,7 +7,8 @@ from scipy.optimize import linprog
 
 from mpiscope.results.policy import POLICY
 
-TUKEY_C = 4.685      # 95 % efficiency at the normal distribution
+from .policy import ANALYSIS
+
 
 
 def wls_line(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -57,7 +58,7 @@ def robust_line(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
         scale = POLICY.mad_sigma * np.median(np.abs(z - np.median(z)))
         # Never call the noise smaller than the points' own error bars say.
         scale = max(scale, 1.0)
-        u = z / (TUKEY_C * scale)
+        u = z / (ANALYSIS.tukey_c * scale)
         rw = np.where(np.abs(u) < 1, (1 - u ** 2) ** 2, 0.0)
         if np.count_nonzero(rw) < 2:
             rw = np.ones_like(x)

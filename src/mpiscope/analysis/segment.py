@@ -9,6 +9,8 @@ import numpy as np
 
 from mpiscope.results.policy import POLICY
 
+from .policy import ANALYSIS
+
 PARAMS_PER_SEGMENT = 3          # intercept, slope, and the break's position
 
 
@@ -21,7 +23,7 @@ class Segmentation:
 
 
 def isolated_outliers(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
-                      threshold: float = 6.0) -> np.ndarray:
+                      threshold: float = ANALYSIS.spike_sd) -> np.ndarray:
     """Hampel filter on log T over a symmetric window of up to 2 sizes each side.
 
     A point far from the median of its window is a spike, not a regime: a true
@@ -34,10 +36,11 @@ def isolated_outliers(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
     Hampel residuals themselves is no scale, since on any monotone stretch
     they are exactly zero."""
     n = len(y)
-    if n < 5 or np.any(y <= 0):
+    w = ANALYSIS.spike_window
+    if n < 2 * w + 1 or np.any(y <= 0):
         return np.zeros(n, dtype=bool)
     ly = np.log(y)
-    half = [min(2, i, n - 1 - i) for i in range(n)]
+    half = [min(w, i, n - 1 - i) for i in range(n)]
     r = np.array([ly[i] - np.median(ly[i - h:i + h + 1]) for i, h in enumerate(half)])
     rel = math.sqrt(noise_level(x, y, sigma)) * sigma / y
     return (np.abs(r) > threshold * rel) & (np.array(half) > 0)
@@ -96,8 +99,8 @@ def segment_costs(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
     return C
 
 
-def segment(x: np.ndarray, y: np.ndarray, sigma: np.ndarray, min_size: int = 3,
-            penalty: float = 2.0, max_segments: int = 30) -> Segmentation:
+def segment(x: np.ndarray, y: np.ndarray, sigma: np.ndarray, min_size: int = ANALYSIS.min_segment_sizes,
+            penalty: float = ANALYSIS.penalty, max_segments: int = ANALYSIS.max_segments) -> Segmentation:
     """Best segmentation for every number of segments K (dynamic programming,
     exact), then K minimising RSS_K / phi + penalty * (3K - 1) * ln(n).
 

@@ -13,54 +13,17 @@ from mpiscope.records import Point
 
 from .burst import is_burst
 from .clock import Clock
-from .hockney import HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
+from .hockney import HockneyFit, fit_hockney, implausible
 from mpiscope.results.launches import Z95, launch_of
 from mpiscope.results.location import robust_interval
 from mpiscope.results.policy import POLICY
 from mpiscope.records.measured import Measured
 
-from .measured import ABS_SIGMA_FLOOR_US, REL_SIGMA_FLOOR, arrays, launch_level, sigma
+from .policy import ANALYSIS
+from .measured import arrays, launch_level, sigma
 from .robust import robust_line, wls_line
 from .segment import Segmentation, isolated_outliers, segment
 
-STEP_SPACING_TOL = 0.15    # breaks of a staircase sit within 15 % of a period of the grid
-MIN_STEP_BREAKS = 4        # three intervals at least make a period
-# Confirming a switch in one launch (docs/models.md, step 6): each launch is judged locally, on
-# its own CONFIRM_NEAR measured sizes nearest the bracket on each side (inside the two regimes),
-# and can judge when it has CONFIRM_MIN_SIDE of them on each side. Its jump of T at the bracket
-# compares the medians of its points either side carried to the bracket (`_carried`: one spike
-# and an offset of the whole launch decide nothing). It shows the break when it has SHOW_SHARE
-# of what the launch-level points at the same sizes show, the same way (log scale: 0 is no
-# break, 1 the launch-level break; one launch's point scatters by 10-15 % on Open MPI, so a half
-# refused real switches in runs of 30 launches), in the jump or in the change of the per-byte
-# cost, whichever the launch-level break shows clearly: a jump of DIRECTION_JUMP or more, a
-# per-byte cost changing DIRECTION_RATIO-fold or more that moves T by DIRECTION_JUMP.
-CONFIRM_NEAR = 4
-CONFIRM_MIN_SIDE = 2
-# A launch judges a break only from sizes near it: its nearest size below the bracket at least
-# 1/JUDGE_REACH of the bracket's lower end, its nearest above at most JUDGE_REACH times the upper
-# (a launch of powers of two that skipped one size still judges; one whose nearest sizes are 256 B
-# and 256 KiB says nothing about a switch at 4 KiB), and none of its sizes JUDGE_SPAN-fold or
-# further from the bracket (carried to the bracket along a slope, such a size decides by the slope:
-# 384 KiB..1 MiB carried to 4096 B along the curved rendezvous regime gave about nothing, while
-# 8 and 10 KiB carried to 512 B along the straight eager line judge well).
-JUDGE_REACH = 4
-JUDGE_SPAN = 32
-# A launch that has no such jump at the bracket but one measured size of its own to either side
-# places the same switch there (Open MPI, eager limit 4096: launches whose T at 4096 B continues
-# the eager line and jumps only by 6144 B): it agrees, when the launch-level jump is PLACED_JUMP-fold
-# or more (a third of it is then far beyond one launch's scatter, so a launch without the switch
-# shows nothing at either neighbour), and the switch's bracket is widened to cover its place.
-PLACED_JUMP = 1.5
-SHOW_SHARE = 1 / 3
-DIRECTION_JUMP = 0.03
-DIRECTION_RATIO = 1.25
-# A launch whose own lines jump at the bracket by OTHER_MODE times the launch-level break and by
-# OTHER_MODE_JUMP-fold at least, either way, shows it too, as does one that jumps
-# OTHER_MODE_JUMP-fold either way while changing its offset from the launch-level points by as
-# much (another mode on one side only; see `_shows`).
-OTHER_MODE = 2.0
-OTHER_MODE_JUMP = 1.5
 # The segmentation reads a point of POLICY.robust_min_launches launches or more without its wild
 # launches (`_segmentation_input`, `results.location.wild`): one or two launches in another mode
 # (Open MPI's fast launches at 0.2 us) then neither pull the level down nor widen the interval,
@@ -119,6 +82,12 @@ class SwitchReport:
     launches: int = 1                    # launches behind the points
     unconfirmed: tuple[Unconfirmed, ...] = ()  # breaks dropped: not shown by every launch
 
+    @property
+    def launches_disagree(self) -> bool:
+        """Launches of one size differ by far more than their own intervals span."""
+        return self.repeat_spread is not None and self.ci_spread is not None and \
+            self.repeat_spread > max(ANALYSIS.disagree_ratio * self.ci_spread, ANALYSIS.disagree_floor)
+
 
 def _break_at(x, y, s, left: tuple[int, int], right: tuple[int, int]) -> Switch:
     al, bl = wls_line(x[left[0]:left[1]], y[left[0]:left[1]], 1 / s[left[0]:left[1]] ** 2)
@@ -138,7 +107,7 @@ def _break_at(x, y, s, left: tuple[int, int], right: tuple[int, int]) -> Switch:
 
 
 def _periodic_runs(breaks: list[Switch]) -> list[tuple[int, int]]:
-    """Maximal runs [i, j) of breaks equally spaced within STEP_SPACING_TOL."""
+    """Maximal runs [i, j) of breaks equally spaced within ANALYSIS.step_spacing_tol."""
     runs, i = [], 0
     while i < len(breaks):
         j = i + 1
@@ -146,10 +115,10 @@ def _periodic_runs(breaks: list[Switch]) -> list[tuple[int, int]]:
             pos = np.array([b.size for b in breaks[i:j + 1]])
             k = np.arange(len(pos))
             period, start = np.polyfit(k, pos, 1)
-            if period <= 0 or np.max(np.abs(pos - start - period * k)) > STEP_SPACING_TOL * period:
+            if period <= 0 or np.max(np.abs(pos - start - period * k)) > ANALYSIS.step_spacing_tol * period:
                 break
             j += 1
-        if j - i >= MIN_STEP_BREAKS:
+        if j - i >= ANALYSIS.min_step_breaks:
             runs.append((i, j))
             i = j
         else:
@@ -161,9 +130,8 @@ def _mark_steps(breaks: list[Switch]) -> tuple[list[Switch], list[Steps]]:
     out, steps = list(breaks), []
     for i, j in _periodic_runs(breaks):
         jumps = [abs(b.jump) for b in breaks[i:j]]
-        # The run's first break is a protocol switch if it jumps far more than
-        # the steps that follow it (the exercise: 1000 bytes, then ~480-byte steps).
-        if j - i - 1 >= MIN_STEP_BREAKS and jumps[0] > 2 * float(np.median(jumps[1:])):
+        # The run's first break is a protocol switch if it jumps far more than the steps after it.
+        if j - i - 1 >= ANALYSIS.min_step_breaks and jumps[0] > ANALYSIS.step_switch_jump * float(np.median(jumps[1:])):
             i += 1
         pos = np.array([b.size for b in breaks[i:j]])
         period, start = np.polyfit(np.arange(len(pos)), pos, 1)
@@ -174,7 +142,7 @@ def _mark_steps(breaks: list[Switch]) -> tuple[list[Switch], list[Steps]]:
     return out, steps
 
 
-def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray | None:
+def _few_outliers(x, y, s, seg: Segmentation, limit: float = ANALYSIS.break_fit_sd) -> np.ndarray | None:
     """Indices of a few points that alone make a break, if any.
 
     With sparse sizes (powers of two) a spike on a steep stretch escapes the
@@ -191,7 +159,7 @@ def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray 
         a, sl, rw = robust_line(x[lo:hi], y[lo:hi], scale[lo:hi])
         z = np.abs(y[lo:hi] - a - sl * x[lo:hi]) / scale[lo:hi]
         out = np.flatnonzero(rw == 0)
-        if not 1 <= len(out) <= max(2, (hi - lo) // 10) or len(out) >= shorter:
+        if not 1 <= len(out) <= max(2, int(ANALYSIS.break_give_up * (hi - lo))) or len(out) >= shorter:
             continue
         rest = np.delete(z, out)
         # phi comes from few points when sizes are sparse: trust the merged
@@ -203,7 +171,8 @@ def _few_outliers(x, y, s, seg: Segmentation, limit: float = 4.0) -> np.ndarray 
 
 
 def find_switches(points: Sequence[Measured], clock: Clock | None = None,
-                  penalty: float = 2.0, min_size: int = 3, reps: int = 1000,
+                  penalty: float = ANALYSIS.penalty, min_size: int = ANALYSIS.min_segment_sizes,
+                  reps: int = ANALYSIS.switch_reps,
                   max_bandwidth_MiBps: float | None = None) -> SwitchReport:
     """Segment T(n) into linear regimes, name every switch, fit each regime.
 
@@ -222,9 +191,8 @@ def find_switches(points: Sequence[Measured], clock: Clock | None = None,
     # A size every launch puts between its neighbours is part of a step, never a spike.
     agreed = _steps_in_every_launch(x, _launches(pts, set()))
     spikes = isolated_outliers(x, y, s) & ~agreed
-    # Giving up points break by break must not erode a real short regime
-    # two points at a time: a budget of 5 % of the points (2 at least).
-    budget = max(2, len(x) // 20)
+    # Giving up points break by break must not erode a real short regime two points at a time.
+    budget = max(2, int(ANALYSIS.spike_budget * len(x)))
     while True:
         keep = ~spikes
         xk, yk, sk = x[keep], y[keep], s[keep]
@@ -280,7 +248,7 @@ def _segmentation_input(pts: Sequence[Measured]) -> tuple[np.ndarray, np.ndarray
         if not left_out:
             continue
         y[i] = math.exp(centre)
-        s[i] = max(y[i] * half / Z95, REL_SIGMA_FLOOR * y[i], ABS_SIGMA_FLOOR_US)
+        s[i] = max(y[i] * half / Z95, ANALYSIS.rel_sigma_floor * y[i], ANALYSIS.abs_sigma_floor_us)
     return x, y, s
 
 
@@ -316,7 +284,7 @@ def _confirm(marked: list[Switch], launches: dict[int, dict[int, float]], level:
     break kept gets `confirmed_by` (and, if launches place it one size off, a bracket covering
     them: `_covering`) in `marked`. Returns the breaks refused and their indices.
 
-    A side that holds fewer than CONFIRM_MIN_SIDE of a launch's sizes may be widened into the
+    A side that holds fewer than ANALYSIS.confirm_min_side of a launch's sizes may be widened into the
     next regime out only across a break that is not a switch (`_sides`): first no side is
     widened, and a break that launches can judge this way is kept or refused; then, repeatedly,
     sides are widened across the breaks refused and the breaks still undecided, until nothing
@@ -379,17 +347,17 @@ def _sides(x: np.ndarray, bounds: list[tuple[int, int]], k: int, own: dict[int, 
            slopes: list[float], open_: set[int] = frozenset()
            ) -> tuple[tuple[int, int], tuple[int, int], tuple[float, float]]:
     """The size ranges a launch judges break k on, and the per-byte cost of each: the two regimes
-    either side of it; where the launch measured fewer than CONFIRM_MIN_SIDE sizes in one, that
+    either side of it; where the launch measured fewer than ANALYSIS.confirm_min_side sizes in one, that
     regime and the next one out, with the outer regime's cost (a launch of powers of two beside
     a short regime of refinement sizes), but only across a break in `open_` (dropped, or a step of
     a staircase): a side reaching across a switch would judge two switches at once."""
     def span(a: int, b: int) -> tuple[int, int]:
         return int(x[bounds[a][0]]), int(x[bounds[b][1] - 1])
     (left, sl), (right, sr) = (span(k, k), slopes[k]), (span(k + 1, k + 1), slopes[k + 1])
-    if k > 0 and k - 1 in open_ and sum(left[0] <= s <= left[1] for s in own) < CONFIRM_MIN_SIDE:
+    if k > 0 and k - 1 in open_ and sum(left[0] <= s <= left[1] for s in own) < ANALYSIS.confirm_min_side:
         left, sl = span(k - 1, k), slopes[k - 1]
     if k + 2 < len(bounds) and k + 1 in open_ \
-            and sum(right[0] <= s <= right[1] for s in own) < CONFIRM_MIN_SIDE:
+            and sum(right[0] <= s <= right[1] for s in own) < ANALYSIS.confirm_min_side:
         right, sr = span(k + 1, k + 2), slopes[k + 2]
     return left, right, (sl, sr)
 
@@ -431,37 +399,38 @@ def _local(xl: np.ndarray, yl: np.ndarray, xr: np.ndarray, yr: np.ndarray, hi: i
 
 def _clear(seen: _Seen, hi: int, t: float) -> tuple[bool, bool]:
     """Whether launch-level points show a break clearly by its jump, and by its per-byte cost
-    (a ratio of DIRECTION_RATIO whose difference moves T (`t` at `hi`) by DIRECTION_JUMP over
+    (a ratio of ANALYSIS.direction_ratio whose difference moves T (`t` at `hi`) by ANALYSIS.direction_jump over
     `hi` bytes: the slopes of a flat stretch of tiny messages are noise)."""
     bl, br = seen.slopes
-    by_jump = abs(seen.jump) >= math.log1p(DIRECTION_JUMP)
-    by_slope = bl > 0 and br > 0 and abs(math.log(br / bl)) >= math.log(DIRECTION_RATIO) \
-        and abs(br - bl) * hi >= DIRECTION_JUMP * t
+    by_jump = abs(seen.jump) >= math.log1p(ANALYSIS.direction_jump)
+    by_slope = bl > 0 and br > 0 and abs(math.log(br / bl)) >= math.log(ANALYSIS.direction_ratio) \
+        and abs(br - bl) * hi >= ANALYSIS.direction_jump * t
     return by_jump, by_slope
 
 
 def _near(sw: Switch, own: dict[int, float], level: dict[int, float], left: tuple[int, int],
           right: tuple[int, int]) -> tuple[list[int], list[int]]:
     """A launch's sizes on each side of `sw` it may judge it from: inside the side's size range
-    (`_sides`), not a launch-level spike, less than JUDGE_SPAN-fold from the bracket; none on a
-    side whose nearest size is further than JUDGE_REACH-fold."""
+    (`_sides`), not a launch-level spike, less than ANALYSIS.judge_span-fold from the bracket; none on a
+    side whose nearest size is further than ANALYSIS.judge_reach-fold."""
     lo, hi = sw.bracket
-    xl = [s for s in sorted(own) if s in level and left[0] <= s <= left[1] and s * JUDGE_SPAN > lo]
-    xr = [s for s in sorted(own) if s in level and right[0] <= s <= right[1] and s < JUDGE_SPAN * hi]
-    return ([] if not xl or xl[-1] * JUDGE_REACH < lo else xl), ([] if not xr or xr[0] > JUDGE_REACH * hi else xr)
+    xl = [s for s in sorted(own) if s in level and left[0] <= s <= left[1] and s * ANALYSIS.judge_span > lo]
+    xr = [s for s in sorted(own) if s in level and right[0] <= s <= right[1] and s < ANALYSIS.judge_span * hi]
+    reach = ANALYSIS.judge_reach
+    return ([] if not xl or xl[-1] * reach < lo else xl), ([] if not xr or xr[0] > reach * hi else xr)
 
 
 def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
            left: tuple[int, int], right: tuple[int, int], slopes: tuple[float, float]) -> bool | None:
     """Does one launch (its medians by size, `own`) show the launch-level break `sw` between the
     regimes over `left` and `right` (size ranges; `_sides`)? None when it cannot judge: fewer than
-    CONFIRM_MIN_SIDE of its sizes on a side, or the launch-level points at its sizes show no
-    clear break. Shown: SHOW_SHARE of the launch-level jump, or of the launch-level change of
+    ANALYSIS.confirm_min_side of its sizes on a side, or the launch-level points at its sizes show no
+    clear break. Shown: ANALYSIS.show_share of the launch-level jump, or of the launch-level change of
     the per-byte cost, the same way."""
     hi = sw.bracket[1]
     xl, xr = _near(sw, own, level, left, right)
-    xl, xr = xl[-CONFIRM_NEAR:], xr[:CONFIRM_NEAR]
-    if len(xl) < CONFIRM_MIN_SIDE or len(xr) < CONFIRM_MIN_SIDE:
+    xl, xr = xl[-ANALYSIS.confirm_near:], xr[:ANALYSIS.confirm_near]
+    if len(xl) < ANALYSIS.confirm_min_side or len(xr) < ANALYSIS.confirm_min_side:
         return None
     XL, XR = np.array(xl, float), np.array(xr, float)
     LL, LR = np.array([level[s] for s in xl]), np.array([level[s] for s in xr])
@@ -473,31 +442,31 @@ def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
         return None
     alone = _local(XL, np.array([own[s] for s in xl]), XR, np.array([own[s] for s in xr]), hi, slopes)
     if by_jump and alone is not None and alone.jump * ref.jump > 0 \
-            and abs(alone.jump) >= SHOW_SHARE * abs(ref.jump):
+            and abs(alone.jump) >= ANALYSIS.show_share * abs(ref.jump):
         return True
     if alone is None:
         return False
     # A launch in another mode (Open MPI's launches at 0.2 us) shows the same switch another
     # way: a jump of its own far larger than the launch-level break, whatever its sign.
-    if abs(alone.jump) >= max(OTHER_MODE * abs(ref.jump), math.log(OTHER_MODE_JUMP)):
+    if abs(alone.jump) >= max(ANALYSIS.other_mode * abs(ref.jump), math.log(ANALYSIS.other_mode_jump)):
         return True
-    # Or it changes mode at the bracket: its own jump of OTHER_MODE_JUMP-fold, either way, and its
-    # offset from the launch-level points OTHER_MODE_JUMP-fold larger on one side than on the
+    # Or it changes mode at the bracket: its own jump of other_mode_jump-fold, either way, and its
+    # offset from the launch-level points other_mode_jump-fold larger on one side than on the
     # other (a fast launch up to the eager limit and not beyond: 0.57 -> 2.3 us where the
     # launch-level points go 2.3 -> 2.2 us).
     # Judged against its own mode, such a launch needs no more than a clear jump the same way as
-    # the launch-level break (DIRECTION_RATIO-fold): Open MPI at eager limit 12000, a launch in a
+    # the launch-level break (direction_ratio-fold): Open MPI at eager limit 12000, a launch in a
     # slow mode below the limit only (1.16 us at 4096 B where the others take 0.6) jumps 1.42-fold
     # to the rendezvous, a third of the launch-level 2.9-fold.
     off = [float(np.median(np.log([own[s] / level[s] for s in side]))) for side in (xl, xr)]
-    if abs(off[1] - off[0]) >= math.log(OTHER_MODE_JUMP) and (
-            abs(alone.jump) >= math.log(OTHER_MODE_JUMP)
-            or (alone.jump * ref.jump > 0 and abs(alone.jump) >= math.log(DIRECTION_RATIO))):
+    if abs(off[1] - off[0]) >= math.log(ANALYSIS.other_mode_jump) and (
+            abs(alone.jump) >= math.log(ANALYSIS.other_mode_jump)
+            or (alone.jump * ref.jump > 0 and abs(alone.jump) >= math.log(ANALYSIS.direction_ratio))):
         return True
     bl, br = alone.slopes
     r = math.log(ref.slopes[1] / ref.slopes[0]) if by_slope else 0.0
     return by_slope and bl > 0 and br > 0 and math.log(br / bl) * r > 0 \
-        and abs(math.log(br / bl)) >= SHOW_SHARE * abs(r)
+        and abs(math.log(br / bl)) >= ANALYSIS.show_share * abs(r)
 
 
 def _placed(sw: Switch, own: dict[int, float], level: dict[int, float],
@@ -505,25 +474,25 @@ def _placed(sw: Switch, own: dict[int, float], level: dict[int, float],
             ) -> tuple[int, int] | None:
     """Where a launch that does not show `sw` at its bracket (`_shows` False) places the same
     break one of its own measured sizes to either side: its two sizes around the place, or None.
-    Only for a launch-level jump of PLACED_JUMP-fold or more; the launch's jump there must have
-    SHOW_SHARE of it, the same way, judged as in `_shows` (sides of CONFIRM_MIN_SIDE sizes at
-    least, T carried to the place), and the place within JUDGE_REACH of the bracket."""
+    Only for a launch-level jump of ANALYSIS.placed_jump-fold or more; the launch's jump there must have
+    ANALYSIS.show_share of it, the same way, judged as in `_shows` (sides of ANALYSIS.confirm_min_side sizes at
+    least, T carried to the place), and the place within ANALYSIS.judge_reach of the bracket."""
     hi = sw.bracket[1]
     al, ar = _near(sw, own, level, left, right)
-    xl, xr = al[-CONFIRM_NEAR:], ar[:CONFIRM_NEAR]
-    if len(xl) < CONFIRM_MIN_SIDE or len(xr) < CONFIRM_MIN_SIDE:
+    xl, xr = al[-ANALYSIS.confirm_near:], ar[:ANALYSIS.confirm_near]
+    if len(xl) < ANALYSIS.confirm_min_side or len(xr) < ANALYSIS.confirm_min_side:
         return None
     ref = _local(np.array(xl, float), np.array([level[s] for s in xl]),
                  np.array(xr, float), np.array([level[s] for s in xr]), hi, slopes)
-    if ref is None or abs(ref.jump) < math.log(PLACED_JUMP):
+    if ref is None or abs(ref.jump) < math.log(ANALYSIS.placed_jump):
         return None
     for pl, pr in ((al + ar[:1], ar[1:]), (al[:-1], al[-1:] + ar)):   # one size later, earlier
-        pl, pr = pl[-CONFIRM_NEAR:], pr[:CONFIRM_NEAR]
-        if len(pl) < CONFIRM_MIN_SIDE or len(pr) < CONFIRM_MIN_SIDE:
+        pl, pr = pl[-ANALYSIS.confirm_near:], pr[:ANALYSIS.confirm_near]
+        if len(pl) < ANALYSIS.confirm_min_side or len(pr) < ANALYSIS.confirm_min_side:
             continue
         seen = _local(np.array(pl, float), np.array([own[s] for s in pl]),
                       np.array(pr, float), np.array([own[s] for s in pr]), pr[0], slopes)
-        if seen is not None and seen.jump * ref.jump > 0 and abs(seen.jump) >= SHOW_SHARE * abs(ref.jump):
+        if seen is not None and seen.jump * ref.jump > 0 and abs(seen.jump) >= ANALYSIS.show_share * abs(ref.jump):
             # the place: of the launch's sizes around the shifted split, the two consecutive ones
             # its T jumps most between, the same way (a side of two points carried to the split
             # shows a jump one size early)
@@ -531,7 +500,7 @@ def _placed(sw: Switch, own: dict[int, float], level: dict[int, float],
             steps = [math.log(own[b] / own[a]) * math.copysign(1.0, ref.jump) for a, b in zip(near, near[1:])]
             i = int(np.argmax(steps))
             # a place as far from the bracket as a launch may judge from at all says nothing
-            if near[i] * JUDGE_REACH >= sw.bracket[0] and near[i + 1] <= JUDGE_REACH * hi:
+            if near[i] * ANALYSIS.judge_reach >= sw.bracket[0] and near[i + 1] <= ANALYSIS.judge_reach * hi:
                 return near[i], near[i + 1]
     return None
 
@@ -556,8 +525,8 @@ def _repeat_spread(pts: Sequence[Measured]) -> tuple[float | None, float | None]
     return float(np.median(spread)), float(np.median(ci))
 
 
-def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float = 0.05,
-                    per_gap: int = 3, remeasure_ends: bool = True) -> list[int]:
+def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float = ANALYSIS.refine_tolerance,
+                    per_gap: int = ANALYSIS.refine_per_gap, remeasure_ends: bool = True) -> list[int]:
     """New sizes inside each switch bracket still wider than `tolerance` of the
     switch size: `per_gap` sizes evenly spaced (geometrically for wide
     brackets), so each round shrinks the bracket about (per_gap + 1)-fold, and
@@ -575,7 +544,7 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
         lo, hi = sw.bracket
         if sw.burst or hi - lo <= max(tolerance * hi, 1):  # a burst moves with the pace: no place to find
             continue
-        spaced = np.geomspace if lo > 0 and hi / lo > 4 else np.linspace  # wide brackets: geometrically
+        spaced = np.geomspace if lo > 0 and hi / lo > ANALYSIS.refine_geometric else np.linspace
         cand = spaced(lo, hi, per_gap + 2)[1:-1]
         inner = {int(round(c)) for c in cand if lo < round(c) < hi} - measured
         before, after = [v for v in sizes if v < lo], [v for v in sizes if v > hi]
@@ -586,8 +555,8 @@ def sizes_to_refine(report: SwitchReport, measured: set[int], tolerance: float =
 
 
 def refine(measure: Callable[[list[int]], list[Measured]], initial_points: Sequence[Measured],
-           tolerance: float = 0.05, max_rounds: int = 10, per_gap: int = 3,
-           clock: Clock | None = None, penalty: float = 2.0,
+           tolerance: float = ANALYSIS.refine_tolerance, max_rounds: int = ANALYSIS.refine_max_rounds,
+           per_gap: int = ANALYSIS.refine_per_gap, clock: Clock | None = None, penalty: float = ANALYSIS.penalty,
            remeasure_ends: bool = True) -> tuple[list[Measured], SwitchReport]:
     """mpptest-style refinement: segment, measure more sizes inside every
     switch bracket wider than `tolerance` x its size, repeat until each switch
@@ -606,59 +575,3 @@ def refine(measure: Callable[[list[int]], list[Measured]], initial_points: Seque
         pts.extend(measure(todo))
         report = find_switches(pts, clock=clock, penalty=penalty)
     return sorted(pts, key=lambda p: p.size), report
-
-
-def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
-    """Switches, breaks not every launch showed, staircases, then the exercise table with one
-    column per regime; a regime that is no model (`Regime.flag`) gets a line instead, and keeps
-    its column when only its latency is not identifiable (`hockney.bandwidth_only`)."""
-    out = []
-    if not report.switches:
-        out.append("No protocol switch: one regime.")
-    for i, sw in enumerate(report.switches, start=1):
-        jump = f"{sw.jump:+.1%}" if math.isfinite(sw.jump) else "n/a"
-        ratio = f"x{sw.slope_ratio:.3g}" if math.isfinite(sw.slope_ratio) \
-            and sw.slope_ratio > 0 else "n/a (a side has no positive slope)"
-        seen = "" if sw.confirmed_by is None else \
-            f"; seen in each of the {sw.confirmed_by} launches that measured around it" if sw.confirmed_by \
-            else "; no single launch measured enough sizes around it to check"
-        what = "burst of a rate limiter (not a protocol switch)" if sw.burst else "switch"
-        burst = "; the samples above it split into fast and slow, as a token bucket's do (docs/models.md)" \
-            if sw.burst else ""
-        out.append(f"{what} {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
-                   f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
-                   f"T jumps {jump}, per-byte cost {ratio}{seen}{burst}")
-    for u in report.unconfirmed:
-        launches = ", ".join(map(str, u.not_shown_by))
-        if not u.checked:
-            out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
-                       f"and {u.switch.bracket[1]}) is not confirmed: no launch measured enough sizes near it")
-            continue
-        out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
-                   f"and {u.switch.bracket[1]}) is not confirmed by launch {launches} "
-                   f"({len(u.not_shown_by)} of {u.checked} checked)")
-    for st in report.steps:
-        out.append(f"packetisation: {st.count} steps every ~{st.period:.0f} bytes from "
-                   f"~{st.start:.0f} bytes, each raising T by ~{st.height:.1%}")
-    if report.outliers:
-        out.append(f"isolated spikes left out: sizes {list(report.outliers)}")
-    if report.repeat_spread is not None and report.ci_spread is not None \
-            and report.repeat_spread > max(3 * report.ci_spread, 0.05):
-        consequence = "intervals are launch-level and every switch was checked in each launch" \
-            if report.launches > 1 else "switches found here may be noise"
-        out.append(f"warning: launches of one size differ by {report.repeat_spread:.0%} "
-                   f"(median) while their own CIs span {report.ci_spread:.1%}: launches disagree "
-                   f"(load, placement, frequency); {consequence}")
-    fits = {}
-    for i, r in enumerate(report.regimes, start=1):
-        name = f"regime {i} ({r.size_range[0]}..{r.size_range[1]} B)"
-        if bandwidth_only(r.fit, r.flag):
-            out.append(f"{name}: not a model to predict with ({r.flag}): the latency is not identifiable "
-                       f"from large messages alone; its per-byte cost and bandwidth are in the table")
-            fits[name] = r.fit
-        elif r.flag:
-            out.append(f"{name}: not a model ({r.flag}): too few sizes or noise "
-                       f"({r.fit.n_points} points)")
-        else:
-            fits[name] = r.fit
-    return "\n".join(out) + ("\n\n" + format_hockney_table(fits, with_ci=with_ci) if fits else "")

@@ -20,13 +20,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import squareform
 
-# Two distances belong to different link levels when the larger is at least this much the
-# smaller: one more link (a hop through a switch) adds a link latency to a route of two or more.
-LEVEL_GAP = 1.2
-# Two close ranks are in one group when more than this share of their close ranks is common.
-# Same group: most (16 of 24 in a dragonfly of 4 x 4 routers of 4 nodes); a global link's two
-# ends: their own routers only (8 of 32).
-SHARED = 0.5
+from .policy import ANALYSIS
+
 
 
 @dataclass(frozen=True)
@@ -78,7 +73,7 @@ def _least(m: np.ndarray) -> float:
     return least
 
 
-def infer_topology(us: np.ndarray, mbps: np.ndarray | None = None, gap: float = LEVEL_GAP) -> Topology:
+def infer_topology(us: np.ndarray, mbps: np.ndarray | None = None, gap: float = ANALYSIS.level_gap) -> Topology:
     """The hierarchy of groups from a rank x rank map of one-pair times (µs, NaN on the
     diagonal) and, when given, the map of the same pairs' bandwidths at a large size (MB/s)."""
     d = distances(us, mbps)
@@ -101,32 +96,14 @@ def infer_topology(us: np.ndarray, mbps: np.ndarray | None = None, gap: float = 
 
 
 def _groups(close: np.ndarray, inner: np.ndarray) -> np.ndarray:
-    """Group labels at one level: ranks joined when close and sharing more than SHARED of
+    """Group labels at one level: ranks joined when close and sharing more than `group_shared` of
     their close ranks (each counts itself), merged with the inner level's groups so that
     the hierarchy nests."""
     near = close | np.eye(close.shape[0], dtype=bool)
     counts = near.astype(float)
     common = counts @ counts.T
     union = counts.sum(1)[:, None] + counts.sum(1)[None, :] - common
-    joined = near & (common > SHARED * union)
+    joined = near & (common > ANALYSIS.group_shared * union)
     same_inner = inner[:, None] == inner[None, :]
     _, labels = connected_components(csr_matrix(joined | same_inner), directed=False)
     return labels
-
-
-def describe(t: Topology, shown: int = 8) -> list[str]:
-    """One line a level: its time, how many groups of how many ranks, the first groups."""
-    lines = []
-    for i, lv in enumerate(t.levels, 1):
-        size_text = "/".join(map(str, sorted({len(g) for g in lv.groups})))
-        listed = " ".join(_ranks(g) for g in lv.groups[:shown]) + (" ..." if len(lv.groups) > shown else "")
-        lines.append(f"level {i}: {len(lv.groups)} group(s) of {size_text} rank(s), pairs {lv.time_us:.3g} µs: "
-                     f"{listed}")
-    return lines
-
-
-def _ranks(group: tuple[int, ...]) -> str:
-    """{0-3} for a run of ranks, {0,4,8} otherwise."""
-    if len(group) > 2 and group[-1] - group[0] == len(group) - 1:
-        return f"{{{group[0]}-{group[-1]}}}"
-    return "{" + ",".join(map(str, group)) + "}"

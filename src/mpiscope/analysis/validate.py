@@ -59,7 +59,7 @@ def validate(records: Iterable[Record | Measured], params: Params | ParamsFor,
     return pd.DataFrame(rows)
 
 
-def summarise(table: pd.DataFrame) -> pd.DataFrame:
+def validation_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Median and worst absolute relative error per collective and rank count."""
     if table.empty:
         return table
@@ -70,21 +70,3 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
                   median_err_default=("abs_default", "median"),
                   max_err_default=("abs_default", "max"))
              .reset_index())
-
-
-def format_validation(table: pd.DataFrame) -> str:
-    if table.empty:
-        return "No collective points to validate against (benchmarks: " + \
-            ", ".join(ALGORITHMS) + ")."
-    s = summarise(table)
-    over = sorted(set(table.loc[table.oversubscribed, "p"])) if "oversubscribed" in table else []
-    lines = [f"{'collective':<15} {'p':>3} {'points':>6}  {'|err| best: median':>19} "
-             f"{'max':>7}  {'|err| MPICH default: median':>28} {'max':>7}"]
-    for r in s.itertuples():
-        lines.append(f"{r.collective:<15} {r.p:>3} {r.points:>6}  {r.median_err_best:>19.1%} "
-                     f"{r.max_err_best:>7.1%}  {r.median_err_default:>28.1%} "
-                     f"{r.max_err_default:>7.1%}")
-    if over:
-        lines.append(f"warning: the runs at p = {', '.join(map(str, over))} were oversubscribed "
-                     f"(more ranks than cores); their errors say nothing about the model")
-    return "\n".join(lines)

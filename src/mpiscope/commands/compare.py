@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from mpiscope.results.policy import POLICY
 from mpiscope.util import paths
 
 
@@ -43,9 +44,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from mpiscope.report.comparison import ratio_text
 
     fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
-    # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else 5 %
+    # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else the policy's
     margin = percent(a.min_change, "--min-change") if a.min_change is not None else \
-        fail_on if fail_on is not None else 0.05
+        fail_on if fail_on is not None else POLICY.margin
     if not 0 < a.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
     runs_dir = paths.runs_dir(a.runs_dir)
@@ -119,10 +120,11 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--strict", action="store_true", help="also exit 1 when a point is inconclusive")
     p.add_argument("--min-change", metavar="PCT",
                    help="the margin: 'same' needs the ratio's interval within ±PCT, slower/faster a change of "
-                        "at least PCT (default the --fail-on value, else 5%%)")
+                        f"at least PCT (default the --fail-on value, else {POLICY.margin * 100:g}%%)")
     p.add_argument("--history", default="auto", metavar="none|auto|RUNS",
                    help="the drift from run to run in a comparison of one run a side: auto (kept in the runs), "
                         "none (a stated prior only), or RUN1,RUN2,... to learn it from (default auto)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level after adjustment (default 0.05)")
+    p.add_argument("--alpha", type=float, default=POLICY.alpha,
+                   help=f"significance level after adjustment (default {POLICY.alpha:g})")
     p.add_argument("--benchmark", help="only this benchmark")
     p.set_defaults(func=cmd_compare)

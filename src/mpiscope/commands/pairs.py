@@ -80,7 +80,8 @@ def print_slow_ranks(console, us: np.ndarray, hosts: list[str]) -> None:
 def print_topology(console, points: list[Point]) -> None:
     """The groups of ranks the one-pair maps put together (analysis/topology.py): latency from
     the smallest size, bandwidth from the largest when the run measured more than one."""
-    from mpiscope.analysis.topology import describe, infer_topology
+    from mpiscope.analysis.topology import infer_topology
+    from mpiscope.report.topology import topology_lines
     from mpiscope.util.units import human_size
     small, large = min(points, key=lambda p: p.size), max(points, key=lambda p: p.size)
     mbps = matrix(large, "one_pair", "matrix_MBps") if large.size > small.size else None
@@ -93,7 +94,7 @@ def print_topology(console, points: list[Point]) -> None:
                                               f"{human_size(large.size)}"
     console.print(f"inferred topology from the {measured} (groups of ranks that share a link level, "
                   "innermost first):", highlight=False)
-    for line in describe(topology):
+    for line in topology_lines(topology):
         console.print(f"    {line}", highlight=False)
 
 

@@ -63,7 +63,8 @@ def cmd_predict(a: argparse.Namespace) -> int:
     from mpiscope.util.console import out
     if a.validate:
         return _validate(a)
-    from mpiscope.analysis.predict import ALGORITHMS, format_winners, prediction_table
+    from mpiscope.analysis.predict import ALGORITHMS, prediction_table
+    from mpiscope.report.predictions import format_winners
     colls = a.collective or [c for c in ALGORITHMS if c != "barrier"]
     for c in colls:
         if c not in ALGORITHMS:
@@ -106,7 +107,8 @@ def _every_algorithm(t, algs: list[str]) -> str:
 
 
 def _validate(a: argparse.Namespace) -> int:
-    from mpiscope.analysis.validate import format_validation, validate
+    from mpiscope.analysis.validate import validate
+    from mpiscope.report.predictions import format_validation
     from mpiscope.util.console import out
     records = _records(a.validate, paths.runs_dir(a.runs_dir))
     params, source = params_from_args(a, fallback=records)

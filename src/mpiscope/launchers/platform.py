@@ -133,7 +133,7 @@ def _check(kind: str, p: dict[str, str], ranks: int) -> None:
         raise UsageError(f"--platform {kind}: {p['nodes']} node(s) for {ranks} ranks: give nodes={ranks} or more")
 
 
-def _num(key: str, p: dict[str, str], units: dict[str, float], scale: float = 1.0) -> str:
+def _unit_value(key: str, p: dict[str, str], units: dict[str, float], scale: float = 1.0) -> str:
     return f"{_quantity(key, p[key], units) * scale:.6g}"
 
 
@@ -149,11 +149,11 @@ def _cluster(p: dict[str, str]) -> str:
         f = slow if i in (bad_link, bad_node) else 1.0
         speed = p["speed"] if i != bad_node else f"{_flops(p['speed']) / slow:.6g}f"
         lines.append(f' <host id="node-{i}" speed="{speed}"/>')
-        lines.append(f' <link id="link-{i}" bandwidth="{_num("bw", p, BANDWIDTH, 1 / f)}Bps" '
-                     f'latency="{_num("lat", p, LATENCY, f)}s" sharing_policy="SPLITDUPLEX"/>')
+        lines.append(f' <link id="link-{i}" bandwidth="{_unit_value("bw", p, BANDWIDTH, 1 / f)}Bps" '
+                     f'latency="{_unit_value("lat", p, LATENCY, f)}s" sharing_policy="SPLITDUPLEX"/>')
         lines.append(f' <host_link id="node-{i}" up="link-{i}_UP" down="link-{i}_DOWN"/>')
-    lines.append(f' <backbone id="backbone" bandwidth="{_num("bb-bw", p, BANDWIDTH)}Bps" '
-                 f'latency="{_num("bb-lat", p, LATENCY)}s"/>')
+    lines.append(f' <backbone id="backbone" bandwidth="{_unit_value("bb-bw", p, BANDWIDTH)}Bps" '
+                 f'latency="{_unit_value("bb-lat", p, LATENCY)}s"/>')
     lines.append("</zone>")
     return "\n".join(lines) + "\n"
 
@@ -167,15 +167,16 @@ def _flops(text: str) -> float:
 
 def _cluster_tag(p: dict[str, str], topology: str, parameters: str) -> str:
     return (f'<cluster id="{topology.lower()}" prefix="node-" suffix="" radical="0-{int(p["nodes"]) - 1}" '
-            f'speed="{p["speed"]}" bw="{_num("bw", p, BANDWIDTH)}Bps" lat="{_num("lat", p, LATENCY)}s" '
+            f'speed="{p["speed"]}" bw="{_unit_value("bw", p, BANDWIDTH)}Bps" lat="{_unit_value("lat", p, LATENCY)}s" '
             f'sharing_policy="SPLITDUPLEX" topology="{topology}" topo_parameters="{parameters}"/>\n')
 
 
 def _figures(p: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """A link's attributes, and the slow node's link's and speed (slowdown times slower)."""
     slow = float(p.get("slowdown", "1"))
-    link = {"bandwidth": f"{_num('bw', p, BANDWIDTH)}Bps", "latency": f"{_num('lat', p, LATENCY)}s"}
-    return link, {"bandwidth": f"{_num('bw', p, BANDWIDTH, 1 / slow)}Bps", "latency": f"{_num('lat', p, LATENCY, slow)}s",
+    link = {"bandwidth": f"{_unit_value('bw', p, BANDWIDTH)}Bps", "latency": f"{_unit_value('lat', p, LATENCY)}s"}
+    return link, {"bandwidth": f"{_unit_value('bw', p, BANDWIDTH, 1 / slow)}Bps",
+                  "latency": f"{_unit_value('lat', p, LATENCY, slow)}s",
                   "speed": f"{_flops(p['speed']) / slow:.6g}f"}
 
 

@@ -47,7 +47,8 @@ def section(runs: list[Run], table: Callable[[list[str], list[list[str]], str], 
     base_label, base = compared[0]
     parts = [f'<p class="lede">Baseline: <b>{escape(base_label)}</b>. Each other '
              f'{"configuration" if len(base) > 1 or base[0].meta().sweep else "run"} is compared to it as '
-             f'<code>mpiscope compare</code> does (margin ±5&nbsp;%, α = 0.05 after Benjamini-Hochberg '
+             f'<code>mpiscope compare</code> does (margin ±{POLICY.margin * 100:g}&nbsp;%, '
+             f'α = {POLICY.alpha:g} after Benjamini-Hochberg '
              f'adjustment): the ratio candidate / baseline of the time per message with its 95&nbsp;% '
              f'interval, and the verdict.</p>']
     for label, cand in compared[1:]:

@@ -68,7 +68,7 @@ def _same_partition(a: pd.Series, b: pd.Series) -> bool:
     return pairs["a"].is_unique and pairs["b"].is_unique
 
 
-def describe(col: str, value) -> str:
+def factor_label(col: str, value) -> str:
     """One factor's value as a reader wants it in a legend; a derived column (a plot's own
     grouping, such as the ring algorithm) is its value alone."""
     if col == "ranks":
@@ -109,4 +109,4 @@ def series(df: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[str, pd.Data
         groups = list(df.groupby(keys, sort=False, dropna=False))
     for _, rows in groups:
         first = rows.iloc[0]
-        yield ", ".join(describe(c, first[c]) for c in keys), rows.sort_values("size")
+        yield ", ".join(factor_label(c, first[c]) for c in keys), rows.sort_values("size")

@@ -155,10 +155,11 @@ def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[
     pingpong's model, with the library's `limits` that stand there; with a launch `target`, last,
     how many points reached it (`on_target`)."""
     from mpiscope.results.launches import aggregate
-    from mpiscope.report.model import summarise
-    estimates = [_Flagged(e.point, e.evidence) for e in estimates] if estimates is not None else aggregate(records)
+    from mpiscope.report.model import model_summary
+    points = [e.point for e in estimates] if estimates is not None else aggregate(records)
+    estimates = [_Flagged(lp, launch_evidence(lp)) for lp in points]
     try:
-        report = summarise(records).report
+        report = model_summary(records).report
     except ValueError:  # several variants, no pingpong: no switch to tell
         report = None
     switches = [(sw.size, sw.bracket, sw.burst) for sw in report.switches] if report is not None else []

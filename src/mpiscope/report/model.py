@@ -9,20 +9,19 @@ from typing import Any, Iterable
 from rich.console import Console
 
 from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
-from mpiscope.analysis.hockney import MIB, HockneyFit, bandwidth_only, fit_hockney, format_hockney_table, implausible
-from mpiscope.analysis.hw import Hardware, format_hardware, hardware_from_records
-from mpiscope.analysis.loggp import LogGP, format_loggp, loggp_from_records
+from mpiscope.analysis.hockney import MIB, HockneyFit, bandwidth_only, fit_hockney, implausible
+from mpiscope.analysis.hw import Hardware, hardware_from_records
+from mpiscope.analysis.loggp import LogGP, loggp_from_records
 from mpiscope.analysis.measured import select
 from mpiscope.records.measured import Measured, is_measured
 from mpiscope.analysis.model import first_context
-from mpiscope.analysis.switches import SwitchReport, find_switches, format_switches
+from mpiscope.analysis.policy import ANALYSIS
+from mpiscope.analysis.switches import SwitchReport, find_switches
 from mpiscope.records import Record
+from mpiscope.report.hardware import format_hardware, format_loggp
+from mpiscope.report.hockney import format_hockney_table
+from mpiscope.report.switches import format_switches
 
-# find_switches needs two segments of 3 sizes; below that one line is all there is.
-MIN_SIZES_FOR_SWITCHES = 6
-# A message is copied at least once, by a core: a regime's throughput above this many times the
-# fastest memcpy the run measured (in cache) is an artefact of the fit, not a transfer.
-MEMCPY_CEILING = 10.0
 
 
 @dataclass
@@ -49,12 +48,12 @@ def variants_of(records: Iterable[Record | Measured], benchmark: str) -> list[st
                    and (v := getattr(r, "variant", None)) is not None})
 
 
-def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
-              clock_mhz: float | None = None, variant: str | None = None) -> ModelSummary:
+def model_summary(records: Iterable[Record | Measured], benchmark: str = "pingpong",
+                  clock_mhz: float | None = None, variant: str | None = None) -> ModelSummary:
     """Every model the records allow. Records of several runs may be concatenated
     (a refinement chain, repeated launches): each point is fitted once over its launches
     (`select`); the clock comes from the first run's context. A regime whose fit is impossible
-    (a negative latency, a throughput above MEMCPY_CEILING x the run's fastest memcpy) is
+    (a negative latency, a throughput above `memcpy_ceiling` x the run's fastest memcpy) is
     flagged."""
     recs = list(records)
     ctx = first_context(recs)
@@ -65,7 +64,7 @@ def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
     clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx)) if known or not imported else None
     s = ModelSummary(benchmark, clock=clock)
     s.hardware = hardware_from_records(recs)
-    ceiling = MEMCPY_CEILING * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
+    ceiling = ANALYSIS.memcpy_ceiling * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
         if s.hardware is not None and s.hardware.memcpy_MBps else None
     have = variants_of(recs, benchmark)
     if variant is None and len(have) > 1:
@@ -79,13 +78,13 @@ def summarise(records: Iterable[Record | Measured], benchmark: str = "pingpong",
         s.benchmark = f"{benchmark} {variant}"
     pts = select(recs, benchmark=benchmark, ranks=2 if benchmark == "pingpong" else None, variant=variant)
     s.sizes = len({p.size for p in pts})
-    if s.sizes >= MIN_SIZES_FOR_SWITCHES:
+    if s.sizes >= ANALYSIS.min_sizes_for_switches:
         s.report = find_switches(pts, clock=s.clock, max_bandwidth_MiBps=ceiling)
     elif s.sizes >= 2:
         s.single = fit_hockney(pts, clock=s.clock)
         s.single_flag = implausible(s.single, ceiling)
         s.notes.append(f"only {s.sizes} sizes: one line fitted, no switch search "
-                       f"(needs {MIN_SIZES_FOR_SWITCHES}; e.g. --sizes 1:1M)")
+                       f"(needs {ANALYSIS.min_sizes_for_switches}; e.g. --sizes 1:1M)")
     s.loggp = loggp_from_records(recs)
     return s
 
@@ -117,7 +116,7 @@ def print_model(console: Console, records: Iterable[Record | Measured], benchmar
                 clock_mhz: float | None = None) -> bool:
     """Print the models after a run's table; False (nothing printed) when the run
     has nothing to model."""
-    s = summarise(records, benchmark, clock_mhz)
+    s = model_summary(records, benchmark, clock_mhz)
     if s.empty:
         return False
     console.print()
@@ -125,12 +124,12 @@ def print_model(console: Console, records: Iterable[Record | Measured], benchmar
     return True
 
 
-def _num(v: Any) -> Any:
+def _json_value(v: Any) -> Any:
     """JSON has no infinity: an unbounded bandwidth or n_1/2 becomes null."""
     if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, (tuple, list)):
-        return [_num(x) for x in v]
+        return [_json_value(x) for x in v]
     return v
 
 
@@ -152,7 +151,7 @@ def fit_json(f: HockneyFit) -> dict:
     hidden = ({k for k in figures if k.startswith("alpha")} if not lat else set()) | \
         ({k for k in figures if k.startswith(("beta", "bandwidth"))} if not per_byte else set()) | \
         ({"n_half_bytes", "n_half_ci"} if not f.valid else set())
-    return {**{k: None if k in hidden else _num(v) for k, v in figures.items()},
+    return {**{k: None if k in hidden else _json_value(v) for k, v in figures.items()},
             "valid": f.valid, "not_identifiable": {"latency": f.latency_issue, "per_byte": f.per_byte_issue},
             "outliers": list(f.outliers), "ci_method": f.ci_method}
 
@@ -164,8 +163,8 @@ def to_json(s: ModelSummary) -> dict:
     if s.report is not None:
         r = s.report
         out["switches"] = [{"size": sw.size, "bracket": list(sw.bracket),
-                            "uncertainty": sw.uncertainty, "jump": _num(sw.jump),
-                            "slope_ratio": _num(sw.slope_ratio), "confirmed_by": sw.confirmed_by,
+                            "uncertainty": sw.uncertainty, "jump": _json_value(sw.jump),
+                            "slope_ratio": _json_value(sw.slope_ratio), "confirmed_by": sw.confirmed_by,
                             "burst": sw.burst}
                            for sw in r.switches]
         out["unconfirmed"] = [{"size": u.switch.size, "bracket": list(u.switch.bracket),
@@ -178,7 +177,7 @@ def to_json(s: ModelSummary) -> dict:
         out["spikes"] = list(r.outliers)
     elif s.single is not None:
         out["switches"], out["regimes"] = None, [{**fit_json(s.single), "flag": s.single_flag}]
-    out["loggp"] = None if s.loggp is None else {k: _num(v) for k, v in vars(s.loggp).items()}
+    out["loggp"] = None if s.loggp is None else {k: _json_value(v) for k, v in vars(s.loggp).items()}
     out["hardware"] = None if s.hardware is None else s.hardware.to_json()
     out["notes"] = s.notes
     return out

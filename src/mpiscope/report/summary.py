@@ -24,7 +24,7 @@ SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and say
                       "measure with several launches (--launches 3) for intervals that hold across launches")
 
 
-def _num(x: float | None, digits: int = 3) -> str:
+def _cell(x: float | None, digits: int = 3) -> str:
     return num(x, digits, missing="-", grouping=False)
 
 
@@ -154,11 +154,11 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                                f"no valid sample: {r.stop_reason or '?'}"]
                 continue
             flag = estimates[(r.key, config)].evidence  # an interval that informs nothing is named, never drawn
-            rows[order] = [_label(lp, world), human_size(lp.size), _num(lp.median),
+            rows[order] = [_label(lp, world), human_size(lp.size), _cell(lp.median),
                            f"[yellow]{escape(flag)}[/]" if flag else
-                           f"{_num(lp.ci_low)}–{_num(lp.ci_high)}" if lp.ci_low is not None else "-",
+                           f"{_cell(lp.ci_low)}–{_cell(lp.ci_high)}" if lp.ci_low is not None else "-",
                            str(lp.launches), _pct(lp.share_between),
-                           _num(mbps(lp), 4) + (MARK if _above_copy(lp) else ""), escape(note(lp, launches))]
+                           _cell(mbps(lp), 4) + (MARK if _above_copy(lp) else ""), escape(note(lp, launches))]
         elif kind == 1:
             rows[order] = [_label(r, world), human_size(r.size), "hung" if r.hung else "stopped", "", "", "", "",
                            f"time-out after {r.limit_s} s" if r.hung else

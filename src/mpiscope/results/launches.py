@@ -57,6 +57,7 @@ class LaunchPoint:
     modes: tuple[Mode, ...] = ()
     config: tuple[tuple[str, Hashable], ...] = ()
     drift: Drift | None = None  # the run-to-run drift the interval includes (`with_drift`)
+    own_ci: tuple[float, float] | None = None  # with a drift: the interval over the launches alone
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
     disturbed: tuple[str, ...] = ()  # the causes of the launches left out as disturbed
@@ -74,6 +75,18 @@ class LaunchPoint:
     def single_launch(self) -> bool:
         """One launch only: the interval is that launch's own and says nothing of the next."""
         return self.launches == 1
+
+    @property
+    def launch_ci(self) -> tuple[float | None, float | None]:
+        """The 95 % interval over this run's launches alone: what more launches narrow, without
+        the drift from run to run that `ci_low`/`ci_high` include (what another run may see)."""
+        return self.own_ci if self.own_ci is not None else (self.ci_low, self.ci_high)
+
+    @property
+    def launch_half_width_rel(self) -> float:
+        """The half-width of `launch_ci` relative to the estimate (what the launch target applies to)."""
+        low, high = self.launch_ci
+        return (high - low) / 2 / self.median if low is not None and high is not None and self.median else float("nan")
 
     @property
     def share_between(self) -> float:
@@ -121,8 +134,8 @@ def _within(points: Sequence[Point]) -> float:
     return float(np.mean(se ** 2)) if len(se) else float("nan")
 
 
-def summarise(points: list[Point], level: float = 0.95,
-              disturbed: Callable[[Point], str] = disturbed_of) -> LaunchPoint:
+def launch_summary(points: list[Point], level: float = POLICY.level,
+                   disturbed: Callable[[Point], str] = disturbed_of) -> LaunchPoint:
     """One point from its launches' records (one record per launch, all of one key). Launches
     without a positive median are left out; none left is a ValueError. Disturbed launches (a
     cause from `disturbed`) are kept in `disturbed` and left out of the estimate, unless more than
@@ -167,7 +180,7 @@ def summarise(points: list[Point], level: float = 0.95,
 
 # --- runs: drift beyond the launches ---------------------------------------------------------
 
-def log_se(lp: LaunchPoint, level: float = 0.95) -> float:
+def log_se(lp: LaunchPoint, level: float = POLICY.level) -> float:
     """The standard error of log(estimate) over the launches, read off the launch-level interval
     (nan with one launch or no interval)."""
     if lp.launches < 2 or not lp.ci_low or not lp.ci_high or lp.ci_low <= 0:
@@ -194,7 +207,7 @@ def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
 PRIOR_DRIFT = Drift(POLICY.prior_drift_sd ** 2, 0, prior=True)
 
 
-def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> LaunchPoint:
+def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = POLICY.level) -> LaunchPoint:
     """`lp` with an interval that holds from run to run: the run's estimate, its standard error
     over launches combined with the run-to-run drift, t quantile at Satterthwaite's degrees of
     freedom (launches - 1 for the first part, runs - 1 for a learnt drift, none lost for the
@@ -213,7 +226,8 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = 0.95) -> Lau
     centre = np.log(lp.median)
     half = max(special.stdtrit(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
                centre - np.log(lp.ci_low))
-    return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift)
+    return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift,
+                   own_ci=lp.launch_ci)
 
 
 # --- modes -------------------------------------------------------------------------------
@@ -302,7 +316,7 @@ def heterogeneity_p(lp: LaunchPoint) -> float:
     return float(special.chdtrc(lp.launches - 1, q))
 
 
-def launches_needed(lp: LaunchPoint, target_rel: float, level: float = 0.95, max_launches: int = 1000) -> int:
+def launches_needed(lp: LaunchPoint, target_rel: float, level: float = POLICY.level, max_launches: int = 1000) -> int:
     """The launches `lp` needs for its interval's half-width to reach `target_rel` x estimate, at
     its current variance of one launch (within + between, log scale) and with the t quantile of
     that many launches; at least `lp.launches`, at most `max_launches`. With one launch the
@@ -379,7 +393,7 @@ def _aggregate(launched: Iterable[tuple[Hashable, Any]],
     for launch, r in launched:
         if isinstance(r, Point) and r.median is not None and r.median > 0:  # the estimate (Point.estimate)
             groups.setdefault((r.key, configuration_of(r)), {})[launch] = r
-    return [summarise([g[k] for k in sorted(g)], disturbed=disturbed) for g in groups.values()]
+    return [launch_summary([g[k] for k in sorted(g)], disturbed=disturbed) for g in groups.values()]
 
 
 def aggregate(records: Iterable[Any]) -> list[LaunchPoint]:

@@ -1,0 +1,55 @@
+"""The Hockney table: one column per configuration or regime (analysis/hockney.py's fits)."""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from mpiscope.analysis.hockney import MIB, HockneyFit, Interval
+
+
+NOT_IDENTIFIABLE = "not identifiable"
+
+
+def _fmt(v: float | None, ci: Interval | None, with_ci: bool, issue: str | None = None) -> str:
+    if issue:
+        return NOT_IDENTIFIABLE
+    if v is None:
+        return "n/a"
+    s = f"{v:.4g}"
+    if with_ci and ci is not None:
+        s += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
+    return s
+
+
+def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -> str:
+    """The summary table, one column per configuration or regime:
+    Latency Ts (us), alpha (cycles), Throughput (MB/s), Tc (us/byte),
+    beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
+    the confidence intervals; a figure that is not identifiable says so, with
+    the reason in a note below."""
+    mb = MIB / 1e6
+    cells: list[tuple[str, Callable[[HockneyFit], str]]] = [
+        ("Latency Ts (us)", lambda f: _fmt(f.alpha_us, f.alpha_ci, with_ci, f.latency_issue)),
+        ("alpha (cycles)", lambda f: _fmt(f.alpha_cycles, f.cycles_ci("alpha"), with_ci, f.latency_issue)),
+        ("Throughput (MB/s)", lambda f: _fmt(f.bandwidth_MBps, (f.bandwidth_ci[0] * mb, f.bandwidth_ci[1] * mb),
+                                             with_ci, f.per_byte_issue)),
+        ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci, f.per_byte_issue)),
+        ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci,
+                                              f.per_byte_issue)),
+        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, f.why)),
+        ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
+    ]
+    rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
+    widths = [max(map(len, col)) for col in zip(*rows)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(rows[0]), line(["-" * w for w in widths]), *map(line, rows[1:])]
+    clocks = {f.clock for f in fits.values()}
+    notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
+        or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
+    notes += [f"{k}: {NOT_IDENTIFIABLE}: {f.why}" for k, f in fits.items() if f.why]
+    notes.append("MB/s = 10^6 bytes per second, as the engine's bandwidths and OSU's")
+    outl = {k: f.outliers for k, f in fits.items() if f.outliers}
+    if outl:
+        notes.append("outliers left out: " + "; ".join(f"{k}: {list(v)}" for k, v in outl.items()))
+    methods = {f.ci_method for f in fits.values()}
+    notes.append("intervals: " + "; ".join(sorted(methods)))
+    return "\n".join(out + [""] + notes)
