@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING
 
 from mpiscope.util import paths
@@ -15,11 +16,14 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from mpiscope.util.errors import UsageError
     from mpiscope.store.runs import left_out, list_runs, shown_status
     runs_dir = paths.runs_dir(a.runs_dir)
-    if a.runs_dir is not None and paths.is_link_loop(runs_dir):
-        raise UsageError(f"--runs-dir {runs_dir} is a symbolic link that loops back to itself: remove the link, "
+    # a directory given (the option, or the variable in its place) must be one: an empty table would say it holds none
+    given = f"--runs-dir {runs_dir}" if a.runs_dir is not None else \
+        f"MPISCOPE_RUNS={runs_dir}" if os.environ.get("MPISCOPE_RUNS") else None
+    if given and paths.is_link_loop(runs_dir):
+        raise UsageError(f"{given} is a symbolic link that loops back to itself: remove the link, "
                          f"or give the directory the runs were kept in")
-    if a.runs_dir is not None and not runs_dir.is_dir():
-        raise UsageError(f"--runs-dir {runs_dir} is not a directory: give the directory the runs were kept in")
+    if given and not runs_dir.is_dir():
+        raise UsageError(f"{given} is not a directory: give the directory the runs were kept in")
     table = make_table(f"runs in {runs_dir}", ("run", "started", "status", "mpi", "ranks", "benchmarks", "points",
                                                 "differs"))
     stopped = []

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from mpiscope.util.bounded import excerpt
 from mpiscope.util.errors import UsageError
 from mpiscope.util.typed import fields_of, load
 from mpiscope.records import Imported, Point, PointLines, Rate, Stats, json_cells, point_line
@@ -73,6 +74,7 @@ class ImportFailed(UsageError):
     """A file that is not the tool's output, or is damaged: the message names the file and line."""
 
     def __init__(self, path: Path | str, line: int, what: str):
+        what = excerpt(what, 1000)  # whatever part of the file the message quotes, one screen at most
         super().__init__(f"{path} line {line}: {what}" if line > 0 else f"{path}: {what}")  # 0: the whole file
         self.path, self.line = str(path), line
 
@@ -111,15 +113,15 @@ def number(text: str, path: Path | str, line: int, column: str) -> float:
     try:
         v = float(text)
     except ValueError:
-        raise ImportFailed(path, line, f"'{text}' in column '{column}' is not a number") from None
+        raise ImportFailed(path, line, f"'{excerpt(text)}' in column '{excerpt(column)}' is not a number") from None
     if v != v or v in (float("inf"), float("-inf")):
-        raise ImportFailed(path, line, f"'{text}' in column '{column}' is not a finite number")
+        raise ImportFailed(path, line, f"'{excerpt(text)}' in column '{excerpt(column)}' is not a finite number")
     return v
 
 
 def size_of(text: str, path: Path | str, line: int) -> int:
     if not text.isdecimal():  # what re's \d+ matches, without a regular expression per row
-        raise ImportFailed(path, line, f"message size '{text}' is not a whole number of bytes")
+        raise ImportFailed(path, line, f"message size '{excerpt(text)}' is not a whole number of bytes")
     size = int(text)
     if size > MAX_SIZE:
         raise ImportFailed(path, line, f"message size {size} is beyond an MPI count")

@@ -36,7 +36,7 @@ def _read(path: Path) -> str:
     except OSError as e:
         raise ImportFailed(path, 0, f"cannot read it ({e.strerror or e})") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # an editor's byte-order mark is not part of the output
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise ImportFailed(path, line, "not text (bytes that are not UTF-8): not a benchmark's output") from None

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mpiscope.util.bounded import excerpt
 from mpiscope.importers.common import (COLLECTIVES, NONBLOCKING, Figure, ImportFailed, Parsed, Points, Row,
                                        Table, number, of_table, settle, size_of, table_points)
 
@@ -147,10 +148,10 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
                 facts[key.strip()] = value.strip()
             if current is not None and in_rows:
                 _settle(path, current)  # a damaged data line above is the file's first error
-                raise ImportFailed(path, n, f"a comment inside {current.tool_benchmark}'s table: '{s[:60]}'")
+                raise ImportFailed(path, n, f"a comment inside {current.tool_benchmark}'s table: '{excerpt(s)}'")
             continue
         if current is None or not in_rows:
-            raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{s[:60]}'")
+            raise ImportFailed(path, n, f"a data line outside a benchmark's table: '{excerpt(s)}'")
         current.add((n,), (s,))
     for t in tables:
         _settle(path, t)
@@ -193,7 +194,7 @@ def _table(path: Path, n: int, heading: str, pending: dict, version: str, ranks:
     columns = heading.split()
     unknown = [c for c in columns if c not in COLUMNS and c != "#bytes"]
     if unknown:
-        raise ImportFailed(path, n, f"unknown IMB column(s) {', '.join(map(repr, unknown))}")
+        raise ImportFailed(path, n, f"unknown IMB column(s) {excerpt(', '.join(map(repr, unknown)), 200)}")
     mode = pending.get("mode")
     rma = rma_row(name, str(mode) if mode else None)
     bench, variant = rma if rma else (mpiscope_name(name, int(procs)), None)
@@ -214,7 +215,7 @@ def _row(path: Path, n: int, s: str, columns: list[str]) -> Row:
     cells = s.split()
     if len(cells) != len(columns):
         raise ImportFailed(path, n, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
-                                    f"({', '.join(columns)}): the line is cut or damaged")
+                                    f"({excerpt(', '.join(columns), 200)}): the line is cut or damaged")
     figures: dict[str, float] = {}
     size = 0
     for col, cell in zip(columns, cells):
@@ -223,5 +224,5 @@ def _row(path: Path, n: int, s: str, columns: list[str]) -> Row:
         else:
             figures[col] = number(cell, path, n, col)
             if figures[col] < 0:
-                raise ImportFailed(path, n, f"negative figure {cell} in column '{col}'")
+                raise ImportFailed(path, n, f"negative figure {excerpt(cell)} in column '{excerpt(col)}'")
     return Row(n, size, figures)

@@ -6,6 +6,7 @@ import re
 from itertools import compress, islice
 from pathlib import Path
 
+from mpiscope.util.bounded import excerpt
 from mpiscope.importers.common import (COLLECTIVES, NEIGHBOR, NONBLOCKING, PERSISTENT, RMA, Figure, ImportFailed,
                                        Parsed, Row, Table, number, of_table, rma_sync, settle, size_of,
                                        table_points)
@@ -92,7 +93,7 @@ def _names(what: str, path: Path, line: int) -> tuple[str, str, str]:
             + ("_persistent" if m["persistent"] else "")
         kind = "nbc" if m["nb"] else "coll"
         return f"osu_{name}", name if name in ENGINE_COLLECTIVES else f"osu_{name}", kind
-    raise ImportFailed(path, line, f"OSU benchmark '{what}' is not one mpiscope imports "
+    raise ImportFailed(path, line, f"OSU benchmark '{excerpt(what)}' is not one mpiscope imports "
                                    f"(point-to-point, collectives, one-sided; docs/import.md)")
 
 
@@ -136,15 +137,16 @@ def parse(path: Path, text: str, ranks: int | None = None, source: str | None = 
                 table.columns = cols
                 unknown = [c for c in table.columns if c != "Size" and c not in COLUMNS and c != "Validation"]
                 if unknown:
-                    raise ImportFailed(path, number_, f"unknown OSU column(s) {', '.join(map(repr, unknown))}")
+                    raise ImportFailed(path, number_,
+                                       f"unknown OSU column(s) {excerpt(', '.join(map(repr, unknown)), 200)}")
                 table.facts["heading_line"] = number_
             elif table.lines:
                 settle(path, table, "Size", WORDS, _row)  # a damaged data line above is the file's first error
-                raise ImportFailed(path, number_, f"a comment inside the table: '{s[:60]}' (a second benchmark in "
+                raise ImportFailed(path, number_, f"a comment inside the table: '{excerpt(s)}' (a second benchmark in "
                                                   f"one file? import one OSU output per file)")
             continue
         if not table.columns:
-            raise ImportFailed(path, number_, f"a data line before the column heading: '{s[:60]}'")
+            raise ImportFailed(path, number_, f"a data line before the column heading: '{excerpt(s)}'")
         # the table's data lines, taken at once up to the next comment (or the end): blank lines left
         # out, their cells read column by column (`settle`) once the table is whole
         rest = list(map(str.strip, lines[number_ - 1:]))
@@ -173,7 +175,7 @@ def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:
     cells = s.split()
     if len(cells) != len(columns):
         raise ImportFailed(path, line, f"{len(cells)} value(s) where the heading names {len(columns)} columns "
-                                       f"({', '.join(columns)}): the line is cut or damaged")
+                                       f"({excerpt(', '.join(columns), 200)}): the line is cut or damaged")
     figures: dict[str, float] = {}
     text: dict[str, str] = {}
     size = 0
@@ -182,12 +184,12 @@ def _row(path: Path, line: int, s: str, columns: list[str]) -> Row:
             size = size_of(cell, path, line)
         elif col == "Validation":
             if cell not in ("Pass", "Fail"):
-                raise ImportFailed(path, line, f"validation '{cell}' is neither Pass nor Fail")
+                raise ImportFailed(path, line, f"validation '{excerpt(cell)}' is neither Pass nor Fail")
             text[col] = cell
         else:
             figures[col] = number(cell, path, line, col)
             if figures[col] < 0:
-                raise ImportFailed(path, line, f"negative figure {cell} in column '{col}'")
+                raise ImportFailed(path, line, f"negative figure {excerpt(cell)} in column '{excerpt(col)}'")
     return Row(line, size, figures, text)
 
 

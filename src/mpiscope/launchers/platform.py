@@ -79,6 +79,8 @@ def parse(text: str, ranks: int) -> Platform:
             allowed = sorted(k for k in KEYS if k not in other_kinds)
             raise UsageError(f"--platform {text}: '{item}' is not KEY=VALUE with a key of {kind} "
                              f"({', '.join(allowed)})")
+        if key in given:  # which one was meant cannot be known (as a repeated --env)
+            raise UsageError(f"--platform {text}: {key} is given twice ({key}={given[key]}, {item}): give it once")
         given[key] = value
     params = {k: v for k, v in KEYS.items() if v and k not in other_keys(kind)}
     params.update(given)

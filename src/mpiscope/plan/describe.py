@@ -212,8 +212,10 @@ def _env(v: Any) -> dict[str, str]:
     return out
 
 
-# A host name (RFC 1123 letters, digits, '-' and '.'; '_' as some clusters use), and slots after ':'.
-_HOST = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})(:[1-9][0-9]{0,5})?")
+# A host name (RFC 1123: labels of letters, digits and '-' between dots, none empty, at most 253
+# characters; '_' as some clusters use), and slots after ':'.
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOST = re.compile(rf"(?=[^:]{{1,253}}(?::|$)){_LABEL}(?:\.{_LABEL})*(:[1-9][0-9]{{0,5}})?")
 
 
 def _hosts(v: Any) -> tuple[str, ...]:
@@ -222,8 +224,8 @@ def _hosts(v: Any) -> tuple[str, ...]:
         raise ValueError(f"expects host names separated by commas (a,b or a:2,b:2), got {v!r}")
     for h in hosts:
         if not _HOST.fullmatch(h):
-            raise ValueError(f"'{h}' is not a host name: use letters, digits, '-', '.' and '_', and NAME:SLOTS "
-                             f"for slots (a:2)")
+            raise ValueError(f"'{h}' is not a host name: use letters, digits, '-', '.' and '_' (no empty part "
+                             f"between dots), and NAME:SLOTS for slots (a:2)")
     return tuple(hosts)
 
 

@@ -39,14 +39,19 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})  # values that are never
 OBJECT_COLUMNS = ("point", "drift")
 
 
+def column_id(run_id: str) -> str:
+    """A run's id as the table's run_id column holds it: a directory name that is not UTF-8
+    (surrogate escapes) cannot be a column of text, so it is shown with U+FFFD."""
+    return run_id.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def run_columns(run: RunView, ctx: Context | None, meta: MetaView | None = None) -> dict[str, Any]:
     """What is the same for every point of one launch of a run (`meta`: its run.json, read once
     for a run of thousands of launches)."""
     meta = meta or run.meta()
     mpi = meta.mpi
     row: dict[str, Any] = {
-        # a directory name that is not UTF-8 (surrogate escapes) cannot be a column of text: shown with U+FFFD
-        "run_id": run.id.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+        "run_id": column_id(run.id),
         "run_status": meta.status,
         # an imported run (mpiscope import) had no launcher of ours: say so rather than '?'
         "launcher": "imported" if "imported" in (meta.extra or {}) else Path((meta.launcher_command or ["?"])[0]).name,

@@ -15,7 +15,7 @@ import pandas as pd
 from mpiscope.records.model import Context, End, Point
 from mpiscope.records.reader import RecordFile
 from mpiscope.records.run import RunView
-from mpiscope.results.table import tidy
+from mpiscope.results.table import column_id, tidy
 from mpiscope.results.disturbance import Tally, launch_disturbed
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint
@@ -68,7 +68,7 @@ class Results:
         df = self.frame
         if df.empty or "point" not in df or "run_id" not in df:
             return {}
-        mine = set(self.per_launch.loc[self.per_launch["run_id"] == run_id, "point"].map(id))
+        mine = set(self.per_launch.loc[self.per_launch["run_id"] == column_id(run_id), "point"].map(id))
         flags = df["evidence"] if "evidence" in df else pd.Series("", index=df.index)
         return {(lp.key, lp.config): Estimate(lp, str(flag or ""))
                 for lp, flag in zip(df["point"], flags)
@@ -81,7 +81,7 @@ class Results:
         launches = {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id}
         if not {"run_id", "point", "disturbed"} <= set(rows.columns):
             return Judged((), (), launches)
-        mine = (rows["run_id"] == run_id).to_numpy()
+        mine = (rows["run_id"] == column_id(run_id)).to_numpy()
         return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches)
 
     @property

@@ -289,6 +289,12 @@ def resolve(ref: str, runs_dir: Path) -> Run:
     p = Path(ref)
     if (p / RUN_FILE).is_file():
         return Run(p)
+    if os.path.lexists(p / RUN_FILE):  # a directory, a FIFO, a broken link: a run, but not one to read
+        try:
+            bounded.read_regular(p / RUN_FILE, MAX_META_BYTES, RUN_FILE)
+        except OSError as e:
+            raise UsageError(f"{p} cannot be read as a run ({RUN_FILE}: {bounded.why(e)}): give another run, "
+                             f"or move {p / RUN_FILE} away") from None
     runs = list_runs(runs_dir)
     exact = [r for r in runs if r.id == ref]
     if exact:

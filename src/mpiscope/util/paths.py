@@ -26,19 +26,21 @@ def home_source() -> tuple[str, str]:
 
 
 def home_fix(path: str | os.PathLike | None) -> str | None:
-    """When `path` (where an OSError happened) lies in mpiscope's home and a part of the way
-    there is a file, not a directory: which variable to point elsewhere. None otherwise."""
+    """When `path` (where an OSError happened) lies in mpiscope's home: which variable to point
+    elsewhere (a part of the way there is a file, or the home cannot be written). None otherwise."""
     if path is None:
         return None
     where = Path(os.fsdecode(path))
     if where != home() and home() not in where.parents:
         return None
+    var, value = home_source()
+    other = " (or set MPISCOPE_HOME)" if var != "MPISCOPE_HOME" else ""
     for part in [*reversed(where.parents), where]:
         if part.exists() and not part.is_dir():
-            var, value = home_source()
             return f"{part} is a file, not a directory, so {var}={value} cannot hold mpiscope's home: point " \
-                   f"{var} at a directory{' (or set MPISCOPE_HOME)' if var != 'MPISCOPE_HOME' else ''}"
-    return None
+                   f"{var} at a directory{other}"
+    # read-only, or not this user's: the runs directory has nothing to do with it
+    return f"mpiscope's home {home()} lies there ({var}={value}): point {var} at a directory you can write{other}"
 
 
 def is_link_loop(path: Path) -> bool:
