@@ -64,14 +64,6 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The slowest of the pair's times of one repetition, on rank 0. */
-static double slowest(double mine, MPI_Comm pair)
-{
-    double most = mine;
-    MPI_CHECK(MPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, pair));
-    return most;
-}
-
 /* Two flags LINE bytes apart in a page both processes map: rank 0 writes ping, the partner
  * echoes it in pong. NULL (every rank of pair alike) when the page cannot be shared. */
 static _Atomic long *share_page(MPI_Comm pair, int me)
@@ -188,7 +180,9 @@ static void measure_pingpong(piece_t *p, MPI_Comm pair, int me)
     MPI_CHECK(MPI_Send(msg, 8, MPI_CHAR, 1, 0, pair));
 }
 
-/* Compute and copy on both ranks of pair at once (or rank 0 alone), a barrier apart. */
+/* Compute and copy on both ranks of pair at once (or rank 0 alone) after one barrier; each
+ * repetition's figure is the slower rank's, gathered at the end (a collective a repetition
+ * cost a time slice each on a loaded machine). */
 static void measure_local(piece_t *compute, piece_t *copy, MPI_Comm pair)
 {
     char *from = malloc(COPY_BYTES), *to = malloc(COPY_BYTES);
@@ -196,12 +190,13 @@ static void measure_local(piece_t *compute, piece_t *copy, MPI_Comm pair)
     memset(from, 1, COPY_BYTES);
     memset(to, 0, COPY_BYTES);
     compute_once();
-    for (int i = 0; i < REPS; i++) {
-        MPI_CHECK(MPI_Barrier(pair));
-        compute->us[i] = slowest(compute_once(), pair) * 1e6;
-        MPI_CHECK(MPI_Barrier(pair));
-        copy->us[i] = slowest(copy_once(to, from), pair) * 1e6;
-    }
+    double mine[2 * REPS], most[2 * REPS];
+    MPI_CHECK(MPI_Barrier(pair));
+    for (int i = 0; i < REPS; i++) mine[i] = compute_once() * 1e6;
+    for (int i = 0; i < REPS; i++) mine[REPS + i] = copy_once(to, from) * 1e6;
+    MPI_CHECK(MPI_Reduce(mine, most, 2 * REPS, MPI_DOUBLE, MPI_MAX, 0, pair));
+    memcpy(compute->us, most, sizeof compute->us);
+    memcpy(copy->us, most + REPS, sizeof copy->us);
     compute->n = copy->n = REPS;
     free(from);
     free(to);
