@@ -59,9 +59,30 @@ def test_the_headline_says_how_many_points_reached_the_launch_target():
     # 8 B: three launches within 0.1 %; 1 KiB: three launches 30 % apart
     recs = [launch_point(m, k, size=8) for k, m in enumerate((1.000, 1.001, 0.999))]
     recs += [launch_point(m, k, size=1024) for k, m in enumerate((1.0, 1.3, 0.8))]
-    assert on_target(aggregate(recs), 0.05) == ("evidence: 1 of 2 points (50%) reached the target (95 % interval "
-                                                "within +-5%), from 3 launches at most")
-    assert on_target(aggregate(recs), 1.0).startswith("evidence: 2 of 2 points (100%)")
+    assert on_target(aggregate(recs), 0.05).startswith(
+        "evidence: 2 points from 3 launches: 1 within the target (this run's 95 % interval within +-5%); 1 wider: "
+        "about ")
+    assert on_target(aggregate(recs), 1.0) == ("evidence: 2 points from 3 launches: 2 within the target (this run's "
+                                               "95 % interval within +-100%)")
+
+
+def test_the_target_applies_to_the_run_s_own_interval_and_the_drift_is_said_apart():
+    """On a quiet first run every interval carries the stated prior drift (about +-15 %): the
+    target applies to the launches' own interval, which the headline prints and more launches
+    narrow; the prior is said once, apart; the counts add up; a point from fewer launches than
+    asked is named."""
+    from mpiscope.report.headline import on_target, run_to_run
+    from mpiscope.results.launches import PRIOR_DRIFT, aggregate, with_drift
+    recs = [launch_point(m, k, size=s) for s in (8, 64, 1024) for k, m in enumerate((1.000, 1.001, 0.999))]
+    recs += [launch_point(1.0, 0, size=4096)]  # one launch only
+    lps = [with_drift(lp, PRIOR_DRIFT) for lp in aggregate(recs)]
+    assert all(lp.half_width_rel > 0.1 for lp in lps if lp.launches > 1)  # the prior alone is wider
+    line = on_target(lps, 0.05, asked=3)
+    # the one launch's own interval is within it too: named below as resting on fewer launches
+    assert line.startswith("evidence: 4 points from 1-3 launches: 4 within the target")
+    assert line.endswith("Fewer launches than the 3 asked: 1 point(s), pingpong 4 KiB")
+    said = run_to_run(lps)
+    assert said.startswith("another run may read within about +-") and "stated prior" in said and "do not narrow" in said
 
 
 def test_no_switch_is_said_and_missing_intervals_are_named():

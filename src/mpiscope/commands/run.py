@@ -72,10 +72,15 @@ def headline(run, results) -> None:
     from mpiscope.plan.engine import DEFAULT_COLLECTIVES
     from mpiscope.report.headline import print_headline, run_headline
     from mpiscope.results.policy import POLICY
+    from mpiscope.execute.planner import first_round, stored_description
     target = (run.meta().extra.get("launch_policy") or {}).get("target", POLICY.launch_target)
     estimates = list(results.points(run.id).values())  # as show and the report give them
+    try:
+        asked = first_round(stored_description(run))
+    except UsageError:  # a run that keeps no description: no count to hold its points to
+        asked = 0
     print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target,
-                                     estimates),
+                                     estimates, asked),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
 
 

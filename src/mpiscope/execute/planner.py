@@ -68,7 +68,7 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     for g in parts or groups(d):  # before the engine is built or asked: a billion sizes is one line
         check_size_count(g.sizes, d.max_sizes)
     pol = policy(d)
-    light = pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
+    light = _light(d, pol)
     if light:  # the default run: more launches, less time in each (POLICY.default_plan_*)
         pol = replace(pol, first=POLICY.default_plan_launches, then_s=POLICY.default_plan_then_s)
     ci_target, max_time = sampling(pol, d.ci_target, d.max_time, d.reps, d.time_budget)
@@ -104,6 +104,17 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     kept = {"description": to_json(d)} if parts is None else {}
     return Measurement(t, out, {**d.factors, **(factors or {})}, extra={**kept, **(extra or {})}, policy=pol,
                        keep_going=keep_going)
+
+
+def _light(d: Description, pol: LaunchPolicy) -> bool:
+    """The default run with auto launches and no sampling option: more launches, lighter ones."""
+    return pol.auto and d.default_plan and all(v is None for v in (d.ci_target, d.max_time, d.reps, d.time_budget))
+
+
+def first_round(d: Description) -> int:
+    """The launches `d` asks of every point: a fixed count, or auto's first round."""
+    pol = policy(d)
+    return POLICY.default_plan_launches if _light(d, pol) else pol.first_round
 
 
 def timeout_options(timeout: float | None) -> list[str]:

@@ -1,14 +1,20 @@
 """The headline that opens the default run's terminal output: the answers to the default
-questions, each with its 95 % interval over launches. Latency at 8 B (pingpong), the peak
-ping-pong and streaming (bw) bandwidth, the protocol switch, and each collective at its smallest
-and largest size. Bandwidths in MB/s (10^6 bytes per second, as the engine and OSU report them).
+questions, each with its 95 % interval over this run's launches (what more launches narrow).
+Latency at 8 B (pingpong), the peak ping-pong and streaming (bw) bandwidth, the protocol switch,
+and each collective at its smallest and largest size. Bandwidths in MB/s (10^6 bytes per second,
+as the engine and OSU report them). Then, apart, what another run may see (the drift from run to
+run, learnt or the stated prior, which no launch of this run narrows), and what the figures rest
+on: how many points are within the launch target by the intervals printed, how many are wider
+and how many more launches would narrow them, and which rest on fewer launches than asked.
 
 It reads launch-level estimates through `Estimate` (today `results.launches.LaunchPoint`, made by
 `headline_of`'s caller), so the results layer can hand it its own estimates unchanged."""
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Iterable, Mapping, Protocol, Sequence
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
@@ -35,22 +41,33 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if 1000 <= abs(x) < 1e6 else f"{x:.3g}"
 
 
-def _time(e: Estimate) -> str:
+def _interval(e: Estimate) -> tuple[float | None, float | None]:
+    """The interval over this run's launches alone (a LaunchPoint's `launch_ci`), else the one given."""
+    return getattr(e, "launch_ci", (e.ci_low, e.ci_high))
+
+
+def _few(e: Estimate, asked: int) -> str:
+    """Named when the figure rests on fewer launches than the run asked for."""
+    return f" (from {e.launches} launch{'es' if e.launches > 1 else ''} of {asked})" if e.launches < asked else ""
+
+
+def _time(e: Estimate, asked: int = 0) -> str:
     if getattr(e, "evidence", ""):  # an interval that informs nothing is named, never printed
-        return f"{_num(e.median)} us ({e.evidence})"
-    ci = f" [{_num(e.ci_low)}-{_num(e.ci_high)}]" if e.ci_low is not None and e.ci_high is not None else \
-        " (no interval)"
-    return f"{_num(e.median)} us{ci}"
+        return f"{_num(e.median)} us ({e.evidence}){_few(e, asked)}"
+    low, high = _interval(e)
+    ci = f" [{_num(low)}-{_num(high)}]" if low is not None and high is not None else " (no interval)"
+    return f"{_num(e.median)} us{ci}{_few(e, asked)}"
 
 
-def _rate(e: Estimate, bytes_per_op: float) -> str:
+def _rate(e: Estimate, bytes_per_op: float, asked: int = 0) -> str:
     """MB/s at the estimate; the interval from the time's (the slower bound gives the lower rate)."""
     mbps = bytes_per_op / e.median
     if getattr(e, "evidence", ""):
-        return f"{_num(mbps)} MB/s ({e.evidence})"
-    if e.ci_low and e.ci_high:
-        return f"{_num(mbps)} MB/s [{_num(bytes_per_op / e.ci_high)}-{_num(bytes_per_op / e.ci_low)}]"
-    return f"{_num(mbps)} MB/s (no interval)"
+        return f"{_num(mbps)} MB/s ({e.evidence}){_few(e, asked)}"
+    low, high = _interval(e)
+    if low and high:
+        return f"{_num(mbps)} MB/s [{_num(bytes_per_op / high)}-{_num(bytes_per_op / low)}]{_few(e, asked)}"
+    return f"{_num(mbps)} MB/s (no interval){_few(e, asked)}"
 
 
 def _of(estimates: Sequence[Estimate], benchmark: str) -> list[Estimate]:
@@ -58,21 +75,21 @@ def _of(estimates: Sequence[Estimate], benchmark: str) -> list[Estimate]:
                   key=lambda e: e.size)
 
 
-def _latency(estimates: Sequence[Estimate]) -> list[str]:
+def _latency(estimates: Sequence[Estimate], asked: int = 0) -> list[str]:
     sized = [e for e in _of(estimates, "pingpong") if e.size > 0]
     if not sized:
         return []
     e = min(sized, key=lambda e: (abs(e.size - LATENCY_SIZE), e.size))
-    return [f"latency ({human_size(e.size)}, pingpong, half round trip): {_time(e)}"]
+    return [f"latency ({human_size(e.size)}, pingpong, half round trip): {_time(e, asked)}"]
 
 
-def _peak(estimates: Sequence[Estimate], benchmark: str, what: str, bytes_of) -> list[str]:
+def _peak(estimates: Sequence[Estimate], benchmark: str, what: str, bytes_of, asked: int = 0) -> list[str]:
     sized = [(e, bytes_of(e)) for e in _of(estimates, benchmark) if e.size > 0 and e.median > 0]
     sized = [(e, b) for e, b in sized if b]
     if not sized:
         return []
     e, b = max(sized, key=lambda eb: eb[1] / eb[0].median)
-    return [f"peak {what} bandwidth ({benchmark}): {_rate(e, b)} at {human_size(e.size)}"]
+    return [f"peak {what} bandwidth ({benchmark}): {_rate(e, b, asked)} at {human_size(e.size)}"]
 
 
 def _switch(switches: Sequence[tuple], limits: Mapping[str, str]) -> list[str]:
@@ -91,7 +108,7 @@ def _switch(switches: Sequence[tuple], limits: Mapping[str, str]) -> list[str]:
     return out
 
 
-def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str]) -> list[str]:
+def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str], asked: int = 0) -> list[str]:
     out = []
     for name in collectives:
         pts = _of(estimates, name)
@@ -99,39 +116,88 @@ def _collectives(estimates: Sequence[Estimate], collectives: Iterable[str]) -> l
             continue
         ends = [pts[0]] if len(pts) == 1 else [pts[0], pts[-1]]
         out.append(f"{name} on {pts[0].ranks} ranks: "
-                   + ", ".join(f"{human_size(e.size)} {_time(e)}" for e in ends))
+                   + ", ".join(f"{human_size(e.size)} {_time(e, asked)}" for e in ends))
     return out
 
 
 def headline_of(estimates: Sequence[Estimate], bytes_per_op, switches: Sequence[tuple],
-                collectives: Iterable[str], limits: Mapping[str, str] | None = None) -> list[str]:
+                collectives: Iterable[str], limits: Mapping[str, str] | None = None, asked: int = 0) -> list[str]:
     """The headline's lines. `bytes_per_op(e)` is the bytes one operation of the estimate's point
     moves (the engine's `bytes_per_op`; None: no bandwidth); `switches` the confirmed protocol
     switches as (size, bracket) or (size, bracket, burst); `limits` the library's protocol limits (NAME -> value), each
-    named beside the switch whose bracket holds it."""
-    return [*_latency(estimates),
-            *_peak(estimates, "pingpong", "ping-pong", bytes_per_op),
-            *_peak(estimates, "bw", "streaming", bytes_per_op),
+    named beside the switch whose bracket holds it; a figure from fewer launches than `asked` says so."""
+    return [*_latency(estimates, asked),
+            *_peak(estimates, "pingpong", "ping-pong", bytes_per_op, asked),
+            *_peak(estimates, "bw", "streaming", bytes_per_op, asked),
             *(_switch(switches, limits or {}) if _of(estimates, "pingpong") else []),
-            *_collectives(estimates, collectives)]
+            *_collectives(estimates, collectives, asked)]
 
 
-def on_target(estimates: Sequence, target: float) -> str:
-    """How many launch-level points reached the launch target (`results.launches.launches_needed`,
-    the rule auto launches stop by), the default plan's measure of what its budget bought."""
+def _sizes(points: Sequence) -> str:
+    """'bw 512 B-4 MiB (4 sizes), pingpong 8 B' for points grouped by benchmark."""
+    by: dict[str, list[int]] = defaultdict(list)
+    for e in points:
+        by[e.benchmark].append(e.size)
+    return ", ".join(f"{b} {human_size(min(s))}" if len(s) == 1 else
+                     f"{b} {human_size(min(s))}-{human_size(max(s))} ({len(s)} sizes)"
+                     for b, s in ((b, sorted(s)) for b, s in by.items()))
+
+
+def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
+    """What the figures rest on, by the intervals printed (each point's interval over this run's
+    launches, `LaunchPoint.launch_ci`, which the launch target applies to): the points within the
+    target, those wider (and about how many more launches would narrow them: `launches_needed`),
+    those without an interval or on a busy machine; they add up to every point. Then the points
+    measured in fewer launches than `asked` (the run's first round), named."""
     from mpiscope.results.launches import launches_needed
     if not estimates:
         return ""
-    on = sum(launches_needed(e, target) <= e.launches for e in estimates)
-    return (f"evidence: {on} of {len(estimates)} points ({on / len(estimates):.0%}) reached the target "
-            f"(95 % interval within +-{target:.0%}), from {max(e.launches for e in estimates)} launches at most")
+    busy = [e for e in estimates if getattr(e, "busy", "")]
+    rest = [e for e in estimates if not getattr(e, "busy", "")]
+    within = [e for e in rest if e.launch_half_width_rel <= target]
+    wider = [e for e in rest if e.launch_half_width_rel > target]
+    bare = [e for e in rest if not np.isfinite(e.launch_half_width_rel)]
+    counts = [f"{len(within)} within the target (this run's 95 % interval within +-{target:.0%})"]
+    if wider:
+        more = sorted(max(launches_needed(e, target) - e.launches, 1) for e in wider)
+        counts.append(f"{len(wider)} wider: about {more[len(more) // 2]} more launches would bring them within it "
+                      f"(median; {more[-1]} for the widest)")
+    if bare:
+        counts.append(f"{len(bare)} without an interval")
+    if busy:
+        counts.append(f"{len(busy)} on a busy machine (no usable interval)")
+    least, most = min(e.launches for e in estimates), max(e.launches for e in estimates)
+    launches = f"{most} launch{'es' if most > 1 else ''}" if least == most else f"{least}-{most} launches"
+    line = f"evidence: {len(estimates)} points from {launches}: " + "; ".join(counts)
+    few = [e for e in estimates if e.launches < asked]
+    if few:
+        line += f". Fewer launches than the {asked} asked: {len(few)} point(s), {_sizes(few)}"
+    return line
+
+
+def run_to_run(estimates: Sequence) -> str:
+    """What another run may see beyond this run's intervals: the intervals `show`, `export` and
+    the report give, which add the drift from run to run (learnt from earlier runs, else the
+    stated prior); no launch of this run narrows that part."""
+    drifts = [e.drift for e in estimates if getattr(e, "drift", None) is not None]
+    if not drifts:
+        return ""
+    half = float(np.median([e.half_width_rel for e in estimates if getattr(e, "drift", None) is not None]))
+    learnt = sum(not d.prior for d in drifts)
+    source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
+              if not learnt else f"the drift learnt from earlier runs for {learnt} of {len(drifts)} points"
+              + (", the stated prior for the others" if learnt < len(drifts) else ""))
+    return (f"another run may read within about +-{half:.0%} (median over points; the intervals `show` and `export` "
+            f"give): this run's interval widened by the drift from run to run, {source}, which more launches of this "
+            f"run do not narrow")
 
 
 def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> None:
     """The lines under a title, then where the full table is."""
     if not lines:
         return
-    console.print("[bold]What this run found[/] (95 % intervals over launches in brackets):", highlight=False)
+    console.print("[bold]What this run found[/] (95 % intervals over this run's launches in brackets):",
+                  highlight=False)
     for line in lines:
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     console.print(escape(full_hint), highlight=False, soft_wrap=True)
@@ -148,12 +214,15 @@ class _Flagged:
 
 
 def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None,
-                 target: float | None = None, estimates: Sequence | None = None) -> list[str]:
+                 target: float | None = None, estimates: Sequence | None = None, asked: int = 0) -> list[str]:
     """The headline of a run's records: its launch-level `estimates` as the results layer gives
     them (`results.view.Results.points`: (point, evidence flag) pairs, the drift or prior in the
-    interval), else `results.launches.aggregate` of the records; the confirmed switches of
-    pingpong's model, with the library's `limits` that stand there; with a launch `target`, last,
-    how many points reached it (`on_target`)."""
+    interval), else `results.launches.aggregate` of the records; each shown with its interval
+    over the run's launches alone, flagged by that interval (`results.evidence.launch_evidence`);
+    the confirmed switches of pingpong's model, with the library's `limits` that stand there;
+    then what another run may see (`run_to_run`) and, with a launch `target`, what the figures
+    rest on (`on_target`; `asked`: the launches the run asked of every point)."""
+    from mpiscope.results.evidence import launch_evidence
     from mpiscope.results.launches import aggregate
     from mpiscope.report.model import model_summary
     points = [e.point for e in estimates] if estimates is not None else aggregate(records)
@@ -164,6 +233,8 @@ def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[
         report = None
     switches = [(sw.size, sw.bracket, sw.burst) for sw in report.switches] if report is not None else []
     lines = headline_of(estimates, lambda e: e.points[0].bytes_per_op if e.points else None, switches, collectives,
-                        limits)
-    evidence = on_target(estimates, target) if target is not None else ""
-    return lines + [evidence] if lines and evidence else lines
+                        limits, asked)
+    if not lines:
+        return lines
+    after = [run_to_run(estimates), on_target(estimates, target, asked) if target is not None else ""]
+    return lines + [line for line in after if line]

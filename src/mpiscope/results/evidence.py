@@ -1,6 +1,8 @@
 """What a point's interval can say (docs/statistics.md, "Evidence"): "" when it informs; "machine
 busy: CAUSE" when most launches were disturbed; "insufficient evidence: about N more launches"
-when high/low exceeds POLICY.max_span. Every reader shows this text in place of such a band."""
+when high/low exceeds POLICY.max_span. Every reader shows this text in place of such a band; the
+headline, which shows the interval over the run's launches alone, flags that one
+(`launch_evidence`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,11 +16,25 @@ def more_launches(lp: LaunchPoint, policy: Policy = POLICY) -> int | None:
     """About how many more launches bring `lp`'s interval within policy.max_span at its observed
     variance; None when no number can (the drift from run to run alone is wider: more runs)."""
     half = np.log(policy.max_span) / 2
-    if lp.drift is not None and policy.z95 * np.sqrt(lp.drift.var) >= half:
+    drift_half = special.ndtri(0.5 + policy.level / 2) * np.sqrt(lp.drift.var) if lp.drift is not None else 0.0
+    if drift_half >= half:
         return None
-    target = float(np.expm1(half - (special.ndtri(0.5 + policy.level / 2) ** 2 * lp.drift.var) ** 0.5
-                            if lp.drift is not None else half))
+    # the launches' part and the drift add in quadrature (results.launches.with_drift): the
+    # launches may take what the drift leaves of the half-width, not the difference of the two
+    target = float(np.expm1(np.sqrt(half ** 2 - drift_half ** 2)))
     return max(launches_needed(lp, max(target, 1e-6)) - lp.launches, 1)
+
+
+def launch_evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
+    """The flag of `lp`'s interval over this run's launches alone (`LaunchPoint.launch_ci`, the
+    headline's): '' when it informs; more launches always narrow it, so the number is theirs."""
+    if lp.busy:
+        return f"machine busy: {lp.busy}"
+    low, high = lp.launch_ci
+    if low and high and low > 0 and high / low > policy.max_span:
+        span = float(np.expm1(np.log(policy.max_span) / 2))
+        return f"insufficient evidence: about {max(launches_needed(lp, span) - lp.launches, 1)} more launches"
+    return ""
 
 
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:

@@ -18,8 +18,9 @@ _PER_LAUNCH = ("launch", "time_min_us", "time_mean_us", "time_p90_us", "time_p99
                "time_max_us", "bw_max_MBps", "busbw_max_MBps", "start_time", "warmup", "disturbed",
                "launch_disturbed", "control_switched")
 # Launch-level columns, in the order they follow the point's figures.
-LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "modes", "drift_runs",
-                 "run_levels", "evidence", "disturbed_launches")
+LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_rel", "launch_ci_low_us",
+                 "launch_ci_high_us", "launch_half_width_rel", "modes", "drift_runs", "run_levels", "evidence",
+                 "disturbed_launches")
 
 
 def is_launch_level(df: pd.DataFrame) -> bool:
@@ -78,7 +79,9 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                elapsed_s=sum(p.elapsed_s or 0.0 for p in pts) if "elapsed_s" in base else None,
                invalid=sum(p.invalid or 0 for p in pts) if "invalid" in base else None,
                launches=lp.launches, launch_medians_us=" ".join(f"{m:.6g}" for m in lp.launch_medians),
-               share_between=lp.share_between, half_width_rel=lp.half_width_rel, modes=modes_text(lp.modes),
+               share_between=lp.share_between, half_width_rel=lp.half_width_rel,
+               launch_ci_low_us=lp.launch_ci[0], launch_ci_high_us=lp.launch_ci[1],
+               launch_half_width_rel=lp.launch_half_width_rel, modes=modes_text(lp.modes),
                run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
                drift_var=lp.drift.var if lp.drift is not None else None,
                drift_runs=lp.drift.runs if lp.drift is not None and not lp.drift.prior else None,

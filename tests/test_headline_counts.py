@@ -1,0 +1,59 @@
+"""The headline says what the figures rest on (issue 44): on a real run, its counts are the
+counts of the exported intervals over the run's launches (the interval the launch target applies
+to and the headline prints), they add up to every exported point, the printed brackets are those
+intervals, and the drift from run to run is said apart, as the exported `time_ci_*` include it."""
+from __future__ import annotations
+
+import io
+import re
+
+import pandas as pd
+
+from mpiscope.plan.engine import DEFAULT_COLLECTIVES
+from mpiscope.report.headline import run_headline
+from mpiscope.results.view import results_of
+from mpiscope.store.runs import Run
+
+TARGET = 0.05
+
+
+def test_the_headline_counts_are_the_exported_intervals_counts(cli, tmp_path):
+    r = cli("run", "-b", "pingpong,bw", "--sizes", "8,1K,64K", "--launches", "3", "--max-time", "0.05",
+            "--no-progress", "--no-report", "--runs-dir", str(tmp_path), timeout=600)
+    assert r.returncode == 0, r.stderr
+    (path,) = tmp_path.iterdir()
+    run = Run(path)
+    results = results_of([run])
+    lines = run_headline(list(run.records()), DEFAULT_COLLECTIVES, {}, TARGET, list(results.points(run.id).values()),
+                         asked=3)
+    evidence = lines[-1]
+    exported = cli("export", str(path), "--format", "csv")
+    assert exported.returncode == 0, exported.stderr
+    df = pd.read_csv(io.StringIO(exported.stdout))
+    assert len(df) == 6
+
+    # the counts, read off the exported intervals over the run's launches
+    busy = df["evidence"].fillna("").str.startswith("machine busy")
+    half = df["launch_half_width_rel"]
+    assert (half - (df["launch_ci_high_us"] - df["launch_ci_low_us"]) / 2 / df["time_median_us"]).abs().max() < 1e-9
+    within, wider = int(((half <= TARGET) & ~busy).sum()), int(((half > TARGET) & ~busy).sum())
+    bare = int((half.isna() & ~busy).sum())
+    said = re.match(r"evidence: (\d+) points from [0-9-]+ launch(?:es)?: (\d+) within the target", evidence)
+    assert said, evidence
+    assert int(said[1]) == len(df) and int(said[2]) == within
+    assert (f"{wider} wider: about " in evidence) == (wider > 0)
+    assert (f"{bare} without an interval" in evidence) == (bare > 0)
+    assert (f"{int(busy.sum())} on a busy machine" in evidence) == bool(busy.any())
+    assert within + wider + bare + int(busy.sum()) == len(df)  # they add up
+
+    # the latency line prints the exported interval over the launches (unless it is flagged)
+    row = df[(df["benchmark"] == "pingpong") & (df["size"] == 8)].iloc[0]
+    latency = lines[0]
+    assert latency.startswith("latency (8 B, pingpong, half round trip): ")
+    if "(" not in latency.split(": ", 1)[1]:
+        low, high = (float(x.replace(",", "")) for x in re.search(r"\[([0-9.,]+)-([0-9.,]+)\]", latency).groups())
+        assert abs(low - row["launch_ci_low_us"]) <= 0.006 * row["launch_ci_low_us"]
+        assert abs(high - row["launch_ci_high_us"]) <= 0.006 * row["launch_ci_high_us"]
+    # and another run's interval (with the drift, the exported time_ci_*) is said apart, never narrower
+    assert (df["time_ci_high_us"] >= df["launch_ci_high_us"] - 1e-12).all()
+    assert any(line.startswith("another run may read within about +-") for line in lines)
