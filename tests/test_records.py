@@ -71,7 +71,8 @@ def test_wrong_fields_are_a_record_error_that_says_which(line, fragment):
 def test_the_reader_names_bad_lines_by_number(tmp_path):
     f = tmp_path / "records.jsonl"
     good = json.dumps(to_json(EXAMPLES[1]))
-    f.write_text(f'{good}\nnot json\n{{"type": "point", "size": "x"}}\n{good}\n{{"type": "po')
+    later = json.dumps({**to_json(EXAMPLES[1]), "tag": {"launch": 1}})  # a point is recorded once a launch
+    f.write_text(f'{good}\nnot json\n{{"type": "point", "size": "x"}}\n{later}\n{{"type": "po')
     recs = read_records(f)
     assert [type(r).__name__ for r in recs.records] == ["Point", "Point"]
     assert [p.split(" is ")[0] for p in recs.problems] == ["records.jsonl line 2", "records.jsonl line 3",
@@ -86,7 +87,7 @@ def test_lines_the_fast_decoder_refuses_read_as_the_standard_parser_reads_them(t
     f = tmp_path / "records.jsonl"
     good = to_json(EXAMPLES[1])
     f.write_text(json.dumps({**good, "nan_figure": float("nan")}) + "\n"
-                 + json.dumps({**good, "count": 2 ** 70, "label": "\ud800"}) + "\n" + "{nonsense\n")
+                 + json.dumps({**good, "count": 2 ** 70, "label": "\ud800", "tag": {"launch": 1}}) + "\n" + "{nonsense\n")
     recs = read_records(f)
     assert [p.details.get("count") for p in recs.points] == [None, 2 ** 70]
     assert recs.points[0].details["nan_figure"] != recs.points[0].details["nan_figure"]  # NaN

@@ -98,7 +98,7 @@ class Runs(Sequence[Run]):
     """Several runs (of a sweep, or named together), in the order given; one tidy table."""
 
     def __init__(self, runs: Sequence[store.Run], sweep: Path | None = None):
-        self.runs: list[Run] = [r if isinstance(r, Run) else Run(r.path) for r in runs]
+        self.runs: list[Run] = [r if isinstance(r, Run) else Run(r.path, r.copies) for r in runs]
         self.sweep = sweep  # the sweep directory they came from, if any
 
     @overload
@@ -181,7 +181,7 @@ def as_runs(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
     if isinstance(runs, Runs):
         out = list(runs)
     elif isinstance(runs, store.Run):
-        out = [runs if isinstance(runs, Run) else Run(runs.path)]
+        out = [runs if isinstance(runs, Run) else Run(runs.path, runs.copies)]
     elif isinstance(runs, (str, os.PathLike)):
         out = list(load_runs(runs, runs_dir=runs_dir))
     else:
@@ -190,7 +190,7 @@ def as_runs(runs: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
             out += as_runs(r, runs_dir)
     if not out:
         raise UsageError("no runs given")
-    return out
+    return store.distinct(out)
 
 
 def table(runs: RunsLike, per_launch: bool = False, runs_dir: PathLike | None = None) -> pd.DataFrame:
@@ -455,7 +455,7 @@ def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
         runs = [Run(run.path) for _, run in sd.runs()]
         if not runs:
             raise UsageError(f"the sweep in {ref} has no finished run: run or resume it first")
-        return runs
+        return store.distinct(runs)
     runs = [Run(store.resolve(r, _runs_dir(runs_dir)).path) for r in os.fspath(ref).split(",") if r.strip()]
     if not runs:
         raise UsageError(f"'{os.fspath(ref)}' names no run: give a run id, 'latest', a run's path, or RUN1,RUN2,...")
@@ -463,13 +463,23 @@ def compare_side(ref: RunsLike, runs_dir: PathLike | None = None) -> list[Run]:
 
 
 def _once(runs: list[Run], where: str) -> list[Run]:
-    """`runs`, refused when one is named twice: its launches would count as twice as many."""
+    """`runs`, refused when one is named twice: its launches would count as twice as many; a copy
+    of one (`cp -r`) is counted once and named in the warnings (store.distinct)."""
     seen: set[Path] = set()
     for run in runs:
         if run.path.resolve() in seen:
             raise UsageError(f"{where} names run {run.id} twice: each run counts once, name it once")
         seen.add(run.path.resolve())
-    return runs
+    return store.distinct(runs)
+
+
+def _apart(baseline: list[Run], candidate: list[Run]) -> None:
+    """A run on both sides, under two names (a copy): UsageError, a run is not compared with itself."""
+    ids = {run.identity(): run for run in baseline}
+    for run in candidate:
+        if run.identity() in ids:
+            raise UsageError(f"the candidate's run {run.id} is a copy of the baseline's run {ids[run.identity()].id} "
+                             f"(the same id and start in run.json): compare two different runs")
 
 
 def _not_pooled(runs: list[Run], where: str) -> None:
@@ -500,6 +510,7 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = POLICY.alpha
         raise UsageError(f"min_change must be a fraction of 0 or more (0.05: 5 %), got {min_change}")
     b_runs, c_runs = compare_side(baseline, runs_dir), compare_side(candidate, runs_dir)
     _once(b_runs + c_runs, "the comparison (baseline and candidate together)")
+    _apart(b_runs, c_runs)
     _not_pooled(b_runs, "the baseline")
     _not_pooled(c_runs, "the candidate")
     # the launch is the unit: every launch of every run on a side is one observation of a point

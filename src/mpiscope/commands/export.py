@@ -12,8 +12,8 @@ def cmd_export(a: argparse.Namespace) -> int:
     from mpiscope.util.console import records_of
     from mpiscope.report.export import Export, write
     from mpiscope.report.reporter import report
-    from mpiscope.store.runs import resolve
-    runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
+    from mpiscope.store.runs import distinct, resolve
+    runs = distinct([resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run])  # a copied run counts once
     records_of(runs)  # warns about damaged lines before the table leaves them out
     write(report(runs, Export(a.format, a.per_launch)), a.output)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator, TypeVar
+from typing import BinaryIO, Hashable, Iterator, TypeVar
 
 from orjson import loads as _fast_loads  # about 3 x json's speed on a records line; json reads what it refuses
 
@@ -91,6 +91,7 @@ def read_records(path: Path) -> RecordFile:
 
 
 def _read_lines(f: BinaryIO, name: str, out: RecordFile) -> None:
+    repeats = Repeats(name)
     with f:
         for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
             if len(line) > MAX_LINE_BYTES:
@@ -104,9 +105,56 @@ def _read_lines(f: BinaryIO, name: str, out: RecordFile) -> None:
                 out.problems.append(f"{name} line {number} is truncated (no newline) and was skipped")
                 continue
             try:
-                out.records.append(parse_line(line, number))
+                rec = parse_line(line, number)
             except RecordError as e:
                 out.problems.append(f"{name} line {number} is corrupt and was skipped ({e})")
+                continue
+            if not isinstance(rec, Point) or repeats.first(rec, number):
+                out.records.append(rec)
+    if repeats.count:
+        out.problems.append(repeats.said())
+
+
+class Repeats:
+    """Point records that repeat an earlier one of the same point, configuration and launch (the
+    same key, rank order, sync and tag): a record is measured once, so a repeat is a copied line,
+    and a copy with other figures would silently replace the measurement. The first is kept."""
+    SHOWN = 3  # repeated points named in the warning
+
+    def __init__(self, name: str):
+        self.name = name
+        self.seen: dict[Hashable, int] = {}               # identity -> line of its first record
+        self.repeated: dict[Hashable, list] = {}          # identity -> [point, first line, repeats, first repeat]
+        self.count = 0
+
+    def first(self, p: Point, number: int) -> bool:
+        """True for the first record of its point; a repeat is counted."""
+        try:
+            tag: Hashable = frozenset(p.tag.items()) if p.tag else None
+        except TypeError:  # a list in a tag
+            tag = json.dumps(p.tag, sort_keys=True, default=str)
+        ident = (p.benchmark, p.size, p.ranks, p.variant, p.order, p.sync, p.sample_from, tag)
+        at = self.seen.setdefault(ident, number)
+        if at == number:
+            return True
+        self.count += 1
+        seen = self.repeated.setdefault(ident, [p, at, 0, number])
+        seen[2] += 1
+        return False
+
+    def said(self) -> str:
+        shown = [f"{p.benchmark} {p.size} B on {p.ranks} ranks{_where(p)} on line {at} again from line {again}"
+                 + (f" ({n:,} times)" if n > 1 else "")
+                 for p, at, n, again in list(self.repeated.values())[:self.SHOWN]]
+        more = len(self.repeated) - len(shown)
+        return (f"{self.name} holds {self.count:,} repeated point record(s) of {len(self.repeated):,} point(s) "
+                f"({'; '.join(shown)}{f'; {more:,} more' if more else ''}): a point is recorded once per launch, "
+                f"so each first record is kept and the repeats are left out")
+
+
+def _where(p: Point) -> str:
+    launch = p.tag.get("launch") if p.tag else None
+    return f", launch {launch}" if launch is not None else ""
 
 
 def _skip_line(f: BinaryIO) -> None:

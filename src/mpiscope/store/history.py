@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
 from mpiscope.results.policy import POLICY
-from mpiscope.store.runs import Run, list_runs
+from mpiscope.store.runs import Run, distinct, list_runs
 
 
 def _started(run: Run) -> datetime | None:
@@ -46,7 +46,7 @@ def earlier_runs(run: Run) -> list[Run]:
         if start - when > timedelta(days=POLICY.history_days):
             continue
         out.append(other)
-    return sorted(out, key=_started, reverse=True)
+    return distinct(sorted(out, key=_started, reverse=True))  # a copy of a run (`cp -r`) is one run
 
 
 def drift_sources(run: Run, history: str = "auto", resolve: Callable[[str], Sequence[Run]] | None = None
@@ -58,4 +58,4 @@ def drift_sources(run: Run, history: str = "auto", resolve: Callable[[str], Sequ
         return []
     if history == "auto" or resolve is None:
         return earlier_runs(run)
-    return [r for r in resolve(history) if r.id != run.id]
+    return [r for r in distinct(resolve(history)) if r.id != run.id and r.identity() != run.identity()]

@@ -15,7 +15,7 @@ import socket
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from mpiscope.util import atomic
 from mpiscope.util import bounded
@@ -123,9 +123,10 @@ def new_run_id() -> str:
 class Run:
     """A run directory on disk."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, copies: Sequence[Path] = ()):
         self.path = Path(path)
         self._records: tuple[tuple[int, int], RecordFile] | None = None
+        self.copies = list(copies)  # copies of this run named with it, counted once: here (`distinct`)
 
     @property
     def id(self) -> str:
@@ -141,6 +142,14 @@ class Run:
         meta.pid, meta.host = os.getpid(), socket.gethostname()
         run.write_meta(meta)
         return run
+
+    def identity(self) -> tuple[str, str]:
+        """What a copy of the run (`cp -r`) keeps: the id and start its run.json says. A run whose
+        run.json says neither is only itself."""
+        meta = self.meta()
+        if meta.status == "unreadable" or not meta.started:
+            return str(self.path.resolve()), ""
+        return meta.id, meta.started
 
     def meta(self) -> RunMeta:
         try:
@@ -188,7 +197,9 @@ class Run:
             if self._records is None or self._records[0] != stamp:
                 self._records = (stamp, read_records(self.path / RECORDS))
             recs = self._records[1]
-        damage = self._meta_problems(recs)
+        damage = self._meta_problems(recs) + [
+            f"{copy} is a copy of this run (the same id and start in its {RUN_FILE}): its launches are counted "
+            f"once, here, and the copy is left out" for copy in self.copies]
         return replace(recs, problems=[*recs.problems, *damage]) if damage else recs
 
     def _meta_problems(self, recs: RecordFile) -> list[str]:
@@ -412,6 +423,17 @@ def is_sweep_dir(path: Path) -> bool:
     return (path / SWEEP_FILE).is_file()
 
 
+def distinct(runs: Sequence[Run]) -> list[Run]:
+    """`runs` with each run once: a copy of an earlier one (the same `identity`) is left out and
+    named among that run's problems, so its launches are not counted twice."""
+    first: dict[tuple[str, str], Run] = {}
+    for run in runs:
+        kept = first.setdefault(run.identity(), run)
+        if kept is not run and run.path not in kept.copies:
+            kept.copies.append(run.path)
+    return list(first.values())
+
+
 def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
     """The runs a user names: run ids, unique prefixes, 'latest' or paths; a sweep directory
     stands for its finished runs, and a directory of run directories for all of them."""
@@ -433,4 +455,4 @@ def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
             if any(r.path.resolve() == run.path.resolve() for r in runs):  # `table A A`: counted twice
                 raise UsageError(f"run {run.id} is named twice ('{ref}' again): name each run once")
             runs.append(run)
-    return list({r.path.resolve(): r for r in runs}.values())
+    return distinct(list({r.path.resolve(): r for r in runs}.values()))
