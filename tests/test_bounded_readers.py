@@ -109,3 +109,21 @@ def test_an_excerpt_is_short_and_says_how_long_the_whole_was():
     assert bounded.excerpt("short") == "short"
     assert bounded.excerpt("x" * 5_000_000) == "x" * 60 + "... (5,000,000 characters)"
     assert bounded.excerpt(b"\xff" * 100, 10).endswith("... (100 bytes)")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep"])
+@pytest.mark.parametrize("args", [["doctor", "--facts", "f.json"], ["batch-run", "f.json"]])
+def test_facts_and_saved_configurations_are_read_bounded(tmp_path, kind, args):
+    words = HOSTILE[kind](tmp_path / "f.json")
+    assert words in one_line_error(limited(*args, "--runs-dir", str(tmp_path), cwd=tmp_path)
+                                   if args[0] == "batch-run" else limited(*args, cwd=tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "deep"])
+def test_a_registry_of_mpis_that_is_no_file_is_said(tmp_path, kind):
+    home = tmp_path / "home"
+    home.mkdir()
+    words = HOSTILE[kind](home / "mpis.json")
+    r = subprocess.run([sys.executable, "-m", "mpiscope", "mpi", "list"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "MPISCOPE_HOME": str(home)})
+    assert words in one_line_error(r)

@@ -16,6 +16,7 @@ def cmd_doctor(a: argparse.Namespace) -> int:
     from mpiscope.doctor import exit_status
     from mpiscope.doctor.facts import Facts
     from mpiscope.doctor.judge import judge, lines, to_json
+    from mpiscope.util import bounded
     from mpiscope.util.errors import UsageError
 
     if not (a.timeout > 0 and math.isfinite(a.timeout)):
@@ -26,7 +27,8 @@ def cmd_doctor(a: argparse.Namespace) -> int:
         try:
             facts = Facts.load(Path(a.facts))
         except (OSError, ValueError, TypeError) as e:
-            raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({e})") from e
+            why = bounded.why(e) if isinstance(e, (OSError, ValueError)) else bounded.excerpt(str(e), 200)
+            raise UsageError(f"--facts {a.facts}: not a facts file written by --save-facts ({why})") from e
     else:
         from mpiscope.execute.probe import Setup, gather
         from mpiscope.execute.session import target

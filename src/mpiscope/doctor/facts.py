@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from mpiscope.records import Context, Point, RecordError, parse_line
+from mpiscope.util import bounded
+
+MAX_FACTS_BYTES = 64 << 20  # a host's facts: a few kB each
 
 
 @dataclass
@@ -94,4 +97,4 @@ class Facts:
 
     @classmethod
     def load(cls, path: Path) -> "Facts":
-        return cls.from_json(json.loads(path.read_text()))
+        return cls.from_json(bounded.read_json(path, MAX_FACTS_BYTES, "a facts file"))

@@ -23,8 +23,11 @@ from mpiscope.execute.part import SINGLETON_FIX, Target, _stop
 from mpiscope.launchers import Job, default_launcher, launcher_for, local_cores
 from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.library import MpiLibrary
+from mpiscope.util import bounded
+from mpiscope.util.errors import UsageError
 
 STDERR_TAIL = 40
+MAX_HOSTFILE_BYTES = 64 << 20  # a line per host
 CLOCKSOURCE = Path("/sys/devices/system/clocksource/clocksource0")
 # The launcher's rank variables, unset so that every host's engine prints its --mpi-info.
 RANK_VARS = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
@@ -45,7 +48,10 @@ def hosts_of(p: Placement) -> list[str]:
     if p.hosts:
         return [h.split(":")[0] for h in p.hosts]
     if p.hostfile:
-        lines = Path(p.hostfile).read_text().splitlines()
+        try:
+            lines = bounded.read_text(p.hostfile, MAX_HOSTFILE_BYTES, "a hostfile").splitlines()
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--hostfile {p.hostfile}: {bounded.why(e)}: give a file with one host per line") from e
         return list(dict.fromkeys(ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.startswith("#")))
     nodelist = os.environ.get("SLURM_JOB_NODELIST")
     if nodelist and (p.launcher or default_launcher()) == "srun":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mpiscope.util import bounded
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.plan.engine import engine_plan
@@ -29,6 +30,7 @@ from mpiscope.store.runs import SweepDir, SweepEntry, SweepRef
 from mpiscope.util.typed import dump, load
 
 BATCH_DIR = "batch"  # under the runs directory: scripts, saved configurations, job logs
+MAX_SAVED_BYTES = 256 << 20  # a saved measurement: its parts' plans, a few kB each
 START_MARGIN_S = 120  # queue-side start-up: the job's Python, the launcher, MPI_Init on many nodes
 
 
@@ -42,9 +44,11 @@ def save_measurement(m: Measurement, path: Path) -> None:
 def load_measurement(path: Path) -> Measurement:
     """A measurement saved for a batch job."""
     try:
-        return load(Measurement, json.loads(Path(path).read_text()), str(path))
+        return load(Measurement, bounded.read_json(path, MAX_SAVED_BYTES, "a configuration saved by --submit"),
+                    str(path))
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"{path} is not a configuration saved by --submit ({e}): submit it again") from e
+        why = bounded.why(e) if isinstance(e, (OSError, ValueError)) else bounded.excerpt(str(e), 200)
+        raise UsageError(f"{path} is not a configuration saved by --submit ({why}): submit it again") from e
 
 
 # -- one batch job ----------------------------------------------------------------------------

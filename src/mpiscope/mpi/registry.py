@@ -14,7 +14,7 @@ import sysconfig
 from difflib import get_close_matches
 from pathlib import Path
 
-from mpiscope.util import paths
+from mpiscope.util import bounded, paths
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.mpi.build import build_engine, mpi_info
 from mpiscope.mpi.library import MpiLibrary
@@ -24,6 +24,7 @@ from mpiscope.util.typed import dump, load
 EMBEDDED = "embedded"
 ON_PATH = "path"
 LAUNCHER_NAMES = ("mpiexec", "mpirun")
+MAX_REGISTRY_BYTES = 16 << 20  # a few hundred bytes per registered MPI
 
 
 def _state_file() -> Path:
@@ -32,12 +33,14 @@ def _state_file() -> Path:
 
 def load_registered() -> dict[str, MpiLibrary]:
     f = _state_file()
-    if not f.is_file():
+    if not os.path.lexists(f):  # a FIFO or a directory in its place is said, not taken for no MPI
         return {}
     try:
-        return {name: load(MpiLibrary, d) for name, d in json.loads(f.read_text()).items()}
+        data = bounded.read_json(f, MAX_REGISTRY_BYTES, "mpis.json")
+        return {name: load(MpiLibrary, d) for name, d in data.items()}
     except (OSError, ValueError, AttributeError) as e:  # ShapeError and JSONDecodeError are ValueErrors
-        raise MpiscopeError(f"{f} is not valid JSON ({e}): fix or delete it, then `mpiscope mpi add` again") from e
+        why = bounded.why(e) if isinstance(e, (OSError, ValueError)) else bounded.excerpt(str(e), 200)
+        raise MpiscopeError(f"{f} cannot be read ({why}): fix or delete it, then `mpiscope mpi add` again") from e
 
 
 def save_registered(libs: dict[str, MpiLibrary]) -> None:
