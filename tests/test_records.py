@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from mpiscope.records.model import Control
 from mpiscope.records import (Check, Context, End, Failure, Imported, Pair, Point, PointLines, RankPlace, Rate,
                               RecordError, Skip, Stats, Timeout, json_cells, parse_record, point_line, read_records,
                               to_json)
@@ -123,7 +124,7 @@ def engine_output(mpich_engine, mpich_mpiexec) -> list[dict]:
 
 def test_every_field_the_engine_writes_is_known_to_the_model(engine_output):
     """A field of the record's class, or (points) a family's own detail; never taken for a tag."""
-    classes = {"context": Context, "point": Point, "skip": Skip, "timeout": Timeout, "end": End}
+    classes = {"context": Context, "point": Point, "skip": Skip, "timeout": Timeout, "end": End, "control": Control}
     kinds = set()
     for rec in engine_output:
         kinds.add(rec["type"])
@@ -132,7 +133,7 @@ def test_every_field_the_engine_writes_is_known_to_the_model(engine_output):
         unknown = set(rec) - _json_names(classes[rec["type"]]) - {"type"}
         assert unknown == set(getattr(model, "details", {})), unknown
         assert to_json(model) == rec  # nothing lost, nothing added
-    assert {"context", "point", "end"} <= kinds
+    assert {"context", "control", "point", "end"} <= kinds
 
 
 def test_the_schema_section_documents_every_field(engine_output):

@@ -301,11 +301,13 @@ class End:
 @dataclass(frozen=True, slots=True)
 class ControlFigure:
     """One piece of the machine-state control: its repetitions' median, fastest and slowest (µs)
-    and each repetition in order."""
+    and each repetition in order; `waited`: repetitions of the handoff left out because its two
+    ranks did not run at once."""
     median: float
     min: float | None = None
     max: float | None = None
     samples: tuple[float, ...] = ()
+    waited: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,9 +135,20 @@ class Policy:
 
     # --- the machine-state control (results.control; docs/statistics.md, "The machine-state control") ---
     control_reps: int = 5           # the engine's repetitions of each piece (engine/src/control.c)
+    # The least log noise of a piece. bench/control/run.py (20 runs of 3 launches, load 9-14): the
+    # handoff's log SD was 0.003-0.010 within a launch and 0.000-0.010 between launches, the compute
+    # loop's 0.027 and 0.006-0.012, but the compute loop's runs spread by a log SD of 0.023-0.035:
+    # below 0.05 its between-run spread would read as a switch.
     control_noise_floor: float = 0.05
+    # A switch is a move of the level beyond this many noises and beyond this ratio. The handoff's
+    # two states here lay 3.6-4.9x apart (0.063-0.070 against 0.253-0.305 us one way), the runs of
+    # one state up to 1.2x: with 4 noises and 1.25x, 91 of 190 same-configuration pairs were told
+    # apart, and the false slower/faster at 64 B fell from 86/190 to 14/190.
     control_shift_sd: float = 4.0
     control_min_ratio: float = 1.25
+    # The most a switch of state is taken to move a point, whatever the control's own ratio (a
+    # handoff that waits for a time slice moves 1000x): the largest, MPICH's 256 KiB bcast
+    # at 33 against 160 us, 4.8x. A change beyond the control's move (or this) is still called.
     control_max_cover: float = 5.0
 
     # --- comparisons ---
