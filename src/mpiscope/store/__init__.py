@@ -1,1 +1,1 @@
-"""Store: where runs and sweeps live, and files written whole."""
+"""Store: where runs and sweeps live, who owns a run, and which earlier runs a run learns from."""

@@ -1,1 +1,2 @@
-"""Utilities every stage uses: errors, the terminal, paths, typed JSON, units."""
+"""Utilities every stage uses: errors, the terminal, paths, typed JSON, units, bounded reads,
+files written whole, lazy package facades."""
