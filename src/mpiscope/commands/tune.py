@@ -93,7 +93,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
                         verify_launches=a.verify_launches, verify_max=verify_max, max_time=a.max_time,
                         race=not a.exhaustive, only=only,
                         launcher_args=list(split_args(a.launcher_args, "--launcher-args")),
-                        placement={"launcher": a.launcher, "hosts": a.hosts, "hostfile": a.hostfile,
+                        placement={"launcher": a.launcher, "hosts": _hosts(a.hosts), "hostfile": a.hostfile,
                                    "nodes": a.nodes, "ranks_per_node": a.ranks_per_node, "mapping": a.map_by,
                                    "binding": a.bind_to})
         if spec.rounds < 2:
@@ -127,6 +127,12 @@ def cmd_tune(a: argparse.Namespace) -> int:
     out.print("in a job script:\n" + "\n".join(f"export {k}={v}" for k, v in env.items()), highlight=False,
               soft_wrap=True)
     return 0
+
+
+def _hosts(hosts: list[str] | None) -> list[str] | None:
+    """--hosts checked as `run` checks them (a name a launcher would choke on is refused here)."""
+    from mpiscope.plan.describe import CLI, parse_field
+    return None if hosts is None else list(parse_field("hosts", hosts, CLI))
 
 
 def _check_room(a: argparse.Namespace, spec) -> None:

@@ -160,6 +160,7 @@ class Tune:
 
     def _round(self, coll: str, algs: list[Algorithm], n: int, samples: dict, r: int) -> list[tuple[Algorithm, list]]:
         """The algorithms (with their sizes) that race in round `r` at `n` ranks."""
+        self._default_ran(coll, n)
         sizes = self.sizes(coll, n)
         running: dict[str, list[int]] = {}
         usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"]]
@@ -250,6 +251,17 @@ class Tune:
         why = (out.error or out.status).splitlines()[0].split("; see the launcher")[0]
         self.state["failed"][f"{coll}|{n}|{alg}"] = (why + (f": {said[-1]}" if said else ""))[:300]
         self.save()
+        self._default_ran(coll, n)
+
+    def _default_ran(self, coll: str, n: int) -> None:
+        """MpiscopeError once the library's own choice failed at `n` ranks: every algorithm is
+        judged against it, and a launch that fails with it (a bad --launcher-args, an unreachable
+        host) fails with any other, so racing on would only fail each in turn."""
+        why = self.state["failed"].get(f"{coll}|{n}|{DEFAULT}")
+        if why is not None:
+            raise MpiscopeError(f"tune cannot race {coll} at {n} ranks: its launch with the library's default "
+                                f"algorithm failed ({' '.join(why.split())}); check the launch with `mpiscope run -b "
+                                f"{coll} -n {n}` and the same options, then start a new tune")
 
     def _run(self, name: str) -> Run | None:
         path = self.state.get(name)
@@ -428,7 +440,13 @@ def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: di
 
 
 def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
-    """The whole tune; its result (also written as tune.json in `directory`)."""
+    """The whole tune; its result (also written as tune.json in `directory`). One mpiscope at a
+    time owns the directory: a second one (a `--resume` while it runs) is refused naming the first."""
+    with claim(directory, f"tune {directory}", f"`mpiscope tune --resume {directory}`"):
+        return _tune(directory, spec, target, session)
+
+
+def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
     t = Tune(directory, spec, target, session)
     racing, cannot, left_out = t.choices()
     started = time.monotonic()
