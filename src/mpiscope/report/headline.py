@@ -46,9 +46,18 @@ def _interval(e: Estimate) -> tuple[float | None, float | None]:
     return getattr(e, "launch_ci", (e.ci_low, e.ci_high))
 
 
+def _short(e: Estimate, asked: int) -> bool:
+    """Whether the figure rests on fewer launches than the run asked of every point (disturbed
+    launches left out, later launches skipped); a refinement round's sizes were asked of its
+    own launches only."""
+    points = getattr(e, "points", ())
+    refined = bool(points) and all("refinement_round" in (p.tag or {}) for p in points)
+    return e.launches < asked and not refined
+
+
 def _few(e: Estimate, asked: int) -> str:
     """Named when the figure rests on fewer launches than the run asked for."""
-    return f" (from {e.launches} launch{'es' if e.launches > 1 else ''} of {asked})" if e.launches < asked else ""
+    return f" (from {e.launches} launch{'es' if e.launches > 1 else ''} of {asked})" if _short(e, asked) else ""
 
 
 def _time(e: Estimate, asked: int = 0) -> str:
@@ -169,7 +178,7 @@ def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
     least, most = min(e.launches for e in estimates), max(e.launches for e in estimates)
     launches = f"{most} launch{'es' if most > 1 else ''}" if least == most else f"{least}-{most} launches"
     line = f"evidence: {len(estimates)} points from {launches}: " + "; ".join(counts)
-    few = [e for e in estimates if e.launches < asked]
+    few = [e for e in estimates if _short(e, asked)]
     if few:
         line += f". Fewer launches than the {asked} asked: {len(few)} point(s), {_sizes(few)}"
     return line
@@ -179,17 +188,19 @@ def run_to_run(estimates: Sequence) -> str:
     """What another run may see beyond this run's intervals: the intervals `show`, `export` and
     the report give, which add the drift from run to run (learnt from earlier runs, else the
     stated prior); no launch of this run narrows that part."""
-    drifts = [e.drift for e in estimates if getattr(e, "drift", None) is not None]
+    drifted = [e for e in estimates if getattr(e, "drift", None) is not None and not getattr(e, "busy", "")
+               and np.isfinite(e.half_width_rel)]
+    drifts = [e.drift for e in drifted]
     if not drifts:
         return ""
-    half = float(np.median([e.half_width_rel for e in estimates if getattr(e, "drift", None) is not None]))
+    half = float(np.median([e.half_width_rel for e in drifted]))
     learnt = sum(not d.prior for d in drifts)
     source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
               if not learnt else f"the drift learnt from earlier runs for {learnt} of {len(drifts)} points"
               + (", the stated prior for the others" if learnt < len(drifts) else ""))
-    return (f"another run may read within about +-{half:.0%} (median over points; the intervals `show` and `export` "
-            f"give): this run's interval widened by the drift from run to run, {source}, which more launches of this "
-            f"run do not narrow")
+    return (f"another run may read within about +-{half:.0%} (median over the points with an interval; the "
+            f"intervals `show` and `export` give): this run's interval widened by the drift from run to run, "
+            f"{source}, which more launches of this run do not narrow")
 
 
 def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> None:
