@@ -41,10 +41,10 @@ typedef struct bench_ctx {
     void *state;          /* a kernel's own data, from setup until teardown */
     /* Bandwidth rows, set by measure.c: one stream's distinct message bytes per
      * event (source plus destination), the streams a figure adds up, and this
-     * launch's memcpy rate for that working set (0: not measured). */
+     * launch's memcpy rate for that working set and out of cache (0: not measured). */
     size_t working_set;
     int streams;
-    double copy_MBps;
+    double copy_MBps, memory_copy_MBps;
     /* where the send and receive buffers start past a page boundary, as allocated (--buffer-offset) */
     long buffer_offset[2];
 } bench_ctx_t;

@@ -1,5 +1,6 @@
 /* Memory-copy rates per working set, cached for the launch. */
 #include "copyrate.h"
+#include "buffers.h"
 #include "timer.h"
 #include <stdlib.h>
 #include <string.h>
@@ -43,4 +44,9 @@ double copy_rate_MBps(size_t working_set, double max_bytes)
     double r = measure(working_set);
     if (nknown < MAX_KNOWN && r > 0) known[nknown++] = (known_t){working_set, r};
     return r;
+}
+
+double memory_copy_rate_MBps(double max_bytes)
+{
+    return copy_rate_MBps(4 * (size_t)last_level_cache_bytes(), max_bytes);
 }

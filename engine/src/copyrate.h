@@ -12,4 +12,9 @@
  * (no memory, or working_set above max_bytes). Local: no MPI call. */
 double copy_rate_MBps(size_t working_set, double max_bytes);
 
+/* The same for a working set of four times the last-level cache: a copy through
+ * memory. A layout that puts every operation of an event in one place keeps its
+ * working set in the cache at any size; its figures are held against this. */
+double memory_copy_rate_MBps(double max_bytes);
+
 #endif

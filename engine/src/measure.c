@@ -129,8 +129,11 @@ static int measure_point(const reporter_t *r, timing_t *t, const plan_entry_t *e
      * simulation: the host's copy rate is not the platform's, and the simulated clock does not
      * advance over a copy, so each point copied its working set 1000 times (15 of the 17 CPU s
      * of a 64-rank launch of the default collectives) */
-    if (w->rank == 0 && c.size > 0 && !(b->flags & BENCH_NO_SIZE) && !r->o->simulated)
+    if (w->rank == 0 && c.size > 0 && !(b->flags & BENCH_NO_SIZE) && !r->o->simulated) {
         c.copy_MBps = copy_rate_MBps(c.working_set, r->o->max_memory_bytes / 4);
+        /* the rows with a buffer layout: one that reuses a place is held against it */
+        if (b->working_set) c.memory_copy_MBps = memory_copy_rate_MBps(r->o->max_memory_bytes / 4);
+    }
     gather_cpus(comm, cpus);
     if (b->collect) b->collect(&c);
     p.rank_cpus = cpus;

@@ -122,6 +122,8 @@ static void emit_bandwidths(json_t *j, const bench_t *b, const bench_ctx_t *c, c
         json_int(j, "streams", c->streams);
         if (c->copy_MBps > 0) json_num(j, "copy_MB_per_s", c->copy_MBps);
         else json_null(j, "copy_MB_per_s");
+        if (c->memory_copy_MBps > 0) json_num(j, "memory_copy_MB_per_s", c->memory_copy_MBps);
+        else json_null(j, "memory_copy_MB_per_s");
     }
     if (b->busbw_factor && c->size > 0 && p->time_us.min > 0) {
         double f = b->busbw_factor(c);

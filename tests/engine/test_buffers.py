@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from conftest import run_engine
-from mpiscope.analysis.cache import MARK, above_copy_rate, copy_rate_flags
+from mpiscope.analysis.cache import above_copy_rate, copy_rate_flags, copy_reference
+from mpiscope.analysis.policy import ANALYSIS
+from mpiscope.report.copyrate import MARK
 from mpiscope.report.table import side_by_side
 
 QUICK = ["--max-time", "0.05", "--warmup-bytes", "64K"]
@@ -87,23 +89,29 @@ def test_a_wrong_layout_is_one_line_and_status_2(engine_mpich, mpich_launch, arg
 
 
 def test_a_figure_above_the_copy_rate_is_marked(engine_mpich, mpich_launch):
-    # one real run whose points carry the launch's copy rate; the figures themselves are then
-    # put above and below it, so the outcome does not depend on this machine's speed
+    # one real run whose points carry the launch's copy rates; the figures themselves are then
+    # put above and below the reference, so the outcome does not depend on this machine's speed
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "64K", *QUICK, "bw", "bibw")
     assert run.returncode == 0, run.stderr
-    rows = []
+    rows, margin = [], ANALYSIS.copy_margin
     for p in run.points():
-        copy, streams = p["copy_MB_per_s"], p["streams"]
-        assert copy > 0
-        assert above_copy_rate(p["bw_MBps"]["median"], streams, copy) == (p["bw_MBps"]["median"] / streams > copy)
-        assert above_copy_rate(2.01 * streams * copy, streams, copy)
-        assert not above_copy_rate(0.99 * streams * copy, streams, copy)
+        copy, memory, streams = p["copy_MB_per_s"], p["memory_copy_MB_per_s"], p["streams"]
+        assert copy > 0 and memory > 0
+        # bw and bibw send a window's messages from one buffer into one (osu_bw's layout): the
+        # working set stays in the cache, so the reference is the out-of-cache copy
+        ref = copy_reference(p["buffers"], copy, memory)
+        assert p["buffers"] == "single" and ref == memory
+        median = p["bw_MBps"]["median"]
+        assert above_copy_rate(median, streams, ref) == (median / streams > margin * ref)
+        assert above_copy_rate(1.01 * margin * streams * ref, streams, ref)
+        assert not above_copy_rate(0.99 * margin * streams * ref, streams, ref)
         # bibw's two streams together may exceed one copy: only a stream's share counts
-        assert above_copy_rate(1.5 * copy, streams, copy) == (streams == 1)
+        assert above_copy_rate(1.5 * margin * ref, streams, ref) == (streams == 1)
         for scale, run_id in ((3.0, "fast"), (0.5, "slow")):
             rows.append({"run_id": run_id, "benchmark": p["benchmark"], "size": p["size"], "buffers": p["buffers"],
-                         "bw_median_MBps": scale * streams * copy, "time_median_us": 1.0,
-                         "copy_MB_per_s": copy, "streams": streams, "mpi_name": run_id})
+                         "bw_median_MBps": scale * margin * streams * ref, "time_median_us": 1.0,
+                         "copy_MB_per_s": copy, "memory_copy_MB_per_s": memory, "streams": streams,
+                         "mpi_name": run_id})
     df = pd.DataFrame(rows)
     assert list(copy_rate_flags(df)) == [r["run_id"] == "fast" for r in rows]
     for t in side_by_side(df):
@@ -116,6 +124,7 @@ def test_without_a_copy_rate_nothing_is_marked():
     assert not above_copy_rate(1e9, 1, None)
     assert not above_copy_rate(1e9, 1, float("nan"))
     assert not above_copy_rate(None, 1, 100.0)
+    assert copy_reference("single", None, None) is None
     df = pd.DataFrame({"bw_median_MBps": [1e9]})
     assert not copy_rate_flags(df).any()
 
@@ -130,6 +139,25 @@ def test_the_html_report_marks_the_figure_and_names_the_layout():
     assert "buffers: multiple" in html
     first, second = html.split("<tr>")[2:4]  # the header row, then one row per size
     assert MARK in first and MARK not in second
+
+
+def test_the_mark_flags_an_in_cache_rate_not_a_one_copy_transfer_mpich(engine_mpich, mpich_launch):
+    """put_bw and get_bw at 1 MiB on 2 ranks. With --rma-buffers single every put of an epoch lands
+    in one place: a cache rate (43-53 GB/s here), about the copy rate of its own in-cache working
+    set, so it was never marked; held against the out-of-cache copy it is. In the default layout
+    each put has its own place, one copy of a working set beyond the cache at about that copy's
+    rate (0.5-1.4x here): not marked."""
+    flags = {}
+    for layout in ("single", "multiple"):
+        run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "1M", "--rma-buffers", layout,
+                         "--max-time", "0.2", "put_bw", "get_bw")
+        assert run.returncode == 0, run.stderr[-3000:]
+        df = pd.DataFrame([{"bw_median_MBps": p["bw_MBps"]["median"], "streams": p["streams"],
+                            "buffers": p["buffers"], "copy_MB_per_s": p["copy_MB_per_s"],
+                            "memory_copy_MB_per_s": p["memory_copy_MB_per_s"]} for p in run.points()])
+        assert set(df["buffers"]) == {layout}
+        flags[layout] = list(copy_rate_flags(df))
+    assert flags == {"single": [True, True], "multiple": [False, False]}
 
 
 # --buffer-offset: where the buffers sit past a page boundary. The point records the placement

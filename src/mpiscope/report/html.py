@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from mpiscope import __version__
-from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
+from mpiscope.analysis.cache import copy_rate_flags
+from mpiscope.report.copyrate import MARK, MARK_NOTE
 from mpiscope.records import Context, RecordFile
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi

@@ -15,7 +15,8 @@ from mpiscope.results.launches import LaunchPoint, configuration_of, launch_of
 from mpiscope.results.view import Estimate, LaunchRun, Results, results_of
 from mpiscope.util.console import make_table
 from mpiscope.report.numbers import num, pct
-from mpiscope.analysis.cache import MARK, MARK_NOTE, above_copy_rate
+from mpiscope.analysis.cache import above_copy_rate, copy_reference
+from mpiscope.report.copyrate import MARK, MARK_NOTE
 from mpiscope.records import Point, RecordFile, Skip, Timeout
 from mpiscope.results.frame import modes_text, run_levels_text
 from mpiscope.util.units import human_size
@@ -117,9 +118,10 @@ def drift_caption(lps: Sequence[LaunchPoint]) -> str:
 
 
 def _above_copy(lp: LaunchPoint) -> bool:
-    """The point's MB/s above the launch's own memcpy rate of its working set (analysis.cache)."""
+    """The point's MB/s above the launch's own memcpy rate of the same bytes (analysis.cache)."""
     d = lp.points[0].details if lp.points else {}
-    return above_copy_rate(mbps(lp), d.get("streams"), d.get("copy_MB_per_s"))
+    reference = copy_reference(d.get("buffers"), d.get("copy_MB_per_s"), d.get("memory_copy_MB_per_s"))
+    return above_copy_rate(mbps(lp), d.get("streams"), reference)
 
 
 def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),

@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 from rich.table import Table
 
-from mpiscope.analysis.cache import MARK, MARK_NOTE, copy_rate_flags
+from mpiscope.analysis.cache import copy_rate_flags
+from mpiscope.report.copyrate import MARK, MARK_NOTE
 from mpiscope.util.errors import UsageError
 from mpiscope.report.numbers import cell
 from mpiscope.results.table import tidy, unmeasured
