@@ -53,7 +53,7 @@ def is_burst(bracket: tuple[int, int], points: Sequence, beta_after: float | Non
     below = sorted((p for p in points if p.size <= lo), key=lambda p: p.size)
     beyond = sorted((p for p in points if p.size >= hi), key=lambda p: p.size)
     # far above a burst the bucket's share of a message is small and its points are whole again;
-    # a busy machine splits the longest points most (2 MiB at 10x under a load of 11 here)
+    # a busy machine splits the longest points most
     if not beyond or (split_ratio(beyond[-1]) or 1.0) >= ANALYSIS.burst_split_ratio:
         return False
 

@@ -26,7 +26,7 @@ from .segment import Segmentation, isolated_outliers, segment
 
 # The segmentation reads a point of POLICY.robust_min_launches launches or more without its wild
 # launches (`_segmentation_input`, `results.location.wild`): one or two launches in another mode
-# (Open MPI's fast launches at 0.2 us) then neither pull the level down nor widen the interval,
+# (Open MPI's fast launches) then neither pull the level down nor widen the interval,
 # where with them the geometric mean and its t-interval do both and the point counts for nothing.
 
 
@@ -446,18 +446,16 @@ def _shows(sw: Switch, own: dict[int, float], level: dict[int, float],
         return True
     if alone is None:
         return False
-    # A launch in another mode (Open MPI's launches at 0.2 us) shows the same switch another
-    # way: a jump of its own far larger than the launch-level break, whatever its sign.
+    # A launch in another mode (Open MPI's fast launches) shows the same switch another way: a
+    # jump of its own far larger than the launch-level break, whatever its sign.
     if abs(alone.jump) >= max(ANALYSIS.other_mode * abs(ref.jump), math.log(ANALYSIS.other_mode_jump)):
         return True
     # Or it changes mode at the bracket: its own jump of other_mode_jump-fold, either way, and its
     # offset from the launch-level points other_mode_jump-fold larger on one side than on the
-    # other (a fast launch up to the eager limit and not beyond: 0.57 -> 2.3 us where the
-    # launch-level points go 2.3 -> 2.2 us).
-    # Judged against its own mode, such a launch needs no more than a clear jump the same way as
-    # the launch-level break (direction_ratio-fold): Open MPI at eager limit 12000, a launch in a
-    # slow mode below the limit only (1.16 us at 4096 B where the others take 0.6) jumps 1.42-fold
-    # to the rendezvous, a third of the launch-level 2.9-fold.
+    # other (a fast launch up to the eager limit and not beyond). Judged against its own mode,
+    # such a launch needs no more than a clear jump the same way as the launch-level break
+    # (direction_ratio-fold): a launch slow below the limit only jumps by far less than the
+    # others (the Open MPI runs of docs/models.md, step 6).
     off = [float(np.median(np.log([own[s] / level[s] for s in side]))) for side in (xl, xr)]
     if abs(off[1] - off[0]) >= math.log(ANALYSIS.other_mode_jump) and (
             abs(alone.jump) >= math.log(ANALYSIS.other_mode_jump)

@@ -11,35 +11,24 @@ from mpiscope.launchers.base import Job, Launch, Launcher
 from mpiscope.launchers.platform import parse, write
 
 DEFAULT_PLATFORM = "cluster"
-# Computation between MPI calls takes no simulated time: the figures are the network model's
-# alone, the same on a loaded host as on an idle one (`--cfg=smpi/simulate-computation:yes`
-# in --launcher-args times the host's computation instead). SimGrid's start-up chatter is off.
-# Collectives choose their algorithm as MPICH does: SimGrid's own default allgather and alltoall
-# post a message to every rank and wait on all of them (an allgather of 4 B at 64 ranks took
-# 10 host seconds a point, and grows as ranks^3); `smpi/coll-selector` or `smpi/<coll>` given wins.
+# The figures are the network model's alone (computation between MPI calls takes no simulated
+# time), collectives choose their algorithm as MPICH does (SimGrid's own allgather and alltoall
+# grow as ranks^3 in host time), and SimGrid's start-up chatter is off; docs/simulation.md, "What
+# is simulated", has the measurements. A given --cfg of the same key wins.
 DEFAULT_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning")
-# Under the mpich selector SimGrid runs its SMP-aware two-level bcast, reduce and allreduce on
-# any communicator but a node's own, and their first call finds the nodes with two ring
-# allgathers: ranks^2 messages (33 host seconds at 1024 ranks, about ranks^2.7; 4096 ranks wrote
-# no point in 27 CPU minutes). With one rank a node the two levels are one: allreduce is
-# recursive doubling and bcast a binomial tree at every size (the same simulated times,
-# measured), so those are named, and the discovery never runs. Reduce on one rank a node is
-# MPICH's rule (binomial below 2 KiB, scatter-gather above), which no one setting names: it
-# is binomial here. A given smpi/<collective> wins, and a given selector (mpich too) drops all three.
+# Under the mpich selector SimGrid's bcast, reduce and allreduce are two-level (SMP-aware) and
+# their first call finds the nodes by ranks^2 messages; with one rank a node the two levels are
+# one, so the algorithms they come down to are named and the discovery never runs. Reduce is
+# MPICH's rule in the selector, which no one setting names: binomial here. A given
+# smpi/<collective> wins, and a given selector drops all three.
 SMP_FREE = ("--cfg=smpi/allreduce:rdb", "--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/reduce:binomial")
-# How SMPI shares the engine's payloads. Its default ("global") maps a block-sized file over an
-# allocation block after block, a mapping each, populated up front: a 1024-rank allgather of
-# 1 MiB (1 GiB to receive, every rank) needed 66,560 mappings of 16 MiB blocks, past the kernel's
-# 65,530 (vm.max_map_count, which only root raises). "local" maps one file, shared by every
-# allocation of the same line of code, once per allocation and lazily: two mappings a rank at any
-# size. Messages copy no payload either way (no private part): the simulated times are the same.
-# A rank's copy of its own block (allgather, alltoall) lands in the one block under global, in the
-# file at its offset under local: the largest receive buffer is then held once, in /dev/shm.
+# How SMPI shares the engine's payloads: "local" maps one file a rank, lazily, where SMPI's default
+# "global" needs a mapping per block and runs past the kernel's vm.max_map_count at 1024 ranks; the
+# simulated times are the same (docs/simulation.md, "Shared payloads and the kernel's mapping limit").
 SHARED_KEY = "--cfg=smpi/shared-malloc"
 SHARED_MODE = "local"
-# The block of the global mode, when a user names it: larger blocks need fewer mappings, but
-# every mapping is populated up front, so a 4-byte point maps a whole block per rank (1 GiB
-# blocks: 138 host seconds for two points at 256 ranks). 16 MiB: an allgather of 1 MiB fits at 512 ranks.
+# The block of the global mode, when a user names it: larger blocks need fewer mappings, but each
+# is populated up front, so a small point maps a whole block a rank (docs/simulation.md).
 BLOCK_KEY = "--cfg=smpi/shared-malloc-blocksize"
 SHARED_BLOCK = 16 << 20
 
