@@ -9,6 +9,7 @@ import pytest
 from mpiscope.records import Context, End, Point, Stats
 from mpiscope.results import disturbance
 from mpiscope.results.disturbance import Tally, launch_disturbed
+from mpiscope.results.launches import launch_summary
 from mpiscope.results.view import launch_causes
 from mpiscope_test_fixtures.synthetic import launch_point
 
@@ -27,17 +28,15 @@ class Cause(str):
 
 
 def test_the_commonest_cause_of_a_busy_point_is_found_in_one_pass():
-    from mpiscope.results import launches
-    summary = getattr(launches, "launch_summary", None) or getattr(launches, "summarise")
     n = 3000
     points = [launch_point(1.0 + 0.001 * k, k) for k in range(n)]
     causes = {id(p): Cause("switches" if k % 3 else "steal") for k, p in enumerate(points)}
     Cause.compared = 0
-    lp = summary(points, disturbed=lambda p: causes[id(p)])
+    lp = launch_summary(points, disturbed=lambda p: causes[id(p)])
     assert lp.busy == "switches" and len(lp.disturbed) == n
     assert Cause.compared < 10 * n  # a quadratic count compares about n * n / 2 times
     order = ["steal", "switches", "switches", "steal"]  # a tie: the first launch's cause
-    assert summary(points[:4], disturbed=lambda p: order[p.tag["launch"]]).busy == "steal"
+    assert launch_summary(points[:4], disturbed=lambda p: order[p.tag["launch"]]).busy == "steal"
 
 
 def _point(launch: int, size: int, invalid: int = 0) -> Point:
