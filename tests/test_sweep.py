@@ -56,7 +56,7 @@ def test_sweep_runs_every_configuration_and_stores_its_factors(swept):
     assert [c["factors"] for c in plan["configurations"]] == [
         {"mpi": m, "ranks": n} for m in ("embedded", "openmpi") for n in (1, 2)]
     assert plan["varying"] == ["mpi", "ranks"]
-    done = entries(sd)
+    done = sorted(entries(sd), key=lambda e: e["config"])  # interleaved: they end in any order
     assert [(e["config"], e["launch"], e["status"]) for e in done] == [
         ("c001", 1, "ok"), ("c002", 1, "ok"), ("c003", 1, "ok"), ("c004", 1, "ok")]
     for e, c in zip(done, plan["configurations"]):
@@ -200,22 +200,22 @@ def test_resume_after_a_killed_sweep_skips_finished_configurations(cli, mpiscope
     (tmp_path / "spec.toml").write_text(RESUME_SPEC)
     proc = _start(tmp_path)
     sd = _wait_for_finished(tmp_path, 1, proc)
-    first = entries(sd)[0]
-    assert first["config"] == "c001" and first["status"] == "ok"
-    time.sleep(0.5)  # into the second configuration's launch
+    first = entries(sd)[0]  # interleaved: any configuration may end first
+    assert first["status"] == "ok"
+    time.sleep(0.5)  # into the next configuration's launch
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err
         assert "--resume" in err
     before = {e["config"]: e for e in entries(sd) if e["status"] == "ok"}
-    assert "c003" not in before
+    assert len(before) < 3
 
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--resume", "--no-progress")
     assert r.returncode == 0, r.stdout + r.stderr
     ok = [e for e in entries(sd) if e["status"] == "ok"]
     assert sorted(e["config"] for e in ok) == ["c001", "c002", "c003"]  # nothing ran twice
-    assert {e["config"]: e["run"] for e in ok}["c001"] == first["run"]
+    assert {e["config"]: e["run"] for e in ok}[first["config"]] == first["run"]
     assert f"{len(before)} configuration(s) were already finished" in r.stdout
     runs = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/run.json")]
     statuses = sorted(m["status"] for m in runs)
@@ -247,7 +247,7 @@ launcher_args = ["-no-such-launcher-option", ""]
 """)
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
-    got = [(e["config"], e["status"]) for e in entries(sweep_dir(tmp_path / "runs", "fails"))]
+    got = sorted((e["config"], e["status"]) for e in entries(sweep_dir(tmp_path / "runs", "fails")))
     assert got == [("c001", "failed"), ("c002", "ok")]
     assert "failed: c001" in r.stderr
 

@@ -15,6 +15,12 @@ def cmd_run(a: argparse.Namespace) -> int:
     from mpiscope.util.console import err, out
     from mpiscope.execute.planner import measurement
     from mpiscope.execute.session import Session, conclude
+    if a.vs:
+        from mpiscope.commands.vs import refuse_alone
+        refuse_alone(a)
+    elif a.seed is not None:
+        raise UsageError("--seed orders the launches of configurations measured side by side: add --vs, or leave "
+                         "--seed out")
     if a.resume:
         return resume(a)
     if a.sbatch_args and not a.submit:
@@ -22,6 +28,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.dry_run and not a.submit:
         raise UsageError("--dry-run goes with --submit slurm: add it, or leave --dry-run out")
     d = again(a) if a.again else description(a)
+    if a.vs:
+        from mpiscope.commands.vs import side_by_side
+        return side_by_side(a, d)
     if a.submit and d.find_switches:
         raise UsageError("--find-switches chooses its next sizes from the run's results, which a batch job "
                          "cannot wait for: run it without --submit")
@@ -183,4 +192,11 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     r.add_argument("--clock-mhz", type=positive_float, help="core clock for the model's cycle figures (default: detected)")
     r.add_argument("--find-switches", action="store_true",
                    help="locate pingpong's protocol switches: measure more sizes around each (mpptest-style)")
-    r.set_defaults(func=cmd_run)
+    r.add_argument("--vs", action="append", default=[], metavar="FLAGS",
+                   help="another configuration measured side by side with this one, their launches interleaved: "
+                        "run flags added to this run's, one quoted string, e.g. --vs \"--env NAME=VALUE\" or "
+                        "--vs=\"-n 4\" (repeatable); each is its own run, and the session ends with the comparison")
+    r.add_argument("--seed", type=int, metavar="N", help="with --vs: seed of the order of the configurations' "
+                                                         "launches within each block (default: drawn; kept in "
+                                                         "each run.json)")
+    r.set_defaults(func=cmd_run, run_parser=r)

@@ -38,15 +38,18 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         sd = open_for_resume(runs_dir, spec, configs)
     else:
         sd = create_sweep_dir(runs_dir, spec, configs, spec.launches, Path(a.spec))
-    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s), {launches} each, in {sd.path}")
-    result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress)
+    from mpiscope.execute.interleave import new_session
+    seed = a.seed if a.seed is not None else new_session()[1]
+    err.print(f"sweep '{spec.name}': {len(configs)} configuration(s) side by side (seed {seed}), {launches} each, "
+              f"in {sd.path}")
+    result = run_sweep(planned, sd, runs_dir, err, progress=not a.no_progress, seed=seed)
     _report(sd, result)
     if not a.no_report:
         from mpiscope.execute.session import write_report_quietly
         write_report_quietly([run for _, run in sd.runs()], sd.path / "report.html")
     if result.interrupted:
-        err.print(f"mpiscope: interrupted; finished configurations are kept: `mpiscope sweep {a.spec} --resume` "
-                  f"continues")
+        err.print(f"mpiscope: interrupted; every configuration's run keeps what it measured: `mpiscope sweep "
+                  f"{a.spec} --resume` finishes them")
         return 130
     return 1 if result.failed else 0
 
@@ -84,6 +87,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--max-configs", type=positive_int, default=MAX_CONFIGURATIONS, metavar="N",
                    help=f"refuse a spec of more than N configurations (default {MAX_CONFIGURATIONS:,})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the order of the configurations' launches "
+                                                         "within each block (default: drawn; kept in each "
+                                                         "run.json)")
     p.add_argument("--oversubscribe", action="store_true", help="launch even far more ranks than the cores and "
                                                                 "hosts (refused otherwise; also oversubscribe = true "
                                                                 "in [measure])")

@@ -19,7 +19,7 @@ from mpiscope.execute.part import Outcome, Target
 from mpiscope.plan.describe import Description
 from mpiscope.plan.engine import Plan, Planned
 from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, MIN_LAUNCHES
-from mpiscope.execute.session import Measurement, Session
+from mpiscope.execute.session import Measurement, Session, Steps, drive
 from mpiscope.store.runs import Run
 
 TOLERANCE = 0.05   # each switch located within 5 % of its size
@@ -118,8 +118,14 @@ def refine_run(session: Session, target: Target, run: Run, tolerance: float = TO
 
 
 def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, Outcome]:
-    """`m` measured as `d` asks: the default run refines its switches to DEFAULT_TOLERANCE between
-    its first round and the launches that follow, in REFINE_SHARE of the budget and rounds of
+    """`m` measured as `d` asks, alone (`run_steps`)."""
+    return drive(run_steps(session, m, d))
+
+
+def run_steps(session: Session, m: Measurement, d: Description) -> Steps:
+    """`m` measured as `d` asks, launch by launch: the default run refines its switches to
+    DEFAULT_TOLERANCE between its first round and the launches that follow, in REFINE_SHARE of the
+    budget and rounds of
     MIN_LAUNCHES launches (enough to confirm a switch in each); --find-switches refines after the
     run to TOLERANCE, in as many launches as the run's, taking the time it needs."""
     between = None
@@ -130,4 +136,4 @@ def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, 
             return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget,
                               most_launches=MIN_LAUNCHES, say=False)
         between = refine_first
-    return session.run(m, between=between, then=refinement(session, m.target) if d.find_switches else None)
+    return session.steps(m, between=between, then=refinement(session, m.target) if d.find_switches else None)

@@ -11,7 +11,7 @@ import socket
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 from rich.console import Console
 
@@ -107,28 +107,46 @@ class Session:
     def run(self, m: Measurement, announce: Callable[[Run], None] | None = None,
             between: Callable[[Run], Outcome] | None = None,
             then: Callable[[Run], Outcome] | None = None) -> tuple[Run, Outcome]:
+        """A new run of every part of `m`, measured to its end (`steps`, one run alone)."""
+        return drive(self.steps(m, announce, between, then))
+
+    def steps(self, m: Measurement, announce: Callable[[Run], None] | None = None,
+              between: Callable[[Run], Outcome] | None = None,
+              then: Callable[[Run], Outcome] | None = None) -> Steps:
         """A new run of every part of `m` in the launches its policy asks for (a failed or
         interrupted part ends it, unless keep_going): a first round written down before the
         first launch (then `announce`d), then `between(run)` (the default run's refinement, which
         the auto launches count as spent), and with auto launches more while points need them;
         `then` (--find-switches rounds) measures more into the run once that ended well, still
-        owned and still `running`, so no second mpiscope can claim it in between."""
-        started = time.monotonic()
+        owned and still `running`, so no second mpiscope can claim it in between. It yields the
+        run between its launches (a step is one launch, the last one ending the run), so that
+        several runs can advance launch by launch side by side (execute/interleave.py); the time
+        budget counts this run's own launches only."""
+        clock = OwnClock()
         run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
         with own_run(run):
             if announce:
                 announce(run)
-            outcome = self.measure(run, m.target, run.meta().parts, m.keep_going)
             try:
+                outcome = Outcome(status="ok")
+                for k, group in enumerate(_by_launch(run.meta().parts)):
+                    if k:
+                        yield from clock.pause(run)
+                    out = self.measure(run, m.target, group, m.keep_going)
+                    outcome.merge(out)
+                    if out.status == "interrupted" or (out.status == "failed" and not m.keep_going):
+                        break
                 if between is not None and outcome.status == "ok":
+                    yield from clock.pause(run)
                     outcome = between(run)
                 if m.policy.auto and outcome.status == "ok":
-                    outcome = self._more_launches(run, m, started, time.monotonic() - started)
+                    outcome = yield from self._more_launches(run, m, clock, clock())
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra,
                                       "drift": learn_drift(run, drift_sources(run, m.policy.history,
                                                                                 _resolver(run)))})
                 if outcome.status == "ok" and then is not None:
+                    yield from clock.pause(run)
                     outcome = then(run)
             except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
                 error = "interrupted between launches; every point measured so far is kept"
@@ -137,7 +155,7 @@ class Session:
             _ended(run)
         return run, outcome
 
-    def _more_launches(self, run: Run, m: Measurement, started: float, first_round_s: float) -> Outcome:
+    def _more_launches(self, run: Run, m: Measurement, clock: "OwnClock", first_round_s: float) -> Steps:
         """Auto launches after the first round, one at a time while points need them and the
         budget allows (the default run's: `then_s` of their own after its first round and
         refinement); how it ended is kept in run.json (`launch_policy`)."""
@@ -146,14 +164,16 @@ class Session:
         rng = random.Random()
         outcome = Outcome(status="ok")
         policy = m.policy
+        started = 0.0
         if policy.then_s is not None:
-            started, policy = time.monotonic(), replace(policy, budget_s=policy.then_s)
+            started, policy = clock(), replace(policy, budget_s=policy.then_s)
         while True:
             drift = drifts_kept({"drift": learn_drift(run, drift_sources(run, policy.history, _resolver(run)))})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
-                                     m.target.engine, policy, time.monotonic() - started, overhead, rng, drift)
+                                     m.target.engine, policy, clock() - started, overhead, rng, drift)
             if not parts:
                 break
+            yield from clock.pause(run)
             outcome = self.add_parts(run, m.target, parts)
             if outcome.status != "ok":
                 why = f"a launch ended {outcome.status}"
@@ -210,6 +230,11 @@ class Session:
     def resume(self, run: Run) -> Outcome | None:
         """Measure what each part of `run` still lacks, in its own directory and with its own
         options; None when nothing is left."""
+        return drive(self.resume_steps(run))[1]
+
+    def resume_steps(self, run: Run) -> Steps:
+        """`resume`, yielding the run between its launches (as `steps`); returns (run, None)
+        when nothing is left."""
         with own_run(run):
             meta = run.meta()
             if meta.status == "unreadable":
@@ -224,11 +249,66 @@ class Session:
             target_ = target(meta.mpi.name)  # the library it was measured with, found by name
             todo = remaining(run, target_, meta.parts)
             if not any(todo):
-                return None
+                return run, None
             run.update(status="running", error=None, pid=os.getpid(), host=socket.gethostname())
-            outcome = self.measure(run, target_, meta.parts, meta.keep_going, todo=todo)
+            outcome = Outcome(status="ok")
+            try:
+                lacking = [g for g in _by_launch(list(zip(meta.parts, todo))) if any(t for _, t in g)]
+                for k, group in enumerate(lacking):
+                    if k:
+                        yield run
+                    parts = [p for p, _ in group]
+                    out = self.measure(run, target_, parts, meta.keep_going, todo=[t for _, t in group])
+                    outcome.merge(out)
+                    if out.status == "interrupted" or (out.status == "failed" and not meta.keep_going):
+                        break
+            except KeyboardInterrupt:  # between launches (interleaved): what was measured is whole
+                error = "interrupted between launches; every point measured so far is kept"
+                run.update(status="interrupted", error=error)
+                outcome = Outcome(status="interrupted", error=error)
             _ended(run)
-        return outcome
+        return run, outcome
+
+
+# A run measured launch by launch: it yields the run between its launches and returns the run and
+# how it ended (execute/interleave.py advances several side by side).
+Steps = Generator[Run, None, "tuple[Run, Outcome | None]"]
+
+
+def drive(steps: Steps) -> tuple[Run, Any]:
+    """A run's steps taken one after another to its end: the run alone."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as end:
+            return end.value
+
+
+class OwnClock:
+    """The time a run's own launches take: side by side with other runs, the wall clock would
+    also count theirs against its budget."""
+
+    def __init__(self) -> None:
+        self.spent, self.since = 0.0, time.monotonic()
+
+    def __call__(self) -> float:
+        return self.spent + time.monotonic() - self.since
+
+    def pause(self, run: Run) -> Generator[Run, None, None]:
+        """Yield `run` to whoever advances it; the time until it resumes is not its own."""
+        self.spent = self()
+        yield run
+        self.since = time.monotonic()
+
+
+def _by_launch(items: list) -> list[list]:
+    """Parts (or (part, entries) pairs) grouped by launch number, in order: launch k of every part
+    is one step. Parts without a launch number (one launch) form one group."""
+    groups: dict[Any, list] = {}
+    for item in items:
+        part = item[0] if isinstance(item, tuple) else item
+        groups.setdefault(part.tag.get("launch"), []).append(item)
+    return list(groups.values())
 
 
 DONE = (Point, Skip, Timeout)  # a time-out is a result too: resuming does not retry it

@@ -16,18 +16,21 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from mpiscope.util.errors import MpiscopeError, UsageError
+from mpiscope.util.errors import UsageError
 from mpiscope.plan.describe import SPEC_KEYS, Description
 from mpiscope.store.owner import claim
 from mpiscope.plan.engine import STARTUP_S, engine_plan
 from mpiscope.execute.planner import measurement
-from mpiscope.execute.session import Measurement, Session, launch_argv
+from mpiscope.execute.interleave import Ended, interleave, marked, new_session
+from mpiscope.execute.part import Outcome
+from mpiscope.execute.session import Measurement, Session, Steps, launch_argv
 from mpiscope.plan.spec import Configuration, Spec, json_factors, varying
-from mpiscope.store.runs import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, list_runs, utc_now
+from mpiscope.store.runs import SWEEPS, ConfigRef, SweepDir, SweepEntry, SweepPlan, SweepRef, Run, list_runs, utc_now
 
 
 
@@ -129,7 +132,7 @@ def open_for_resume(runs_dir: Path, spec: Spec, configs: list[Configuration]) ->
     for run in list_runs(Path(plan.runs_dir)):
         m = run.meta()
         if m.sweep is not None and m.sweep.dir == here and run.id not in finished_runs and m.status == "running":
-            run.update(status="interrupted", error="the sweep was killed during this launch; --resume ran it again")
+            run.update(status="interrupted", error="the sweep was killed while measuring it; --resume finishes it")
     return sd
 
 
@@ -139,41 +142,40 @@ def _own(sd: SweepDir) -> None:
 
 
 class SweepProgress:
-    """One bar over the whole sweep: configuration launches done and left, and time left."""
+    """One bar over the whole sweep: configurations done and left, and time left."""
 
-    def __init__(self, todo: list[tuple[Configuration, Measurement, int]], done_before: int, console: Console,
+    def __init__(self, todo: list[tuple[Configuration, Measurement]], done_before: int, console: Console,
                  enabled: bool):
-        self.bounds = [_upper_bound_s(m) + STARTUP_S for _, m, _ in todo]
+        self.bounds = {i: _upper_bound_s(m) + STARTUP_S for i, (_, m) in enumerate(todo)}
         self.total = len(todo) + done_before
         self.done = done_before
-        self.paces: list[float] = []
+        self.t0 = time.monotonic()
+        self.finished = 0
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[left]}"), console=console, transient=True,
                             # a bar only where it can be redrawn: rich ends one on a pipe or file
                             # with an empty line
                             disable=not (enabled and console.is_interactive))
         self.task = self.bar.add_task("sweep", total=self.total, completed=self.done, left="")
-        self.i = 0
 
     def _left(self) -> str:
-        left = self.bounds[self.i:]
+        left = list(self.bounds.values())
         if not left:
             return "finishing"
-        if self.paces:  # the measured pace, never above the time caps' bound
-            pace = sum(self.paces) / len(self.paces)
+        if self.finished:  # the measured pace, never above the time caps' bound
+            pace = (time.monotonic() - self.t0) / self.finished
             eta = f"~{math.ceil(sum(min(pace, b) for b in left))} s left"
         else:
             eta = f"<= {math.ceil(sum(left))} s left"
         return f"{len(left)} left, {eta}"
 
     def start(self, label: str) -> None:
-        self.t0 = time.monotonic()
         self.bar.update(self.task, description=label, left=self._left())
 
-    def finish(self) -> None:
-        self.paces.append(time.monotonic() - self.t0)
+    def finish(self, i: int) -> None:
+        self.bounds.pop(i, None)
+        self.finished += 1
         self.done += 1
-        self.i += 1
         self.bar.update(self.task, completed=self.done, left=self._left())
 
 
@@ -192,46 +194,76 @@ def _upper_bound_s(m: Measurement) -> float:
 
 
 def run_sweep(planned: list[tuple[Configuration, Measurement]], sd: SweepDir, runs_dir: Path,
-              console: Console, progress: bool = True) -> SweepResult:
-    """Measure every configuration not finished yet, each as one run in its launches; failures
-    are logged and the sweep goes on; Ctrl-C stops after recording what was running."""
+              console: Console, progress: bool = True, seed: int | None = None) -> SweepResult:
+    """Measure every configuration not finished yet, each as one run in its launches, side by
+    side: their launches interleaved in randomised blocks (execute/interleave.py). A run cut off
+    earlier is finished in place (what its parts still lack); failures are logged and the sweep
+    goes on; Ctrl-C stops every configuration between its launches, each run saying so."""
     done = sd.finished()
-    todo = [(c, m, 1) for c, m in planned if (c.id, 1) not in done]
+    todo = [(c, m) for c, m in planned if (c.id, 1) not in done]
     result = SweepResult(sd, skipped=len(planned) - len(todo))
+    session_id, drawn = new_session()
+    seed = drawn if seed is None else seed
+    cut = _cut_runs(sd, {c.id for c, _ in todo})
+    labels = varying([c for c, _ in planned])
+    session = Session(runs_dir, console, progress=False)
     bar = SweepProgress(todo, result.skipped, console, progress)
+
+    def steps(config: Configuration, m: Measurement) -> Callable[[], Steps]:
+        if config.id in cut:
+            return lambda: session.resume_steps(cut[config.id])
+        ref = SweepRef(sd.plan().name, config.id, 1, str(sd.path.resolve()))
+        return lambda: steps_of(session, replace(m, sweep=ref, extra=marked(m.extra, session_id, seed, config.id)))
+
+    def ended(e: Ended) -> None:
+        config = todo[e.index][0]
+        bar.finish(e.index)
+        if e.run is None:
+            status = "interrupted" if e.error == "interrupted" else "failed"
+            sd.log(SweepEntry(config.id, 1, status=status, error=e.error))
+            if status == "failed":
+                result.failed.append(f"{config.id}: {e.error}")
+            return
+        outcome = e.outcome if e.outcome is not None else _whole(e.run)
+        sd.log(SweepEntry(config.id, 1, run=e.run.id, status=outcome.status, error=outcome.error))
+        if outcome.status == "interrupted":
+            return
+        result.ran += 1
+        if outcome.status != "ok":
+            result.failed.append(f"{config.id}: {outcome.error} (run {e.run.id})")
+
     with bar.bar:
-        session = Session(runs_dir, console, progress=False)
-        for config, m, k in todo:
-            bar.start(f"{config.id} {config.label(varying([c for c, _ in planned]))}")
-            ref = SweepRef(sd.plan().name, config.id, k, str(sd.path.resolve()))
-            try:
-                run, outcome = _launch(session, replace(m, sweep=ref), sd, config, k)
-            except KeyboardInterrupt:
-                sd.log(SweepEntry(config.id, k, status="interrupted", error="interrupted before the launch started"))
-                result.interrupted = True
-                break
-            if run is None:
-                result.failed.append(f"{config.id}: {outcome}")
-                bar.finish()
-                continue
-            sd.log(SweepEntry(config.id, k, run=run.id, status=outcome.status, error=outcome.error))
-            if outcome.status == "interrupted":
-                result.interrupted = True
-                break
-            result.ran += 1
-            if outcome.status != "ok":
-                result.failed.append(f"{config.id}: {outcome.error} (run {run.id})")
-            bar.finish()
+        schedule = interleave([steps(c, m) for c, m in todo], seed, session_id, ended,
+                              lambda i: bar.start(f"{todo[i][0].id} {todo[i][0].label(labels)}"),
+                              {i: cut[c.id] for i, (c, _) in enumerate(todo) if c.id in cut})
+    result.interrupted = schedule.interrupted
     return result
 
 
-def _launch(session: Session, m: Measurement, sd: SweepDir, config: Configuration, k: int):
-    """One configuration launch; a launcher that cannot even start is recorded as a failed
-    configuration."""
-    try:
-        from mpiscope.execute.refine import refinement
-        refine = m.extra.get("description", {}).get("find_switches")
-        return session.run(m, then=refinement(session, m.target) if refine else None)
-    except MpiscopeError as e:
-        sd.log(SweepEntry(config.id, k, status="failed", error=str(e)))
-        return None, str(e)
+def _cut_runs(sd: SweepDir, configs: set[str]) -> dict[str, Run]:
+    """The latest run of each unfinished configuration that was cut off (killed or interrupted),
+    to be finished in place: its parts were written down before its first launch."""
+    plan = sd.plan()
+    here = str(sd.path.resolve())
+    cut: dict[str, Run] = {}
+    for run in list_runs(Path(plan.runs_dir)):
+        m = run.meta()
+        if m.sweep is not None and m.sweep.dir == here and m.sweep.config in configs and \
+                m.status == "interrupted" and m.parts:
+            if m.sweep.config not in cut or cut[m.sweep.config].meta().started < m.started:
+                cut[m.sweep.config] = run
+    return cut
+
+
+def _whole(run: Run) -> Outcome:
+    """A cut-off run that lacked nothing (cut after its last launch): it ended well."""
+    if run.meta().status == "interrupted":
+        run.update(status="ok", error=None, finished=utc_now())
+    return Outcome(status="ok")
+
+
+def steps_of(session: Session, m: Measurement) -> Steps:
+    """One configuration's run, launch by launch (--find-switches rounds after its launches)."""
+    from mpiscope.execute.refine import refinement
+    refine = m.extra.get("description", {}).get("find_switches")
+    return session.steps(m, then=refinement(session, m.target) if refine else None)

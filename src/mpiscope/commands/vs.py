@@ -1,0 +1,120 @@
+"""`mpiscope run --vs "FLAGS"`: the run's configuration and each variant (the same run with FLAGS
+added) measured side by side in one interleaved session (execute/interleave.py), each as its own
+run, ending with `mpiscope compare` of each variant against the first."""
+from __future__ import annotations
+
+import argparse
+import copy
+from dataclasses import replace
+
+from mpiscope.util.errors import MpiscopeError, UsageError
+
+# run's options that belong to the whole session, not to one configuration
+WHOLE = ("vs", "seed", "runs_dir", "no_progress", "no_report", "full", "clock_mhz", "resume", "again", "submit",
+         "sbatch_args", "dry_run", "history")
+
+
+class _Refused(Exception):
+    """argparse's complaint about a variant's flags."""
+
+
+def _refused(message: str) -> None:
+    raise _Refused(message)
+
+
+def variants(a: argparse.Namespace) -> list:
+    """The description of each --vs: the run's flags with the variant's added (the variant's win;
+    --env adds to the run's), each checked before anything is built or launched."""
+    from mpiscope.commands.options import DEST, description, split_args
+    from mpiscope.plan.describe import FIELDS
+    fields = {DEST.get(name, name) for name in FIELDS}
+    out = []
+    for text in a.vs:
+        def refuse(message: str, text: str = text) -> None:
+            raise UsageError(f"--vs '{text}': {message.removeprefix('argument ')}")
+        parser = copy.copy(a.run_parser)
+        parser.error = _refused  # type: ignore[method-assign]  # one line naming the variant, not argparse's exit
+        tokens = split_args(text, "--vs")
+        if not tokens:
+            refuse("no option given: add run flags, e.g. --vs \"--env NAME=VALUE\"")
+        try:
+            ns = parser.parse_args(list(tokens), argparse.Namespace(**{k: copy.copy(v) for k, v in vars(a).items()}))
+        except (_Refused, UsageError) as e:  # argparse's, or an option's own check (-b names)
+            refuse(str(e))
+        whole = [k for k in vars(ns) if k not in fields and k in WHOLE and getattr(ns, k) != getattr(a, k)]
+        if whole:
+            refuse(f"--{whole[0].replace('_', '-')} applies to the whole session, not to one configuration: "
+                   f"give it outside --vs")
+        try:
+            out.append(description(ns))
+        except UsageError as e:
+            refuse(str(e))
+    return out
+
+
+def refuse_alone(a: argparse.Namespace) -> None:
+    """Options that measure one run, which --vs cannot go with."""
+    for why, given in (("--resume finishes one run", a.resume), ("--again measures one stored run", a.again),
+                       ("--submit measures in a batch job, one run per job", a.submit)):
+        if given:
+            raise UsageError(f"--vs measures configurations side by side here; {why}: leave out --vs")
+
+
+def side_by_side(a: argparse.Namespace, base) -> int:
+    """Measure `base` (a Description) and each --vs variant interleaved, conclude each run, then
+    compare each variant against the base as `mpiscope compare` does."""
+    from mpiscope.commands.run import summary
+    from mpiscope.execute.interleave import interleave, marked, new_session
+    from mpiscope.execute.planner import measurement
+    from mpiscope.execute.session import Session, conclude
+    from mpiscope.execute.refine import run_steps
+    from mpiscope.util import paths
+    from mpiscope.util.console import err, out
+    descriptions = [base, *variants(a)]
+    labels = ["base", *a.vs]
+    runs_dir = paths.runs_dir(a.runs_dir)
+    measurements = []
+    for d in descriptions:  # every plan checked and every engine built before the first launch
+        m = measurement(d)
+        measurements.append(replace(m, policy=replace(m.policy, history=a.history)))
+    session_id, drawn = new_session()
+    seed = drawn if a.seed is None else a.seed
+    session = Session(runs_dir, err, progress=not a.no_progress)
+    err.print(f"side by side ({len(measurements)} configurations, their launches interleaved, seed {seed}): "
+              + "; ".join(labels), markup=False, highlight=False)
+    ended: dict[int, object] = {}
+    steps = [lambda m=m, d=d, label=label: run_steps(session, replace(m, extra=marked(m.extra, session_id, seed,
+                                                                                       label)), d)
+             for m, d, label in zip(measurements, descriptions, labels)]
+    interleave(steps, seed, session_id, lambda e: ended.__setitem__(e.index, e))
+    status = 0
+    for i, label in enumerate(labels):
+        e = ended.get(i)
+        if e is None or e.run is None:
+            err.print(f"mpiscope: {label}: {e.error if e is not None else 'not started'}", markup=False)
+            status = max(status, 130 if e is None or e.error == "interrupted" else 2)
+            continue
+        out.print(f"{label}: run {e.run.id}", markup=False, highlight=False)
+        try:
+            status = max(status, conclude(e.run, e.outcome, show=[summary] if a.full else [],
+                                          report=not a.no_report))
+        except MpiscopeError as ex:  # this configuration failed: the others are still concluded
+            err.print(f"mpiscope: error: {label}: {ex}", markup=False, highlight=False, soft_wrap=True)
+            status = max(status, 2)
+    if status == 0:
+        for i in range(1, len(labels)):
+            out.print(f"{labels[i]} against base:", markup=False, highlight=False)
+            compare_runs(ended[0].run, ended[i].run, a.runs_dir)
+    return status
+
+
+def compare_runs(baseline, candidate, runs_dir: str | None) -> int:
+    """`mpiscope compare BASELINE CANDIDATE`, with its own options' defaults."""
+    from mpiscope.commands import compare
+    p = argparse.ArgumentParser()
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--runs-dir")
+    compare.register(p.add_subparsers(), shared)
+    args = p.parse_args(["compare", str(baseline.path), str(candidate.path),
+                         *(["--runs-dir", runs_dir] if runs_dir else [])])
+    return args.func(args)
