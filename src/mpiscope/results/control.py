@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -60,8 +61,9 @@ class RunControl:
     """The control of one run (or of a side of several runs): by launch, each piece's median."""
     launches: Mapping[tuple[str, int], Control]  # (run id, launch) -> its control record
 
-    @property
+    @cached_property
     def levels(self) -> dict[str, Level]:
+        """Each piece measured in some launch: its launches' medians and repetitions' spread."""
         out = {}
         for piece in RECORDED:
             figures = [getattr(c, piece) for c in self.launches.values()]
