@@ -301,10 +301,13 @@ def test_compare_sets_an_imported_osu_run_beside_a_measured_one(runs, cli):
     assert sizes == {4 * 2 ** k for k in range(15)}  # every size both hold: 4 .. 64K
     assert rows and all("none (imported)" in x and "untested" in x for x in rows)
     assert "untested (a side imported from another tool" in " ".join(r.stdout.split())
-    # the measured side alone keeps its tests (against a copy: one run on both sides is refused, issue 32)
+    # the measured side alone keeps its tests (against a second run: one run on both sides is refused,
+    # issue 32, and so is a copy of it, issue 47: the copy is given an id of its own)
     copy = d / f"{measured}-copy"
     if not copy.exists():
         shutil.copytree(d / measured, copy)
+        meta = json.loads((copy / "run.json").read_text())
+        (copy / "run.json").write_text(json.dumps({**meta, "id": copy.name}))
     r = cli("compare", measured, copy.name, "--runs-dir", str(d))
     assert r.returncode == 0 and "untested" not in r.stdout and "none (imported)" not in r.stdout
 

@@ -510,9 +510,9 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = POLICY.alpha
         raise UsageError(f"min_change must be a fraction of 0 or more (0.05: 5 %), got {min_change}")
     b_runs, c_runs = compare_side(baseline, runs_dir), compare_side(candidate, runs_dir)
     _once(b_runs + c_runs, "the comparison (baseline and candidate together)")
-    _apart(b_runs, c_runs)
     _not_pooled(b_runs, "the baseline")
     _not_pooled(c_runs, "the candidate")
+    _apart(b_runs, c_runs)
     # the launch is the unit: every launch of every run on a side is one observation of a point
     changes = compare_sides(b_runs, c_runs, alpha, min_change, history, lambda ref: compare_side(ref, runs_dir))
     if benchmark:
@@ -687,9 +687,10 @@ def write_report(runs: RunsLike, output: PathLike | None = None, runs_dir: PathL
     rs = as_runs(runs, runs_dir)
     target = Path(output) if output is not None else (rs[0].path / "report.html" if len(rs) == 1
                                                       else Path("report.html"))
-    if target.is_dir():
+    stdout = str(target) == "-"
+    if not stdout and target.is_dir():
         target = target / "report.html"
-    if str(target) != "-" and not target.parent.is_dir():
+    if not stdout and not target.parent.is_dir():
         raise UsageError(f"cannot write {target}: the directory {target.parent} does not exist")
     try:
         html.write_report(rs, target)

@@ -427,11 +427,14 @@ def distinct(runs: Sequence[Run]) -> list[Run]:
     """`runs` with each run once: a copy of an earlier one (the same `identity`) is left out and
     named among that run's problems, so its launches are not counted twice."""
     first: dict[tuple[str, str], Run] = {}
+    out = []
     for run in runs:
         kept = first.setdefault(run.identity(), run)
-        if kept is not run and run.path not in kept.copies:
+        if kept is run or kept.path.resolve() == run.path.resolve():  # one directory named twice: the caller refuses it
+            out.append(run)
+        elif run.path not in kept.copies:
             kept.copies.append(run.path)
-    return list(first.values())
+    return out
 
 
 def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
