@@ -97,7 +97,7 @@ def test_the_command_says_the_machine_state_differs(tmp_path, capsys):
     cand = stored_run(tmp_path, run_records(rng, slower=2.5, handoff=0.27)).id
     assert main(["compare", base, cand, "--fail-on", "5%", "--runs-dir", str(tmp_path)]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "inconclusive: machine state differs: the machine's state differs (control: cache-line handoff x3.8" in text
+    assert "inconclusive: the machine's state differs (control: cache-line handoff x3.8" in text
     assert "0 slower" in text and "3 inconclusive because the machine's state differs" in text
 
 

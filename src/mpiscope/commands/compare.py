@@ -86,8 +86,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
                   "decided the verdict (--history)", highlight=False)
     state = next((pc.state for pc in changes if pc.state), "")
     if state:
-        out.print(f"inconclusive: machine state differs: {state}; a change no larger than the machine's own "
-                  f"move is no verdict (measure both sides in one session)", highlight=False)
+        out.print(f"inconclusive: {state}; a change no larger than the machine's own move is no verdict "
+                  f"(measure both sides in one session)", highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
         out.print(c.launches, highlight=False)  # which test, on how many launches
     status = 0
