@@ -11,6 +11,7 @@ from typing import Callable
 
 from mpiscope.results.launches import launch_of
 from mpiscope.analysis.measured import select
+from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.records.measured import Measured
 from mpiscope.analysis.switches import find_switches, sizes_to_refine
 from mpiscope.util.console import err, warn
@@ -22,7 +23,7 @@ from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, MIN_LAUNCHES
 from mpiscope.execute.session import Measurement, Session, Steps, drive
 from mpiscope.store.runs import Run
 
-TOLERANCE = 0.05   # each switch located within 5 % of its size
+TOLERANCE = ANALYSIS.refine_tolerance  # each switch located within 5 % of its size
 MAX_ROUNDS = 6     # at most this many rounds, each in as many launches as the first part
 # The default run's refinement: a switch within 10 % is the answer to "where does it switch"
 # (MPICH's ~8 KiB switch from the 8-32 KiB bracket of the 4x sizes: 3 rounds, a few seconds
@@ -32,7 +33,7 @@ MAX_ROUNDS = 6     # at most this many rounds, each in as many launches as the f
 DEFAULT_TOLERANCE = 0.10
 REFINE_SHARE = 0.4
 REFINEMENT = "refinement"  # run.json: rounds, tolerance and how the refinement ended
-MIN_SIZES = 6
+MIN_SIZES = ANALYSIS.min_sizes_for_switches
 
 
 def check_refinable(plan: Plan, planned: Planned) -> None:
