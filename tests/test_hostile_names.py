@@ -84,11 +84,13 @@ def job(where: Path, marker: Path, **kw) -> BatchJob:
                     sbatch_args=kw.get("sbatch_args", []), env={"MPISCOPE_HOME": f"$(touch {marker}0)\n"})
 
 
-@pytest.mark.parametrize("field", ["log_dir", "workdir"])
+@pytest.mark.parametrize("field", ["log_dir", "workdir", "sbatch_args"])
 def test_a_line_break_in_a_batch_path_is_refused(tmp_path, field):
-    with pytest.raises(MpiscopeError, match="line break") as e:
-        job(tmp_path, tmp_path / "marker", **{field: tmp_path / "a\ntouch marker"}).script()
-    assert "rename the directory or use another --runs-dir" in str(e.value)
+    value = ["--comment=a\ntouch marker"] if field == "sbatch_args" else tmp_path / "a\ntouch marker"
+    with pytest.raises(MpiscopeError, match="line break would end the #SBATCH line") as e:
+        job(tmp_path, tmp_path / "marker", **{field: value}).script()
+    assert "rename the directory, or give another --runs-dir or --sbatch-args" in str(e.value)
+    assert "\n" not in str(e.value)
 
 
 def test_a_batch_script_runs_only_its_command(tmp_path):

@@ -99,8 +99,9 @@ def sbatch_word(value: str) -> str:
     and `\\` as quoting and `#` as a comment, and takes each backslash-escaped character as
     itself; bash ends the comment at a line break, so a value holding one cannot be written."""
     if "\n" in value or "\r" in value:
-        raise UsageError(f"cannot write {value!r} into a batch script: it holds a line break; "
-                         f"rename the directory or use another --runs-dir")
+        raise UsageError(f"cannot write {value!r} into a batch script: its line break would end the #SBATCH "
+                         f"line and start a command; rename the directory, or give another --runs-dir or "
+                         f"--sbatch-args")
     return re.sub(r'([\s"\\#\'])', r"\\\1", value)
 
 
