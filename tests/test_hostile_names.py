@@ -95,18 +95,23 @@ def test_a_line_break_in_a_batch_path_is_refused(tmp_path, field):
 
 def test_a_batch_script_runs_only_its_command(tmp_path):
     """Paths with quotes, blanks, `#`, `%` and every shell form go into the #SBATCH lines as
-    sbatch words (each special character escaped), and bash runs the script's command alone."""
+    sbatch words (double-quoted, `"` escaped, a % of the log directory doubled; tests/cluster/
+    test_batch_names.py has a real sbatch read them), and bash runs the script's command alone."""
     name = " ".join(h.format(m=tmp_path / "marker") for h in HOSTILE)
     odd = tmp_path / name
     odd.mkdir(parents=True)
     script = job(tmp_path, tmp_path / "marker", log_dir=odd, workdir=odd, sbatch_args=["--comment=a b#c"]).script()
-    sbatch_lines = [x for x in script.splitlines() if x.startswith("#SBATCH")]
-    assert all(" " not in x[len("#SBATCH "):].replace("\\ ", "") for x in sbatch_lines), sbatch_lines
-    assert "#SBATCH --comment=a\\ b\\#c" in sbatch_lines
-    output = next(x for x in sbatch_lines if x.startswith("#SBATCH --output="))
-    assert "%%j" in output and output.endswith("/slurm-%j.out")  # the name's own % is not a pattern
+    quoted = str(odd).replace('"', '\\"')
+    assert f'#SBATCH "--output={quoted.replace("%", "%%")}/slurm-%j.out"' in script.splitlines()
+    assert f'#SBATCH "--chdir={quoted}"' in script.splitlines()
+    assert '#SBATCH "--comment=a b#c"' in script.splitlines()
     path = tmp_path / "job.sbatch"
     path.write_text(script)
-    subprocess.run(["bash", str(path)], check=True, cwd=tmp_path, timeout=30,
-                   env={**os.environ, "PATH": os.environ["PATH"]})
+    subprocess.run(["bash", str(path)], check=True, cwd=tmp_path, timeout=30)
     assert (tmp_path / "ran").is_file() and not markers(tmp_path)
+
+
+def test_a_backslash_in_the_log_directory_is_refused(tmp_path):
+    """sbatch expands no %j in an --output holding a backslash: every job would share one log."""
+    with pytest.raises(MpiscopeError, match="sbatch reads a backslash in --output"):
+        job(tmp_path, tmp_path / "marker", log_dir=tmp_path / "a\\b").script()

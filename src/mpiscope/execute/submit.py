@@ -83,6 +83,9 @@ class BatchJob:
             lines.append(f"#SBATCH --ntasks-per-node={self.ranks_per_node}")
         if self.nodelist:
             lines.append(f"#SBATCH --nodelist={','.join(self.nodelist)}")
+        if "\\" in str(self.log_dir):  # sbatch then leaves %j unexpanded: every job would write one file
+            raise UsageError(f"cannot name the job log in {str(self.log_dir)!r}: sbatch reads a backslash in "
+                             f"--output as 'no %j'; give another --runs-dir")
         output = str(self.log_dir).replace("%", "%%") + "/slurm-%j.out"  # sbatch expands %j, and %x in a name
         lines += [f"#SBATCH --time={self.time_minutes}",
                   f"#SBATCH {sbatch_word('--output=' + output)}",
@@ -95,14 +98,14 @@ class BatchJob:
 
 
 def sbatch_word(value: str) -> str:
-    """`value` as one word of an `#SBATCH` line. sbatch splits the line at blanks, reads `"`
-    and `\\` as quoting and `#` as a comment, and takes each backslash-escaped character as
-    itself; bash ends the comment at a line break, so a value holding one cannot be written."""
+    """`value` as one word of an `#SBATCH` line: in double quotes, where sbatch (22.05) keeps blanks,
+    `#` and `'` and takes `\\"` and `\\\\` for `"` and `\\`. bash ends the comment at a line break, so a
+    value holding one cannot be written."""
     if "\n" in value or "\r" in value:
         raise UsageError(f"cannot write {value!r} into a batch script: its line break would end the #SBATCH "
                          f"line and start a command; rename the directory, or give another --runs-dir or "
                          f"--sbatch-args")
-    return re.sub(r'([\s"\\#\'])', r"\\\1", value)
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _nodes(m: Measurement) -> int | None:
