@@ -130,7 +130,7 @@ class AnalysisPolicy:
     # A stream's figure is marked above this many times its reference copy rate. Genuine one-copy
     # transfers (put_bw/get_bw at 64 KiB and 1 MiB, distinct places, MPICH on 2 ranks) read up
     # to 1.15x the copy rate of their working set, 1.36x when a loaded host slowed the copy's
-    # samples; one place per epoch (--rma-buffers single) reads 2.5-25x the out-of-cache rate.
+    # samples; one place per epoch (--rma-buffers single) reads 2.5-38x the out-of-cache rate.
     copy_margin: float = 1.5
 
 
