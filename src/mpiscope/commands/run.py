@@ -30,7 +30,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     d = again(a) if a.again else description(a)
     if a.vs:
         from mpiscope.commands.vs import side_by_side
-        return side_by_side(a, d)
+        return side_by_side(a, d, [summary] if a.full else [])  # the comparison is the answer
     if a.submit and d.find_switches:
         raise UsageError("--find-switches chooses its next sizes from the run's results, which a batch job "
                          "cannot wait for: run it without --submit")

@@ -60,10 +60,9 @@ def refuse_alone(a: argparse.Namespace) -> None:
             raise UsageError(f"--vs measures configurations side by side here; {why}: leave out --vs")
 
 
-def side_by_side(a: argparse.Namespace, base) -> int:
-    """Measure `base` (a Description) and each --vs variant interleaved, conclude each run, then
-    compare each variant against the base as `mpiscope compare` does."""
-    from mpiscope.commands.run import summary
+def side_by_side(a: argparse.Namespace, base, show: list) -> int:
+    """Measure `base` (a Description) and each --vs variant interleaved, conclude each run (what
+    `show` presents of it), then compare each variant against the base as `mpiscope compare` does."""
     from mpiscope.execute.interleave import interleave, marked, new_session
     from mpiscope.execute.planner import measurement
     from mpiscope.execute.session import Session, conclude
@@ -96,8 +95,7 @@ def side_by_side(a: argparse.Namespace, base) -> int:
             continue
         out.print(f"{label}: run {e.run.id}", markup=False, highlight=False)
         try:
-            status = max(status, conclude(e.run, e.outcome, show=[summary] if a.full else [],
-                                          report=not a.no_report))
+            status = max(status, conclude(e.run, e.outcome, show=show, report=not a.no_report))
         except MpiscopeError as ex:  # this configuration failed: the others are still concluded
             err.print(f"mpiscope: error: {label}: {ex}", markup=False, highlight=False, soft_wrap=True)
             status = max(status, 2)
