@@ -18,6 +18,12 @@ Issue 32 adds damaged run directories whose files would hang a reader or exhaust
 5 GiB sparse file, a run.json that is a FIFO, a directory or /dev/zero), and a class of its own:
 a run named twice, imported means pooled with measured runs, plans past their caps, a spec
 nested 5,000 deep (each should be a clean exit 2).
+Issue 47 adds four classes with checks of their own (bench/fuzz/hostile.py): a command hidden in
+every path-like value that reaches make or a batch script (a canary file tells one that ran),
+writers onto FIFOs and device nodes (the node must survive), duplicated records and copied runs
+(an exit 0 must say so), and every reader a user can point at a damaged file.
+
+    python bench/fuzz/run.py --classes injection,writer,duplicate,reader   (issue 47's alone)
 """
 from __future__ import annotations
 
@@ -37,8 +43,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpiscope import cli
-from mpiscope.commands import options
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import hostile  # noqa: E402
+from mpiscope import cli  # noqa: E402
+from mpiscope.commands import options  # noqa: E402
 
 BAD_NUMBERS = {options.positive_float: ["0", "-1", "nan", "inf", "x"], options.nonneg_float: ["-1", "nan", "inf"],
                options.positive_int: ["0", "-3", "1.5", "x"], options.nonneg_int: ["-1", "1.5", "x"],
@@ -88,8 +97,11 @@ def commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
     return found
 
 
-def good_run(work: Path) -> Path:
-    runs = work / "good"
+CLASSES = ("malformed", "damaged", "issue 32", "injection", "writer", "duplicate", "reader")
+
+
+def good_run(work: Path, name: str = "good") -> Path:
+    runs = work / name
     r = subprocess.run([sys.executable, "-m", "mpiscope", "run", "-b", "pingpong,allreduce", "-n", "2", "--sizes",
                         "1:4K", "--reps", "5", "--launches", "1", "--no-progress", "--no-report", "--runs-dir",
                         str(runs)], capture_output=True, text=True)
@@ -374,6 +386,52 @@ def attempt(case: Case, timeout: float) -> Result:
         return Result(case, None, "")
 
 
+def attempt_hostile(case: hostile.Hostile, timeout: float, work: Path) -> hostile.Outcome:
+    """A case of issue 47: its commands in turn (while each exits 0), a dry run's batch script
+    run by bash, FIFOs drained meanwhile."""
+    drains = hostile.open_drains(case)
+    out = hostile.Outcome(0, "", "")
+    try:
+        for argv in case.argvs:
+            proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *argv], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                    start_new_session=True, cwd=case.cwd, env=hostile.mpiscope_env(case))
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+                out = hostile.Outcome(proc.returncode, out.stdout + stdout, out.stderr + stderr)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                return hostile.Outcome(None, out.stdout, out.stderr)
+            if case.script:
+                hostile.run_script(case, stdout, work)
+            if proc.returncode != 0:
+                break
+    finally:
+        for d in drains:
+            d.close()
+    return out
+
+
+def report_hostile(done: list[tuple[hostile.Hostile, hostile.Outcome]], show_bad: bool) -> None:
+    print(f"{'issue 47 class':10} {'tried':>6} {'exit 2':>7} {'exit 0':>7} {'traceback':>9} {'hang':>5} "
+          f"{'executed':>8} {'destroyed':>9} {'silent':>6}")
+    for kind in ("injection", "writer", "duplicate", "reader"):
+        mine = [(c, o) for c, o in done if c.kind == kind]
+        if not mine:
+            continue
+        verdicts = Counter(hostile.verdict(c, o).split(":")[0] for c, o in mine)
+        codes = Counter(o.code for _, o in mine)
+        print(f"{kind:10} {len(mine):>6} {codes[2]:>7} {codes[0]:>7} {verdicts['traceback']:>9} {verdicts['hang']:>5} "
+              f"{verdicts['executed']:>8} {verdicts['destroyed']:>9} {verdicts['silent']:>6}")
+        if show_bad:
+            for c, o in mine:
+                v = hostile.verdict(c, o)
+                if v:
+                    line = o.stderr.strip().splitlines()[-1][:200] if o.stderr.strip() else ""
+                    print(f"  {v} [{c.what}]: mpiscope {' '.join(map(repr, c.argvs[-1]))}\n    {line}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
@@ -381,31 +439,58 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--only", metavar="CMD,...", help="only the cases of these commands (a quicker look)")
     ap.add_argument("--show-bad", action="store_true", help="print every traceback, hang and silent exit 0")
+    ap.add_argument("--max-minutes", type=float, help="start no case after this long (cases in a random order)")
+    ap.add_argument("--classes", default=",".join(CLASSES).replace(" ", "-"),
+                    help=f"which classes of cases (default all: {', '.join(c.replace(' ', '-') for c in CLASSES)})")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = Path(tempfile.mkdtemp(prefix="mpiscope-fuzz-"))
     try:
+        classes = {c.replace("-", " ") for c in a.classes.split(",")}
         good = good_run(work)
         cmds = commands()
-        cases = (malformed(cmds, good, work, rng) + import_cases(work)
-                 + damaged(damaged_runs(good, work), good, work) + safety_cases(good, work))
+        cases = ((malformed(cmds, good, work, rng) + import_cases(work) if "malformed" in classes else [])
+                 + (damaged(damaged_runs(good, work), good, work) if "damaged" in classes else [])
+                 + (safety_cases(good, work) if "issue 32" in classes else []))
+        hostiles = [c for c in hostile.hostile_cases(work / "hostile", good, good_run(work, "other"))
+                    if c.kind in classes] if classes & {"injection", "writer", "duplicate", "reader"} else []
         if a.only:
             cases = [c for c in cases if c.argv[0] in a.only.split(",")]
+            hostiles = [c for c in hostiles if c.argvs[0][0] in a.only.split(",")]
+        print(f"{len(cases) + len(hostiles)} cases ({len(hostiles)} of issue 47's classes)", flush=True)
         for c in cases:
             for arg in c.argv:
                 if arg.startswith(str(work / "out")):
                     Path(arg).parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
+        deadline = started + 60 * a.max_minutes if a.max_minutes else float("inf")
+
+        def one(c: Case | hostile.Hostile) -> Result | hostile.Outcome | None:
+            if time.monotonic() > deadline:  # out of time: the figures are those of the cases that ran
+                return None
+            return attempt_hostile(c, a.timeout, work) if isinstance(c, hostile.Hostile) else attempt(c, a.timeout)
+        order: list[Case | hostile.Hostile] = [*cases, *hostiles]
+        if a.max_minutes:
+            rng.shuffle(order)  # cut short, every class is still sampled
         with ThreadPoolExecutor(a.jobs) as pool:
-            results = list(pool.map(lambda c: attempt(c, a.timeout), cases))
+            ran = [(c, r) for c, r in zip(order, pool.map(one, order)) if r is not None]
+        results = [r for c, r in ran if isinstance(c, Case)]
+        done = [(c, r) for c, r in ran if isinstance(c, hostile.Hostile)]
         took = time.monotonic() - started
+        print(f"ran {len(ran)} of {len(order)} cases", flush=True)
+        report_hostile(done, a.show_bad)  # before the work directory goes: checks look at it
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"commands: {len(cmds)} ({', '.join(' '.join(p) for p in sorted(cmds))})")
+    if not results:
+        print(f"took {took:.0f} s with {a.jobs} jobs")
+        return 0
     print(f"malformed invocations by command: "
           f"{dict(sorted(Counter(r.case.argv[0] for r in results if r.case.kind == 'malformed').items()))}")
     for kind in ("malformed", "damaged", "issue 32"):
         mine = [r for r in results if r.case.kind == kind]
+        if not mine:
+            continue
         tb = [r for r in mine if "Traceback" in r.stderr]
         hung = [r for r in mine if r.code is None]
         ok = [r for r in mine if r.code == 0]
