@@ -4,6 +4,7 @@ and stays what it was; a node that takes no output is refused in one line. Real 
 device nodes (made here with mknod, never the machine's own), a real socket."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -121,3 +122,21 @@ def test_a_file_is_replaced_whole_and_a_link_stays_a_link(cli_offline, run, tmp_
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.stat().st_ino != old_inode and real.read_text() != "old"  # a new file, renamed in
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.out", "real.out", "runs"]
+
+
+def test_saved_facts_go_into_a_fifo_and_a_device_never_over_them(tmp_path):
+    """doctor --save-facts writes through the same writer."""
+    from mpiscope.doctor.facts import Facts
+    facts = Facts(mpi_name="embedded", hosts=["h0"])
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    facts.save(fifo)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and Facts.from_json(json.loads(got[0])) == facts
+    null = device(tmp_path, NULL)
+    before = kind(null)
+    facts.save(null)
+    assert kind(null) == before

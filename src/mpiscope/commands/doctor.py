@@ -43,7 +43,11 @@ def cmd_doctor(a: argparse.Namespace) -> int:
                       f"{setup.target.lib.version}), at most {a.timeout:g} s per launch ...", highlight=False)
         facts = gather(setup)
         if a.save_facts:
-            facts.save(Path(a.save_facts))
+            try:
+                facts.save(Path(a.save_facts))
+            except OSError as e:
+                raise UsageError(f"--save-facts {a.save_facts}: cannot write it ({e.strerror or e}); give a "
+                                 f"writable file") from e
     checks = judge(facts)
     if a.json:
         print(json.dumps(to_json(facts, checks), indent=1))

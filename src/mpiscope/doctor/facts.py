@@ -9,6 +9,7 @@ from typing import Any
 
 from mpiscope.records import Context, Point, RecordError, parse_line
 from mpiscope.util import bounded
+from mpiscope.util.output import write_output
 
 MAX_FACTS_BYTES = 64 << 20  # a host's facts: a few kB each
 
@@ -90,10 +91,9 @@ class Facts:
         return cls(**d)
 
     def save(self, path: Path) -> None:
-        """Whole or not at all: a temporary file renamed into place."""
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1))
-        tmp.replace(path)
+        """A file whole or not at all (a temporary file renamed into place); a FIFO or a device
+        written into, never replaced (util.output)."""
+        write_output(path, json.dumps(self.to_json(), indent=1))
 
     @classmethod
     def load(cls, path: Path) -> "Facts":
