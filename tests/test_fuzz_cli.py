@@ -36,6 +36,8 @@ def no_launch(monkeypatch, mpiscope_home):
     from mpiscope.mpi import manage
     monkeypatch.setattr(session.Session, "run", refuse)
     monkeypatch.setattr(session.Session, "resume", refuse)
+    monkeypatch.setattr(session.Session, "steps", refuse)  # a sweep's and run --vs's runs, side by side
+    monkeypatch.setattr(session.Session, "resume_steps", refuse)
     monkeypatch.setattr(submit, "submit", refuse)
     monkeypatch.setattr(submit, "submit_sweep", refuse, raising=False)
     monkeypatch.setattr(manage, "add", refuse)

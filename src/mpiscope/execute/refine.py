@@ -20,7 +20,7 @@ from mpiscope.execute.part import Outcome, Target
 from mpiscope.plan.describe import Description
 from mpiscope.plan.engine import Plan, Planned
 from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, MIN_LAUNCHES
-from mpiscope.execute.session import Measurement, Session, Steps, drive
+from mpiscope.execute.session import Measurement, Session, Steps
 from mpiscope.store.runs import Run
 
 TOLERANCE = ANALYSIS.refine_tolerance  # each switch located within 5 % of its size
@@ -119,16 +119,23 @@ def refine_run(session: Session, target: Target, run: Run, tolerance: float = TO
 
 
 def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, Outcome]:
-    """`m` measured as `d` asks, alone (`run_steps`)."""
-    return drive(run_steps(session, m, d))
+    """`m` measured as `d` asks, alone (`_refinements`)."""
+    between, then = _refinements(session, m, d)
+    return session.run(m, between=between, then=then)
 
 
 def run_steps(session: Session, m: Measurement, d: Description) -> Steps:
-    """`m` measured as `d` asks, launch by launch: the default run refines its switches to
+    """`m` measured as `d` asks, launch by launch (beside other runs: execute/interleave.py)."""
+    between, then = _refinements(session, m, d)
+    return session.steps(m, between=between, then=then)
+
+
+def _refinements(session: Session, m: Measurement, d: Description
+                 ) -> tuple[Callable[[Run], Outcome] | None, Callable[[Run], Outcome] | None]:
+    """What `d` refines, as `Session.steps` takes it: the default run refines its switches to
     DEFAULT_TOLERANCE between its first round and the launches that follow, in REFINE_SHARE of the
-    budget and rounds of
-    MIN_LAUNCHES launches (enough to confirm a switch in each); --find-switches refines after the
-    run to TOLERANCE, in as many launches as the run's, taking the time it needs."""
+    budget and rounds of MIN_LAUNCHES launches (enough to confirm a switch in each); --find-switches
+    refines after the run to TOLERANCE, in as many launches as the run's, taking the time it needs."""
     between = None
     if d.default_plan and not d.find_switches:
         budget = m.policy.budget_s or AUTO_BUDGET_S
@@ -137,4 +144,4 @@ def run_steps(session: Session, m: Measurement, d: Description) -> Steps:
             return refine_run(session, m.target, run, DEFAULT_TOLERANCE, time.monotonic() + REFINE_SHARE * budget,
                               most_launches=MIN_LAUNCHES, say=False)
         between = refine_first
-    return session.steps(m, between=between, then=refinement(session, m.target) if d.find_switches else None)
+    return between, refinement(session, m.target) if d.find_switches else None
