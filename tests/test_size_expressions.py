@@ -91,7 +91,7 @@ def test_words_that_overflow_are_rejected(parse_sizes):
 
 
 def test_real_geometric_steps_follow_the_ring_case_study(parse_sizes):
-    # n = max(nint(1.2 n), n + 1), counted in words, as the chapter's driver grows sizes
+    # n = max(nint(1.2 n), n + 1), counted in words, as the ring study's driver grows sizes
     words = [b // 8 for b in parse_sizes("0:30:*1.2", "words")]
     assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
     assert parse_sizes("3:40:*2") == [3, 6, 12, 24]      # an explicit step starts at A

@@ -1,5 +1,5 @@
 """`mpiscope study ring` under real mpiexec: every series lands in one run with its tag, the
-ring's contents are verified, the imbalance follows the chapter, algorithm 1 with a small
+ring's contents are verified, the imbalance follows the study's driver, algorithm 1 with a small
 eager limit is reported as deadlocked while the study goes on, and the figures are drawn."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from mpiscope.report import plots
 from mpiscope.execute.part import Target
 from mpiscope.plan.engine import expand_sizes
 from mpiscope.store.runs import Run
-from mpiscope.studies.ring import CHAPTER_NBLOCKS, RingStudyConfig, measurement, series
+from mpiscope.studies.ring import RING_NBLOCKS, RingStudyConfig, measurement, series
 
 
 def _run_dir(stdout: str) -> Path:
@@ -27,16 +27,16 @@ def _records(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines() if x.strip()]
 
 
-def test_plan_follows_the_chapter(embedded_mpi, mpich_engine):
+def test_plan_follows_the_study_driver(embedded_mpi, mpich_engine):
     words = [b // 8 for b in expand_sizes(mpich_engine, "0:30:*1.2", "words")]
     assert words == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29]
     m = measurement(RingStudyConfig(), Description(launches=1), Target(embedded_mpi, mpich_engine))
     todo = m.extra["series"]
     names = [s["name"] for s in todo]
-    assert len(names) == len(set(names)) == len(m.parts) == 10 + len(CHAPTER_NBLOCKS)
+    assert len(names) == len(set(names)) == len(m.parts) == 10 + len(RING_NBLOCKS)
     assert max(m.extra["config"]["words"]) * 8 <= 8 * 500_000  # the engine's plan of the sweep
     testall = [p.plan for p in m.parts if "nblock" in p.tag]
-    assert {(p.sizes, p.units) for p in testall} == {("65536,1048576", "bytes")}  # FIGURE 4-9's two sizes
+    assert {(p.sizes, p.units) for p in testall} == {("65536,1048576", "bytes")}  # the MPI_Testall series' two sizes
     assert all(p.tag["series"] == s["name"] for p, s in zip(m.parts, todo))
     levels = series(RingStudyConfig(env_levels={"X": ["1", "2"], "Y": ["a", "b"]}), top=8 * 500_000)
     assert len(levels) == 4 * len(todo)

@@ -114,7 +114,7 @@ def test_table_csv_is_sizes_by_configurations(cli, swept):
         assert len(ratio) >= len(WORDS) - 2 and ((ratio - 1).abs() < 0.01).all(), ratio
 
 
-def test_table_terminal_and_markdown_follow_the_newsletter(cli, swept):
+def test_table_terminal_and_markdown_put_sizes_in_rows(cli, swept):
     tmp, sd, _ = swept
     md = cli("table", str(sd), "--format", "markdown", "--words")
     assert md.returncode == 0, md.stderr

@@ -37,7 +37,7 @@ def first_run_id(stdout: str) -> str:
     return line.rsplit("/", 1)[-1].strip()
 
 
-def test_run_prints_the_exercise_table_with_the_clock_override(sweep):
+def test_run_prints_the_summary_table_with_the_clock_override(sweep):
     out = sweep.stdout
     assert "Model of pingpong (17 sizes)" in out
     for row in TABLE_ROWS:

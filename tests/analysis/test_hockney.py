@@ -1,5 +1,5 @@
 """Hockney fit: recovers known alpha and beta within 2 % despite noise and
-outliers; CIs cover the truth; cycles and the exercise table."""
+outliers; CIs cover the truth; cycles and the summary table."""
 from __future__ import annotations
 
 import pytest
@@ -55,8 +55,8 @@ def test_few_points_use_covariance_intervals():
     assert f.alpha_ci[0] < f.alpha_us < f.alpha_ci[1]
 
 
-def test_cycles_match_the_exercise_conversion():
-    # Frost within a node: Ts 2.393 us = 1675 cycles, Tc 0.002606 us/B = 1.824 cycles/B (700 MHz)
+def test_cycles_match_a_known_conversion():
+    # an IBM SP within a node: Ts 2.393 us = 1675 cycles, Tc 0.002606 us/B = 1.824 cycles/B (700 MHz)
     pts = [Synthetic(n, 2.393310547 + 0.002606123 * n, None, None) for n in (8, 1024, 65536, 1 << 20)]
     f = fit_hockney(pts, clock=Clock(700.0, "override"))
     assert f.alpha_cycles == pytest.approx(1675.317, rel=1e-3)

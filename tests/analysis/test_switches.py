@@ -55,8 +55,8 @@ def test_no_false_breaks_on_a_line(sizes, noise):
     assert false == 0
 
 
-def test_exercise_staircase():
-    # Frost-like: eager up to 1000 bytes, then ~480-byte packets
+def test_eager_then_packet_staircase():
+    # an IBM SP-like staircase: eager up to 1000 bytes, then ~480-byte packets
     T = lambda n: np.where(n < 1000, 5.0 + n * 0.002,
                            9.0 + 1.2 * np.floor((n - 1000) / 480.0) + 0.0005 * n)
     r = find_switches(make_points(T, list(range(8, 4097, 24)), noise=0.005, seed=3), reps=200)

@@ -1,5 +1,5 @@
 """The ring case study kernels: data moves correctly, the imbalance pattern and
-sizes follow the chapter, and algorithm 1 beyond the eager limit is a reported
+sizes follow the study's driver, and algorithm 1 beyond the eager limit is a reported
 deadlock, not a hang."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_every_algorithm_moves_the_data(engine_openmpi, openmpi_launch, ranks):
         assert p["sync"] == "barrier"
 
 
-def test_chapter_sizes_and_options_are_recorded(engine_mpich, mpich_launch):
+def test_study_sizes_and_options_are_recorded(engine_mpich, mpich_launch):
     run = run_engine(mpich_launch(2), engine_mpich, "--units", "words", "--sizes", "0:30:*1.2",
                      "--reps", "2", "--ncompute", "1,200", "--niter", "4", "ringcs4")
     assert run.returncode == 0, run.stderr
@@ -90,7 +90,7 @@ def test_record_states_the_imbalance_pattern_and_that_bandwidth_includes_compute
         rc = p["ringcs"]
         assert rc["algorithm"] == k and rc["words"] == 16 and rc["bw_includes_compute"] is True
         assert ("nblock" in rc) == (k == 5)
-        # the chapter's driver: iand(iter + me, 1) == 0 -> ncompute_A, iterations counted from 1
+        # the study's reference driver: iand(iter + me, 1) == 0 -> ncompute_A, iterations counted from 1
         assert rc["ncompute_schedule"] == [[1 if (it + r) % 2 == 0 else 200 for it in range(1, 7)]
                                            for r in range(ranks)]
         # every iteration half the ranks work 200x more, the other half less: balanced on average

@@ -1,4 +1,4 @@
-"""`mpiscope table RUN...|SWEEP_DIR`: configurations side by side, the newsletter's layout."""
+"""`mpiscope table RUN...|SWEEP_DIR`: configurations side by side, one row per message size."""
 from __future__ import annotations
 
 import argparse

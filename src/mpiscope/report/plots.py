@@ -359,8 +359,7 @@ _RING_SOURCES = ["benchmark", "factor_algorithm", "factor_load", "factor_nblock"
 
 
 def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
-    """Bandwidth (including computation) against size, one line per algorithm, one panel per load:
-    the chapter's FIGURES 4-6 and 4-7."""
+    """Bandwidth (including computation) against size, one line per algorithm, one panel per load."""
     d = _ring(df)
     d = d[~d["nblock_series"]]
     if d.empty:
@@ -377,7 +376,7 @@ def ring_size_plot(df: pd.DataFrame, path=None) -> Figure:
 
 def ring_nblock_plot(df: pd.DataFrame, path=None) -> Figure:
     """Bandwidth of algorithm 5 against the elements computed between MPI_Testall calls, one line
-    per message size: the chapter's FIGURE 4-9."""
+    per message size."""
     d = _ring(df)
     d = d[d["nblock_series"]] if d["nblock_series"].any() else d[d["benchmark"] == "ringcs5"]
     if d["nblock"].nunique() < 2:

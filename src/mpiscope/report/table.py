@@ -1,4 +1,4 @@
-"""Side-by-side tables in the ARSC newsletter's layout: rows are message sizes, columns are
+"""Side-by-side tables: rows are message sizes, columns are
 configurations labelled by the factors that differ, cells MB/s with the latency (us) beside it
 for small messages. Built from the launch-level frame (results.frame: each cell a point's
 estimate over its launches) or from the tidy table's per-launch rows (results.table, a column

@@ -1,4 +1,4 @@
-"""`mpiscope study ring`: the performance-programming chapter's ring case study as one run:
+"""`mpiscope study ring`: the ring case study (five ways to pass blocks round a ring) as one run:
 five algorithms balanced and unbalanced, algorithm 5 across MPI_Testall frequencies, optionally
 across tuning variables; then its tables and figures.
 
@@ -17,8 +17,8 @@ from mpiscope.records import Record
 if TYPE_CHECKING:
     import pandas as pd
 
-CHAPTER_NBLOCKS = [128, 256, 384, 512, 1024, 2048, 4096, 8192, 10240, 12288, 16384]
-CHAPTER_TESTALL_SIZES = [64 << 10, 1 << 20]  # FIGURE 4-9's two message sizes, bytes
+RING_NBLOCKS = [128, 256, 384, 512, 1024, 2048, 4096, 8192, 10240, 12288, 16384]
+TESTALL_SIZES = [64 << 10, 1 << 20]  # the MPI_Testall series' two message sizes, bytes
 QUICK_NBLOCKS = [128, 1024, 16384]
 TABLE_SIZES = [1 << 10, 8 << 10, 64 << 10, 1 << 20, 4_000_000]  # bytes; the nearest measured size is shown
 
@@ -40,15 +40,15 @@ class RingStudyConfig:
     ranks: int = 4
     max_words: int = 500_000
     sizes_expr: str | None = None  # in words, the engine's grammar; default 0:max_words:*step
-    step: float = 1.2  # the chapter's; --quick takes 2
+    step: float = 1.2  # the study's growth factor; --quick takes 2
     imbalance: tuple[int, int] = (1, 200)
-    nblocks: list[int] = field(default_factory=lambda: list(CHAPTER_NBLOCKS))
-    testall_sizes: list[int] = field(default_factory=lambda: list(CHAPTER_TESTALL_SIZES))
+    nblocks: list[int] = field(default_factory=lambda: list(RING_NBLOCKS))
+    testall_sizes: list[int] = field(default_factory=lambda: list(TESTALL_SIZES))
     env_levels: dict[str, list[str]] = field(default_factory=dict)  # --env NAME=v1,v2
     max_time: float = 0.1
     ci_target: float = 0.05
-    # per-point warm-up: the algorithm itself pumps this much round the ring (the chapter pumps
-    # 500 MB once; per point keeps every launch self-contained, and compute dominates anyway)
+    # per-point warm-up: the algorithm itself pumps this much round the ring (per point rather
+    # than once per run keeps every launch self-contained, and compute dominates anyway)
     warmup_bytes: str = "1M"
 
     def sizes_words(self) -> str:
@@ -56,7 +56,7 @@ class RingStudyConfig:
         return self.sizes_expr or f"0:{self.max_words}:*{self.step:g}"
 
     def testall_bytes(self, top: int) -> list[int]:
-        """FIGURE 4-9's sizes that the sweep reaches (its largest size, `top` bytes, otherwise)."""
+        """The MPI_Testall series' sizes that the sweep reaches (its largest size, `top` bytes, otherwise)."""
         fits = [s for s in self.testall_sizes if s <= top]
         return fits or [top]
 
@@ -125,7 +125,7 @@ def show_results(cfg: RingStudyConfig):
 
 
 def print_tables(console, df: "pd.DataFrame", records: Iterable[Record]) -> None:
-    """The chapter's figures as numbers: bandwidth per series at a few sizes, the leading
+    """The study's figures as numbers: bandwidth per series at a few sizes, the leading
     algorithm per load, algorithm 5 across nblock, and where each algorithm deadlocked.
     `df`: the run's tidy table; `records`: its typed records (for the time-outs)."""
     from mpiscope.analysis import ring
