@@ -94,6 +94,8 @@ class AnalysisPolicy:
     refine_per_gap: int = 3         # new sizes a round: a bracket shrinks about 4x a round
     refine_max_rounds: int = 10     # 3 rounds locate a switch between powers of two within 5 %
     refine_geometric: float = 4.0   # a bracket wider than this ratio gets geometrically spaced sizes
+    refine_default_tolerance: float = 0.10  # the default run's refinement, within its budget
+    drawn_reps: int = 200           # resamples of a regime's fit drawn in a plot (`mpiscope model` has the CIs)
 
     # --- bursts of a rate limiter (analysis/burst.py) ---
     # A point near a burst has a fastest sample at most 1/burst_fast_share of its bytes x the shaped

@@ -25,12 +25,11 @@ from mpiscope.store.runs import Run
 
 TOLERANCE = ANALYSIS.refine_tolerance  # each switch located within 5 % of its size
 MAX_ROUNDS = 6     # at most this many rounds, each in as many launches as the first part
-# The default run's refinement: a switch within 10 % is the answer to "where does it switch"
-# (MPICH's ~8 KiB switch from the 8-32 KiB bracket of the 4x sizes: 3 rounds, a few seconds
-# each here). Its rounds start while they have spent less than REFINE_SHARE of the run's budget;
+# The default run's refinement locates a switch within DEFAULT_TOLERANCE (docs/models.md, "The
+# constants"). Its rounds start while they have spent less than REFINE_SHARE of the run's budget;
 # the launches that follow count them as spent (the first round alone often outlasts the budget
 # on a loaded machine, so a share counted from the run's start would leave no refinement at all).
-DEFAULT_TOLERANCE = 0.10
+DEFAULT_TOLERANCE = ANALYSIS.refine_default_tolerance
 REFINE_SHARE = 0.4
 REFINEMENT = "refinement"  # run.json: rounds, tolerance and how the refinement ended
 MIN_SIZES = ANALYSIS.min_sizes_for_switches

@@ -18,6 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from mpiscope.analysis.measured import select
+from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.switches import SwitchReport, find_switches
 from mpiscope.analysis.ring import ALGORITHM_NAMES
 from mpiscope.analysis.ring import points as ring_points
@@ -30,9 +31,6 @@ from mpiscope.results.view import Results
 from mpiscope.util.units import human_size
 
 COLLECTIVE = ("coll", "nbc", "neighbor", "persistent")
-# Bootstrap resamples per regime: enough for a drawn line; `mpiscope model` reports the full CIs.
-MODEL_REPS = 200
-MIN_MODEL_SIZES = 6
 # The launch dots of one point spread over at most this many octaves of the x axis.
 DOT_SPREAD = 0.3
 
@@ -194,11 +192,11 @@ def fit_models(df: pd.DataFrame) -> list[SeriesModel]:
     out = []
     for label, rows in series(d, legend_keys(d)):
         bench = str(rows["benchmark"].iloc[0])
-        if rows["size"].nunique() < MIN_MODEL_SIZES:
-            out.append(SeriesModel(label, bench, None, f"fewer than {MIN_MODEL_SIZES} sizes: no model"))
+        if rows["size"].nunique() < ANALYSIS.min_sizes_for_switches:
+            out.append(SeriesModel(label, bench, None, f"fewer than {ANALYSIS.min_sizes_for_switches} sizes: no model"))
             continue
         try:
-            rep = find_switches(select(points_of(rows), benchmark=None), reps=MODEL_REPS)
+            rep = find_switches(select(points_of(rows), benchmark=None), reps=ANALYSIS.drawn_reps)
             out.append(SeriesModel(label, bench, rep))
         except (ValueError, np.linalg.LinAlgError) as e:
             out.append(SeriesModel(label, bench, None, str(e)))

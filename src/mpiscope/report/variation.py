@@ -10,6 +10,7 @@ from rich.table import Table
 
 from mpiscope.util.console import make_table
 from mpiscope.report.numbers import pct
+from mpiscope.results.policy import POLICY
 
 
 def _pct(x: float) -> str:
@@ -42,13 +43,13 @@ def summary_table(v: pd.DataFrame) -> Table:
     """Per configuration and benchmark, over its sizes: typical within- and between-launch variation."""
     table = make_table("launch-to-launch variation (median over sizes; worst size)",
                        ("config", "benchmark", "launches", "within: CI ±", "between: CV", "worst CV at",
-                        "launches differ (p<0.01)"), left=("config", "benchmark"))
+                        f"launches differ (p<{POLICY.heterogeneity_alpha:g})"), left=("config", "benchmark"))
     configs = list(dict.fromkeys(v["config"]))  # the sweep's order of configurations
     groups = sorted(v.groupby(["config", "benchmark"], sort=False),
                     key=lambda kv: (configs.index(kv[0][0]), _natural(kv[0][1])))
     for (config, bench), g in groups:
         worst = g.loc[g["between_cv"].idxmax()] if g["between_cv"].notna().any() else None
-        differ = int((g["p"] < 0.01).sum()) if "p" in g else 0
+        differ = int((g["p"] < POLICY.heterogeneity_alpha).sum()) if "p" in g else 0
         table.add_row(str(config).replace("\n", ", "), bench, str(int(g["launches"].max())),
                       _pct(g["within_ci_rel"].median()), _pct(g["between_cv"].median()),
                       "-" if worst is None else f"{int(worst['size'])} B ({_pct(worst['between_cv'])})",

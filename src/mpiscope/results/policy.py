@@ -155,6 +155,9 @@ class Policy:
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment
     margin: float = 0.05            # equivalence margin and least change called slower/faster
     power: float = 0.80             # the chance of a decision the "launches needed" figure aims at
+    # Cochran's Q below this: a point's launches differ by more than their own intervals allow
+    # (the sweep summary's "launches differ"; one test per size, so stricter than `alpha`).
+    heterogeneity_alpha: float = 0.01
     # A drift whose share of a difference's variance is at least this caps the test's degrees of
     # freedom at the drift's own (a smaller one barely moves Welch's test).
     drift_material: float = 0.05
