@@ -151,7 +151,7 @@ def test_a_time_out_while_progressing_reads_slowed_in_the_tables_never_hung_or_d
 
     import pandas as pd
 
-    from mpiscope.analysis.ring import deadlock_table
+    from mpiscope.report.deadlocks import deadlock_table
     from mpiscope.records import Timeout
     from mpiscope.records.model import STILL_PROGRESSING
     from mpiscope.report.table import _marks

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiscope.analysis import ring as rf
+from mpiscope.report.deadlocks import deadlock_table
 from mpiscope.plan.describe import Description
 from mpiscope.results.table import tidy
 from mpiscope.report import plots
@@ -66,7 +66,7 @@ def test_study_on_four_ranks_with_a_small_eager_limit(cli, openmpi_prefix, tmp_p
         else:  # iand(iter + me, 1) == 0 -> ncompute_A = 1, else ncompute_B = 200
             assert sched == [[1 if (it + rank) % 2 == 0 else 200 for it in range(1, 11)] for rank in range(4)]
     # algorithm 1 deadlocks just above the eager limit (its header makes 1024 itself too big)...
-    table = rf.deadlock_table(Run(run).records())
+    table = deadlock_table(Run(run).records())
     table = table.assign(series=table["series"].str.split(" OMPI").str[0]).set_index("series")
     for load in ("balanced", "imbalanced"):
         row = table.loc[f"alg1 {load}"]
@@ -117,7 +117,7 @@ def test_study_on_two_ranks_of_mpich_and_its_figures(cli, mpich_engine, tmp_path
     assert list(lines[0].get_xdata()) == [32, 1024]
     assert sorted(p.name for p in run.glob("ring-*.png")) == [
         "ring-bandwidth-vs-nblock.png", "ring-bandwidth-vs-size.png", "ring-deadlocks.png"]
-    assert set(rf.deadlock_table(Run(run).records())["result"]) == {"no deadlock up to 2048 bytes"}
+    assert set(deadlock_table(Run(run).records())["result"]) == {"no deadlock up to 2048 bytes"}
 
 
 @pytest.mark.parametrize("args, message", [

@@ -111,7 +111,8 @@ def test_ring_leaders_per_load_and_size():
 
 
 def test_ring_deadlocks_from_typed_records():
-    table = ring.deadlock_table(ring_records()).set_index("series")
+    from mpiscope.report.deadlocks import deadlock_table
+    table = deadlock_table(ring_records()).set_index("series")
     assert set(table.index) == {"alg1 balanced", "alg1 imbalanced", "alg2 balanced", "alg2 imbalanced"}
     alg1 = table.loc["alg1 balanced"]
     assert alg1["deadlock"] == 4096 and alg1["largest_ok"] == 512

@@ -78,7 +78,8 @@ def leaders(df: pd.DataFrame) -> pd.DataFrame:
 def deadlock_table(records: Iterable[Record]) -> pd.DataFrame:
     """Per size sweep: where it deadlocked, or the largest size it completed. A deadlock from
     missing buffering persists at larger sizes, so only a time-out above every measured size
-    counts; earlier ones (a busy machine) are listed as `slow`."""
+    counts; earlier ones (a busy machine) are listed as `slow`. An MPI-compliant algorithm
+    (all but 1) cannot deadlock: its `deadlock` is a slow point (report/deadlocks.py says so)."""
     rows: dict[str, dict] = {}
     for r in records:
         if not isinstance(r, (Point, Timeout)) or r.tag.get("series") is None or r.tag.get("nblock") is not None:
@@ -95,13 +96,6 @@ def deadlock_table(records: Iterable[Record]) -> pd.DataFrame:
         above = [t for t in row["timeouts"] if t > row["largest_ok"]]
         row["deadlock"] = min(above) if above else None
         row["slow"] = sorted([t for t in row["timeouts"] if t < row["largest_ok"]] + row.pop("slowed"))
-        slow = f" (timed out at {', '.join(map(str, row['slow']))} bytes, not a deadlock)" if row["slow"] else ""
-        if row["deadlock"] is None:
-            row["result"] = f"no deadlock up to {row['largest_ok']} bytes{slow}"
-        elif row["algorithm"] == 1:
-            row["result"] = f"deadlock at {row['deadlock']} bytes{slow}"
-        else:  # MPI-compliant: cannot deadlock; a time-out is a slow point
-            row["result"] = f"timed out at {row['deadlock']} bytes (MPI-compliant: not a deadlock){slow}"
         del row["timeouts"]
     return pd.DataFrame(list(rows.values()))
 

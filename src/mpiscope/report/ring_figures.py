@@ -1,13 +1,13 @@
 """The ring case study's figure files: the bandwidth curves are report.plots' ring plots, the
-deadlock table (analysis.ring) is drawn here."""
+deadlock table (report.deadlocks) is drawn here."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterable
 
-from mpiscope.analysis.ring import deadlock_table
 from mpiscope.records import Record
 from mpiscope.report.axes import plt, save
+from mpiscope.report.deadlocks import deadlock_table
 from mpiscope.report.plots import ring_nblock_plot, ring_size_plot
 from mpiscope.results.view import Results
 

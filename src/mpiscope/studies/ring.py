@@ -129,10 +129,11 @@ def print_tables(console, df: "pd.DataFrame", records: Iterable[Record]) -> None
     algorithm per load, algorithm 5 across nblock, and where each algorithm deadlocked.
     `df`: the run's tidy table; `records`: its typed records (for the time-outs)."""
     from mpiscope.analysis import ring
+    from mpiscope.report.deadlocks import deadlock_table
     from mpiscope.util.console import make_table
     from mpiscope.util.units import human_size
     pts = ring.points(df)
-    dead = ring.deadlock_table(records)
+    dead = deadlock_table(records)
     sweep = pts[~pts["nblock_series"]]
     lead = ring.leaders(df)
     # the measured sizes nearest the usual ones, and the sizes the leader table below quotes as
