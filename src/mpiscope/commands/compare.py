@@ -89,7 +89,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
         out.print(f"inconclusive: {state}; a change no larger than the machine's own move is no verdict "
                   f"(measure both sides in one session)", highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
-        out.print(c.launches, highlight=False)  # which test, on how many launches
+        out.print(c.launches, highlight=False)  # which test, on how many launches; interleaved or not
+    if not any(pc.interleaved for pc in changes):
+        out.print("measured apart: the machine's state may differ between the sides (docs/statistics.md)",
+                  highlight=False)
     status = 0
     if fail_on is not None:
         bad = c.regressions(fail_on)

@@ -24,6 +24,7 @@ from mpiscope.records import Record
 from mpiscope.results.launches import Drift, LaunchPoint, aggregate_runs
 from mpiscope.records.measured import Measured, is_measured
 from mpiscope.results.location import robust_location
+from mpiscope.results.points import launch_of
 from mpiscope.results.policy import POLICY
 from mpiscope.results.control import Shift
 from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide, stands_across_states
@@ -32,6 +33,9 @@ Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a g
 # The tests, as the output names them; the last two are at the launch level.
 MANN_WHITNEY, CI_Z = "mann-whitney", "ci z-test"
 WELCH, ONE_VS_LAUNCHES = "welch (launches)", "t (1 vs launches)"
+# Two runs of one interleaved session (execute/interleave.py): the log ratio of their launches in
+# each block, whose blocks are the observations (a paired t test over blocks).
+PAIRED = "paired t (blocks)"
 # A side imported from another tool (mpiscope import): its figure is the tool's (often a mean, not
 # a median) with no interval and no samples, so no test applies; the change is shown, untested.
 NO_TEST = "none (imported)"
@@ -74,6 +78,8 @@ class PointChange:
     # the two sides' machine-state controls differ and the change is within their move: why the
     # verdict is inconclusive ("the machine's state differs (control: ... x2.9 ...)")
     state: str = ""
+    interleaved: bool = False  # both sides one interleaved session's runs (else measured apart)
+    blocks: int = 0  # the blocks a paired test rests on
 
     @property
     def label(self) -> str:
@@ -83,7 +89,7 @@ class PointChange:
 
     @property
     def launch_level(self) -> bool:
-        return self.test in (WELCH, ONE_VS_LAUNCHES)
+        return self.test in (WELCH, ONE_VS_LAUNCHES, PAIRED)
 
 
 def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
@@ -298,6 +304,32 @@ def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> Point
                        diff=diff, se=se, df=df, launch_var=var, busy=busy)
 
 
+def _paired(b: LaunchPoint, c: LaunchPoint, blocks: tuple[Mapping[int, int], Mapping[int, int]]
+            ) -> PointChange | None:
+    """Two sides measured interleaved: the candidate's log launch median less the baseline's in
+    each block where both have one, tested over the blocks (their robust mean and variance,
+    `location.robust_location`: a wild block is left out). A slow change of the machine falls on
+    both launches of a block alike and cancels in the difference, so no drift from run to run
+    joins the test. None with fewer than POLICY.min_launches blocks paired."""
+    def by_block(lp: LaunchPoint, block: Mapping[int, int]) -> dict[int, float]:
+        return {block[launch_of(p)]: float(np.log(m)) for p, m in zip(lp.points, lp.launch_medians)
+                if launch_of(p) in block}
+    bb, cb = by_block(b, blocks[0]), by_block(c, blocks[1])
+    common = sorted(set(bb) & set(cb))
+    if len(common) < max(POLICY.min_launches, 3):
+        return None
+    d = np.array([cb[k] - bb[k] for k in common])
+    diff, var, wild = robust_location(d)
+    n = len(d) - wild
+    se, df = float(np.sqrt(var / n)), n - 1
+    p = float(2 * special.stdtr(df, -abs(diff) / se)) if se > 0 else (0.0 if diff else 1.0)
+    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c)) if lp.busy)
+    return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, PAIRED, p,
+                       diff / np.sqrt(var) if var > 0 else 0.0, variant=b.variant, base_launches=b.launches,
+                       cand_launches=c.launches, config=b.config, diff=diff, se=se, df=df,
+                       launch_var=var / 2, busy=busy, interleaved=True, blocks=n)
+
+
 def compare_launches_of_point(base: Sequence[float], cand: Sequence[float], margin: float = POLICY.margin,
                               drift: Drift | None = None, alpha: float = POLICY.alpha) -> Verdict:
     """One point, two sets of launch medians (µs; at least two a side): its verdict, the ratio
@@ -319,7 +351,8 @@ def sort_key(pc: PointChange) -> tuple:
 
 def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Record]], alpha: float = POLICY.alpha,
                  min_change: float = POLICY.margin, drift: Mapping[tuple, Drift] | None = None,
-                 fallback: Drift | None = None, shift: Shift | None = None) -> list[PointChange]:
+                 fallback: Drift | None = None, shift: Shift | None = None,
+                 blocks: tuple[Mapping[int, int], Mapping[int, int]] | None = None) -> list[PointChange]:
     """The one path of `mpiscope compare`: each side is one or more runs of one configuration
     (their records); every launch of every run (its tag's `launch`) is one launch. Every point
     measured on both sides is compared with the test its launches allow (see the module); with
@@ -328,15 +361,21 @@ def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Recor
     run share a state that the next run does not); `fallback`: the drift of points with none
     (the API passes the stated prior); `shift`: the sides' machine-state controls
     (results.control.control_shift): when they differ, a verdict that cannot stand across the
-    states (`verdict.stands_across_states`) is inconclusive with the reason. Verdicts as in
-    `compare_points`."""
+    states (`verdict.stands_across_states`) is inconclusive with the reason; `blocks`: each
+    side's block of each launch when the sides are two runs of one interleaved session
+    (`_paired`; no drift and no control shift apply: both sides saw the same states). Verdicts as
+    in `compare_points`."""
     b_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(base)}
     c_pts = {(lp.key, lp.config): lp for lp in aggregate_runs(cand)}
     one_run_each = len(base) == 1 and len(cand) == 1
-    out = [_change(b_pts[key], c_pts[key], ((drift or {}).get(key) or fallback) if one_run_each else None)
-           for key in b_pts if key in c_pts]
+    if blocks is not None:  # interleaved: paired by block where the launches allow, never a drift
+        out = [_paired(b_pts[key], c_pts[key], blocks) or replace(_change(b_pts[key], c_pts[key]), interleaved=True)
+               for key in b_pts if key in c_pts]
+    else:
+        out = [_change(b_pts[key], c_pts[key], ((drift or {}).get(key) or fallback) if one_run_each else None)
+               for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
-    if shift is not None and shift.shifted:
+    if shift is not None and shift.shifted and blocks is None:
         for pc in out:
             if pc.verdict != "untested" and not stands_across_states(pc.verdict, pc.diff, shift.cover()):
                 pc.verdict, pc.state, pc.launches_needed, pc.drift_decided = INCONCLUSIVE, shift.text, None, False
@@ -346,15 +385,32 @@ def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Recor
 def launches_line(changes: list[PointChange]) -> str:
     """Which test judged the points and on how many launches each side had (for the output)."""
     level = [pc for pc in changes if pc.launch_level]
+    line = _launches_line(changes, level)
+    return f"{how_measured(changes)}: {line}" if any(pc.interleaved for pc in changes) else line
+
+
+def how_measured(changes: list[PointChange]) -> str:
+    """'interleaved (N blocks)' or 'measured apart': what a verdict across time rests on
+    (docs/statistics.md, "What a verdict across time can and cannot prove")."""
+    if not any(pc.interleaved for pc in changes):
+        return "measured apart"
+    blocks = [pc.blocks for pc in changes if pc.test == PAIRED]
+    if not blocks:
+        return "interleaved (too few launches to pair by block)"
+    return (f"interleaved ({min(blocks)} blocks)" if min(blocks) == max(blocks) else
+            f"interleaved ({min(blocks)}-{max(blocks)} blocks)")
+
+
+def _launches_line(changes: list[PointChange], level: list[PointChange]) -> str:
     if not level:
         return ("one launch per side: each point's samples compared (they show that launch's sampling "
                 "error only, not launch-to-launch variation)")
 
     def span(xs: list[int]) -> str:
         return str(min(xs)) if min(xs) == max(xs) else f"{min(xs)}-{max(xs)}"
-    tests = " and ".join(sorted({"Welch's t test on the log launch medians" if pc.test == WELCH
-                                 else "a t test of one launch against the other side's launches"
-                                 for pc in level}))
+    named = {WELCH: "Welch's t test on the log launch medians", PAIRED: "a paired t test over blocks",
+             ONE_VS_LAUNCHES: "a t test of one launch against the other side's launches"}
+    tests = " and ".join(sorted({named[pc.test] for pc in level}))
     drifted = [pc for pc in level if pc.drift_runs]
     prior = [pc for pc in level if pc.drift is not None and pc.drift.prior]
     if drifted:

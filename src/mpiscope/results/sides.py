@@ -18,9 +18,29 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
     size; with one run a side the drift from run to run joins the test as `history` says
     (results.history.drift_scope; `resolve` reads the runs a `history` of run ids names); where
     the sides' machine-state controls differ, no verdict that the move could explain
-    (results.control)."""
+    (results.control). Two runs of one interleaved session are compared by block instead, with
+    neither drift nor control shift (results.compare.compare_runs)."""
+    blocks = interleaved_blocks(base, cand)
+    if blocks is not None:
+        return compare_runs([base[0].records().points], [cand[0].records().points], alpha, min_change,
+                            blocks=blocks)
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
                           side_control([(r.id, r.records()) for r in cand]))
     return compare_runs([r.records().points for r in base], [r.records().points for r in cand],
                         alpha, min_change, drift, PRIOR_DRIFT, shift)
+
+
+def interleaved_blocks(base: Sequence[RunView], cand: Sequence[RunView]
+                       ) -> tuple[dict[int, int], dict[int, int]] | None:
+    """Each side's block of each launch when the sides are one run each of the same interleaved
+    session (run.json extra["interleave"], execute/interleave.py), else None."""
+    if len(base) != 1 or len(cand) != 1:
+        return None
+    marks = [run.meta().extra.get("interleave") for run in (base[0], cand[0])]
+    if not all(isinstance(m, dict) and m.get("session") for m in marks) or marks[0]["session"] != marks[1]["session"]:
+        return None
+    def blocks(mark: dict) -> dict[int, int]:
+        return {launch: step["block"] for step in mark.get("steps", ()) if isinstance(step, dict)
+                for launch in step.get("launches", ()) if isinstance(launch, int) and isinstance(step.get("block"), int)}
+    return blocks(marks[0]), blocks(marks[1])
