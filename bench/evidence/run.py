@@ -1,24 +1,33 @@
-"""Do `compare`'s verdicts and the intervals answer? (issue 28; figures, not a test)
+"""Do `compare`'s verdicts and the intervals answer on a machine whose state changes? (issues 28
+and 44; figures, not a test)
 
-Real pairs of runs on each MPI library, on a quiet machine and under a background load that this
-bench starts and stops itself (a process busy half of every 100 ms on one core):
+Real runs on each MPI library, under loads this bench starts and stops itself: quiet; half a
+core (a process busy half of every 100 ms); four busy processes on two cores; and a moving load
+(one busy process during some runs only: the second and the perturbed of the runs measured apart,
+and on and off every few seconds during an interleaved session). Per load:
 
-* same against same (consecutive runs of one setting): the share of points called slower or
-  faster (target <= 5 %), and the share called inconclusive;
-* a perturbed run against the first (MPICH: MPIR_CVAR_CH4_CMA_ENABLE=0; Open MPI:
-  OMPI_MCA_btl_sm_eager_limit=256): of the points whose estimate moved by 50 % or more, the share
-  called slower (faster, for a speed-up: target 100 %) and the share called same (target 0);
-* the median relative half-width of the intervals per size class, quiet and loaded;
-* the share of (point, launch) pairs found disturbed, quiet and loaded;
-* coverage: run i's interval contains run i+1's estimate, from the first run of a fresh runs
-  directory and from the third (target >= 80 % for both);
-* all of it again with a runs directory that already holds earlier noisy runs (the loaded ones).
+* measured apart (separate `mpiscope run`s): same against same, and a perturbed run against the
+  first (MPICH: MPIR_CVAR_CH4_CMA_ENABLE=0, large messages copied twice; Open MPI:
+  OMPI_MCA_btl_sm_eager_limit=256);
+* interleaved (one `mpiscope run --vs` session: the configuration, itself again, the perturbed):
+  the same two comparisons, paired by block;
+* for both: the share of same-against-same points called slower or faster (target <= 5 %),
+  and of the points whose estimate moved by 50 % or more, the share called slower (faster, for
+  a speed-up: power, target >= 90 % interleaved) and the share called same (target 0);
+* the control: each run's level (its first piece, µs), its launches flagged as a state switch,
+  and the verdicts it protected ("inconclusive: the machine's state differs");
+* coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
+  median relative half-width beside it and the points with no interval counted;
+* false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
+  processes, each run's time against the quiet time of the same command, and the points
+  recorded hung (target 0, each run within twice its quiet time).
 
-It uses only `mpiscope run` and the Python API's `table` and `compare`, so the same file runs on
-the code before and after a change (PYTHONPATH=OLD/src python bench/evidence/run.py).
+It uses only `mpiscope run` and the Python API, so the same file runs on the code before and
+after a change (PYTHONPATH=OLD/src python bench/evidence/run.py). `--quick` is a smoke of a few
+minutes: one MPI, one repeat, one hang run of a short command.
 
-    python bench/evidence/run.py [--mpi embedded,openmpi] [--sizes 8,1K,64K,1M] [--launches auto|N]
-        [--keep DIR]
+    python bench/evidence/run.py [--mpi embedded,openmpi] [--loads quiet,half,four,moving]
+        [--repeats N] [--launches N] [--hang-runs N] [--hang-args ARGS] [--quick] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -26,9 +35,11 @@ import argparse
 import multiprocessing
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -36,117 +47,172 @@ from pathlib import Path
 import numpy as np
 
 from mpiscope import api
+from mpiscope.results.control import run_control
+from mpiscope.results.table import unmeasured
 
 PERTURB = {"embedded": "MPIR_CVAR_CH4_CMA_ENABLE=0", "openmpi": "OMPI_MCA_btl_sm_eager_limit=256"}
+SAME = "MPISCOPE_EVIDENCE_SAME=1"  # a variable nothing reads: the configuration against itself
+LOADS = ("quiet", "half", "four", "moving")
 
 
-def _busy_half(stop: "multiprocessing.synchronize.Event") -> None:
-    """Busy 50 ms, idle 50 ms, until told to stop: half of one core."""
+def _busy(stop: "multiprocessing.synchronize.Event", duty: float) -> None:
+    """Busy `duty` of every 100 ms until told to stop."""
     while not stop.is_set():
-        end = time.monotonic() + 0.05
+        end = time.monotonic() + 0.1 * duty
         while time.monotonic() < end:
             pass
-        time.sleep(0.05)
+        if duty < 1:
+            time.sleep(0.1 * (1 - duty))
 
 
 class Load:
-    """A background load, started and stopped by this bench."""
+    """`n` busy processes at `duty`, started and stopped by this bench (n = 0: none)."""
+
+    def __init__(self, n: int = 0, duty: float = 1.0) -> None:
+        self.n, self.duty, self.procs = n, duty, []
 
     def __enter__(self) -> "Load":
         self.stop = multiprocessing.Event()
-        self.proc = multiprocessing.Process(target=_busy_half, args=(self.stop,), daemon=True)
-        self.proc.start()
+        self.procs = [multiprocessing.Process(target=_busy, args=(self.stop, self.duty), daemon=True)
+                      for _ in range(self.n)]
+        for p in self.procs:
+            p.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self.proc.join(5)
-        if self.proc.is_alive():
-            self.proc.kill()
+        for p in self.procs:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
 
 
-def measure(args: argparse.Namespace, mpi: str, runs_dir: Path, env: str | None = None) -> str:
-    cmd = [sys.executable, "-m", "mpiscope", "run", "--mpi", mpi, "-n", "2", "-b", args.bench, "--sizes", args.sizes,
-           "--launches", args.launches, "--no-report", "--no-progress", "--runs-dir", str(runs_dir)]
-    if env:
-        cmd += ["--env", env]
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, timeout=600)
-    found = re.search(r"saved in (\S+)", done.stdout)
-    if done.returncode != 0 or not found:
-        sys.exit(f"mpiscope run failed ({done.returncode}): {done.stderr.strip()[-800:]}")
-    return found.group(1)
+class Moving:
+    """One busy process on for `period` seconds, off for `period`, and so on, until left."""
+
+    def __init__(self, period: float) -> None:
+        self.period = period
+
+    def _toggle(self) -> None:
+        while not self.done.is_set():
+            with Load(1):
+                self.done.wait(self.period)
+            self.done.wait(self.period)
+
+    def __enter__(self) -> "Moving":
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._toggle, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(self.period + 10)
+
+
+def load_of(name: str) -> Load:
+    """The steady part of a load (the moving load is quiet but for the runs that carry it)."""
+    return {"quiet": Load(), "half": Load(1, 0.5), "four": Load(4), "moving": Load()}[name]
+
+
+def mpiscope_run(args: list[str], runs_dir: Path, timeout: float = 3600) -> tuple[list[str], str, float]:
+    """`mpiscope run ARGS`: the runs it saved, its output, its wall-clock time."""
+    cmd = [sys.executable, "-m", "mpiscope", "run", *args, "--no-report", "--no-progress", "--runs-dir", str(runs_dir)]
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, timeout=timeout)
+    took = time.monotonic() - t0
+    saved = re.findall(r"saved in (\S+)", done.stdout)
+    if done.returncode not in (0, 1) or not saved:
+        sys.exit(f"mpiscope run {shlex.join(args)} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
+    return saved, done.stdout, took
 
 
 def points(run: str) -> dict[tuple, tuple[float, float, float]]:
     """Per (benchmark, size): (estimate, interval low, interval high), NaN where none is shown."""
-    df = api.table(run)
     out = {}
-    for _, r in df.iterrows():
+    for _, r in api.table(run).iterrows():
         low, high = r.get("time_ci_low_us"), r.get("time_ci_high_us")
-        out[(r["benchmark"], int(r["size"]))] = (float(r["time_median_us"]), float(low if low is not None else "nan"),
-                                                 float(high if high is not None else "nan"))
+        out[(r["benchmark"], int(r["size"]))] = (float(r["time_median_us"]), float("nan" if low is None else low),
+                                                 float("nan" if high is None else high))
     return out
-
-
-def verdicts(base: str, cand: str) -> list[tuple[tuple, str, float]]:
-    """Per point: its verdict, change, and whether a side was mostly disturbed (machine busy)."""
-    return [((pc.benchmark, pc.size), pc.verdict, pc.change, bool(getattr(pc, "busy", "")))
-            for pc in api.compare(base, cand).changes]
-
-
-def size_class(size: int) -> str:
-    return "<=1K" if size <= 1024 else "<=64K" if size <= 65536 else ">64K"
 
 
 class Tally:
     def __init__(self) -> None:
-        self.same = defaultdict(int)       # verdicts of same-against-same points
-        self.moved = defaultdict(int)      # verdicts of perturbed points that moved >= 50 %
-        self.cover = defaultdict(lambda: [0, 0])  # which pair -> [hits, pairs]
-        self.half = defaultdict(list)      # (condition, size class) -> relative half-widths
-        self.busy = defaultdict(int)       # (same | moved, verdict) -> points with a side "machine busy"
-        self.disturbed = defaultdict(lambda: [0, 0])  # condition -> [disturbed, all] (point, launch) pairs
+        self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
+        self.moved = defaultdict(lambda: defaultdict(int))  # (load, how) -> verdict of points moved >= 50 %
+        self.cover = defaultdict(lambda: [0, 0, 0, []])     # load -> [hits, pairs, no interval, half-widths]
+        self.controls: list[tuple[str, str, str, str, int, int]] = []  # load, how, role, run, level, switched
+        self.protected = defaultdict(int)                   # (load, how) -> verdicts the control protected
 
-    def pair(self, label: str, a: str, b: str) -> None:
-        pa, pb = points(a), points(b)
+    def compare(self, load: str, how: str, base: str, cand: str, planted: bool) -> None:
+        for pc in api.compare(base, cand).changes:
+            self.protected[(load, how)] += bool(pc.state)
+            if not planted:
+                self.same[(load, how)][pc.verdict] += 1
+            elif abs(pc.change) >= 0.5:  # the right verdict is slower for a slowdown, faster for a speed-up
+                right = pc.verdict == ("slower" if pc.change > 0 else "faster")
+                self.moved[(load, how)]["right" if right else pc.verdict] += 1
+
+    def coverage(self, load: str, first: str, second: str) -> None:
+        pa, pb = points(first), points(second)
+        c = self.cover[load]
         for key, (m, lo, hi) in pa.items():
-            if key in pb:
-                self.cover[label][1] += 1
-                self.cover[label][0] += bool(lo <= pb[key][0] <= hi)
+            if key not in pb:
+                continue
+            if not np.isfinite(hi - lo):
+                c[2] += 1
+                continue
+            c[0] += bool(lo <= pb[key][0] <= hi)
+            c[1] += 1
+            c[3].append((hi - lo) / 2 / m)
 
-    def launches(self, condition: str, run: str) -> None:
-        df = api.table(run)
-        self.disturbed[condition][0] += int(df["disturbed_launches"].sum())
-        self.disturbed[condition][1] += int(df["launches"].sum())
+    def control(self, load: str, how: str, role: str, run: str) -> None:
+        (view,) = api.compare_side(run)
+        rc = run_control(view.records(), view.id)
+        if rc is None or not rc.levels:
+            self.controls.append((load, how, role, view.id, "-", 0))
+            return
+        piece, lv = next(iter(rc.levels.items()))
+        self.controls.append((load, how, role, view.id, f"{piece} {lv.level:.3g}", len(rc.switched())))
 
-    def widths(self, condition: str, run: str) -> None:
-        for (_, size), (m, lo, hi) in points(run).items():
-            self.half[(condition, size_class(size))].append((hi - lo) / 2 / m if np.isfinite(hi - lo) else np.inf)
+
+def cell(a: argparse.Namespace, mpi: str, runs_dir: Path, load: str, tally: Tally) -> None:
+    """Measured apart: A1, A2 (same) and P (perturbed), the moving load during A2 and P; then one
+    interleaved session of the configuration, itself again and the perturbed."""
+    base = ["--mpi", mpi, "-n", "2", "-b", a.bench, "--sizes", a.sizes, "--launches", str(a.launches)]
+    moving = Load(1) if load == "moving" else Load()
+    with load_of(load):
+        (a1,), _, _ = mpiscope_run(base, runs_dir)
+        with moving:
+            (a2,), _, _ = mpiscope_run(base, runs_dir)
+            (p,), _, _ = mpiscope_run([*base, "--env", PERTURB[mpi]], runs_dir)
+        with Moving(a.move_period) if load == "moving" else Load():
+            saved, _, _ = mpiscope_run([*base, "--vs", f"--env {SAME}", "--vs", f"--env {PERTURB[mpi]}"], runs_dir)
+    ib, isame, ip = saved[:3]
+    for how, runs in (("apart", (a1, a2, p)), ("interleaved", (ib, isame, ip))):
+        tally.compare(load, how, runs[0], runs[1], planted=False)
+        tally.compare(load, how, runs[0], runs[2], planted=True)
+        for role, run in zip(("base", "same", "planted"), runs):
+            tally.control(load, how, role, run)
+    tally.coverage(load, a1, a2)
+    print(f"  {mpi} {load}: done", flush=True)
 
 
-def cell(args: argparse.Namespace, mpi: str, runs_dir: Path, condition: str, tally: Tally, fresh: bool) -> None:
-    """Runs A1..A4 and a perturbed P in `runs_dir`; same-vs-same (A1,A2), (A3,A4); P against A1."""
-    n = 4 if fresh else 2
-    runs = [measure(args, mpi, runs_dir) for _ in range(n)]
-    pert = measure(args, mpi, runs_dir, PERTURB[mpi])
-    for r in runs:
-        tally.widths(condition, r)
-        tally.launches(condition, r)
-    if fresh:
-        tally.pair(f"{condition}: first run of a fresh directory", runs[0], runs[1])
-        tally.pair(f"{condition}: third run", runs[2], runs[3])
-    else:
-        tally.pair(f"{condition}: with earlier noisy runs", runs[0], runs[1])
-    for a, b in zip(runs[::2], runs[1::2]):
-        for _, v, _, busy in verdicts(a, b):
-            tally.same[v] += 1
-            tally.busy[("same", v)] += busy
-    for _, v, change, busy in verdicts(runs[0], pert):
-        if abs(change) >= 0.5:  # the right verdict is slower for a slowdown, faster for a speed-up
-            v = "right" if v == ("slower" if change > 0 else "faster") else v
-            tally.moved[v] += 1
-            tally.busy[("moved", v)] += busy
-    print(f"  {mpi} {condition}{'' if fresh else ' (earlier noisy runs)'}: done", flush=True)
+def hangs(a: argparse.Namespace, runs_dir: Path) -> list[tuple[str, float, float, int, int]]:
+    """The hang command once quiet, then `--hang-runs` times under four busy processes: per run
+    its id, time, quiet time, points recorded hung and slowed."""
+    args = shlex.split(a.hang_args)
+    _, _, quiet = mpiscope_run(args, runs_dir / "quiet")
+    out = []
+    with Load(4):
+        for i in range(a.hang_runs):
+            (run,), _, took = mpiscope_run(args, runs_dir / f"four-{i}")
+            gaps = unmeasured(api.compare_side(run))
+            out.append((Path(run).name, took, quiet, int((gaps["what"] == "hung").sum()),
+                        int((gaps["what"] == "slowed").sum())))
+            print(f"  hang run {i + 1}/{a.hang_runs}: {took:.0f} s", flush=True)
+    return out
 
 
 def share(d: dict[str, int], *keys: str) -> str:
@@ -155,41 +221,67 @@ def share(d: dict[str, int], *keys: str) -> str:
     return f"{hit}/{total} ({100 * hit / total:.0f} %)" if total else "-"
 
 
+def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> None:
+    print(f"\n{a.mpi}, -b {a.bench} --sizes {a.sizes} --launches {a.launches}, {a.repeats} repeat(s) per load, "
+          f"{seconds:.0f} s")
+    print(f"\n{'load':8} {'compared':12} {'same vs same: false':>22} {'inconcl.':>14} {'planted >=50%: power':>22} "
+          f"{'called same':>13} {'protected':>10}")
+    for load in a.loads:
+        for how in ("interleaved", "apart"):
+            s, m = tally.same[(load, how)], tally.moved[(load, how)]
+            print(f"{load:8} {how:12} {share(s, 'slower', 'faster'):>22} {share(s, 'inconclusive'):>14} "
+                  f"{share(m, 'right'):>22} {share(m, 'same'):>13} {tally.protected[(load, how)]:>10}")
+    print("\ncoverage of the next run's estimate (measured apart), with the median relative half-width:")
+    for load in a.loads:
+        hits, pairs, none, half = tally.cover[load]
+        print(f"  {load:8} {hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %), half-width "
+              f"{100 * float(np.median(half)) if half else float('nan'):.1f} %, {none} point(s) with no interval")
+    print("\ncontrol per run (level of its first piece, µs; launches flagged as a state switch):")
+    for load, how, role, run, level, switched in tally.controls:
+        print(f"  {load:8} {how:12} {role:8} {run:28} {level:24} switched {switched}")
+    if hung:
+        print(f"\nfalse hangs, `mpiscope run {a.hang_args}` under four busy processes:")
+        for run, took, quiet, h, slowed in hung:
+            print(f"  {run:28} {took:6.0f} s = {took / quiet:4.1f} x quiet ({quiet:.0f} s), hung {h}, slowed {slowed}")
+        print(f"  hung points: {sum(h for *_, h, _ in hung)} in {len(hung)} runs; within twice the quiet time: "
+              f"{sum(t <= 2 * q for _, t, q, _, _ in hung)}/{len(hung)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mpi", default="embedded,openmpi")
     ap.add_argument("--bench", default="pingpong,allreduce")
     ap.add_argument("--sizes", default="8,1K,64K,1M")
-    ap.add_argument("--launches", default="auto", help="as mpiscope run (default auto, its default)")
+    ap.add_argument("--launches", type=int, default=6, help="launches per run (at least 3, to pair by block)")
+    ap.add_argument("--loads", default=",".join(LOADS), help="of " + ",".join(LOADS))
+    ap.add_argument("--repeats", type=int, default=5, help="comparisons of each kind per load and MPI")
+    ap.add_argument("--move-period", type=float, default=5.0, help="seconds on, then off, of the moving load")
+    ap.add_argument("--hang-runs", type=int, default=20, help="runs under four busy processes (0: none)")
+    ap.add_argument("--hang-args", default="", help="the hang runs' `mpiscope run` flags (default: none, its defaults)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke of a few minutes: MPICH, pingpong at 8 and 1M, 3 launches, one repeat, one short "
+                         "hang run")
     ap.add_argument("--keep", type=Path, help="keep the runs directories here (default: a temporary one)")
-    args = ap.parse_args()
+    a = ap.parse_args()
+    if a.quick:
+        a.mpi, a.bench, a.sizes, a.launches, a.repeats, a.hang_runs = "embedded", "pingpong", "8,1M", 3, 1, 1
+        a.hang_args = a.hang_args or "-b pingpong --sizes 8,1K,64K"
+    a.loads = a.loads.split(",")
+    bad = [x for x in a.loads if x not in LOADS]
+    if bad or a.launches < 3 or a.repeats < 1 or a.hang_runs < 0:
+        ap.error(f"unknown load {bad[0]}" if bad else "--launches needs 3 or more, --repeats 1 or more")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     tally = Tally()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as scratch:
-        tmp = args.keep or scratch
-        for mpi in args.mpi.split(","):
-            quiet, loaded = Path(tmp) / f"{mpi}-quiet", Path(tmp) / f"{mpi}-loaded"
-            cell(args, mpi, quiet, "quiet", tally, fresh=True)
-            with Load():
-                cell(args, mpi, loaded, "loaded", tally, fresh=True)
-            cell(args, mpi, loaded, "quiet", tally, fresh=False)  # a directory holding earlier noisy runs
-    print(f"\n{args.mpi}, -b {args.bench} --sizes {args.sizes} --launches {args.launches}, "
-          f"{time.monotonic() - t0:.0f} s")
-    print(f"same against same: called slower or faster {share(tally.same, 'slower', 'faster')}, "
-          f"inconclusive {share(tally.same, 'inconclusive')}, same {share(tally.same, 'same')}")
-    print(f"perturbed, moved >= 50 %: called slower/faster as moved {share(tally.moved, 'right')}, "
-          f"same {share(tally.moved, 'same')}, inconclusive {share(tally.moved, 'inconclusive')}")
-    print("  of which a side was 'machine busy': "
-          + ", ".join(f"{what} {v} {n}" for (what, v), n in sorted(tally.busy.items()) if n))
-    for label, (hits, pairs) in sorted(tally.cover.items()):
-        print(f"coverage of the next run's estimate, {label}: {hits}/{pairs} "
-              f"({100 * hits / pairs:.0f} %)" if pairs else f"coverage, {label}: -")
-    for condition, (hit, total) in sorted(tally.disturbed.items()):
-        print(f"disturbed (point, launch) pairs, {condition}: {hit}/{total} ({100 * hit / max(total, 1):.0f} %)")
-    for (condition, cls), hw in sorted(tally.half.items()):
-        print(f"median half-width {condition} {cls}: {100 * float(np.median(hw)):.1f} % ({len(hw)} points)")
+        tmp = Path(a.keep or scratch)
+        for mpi in a.mpi.split(","):
+            for load in a.loads:
+                for r in range(a.repeats):
+                    cell(a, mpi, tmp / f"{mpi}-{load}-{r}", load, tally)
+        hung = hangs(a, tmp / "hangs") if a.hang_runs else []
+    report(a, tally, hung, time.monotonic() - t0)
 
 
 if __name__ == "__main__":
