@@ -297,10 +297,11 @@ class Model:
 
     def fits(self) -> list[tuple[tuple[int, int], HockneyFit, str | None]]:
         """Each regime's size range, its fit, and why it is no model (None: it is one)."""
+        from mpiscope.report.hockney import issue_text
         s = self.summary
         if s.report is not None:
-            return [(g.size_range, g.fit, g.flag) for g in s.report.regimes]
-        return [(s.single.size_range, s.single, s.single_flag)] if s.single is not None else []
+            return [(g.size_range, g.fit, issue_text(g.flag)) for g in s.report.regimes]
+        return [(s.single.size_range, s.single, issue_text(s.single_flag))] if s.single is not None else []
 
     @property
     def valid(self) -> bool:
@@ -310,7 +311,8 @@ class Model:
     @property
     def why(self) -> str:
         """Why the model is not valid ("" when it is): each regime's reason."""
-        return "; ".join(f"{lo}..{hi} B: {flag or f.why}" for (lo, hi), f, flag in self.fits() if flag or f.why)
+        from mpiscope.report.hockney import why
+        return "; ".join(f"{lo}..{hi} B: {flag or why(f)}" for (lo, hi), f, flag in self.fits() if flag or not f.valid)
 
     @property
     def switches(self) -> list[int]:
@@ -329,6 +331,7 @@ class Model:
         10^6 B/s, and MiB/s), n_1/2; a figure that is not identifiable is NaN, `valid` and `why`
         say so and why, `flag` why the regime cannot price a transfer."""
         import pandas as pd
+        from mpiscope.report.hockney import why
         nan = float("nan")
         return pd.DataFrame([{"size_from": lo, "size_to": hi,
                               "alpha_us": nan if f.latency_issue else f.alpha_us,
@@ -336,7 +339,7 @@ class Model:
                               "bandwidth_MBps": nan if f.per_byte_issue else f.bandwidth_MBps,
                               "bandwidth_MiBps": nan if f.per_byte_issue else f.bandwidth_MiBps,
                               "n_half_bytes": f.n_half if f.valid else nan, "points": f.n_points,
-                              "valid": f.valid, "why": f.why, "flag": flag}
+                              "valid": f.valid, "why": why(f), "flag": flag}
                              for (lo, hi), f, flag in self.fits()])
 
     def __str__(self) -> str:

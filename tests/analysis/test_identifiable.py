@@ -14,7 +14,7 @@ from mpiscope.analysis.hockney import MIB, fit_hockney, implausible
 from mpiscope.records.measured import Synthetic
 from mpiscope.api import Model
 from mpiscope.util.errors import UsageError
-from mpiscope.report.hockney import format_hockney_table
+from mpiscope.report.hockney import format_hockney_table, issue_text, why
 from mpiscope.report.model import render, model_summary, to_json
 
 from .conftest import make_points, typed
@@ -29,14 +29,14 @@ def test_a_flat_line_has_no_identifiable_per_byte_cost_and_no_bandwidth():
     f = fit_hockney(FLAT)
     assert f.beta_us_per_byte < 0 and f.beta_ci[0] < 0 < f.beta_ci[1]  # the interval reaches 0
     assert f.latency_issue is None and f.per_byte_issue and not f.valid
-    assert "reaches 0: the bandwidth is unbounded" in f.why
+    assert "reaches 0: the bandwidth is unbounded" in why(f)
     table = format_hockney_table({"flat": f})
     rows = dict(line.split("  ", 1) for line in table.splitlines()[2:8])
     assert rows["Throughput (MB/s)"].strip() == "not identifiable"
     assert rows["n_1/2 (bytes)"].strip() == "not identifiable"
     assert "inf" not in table and "-0.0002" not in rows["Tc (us/byte)"]
     assert rows["Latency Ts (us)"].strip().startswith("4.9") or rows["Latency Ts (us)"].strip().startswith("5")
-    assert implausible(f).startswith("negative per-byte cost")  # predict must not extrapolate it
+    assert issue_text(implausible(f)).startswith("negative per-byte cost")  # predict must not extrapolate it
 
 
 def test_a_regime_of_large_messages_keeps_its_bandwidth_within_its_interval():

@@ -15,6 +15,7 @@ from mpiscope.analysis.switches import Switch, _launches, _shows, find_switches,
 from mpiscope.records import Context, Point, Stats
 from mpiscope.execute.refine import main_launches
 from mpiscope.report.model import render, model_summary, to_json
+from mpiscope.report.hockney import issue_text
 from mpiscope.report.switches import format_switches
 
 from .conftest import make_points
@@ -192,7 +193,7 @@ def test_a_negative_latency_regime_is_flagged_not_printed():
     small = make_points(lambda n: 1.0 + 0 * n, [1, 2, 4, 8, 16, 32], noise=0.002)
     steep = make_points(lambda n: -54.0 + n / 100.0, list(range(8000, 13001, 1000)), noise=0.002)
     rep = find_switches(small + steep, reps=50)
-    assert rep.regimes[-1].flag.startswith("negative latency -53.8")
+    assert issue_text(rep.regimes[-1].flag).startswith("negative latency -53.8")
     assert rep.regimes[0].flag is None
     text = format_switches(rep)
     # large messages only: the latency is not identifiable, the bandwidth still is (issue 28)
@@ -207,9 +208,9 @@ def test_a_negative_latency_regime_is_flagged_not_printed():
 def test_implausible_throughput_and_per_byte_cost():
     line = fit_hockney(make_points(lambda n: 1.0 + n / 1e4, [2 ** k for k in range(10, 20)], noise=0.002))
     assert implausible(line) is None
-    assert "ceiling" in implausible(line, max_bandwidth_MiBps=50.0)
+    assert "ceiling" in issue_text(implausible(line, max_bandwidth_MiBps=50.0))
     falling = fit_hockney(make_points(lambda n: 50.0 - n / 1e4, [2 ** k for k in range(10, 19)], noise=0.002))
-    assert implausible(falling).startswith("negative per-byte cost")
+    assert issue_text(implausible(falling)).startswith("negative per-byte cost")
     # a large-message regime's intercept slightly below 0 is its curvature, not a latency
     tiny = fit_hockney([Synthetic(n, -0.3 + n / 100.0) for n in [2 ** k for k in range(10, 17)]])
     assert tiny.alpha_ci[1] < 0 and implausible(tiny) is None
@@ -223,7 +224,7 @@ def test_summary_json_and_render_carry_flags_and_confirmation():
     assert all(r["flag"] is None for r in j["regimes"])
     few = model_summary([Synthetic(n, 10.0 - n / 100.0, 10.0 - n / 100.0 - 0.01, 10.0 - n / 100.0 + 0.01)
                      for n in (100, 200, 300, 400)])
-    assert few.single_flag.startswith("negative per-byte cost") and "not a model" in render(few)
+    assert issue_text(few.single_flag).startswith("negative per-byte cost") and "not a model" in render(few)
 
 
 def test_refinement_uses_as_many_launches_as_the_first_part():

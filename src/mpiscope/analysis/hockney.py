@@ -21,6 +21,17 @@ MIB = 1024.0 * 1024.0
 
 
 @dataclass(frozen=True)
+class Issue:
+    """Why a figure of a fit is not identifiable, or why the fit cannot price a transfer, as the
+    figures behind it (report/hockney.py's `issue_text` words it). `kind` is one of
+    negative_latency, latency_reaches_0, negative_per_byte, per_byte_reaches_0, above_ceiling."""
+    kind: str
+    value: float       # the estimate: latency (us), per-byte cost (us/byte) or throughput (MiB/s)
+    interval: Interval
+    bound: float = 0.0  # the smallest size fitted (latency_reaches_0), the ceiling in MiB/s (above_ceiling)
+
+
+@dataclass(frozen=True)
 class HockneyFit:
     alpha_us: float
     alpha_ci: Interval
@@ -61,36 +72,32 @@ class HockneyFit:
     # is not determined by the data. Its figure and the figures derived from it (bandwidth 1/beta,
     # n_1/2 = alpha/beta) are shown as "not identifiable" with the reason, never as a number.
     @property
-    def latency_issue(self) -> str | None:
+    def latency_issue(self) -> Issue | None:
         """Why the latency Ts is not identifiable, or None when it is."""
         a, (lo, hi) = self.alpha_us, self.alpha_ci
         if a > 0 and lo > 0:
             return None
         if hi < 0:
-            return f"negative latency {a:.3g} us [{lo:.3g}, {hi:.3g}]"
-        return (f"latency {a:.3g} us, interval [{lo:.3g}, {hi:.3g}] reaches 0: sizes from "
-                f"{self.size_range[0]} B do not determine it")
+            return Issue("negative_latency", a, self.alpha_ci)
+        return Issue("latency_reaches_0", a, self.alpha_ci, self.size_range[0])
 
     @property
-    def per_byte_issue(self) -> str | None:
+    def per_byte_issue(self) -> Issue | None:
         """Why the per-byte cost Tc (and so the bandwidth) is not identifiable, or None."""
         b, (lo, hi) = self.beta_us_per_byte, self.beta_ci
         if b > 0 and lo > 0 and math.isfinite(self.bandwidth_ci[1]):
             return None
-        if hi < 0:
-            return f"negative per-byte cost {b:.3g} us/byte [{lo:.3g}, {hi:.3g}]: T falls with the size"
-        return (f"per-byte cost {b:.3g} us/byte, interval [{lo:.3g}, {hi:.3g}] reaches 0: "
-                f"the bandwidth is unbounded")
+        return Issue("negative_per_byte" if hi < 0 else "per_byte_reaches_0", b, self.beta_ci)
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        """Why the fit is not valid (empty when it is): each parameter's issue."""
+        return tuple(i for i in (self.latency_issue, self.per_byte_issue) if i)
 
     @property
     def valid(self) -> bool:
         """Every parameter identifiable: the fit is a model of latency and bandwidth."""
-        return self.latency_issue is None and self.per_byte_issue is None
-
-    @property
-    def why(self) -> str:
-        """Why the fit is not valid ("" when it is): each parameter's reason."""
-        return "; ".join(r for r in (self.latency_issue, self.per_byte_issue) if r)
+        return not self.issues
 
 
 def _derived(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +183,7 @@ def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: f
         outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, clock=clock)
 
 
-def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> str | None:
+def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> Issue | None:
     """Why `fit` cannot price a transfer (predict refuses it), or None: a latency below 0 with its
     whole interval (and more than `negative_latency_share` of the regime's shortest time), a
     negative per-byte cost (T falling with the size), or a throughput whose interval lies above
@@ -188,16 +195,14 @@ def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> st
     shortest = float(fit.predict(fit.size_range[0]))
     if a < 0 and a_hi < 0 and -a > ANALYSIS.negative_latency_share * abs(shortest):
         return fit.latency_issue
-    b, (b_lo, b_hi) = fit.beta_us_per_byte, fit.beta_ci
-    if b < 0:  # even inside its interval: priced beyond its sizes the line would go below 0
-        return f"negative per-byte cost {b:.3g} us/byte [{b_lo:.3g}, {b_hi:.3g}]: T falls with the size"
+    if fit.beta_us_per_byte < 0:  # even inside its interval: priced beyond its sizes the line would go below 0
+        return Issue("negative_per_byte", fit.beta_us_per_byte, fit.beta_ci)
     if max_bandwidth_MiBps is not None and fit.bandwidth_ci[0] > max_bandwidth_MiBps:
-        return (f"throughput {fit.bandwidth_MiBps:.4g} MiB/s, above the physical "
-                f"ceiling of {max_bandwidth_MiBps:.4g} MiB/s")
+        return Issue("above_ceiling", fit.bandwidth_MiBps, fit.bandwidth_ci, max_bandwidth_MiBps)
     return None
 
 
-def bandwidth_only(fit: HockneyFit, flag: str | None) -> bool:
+def bandwidth_only(fit: HockneyFit, flag: Issue | None) -> bool:
     """A regime that is no model (`flag`) only because of its latency: large messages alone do
     not determine an intercept, but its per-byte cost and bandwidth still hold and are shown."""
     return flag is not None and flag == fit.latency_issue and fit.per_byte_issue is None

@@ -13,7 +13,7 @@ from mpiscope.records import Point
 
 from .burst import is_burst
 from .clock import Clock
-from .hockney import HockneyFit, fit_hockney, implausible
+from .hockney import HockneyFit, Issue, fit_hockney, implausible
 from mpiscope.results.launches import Z95, launch_of
 from mpiscope.results.location import robust_interval
 from mpiscope.results.policy import POLICY
@@ -59,7 +59,7 @@ class Regime:
     size_range: tuple[int, int]
     fit: HockneyFit
     steps: Steps | None = None
-    flag: str | None = None        # why the fit is not a model (a negative latency, ...)
+    flag: Issue | None = None      # why the fit is not a model (a negative latency, ...)
 
 
 @dataclass(frozen=True)

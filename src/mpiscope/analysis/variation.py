@@ -27,10 +27,6 @@ def _config(df: pd.DataFrame) -> pd.Series:
     return df["run_id"]
 
 
-def _modes(lp: LaunchPoint) -> str:
-    return " | ".join(f"{m.median:.3g} us x{m.launches}" for m in lp.modes)
-
-
 def _row(config, lp: LaunchPoint, several_ranks: bool) -> dict:
     med = np.asarray(lp.launch_medians, float)
     own = [(p.time_us.ci_high - p.time_us.ci_low) / 2 / p.time_us.median for p in lp.points
@@ -47,7 +43,7 @@ def _row(config, lp: LaunchPoint, several_ranks: bool) -> dict:
             "between_cv": float(np.std(med, ddof=1) / np.mean(med)) if several else np.nan,
             "between_range_rel": float((med.max() - med.min()) / np.median(med)) if several else np.nan,
             "share_between": lp.share_between, "p": heterogeneity_p(lp),
-            "levels": max(1, len(lp.modes)), "modes": _modes(lp)}
+            "levels": max(1, len(lp.modes)), "modes": tuple(lp.modes)}  # results.launches.Mode values
 
 
 def variation(df: pd.DataFrame, benchmark: str | None = None) -> pd.DataFrame:

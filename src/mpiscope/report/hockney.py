@@ -1,12 +1,37 @@
-"""The Hockney table: one column per configuration or regime (analysis/hockney.py's fits)."""
+"""The Hockney table: one column per configuration or regime (analysis/hockney.py's fits), and
+the words for why a figure is not identifiable or a fit is no model (`hockney.Issue`)."""
 from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from mpiscope.analysis.hockney import MIB, HockneyFit, Interval
+from mpiscope.analysis.hockney import MIB, HockneyFit, Interval, Issue
 
 
 NOT_IDENTIFIABLE = "not identifiable"
+
+
+def issue_text(issue: Issue | None) -> str | None:
+    """'negative latency -1.2 us [-1.5, -0.9]' and the like; None for no issue."""
+    if issue is None:
+        return None
+    v, (lo, hi) = issue.value, issue.interval
+    if issue.kind == "negative_latency":
+        return f"negative latency {v:.3g} us [{lo:.3g}, {hi:.3g}]"
+    if issue.kind == "latency_reaches_0":
+        return (f"latency {v:.3g} us, interval [{lo:.3g}, {hi:.3g}] reaches 0: sizes from "
+                f"{int(issue.bound)} B do not determine it")
+    if issue.kind == "negative_per_byte":
+        return f"negative per-byte cost {v:.3g} us/byte [{lo:.3g}, {hi:.3g}]: T falls with the size"
+    if issue.kind == "per_byte_reaches_0":
+        return f"per-byte cost {v:.3g} us/byte, interval [{lo:.3g}, {hi:.3g}] reaches 0: the bandwidth is unbounded"
+    if issue.kind == "above_ceiling":
+        return f"throughput {v:.4g} MiB/s, above the physical ceiling of {issue.bound:.4g} MiB/s"
+    raise ValueError(f"no words for the issue {issue.kind!r}")
+
+
+def why(fit: HockneyFit) -> str:
+    """Why the fit is not valid ("" when it is): each parameter's reason."""
+    return "; ".join(issue_text(i) or "" for i in fit.issues)
 
 
 def _fmt(v: float | None, ci: Interval | None, with_ci: bool, issue: str | None = None) -> str:
@@ -35,7 +60,7 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -
         ("Tc (us/byte)", lambda f: _fmt(f.beta_us_per_byte, f.beta_ci, with_ci, f.per_byte_issue)),
         ("beta (cycles/byte)", lambda f: _fmt(f.beta_cycles_per_byte, f.cycles_ci("beta"), with_ci,
                                               f.per_byte_issue)),
-        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, f.why)),
+        ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, why(f))),
         ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
     ]
     rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
@@ -45,7 +70,7 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -
     clocks = {f.clock for f in fits.values()}
     notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
         or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
-    notes += [f"{k}: {NOT_IDENTIFIABLE}: {f.why}" for k, f in fits.items() if f.why]
+    notes += [f"{k}: {NOT_IDENTIFIABLE}: {why(f)}" for k, f in fits.items() if not f.valid]
     notes.append("MB/s = 10^6 bytes per second, as the engine's bandwidths and OSU's")
     outl = {k: f.outliers for k, f in fits.items() if f.outliers}
     if outl:

@@ -17,7 +17,9 @@ import pandas as pd
 
 from mpiscope import __version__
 from mpiscope.analysis.cache import copy_rate_flags
+from mpiscope.analysis.hockney import Issue
 from mpiscope.report.copyrate import MARK, MARK_NOTE
+from mpiscope.report.hockney import issue_text, why
 from mpiscope.records import Context, RecordFile
 from mpiscope.report.axes import plt
 from mpiscope.report.configs import legend_keys, series, with_mpi
@@ -150,11 +152,12 @@ def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> st
     return f'<ul class="warnings">{lis}</ul>'
 
 
-def _estimate(v: float, ci, scale: float = 1.0, issue: str | None = None) -> str:
+def _estimate(v: float, ci, scale: float = 1.0, issue: Issue | str | None = None) -> str:
     """A fitted figure and its interval, both times `scale`; "not identifiable" (the reason on
     hover) when the data do not determine it (`HockneyFit.latency_issue`, `per_byte_issue`)."""
     if issue:
-        return f'<span class="ci" title="{escape(issue)}">not identifiable</span>'
+        text = issue if isinstance(issue, str) else issue_text(issue)
+        return f'<span class="ci" title="{escape(text or "")}">not identifiable</span>'
     return f'{num(v * scale, 4)} <span class="ci">[{num(ci[0] * scale, 4)}, {num(ci[1] * scale, 4)}]</span>'
 
 
@@ -181,7 +184,7 @@ def _models(models: list[SeriesModel]) -> str:
             ["bandwidth 1/β (MB/s)", *(_estimate(f.bandwidth_MiBps, f.bandwidth_ci, mb, f.per_byte_issue)
                                        for f in fits)],
             ["per-byte β (ns/B)", *(_estimate(f.beta_us_per_byte, f.beta_ci, 1e3, f.per_byte_issue) for f in fits)],
-            ["n½ (bytes)", *(_estimate(f.n_half, f.n_half_ci, issue=f.why) for f in fits)],
+            ["n½ (bytes)", *(_estimate(f.n_half, f.n_half_ci, issue=why(f)) for f in fits)],
             ["points fitted", *(f"{f.n_points}" + (f" ({len(f.outliers)} left out)" if f.outliers else "")
                                 for f in fits)],
         ]

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from rich.console import Console
 
 from mpiscope.analysis.clock import Clock, cpus_of_context, detect_clock
-from mpiscope.analysis.hockney import MIB, HockneyFit, bandwidth_only, fit_hockney, implausible
+from mpiscope.analysis.hockney import MIB, HockneyFit, Issue, bandwidth_only, fit_hockney, implausible
 from mpiscope.analysis.hw import Hardware, hardware_from_records
 from mpiscope.analysis.loggp import LogGP, loggp_from_records
 from mpiscope.analysis.measured import select
@@ -19,7 +19,7 @@ from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.switches import SwitchReport, find_switches
 from mpiscope.records import Record
 from mpiscope.report.hardware import format_hardware, format_loggp
-from mpiscope.report.hockney import format_hockney_table
+from mpiscope.report.hockney import format_hockney_table, issue_text
 from mpiscope.report.switches import format_switches
 
 
@@ -31,7 +31,7 @@ class ModelSummary:
     clock: Clock | None = None
     report: SwitchReport | None = None      # switches and regimes (>= 6 sizes)
     single: HockneyFit | None = None        # one line (2 to 5 sizes)
-    single_flag: str | None = None          # why that line is no model (`hockney.implausible`)
+    single_flag: Issue | None = None          # why that line is no model (`hockney.implausible`)
     loggp: LogGP | None = None
     hardware: Hardware | None = None
     notes: list[str] = field(default_factory=list)
@@ -95,11 +95,11 @@ def render(s: ModelSummary) -> str:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc per regime\n"
                      + format_switches(s.report))
     elif s.single is not None and bandwidth_only(s.single, s.single_flag):
-        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model to predict with ({s.single_flag}): "
-                     f"the latency is not identifiable from large messages alone\n"
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model to predict with "
+                     f"({issue_text(s.single_flag)}): the latency is not identifiable from large messages alone\n"
                      + format_hockney_table({"all sizes": s.single}))
     elif s.single is not None and s.single_flag:
-        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model ({s.single_flag}): "
+        parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model ({issue_text(s.single_flag)}): "
                      f"too few sizes or noise")
     elif s.single is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc\n"
@@ -152,7 +152,8 @@ def fit_json(f: HockneyFit) -> dict:
         ({k for k in figures if k.startswith(("beta", "bandwidth"))} if not per_byte else set()) | \
         ({"n_half_bytes", "n_half_ci"} if not f.valid else set())
     return {**{k: None if k in hidden else _json_value(v) for k, v in figures.items()},
-            "valid": f.valid, "not_identifiable": {"latency": f.latency_issue, "per_byte": f.per_byte_issue},
+            "valid": f.valid,
+            "not_identifiable": {"latency": issue_text(f.latency_issue), "per_byte": issue_text(f.per_byte_issue)},
             "outliers": list(f.outliers), "ci_method": f.ci_method}
 
 
@@ -171,12 +172,12 @@ def to_json(s: ModelSummary) -> dict:
                                "not_shown_by": list(u.not_shown_by), "checked": u.checked}
                               for u in r.unconfirmed]
         out["launches"] = r.launches
-        out["regimes"] = [{**fit_json(g.fit), "flag": g.flag,
+        out["regimes"] = [{**fit_json(g.fit), "flag": issue_text(g.flag),
                            "steps": None if g.steps is None else vars(g.steps)} for g in r.regimes]
         out["steps"] = [vars(st) for st in r.steps]
         out["spikes"] = list(r.outliers)
     elif s.single is not None:
-        out["switches"], out["regimes"] = None, [{**fit_json(s.single), "flag": s.single_flag}]
+        out["switches"], out["regimes"] = None, [{**fit_json(s.single), "flag": issue_text(s.single_flag)}]
     out["loggp"] = None if s.loggp is None else {k: _json_value(v) for k, v in vars(s.loggp).items()}
     out["hardware"] = None if s.hardware is None else s.hardware.to_json()
     out["notes"] = s.notes

@@ -6,7 +6,7 @@ import math
 
 from mpiscope.analysis.hockney import bandwidth_only
 from mpiscope.analysis.switches import SwitchReport
-from mpiscope.report.hockney import format_hockney_table
+from mpiscope.report.hockney import format_hockney_table, issue_text
 
 
 def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
@@ -53,11 +53,11 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
     for i, r in enumerate(report.regimes, start=1):
         name = f"regime {i} ({r.size_range[0]}..{r.size_range[1]} B)"
         if bandwidth_only(r.fit, r.flag):
-            out.append(f"{name}: not a model to predict with ({r.flag}): the latency is not identifiable "
+            out.append(f"{name}: not a model to predict with ({issue_text(r.flag)}): the latency is not identifiable "
                        f"from large messages alone; its per-byte cost and bandwidth are in the table")
             fits[name] = r.fit
         elif r.flag:
-            out.append(f"{name}: not a model ({r.flag}): too few sizes or noise "
+            out.append(f"{name}: not a model ({issue_text(r.flag)}): too few sizes or noise "
                        f"({r.fit.n_points} points)")
         else:
             fits[name] = r.fit
