@@ -173,7 +173,8 @@ class Tally:
         if rc is None or not rc.levels:
             self.controls.append((load, how, role, view.id, "-", 0))
             return
-        piece, lv = next(iter(rc.levels.items()))
+        # the handoff is the piece that tells the machine's states apart here (docs/statistics.md)
+        piece, lv = next(((k, v) for k, v in rc.levels.items() if k == "handoff_us"), next(iter(rc.levels.items())))
         self.controls.append((load, how, role, view.id, f"{piece} {lv.level:.3g}", len(rc.switched())))
 
 
@@ -236,7 +237,7 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
         hits, pairs, none, half = tally.cover[load]
         print(f"  {load:8} {hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %), half-width "
               f"{100 * float(np.median(half)) if half else float('nan'):.1f} %, {none} point(s) with no interval")
-    print("\ncontrol per run (level of its first piece, µs; launches flagged as a state switch):")
+    print("\ncontrol per run (level of its cache-line handoff, else its first piece, µs; launches flagged as a state switch):")
     for load, how, role, run, level, switched in tally.controls:
         print(f"  {load:8} {how:12} {role:8} {run:28} {level:24} switched {switched}")
     if hung:
