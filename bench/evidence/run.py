@@ -237,7 +237,8 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
         hits, pairs, none, half = tally.cover[load]
         print(f"  {load:8} {hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %), half-width "
               f"{100 * float(np.median(half)) if half else float('nan'):.1f} %, {none} point(s) with no interval")
-    print("\ncontrol per run (level of its cache-line handoff, else its first piece, µs; launches flagged as a state switch):")
+    print("\ncontrol per run (level of its cache-line handoff, else its first piece, µs; "
+          "launches flagged as a state switch):")
     for load, how, role, run, level, switched in tally.controls:
         print(f"  {load:8} {how:12} {role:8} {run:28} {level:24} switched {switched}")
     if hung:

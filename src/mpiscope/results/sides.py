@@ -41,6 +41,7 @@ def interleaved_blocks(base: Sequence[RunView], cand: Sequence[RunView]
     if not all(isinstance(m, dict) and m.get("session") for m in marks) or marks[0]["session"] != marks[1]["session"]:
         return None
     def blocks(mark: dict) -> dict[int, int]:
-        return {launch: step["block"] for step in mark.get("steps", ()) if isinstance(step, dict)
-                for launch in step.get("launches", ()) if isinstance(launch, int) and isinstance(step.get("block"), int)}
+        return {launch: step["block"] for step in mark.get("steps", ())
+                if isinstance(step, dict) and isinstance(step.get("block"), int)
+                for launch in step.get("launches", ()) if isinstance(launch, int)}
     return blocks(marks[0]), blocks(marks[1])
