@@ -9,6 +9,7 @@ import numpy as np
 
 from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, Ratio, choose, judge, race, separated, settle, \
     to_measure, void_by_controls
+from mpiscope.report.tune import control_reason, settle_reason
 
 ROUNDS = 8
 # true launch-median time (us) of each algorithm at one point, and launch-to-launch noise (log sd)
@@ -104,12 +105,15 @@ def ratio(verdict: str, launches: int, needed: int | None = None) -> Ratio:
 
 
 def test_settle_keeps_only_faster_and_measures_an_inconclusive_change_up_to_the_cap():
-    assert settle(ratio("faster", 3), 8)[0] == KEEP
-    assert settle(ratio("inconclusive", 3), 8) == (MEASURE, "inconclusive after 3 launches a side")
-    what, why = settle(ratio("inconclusive", 8, needed=20), 8)
+    def settled(r: Ratio, cap: int) -> tuple[str, str]:
+        what = settle(r, cap)
+        return what, settle_reason(r, what)
+    assert settled(ratio("faster", 3), 8)[0] == KEEP
+    assert settled(ratio("inconclusive", 3), 8) == (MEASURE, "inconclusive after 3 launches a side")
+    what, why = settled(ratio("inconclusive", 8, needed=20), 8)
     assert what == WITHDRAW and "after 8 launches" in why and "about 20" in why
-    assert settle(ratio("slower", 3), 8) == (WITHDRAW, "slower than the default")
-    assert settle(ratio("same", 5), 8)[0] == WITHDRAW
+    assert settled(ratio("slower", 3), 8) == (WITHDRAW, "slower than the default")
+    assert settled(ratio("same", 5), 8)[0] == WITHDRAW
 
 
 def side_by_side(gain: float, sd: float, rng: np.random.Generator, start: int = 3, cap: int = 8) -> tuple[str, Ratio]:
@@ -119,7 +123,7 @@ def side_by_side(gain: float, sd: float, rng: np.random.Generator, start: int = 
     t = list(np.exp(rng.normal(-np.log(gain), sd, start)))
     while True:
         r = judge(d, t)
-        what, _ = settle(r, cap)
+        what = settle(r, cap)
         if what != MEASURE:
             return what, r
         d.append(float(np.exp(rng.normal(0, sd))))
@@ -148,7 +152,7 @@ def test_a_control_that_moved_withdraws_the_changes_of_its_rank_count():
     row = side_row
     rows = [row("allgather", 2, "sparbit", "faster", KEEP), row("bcast", 2, "default", "slower", None),
             row("allreduce", 4, "ring", "faster", KEEP), row("bcast", 4, "default", "inconclusive", None)]
-    out = void_by_controls(rows, "default")
+    out = void_by_controls(rows, "default", control_reason)
     assert out[0]["settle"] == WITHDRAW and "a control moved: bcast at 8 B" in out[0]["reason"]
     assert out[2]["settle"] == KEEP  # the 4-rank controls held
     assert out[1] == rows[1] and rows[0]["settle"] == KEEP  # controls untouched, the input not changed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -120,28 +120,25 @@ def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float =
 KEEP, MEASURE, WITHDRAW = "keep", "measure", "withdraw"
 
 
-def settle(side_by_side: Ratio, cap: int) -> tuple[str, str]:
+def settle(side_by_side: Ratio, cap: int) -> str:
     """What becomes of a change after its side-by-side run (`side_by_side`: tuned against the
-    default), with its reason: KEEP when the verdict is "faster"; MEASURE while it is
-    inconclusive and fewer than `cap` launches a side were run; else WITHDRAW (the file keeps the
-    library's choice there). Only a proven gain is written."""
-    r, done = side_by_side, min(side_by_side.launches)
+    default): KEEP when the verdict is "faster"; MEASURE while it is inconclusive and fewer than
+    `cap` launches a side were run; else WITHDRAW (the file keeps the library's choice there).
+    Only a proven gain is written; report/tune.py's `settle_reason` says why."""
+    r = side_by_side
     if r.verdict == "faster":
-        return KEEP, f"faster in {done} launches a side"
-    if r.verdict == "inconclusive" and done < cap:
-        return MEASURE, f"inconclusive after {done} launches a side"
-    why = {"slower": "slower than the default", "same": "the same as the default (within the margin)"}.get(
-        r.verdict, f"inconclusive after {done} launches a side"
-        + (f" (about {r.needed} would decide it at this noise)" if r.needed else " (no number of launches would "
-                                                                                    "decide it at this noise)"))
-    return WITHDRAW, why
+        return KEEP
+    if r.verdict == "inconclusive" and min(r.launches) < cap:
+        return MEASURE
+    return WITHDRAW
 
 
-def void_by_controls(rows: list[dict], default: str) -> list[dict]:
+def void_by_controls(rows: list[dict], default: str, reason: Callable[[dict], str]) -> list[dict]:
     """The side-by-side's rows with every kept change withdrawn where a control of the same rank
     count moved: at a control both sides run the library's choice (`default`), so a verdict "faster" or
     "slower" there is the machine drifting between the two sides' launches by more than the
-    margin, and a gain measured in those launches cannot be told apart from that drift."""
+    margin, and a gain measured in those launches cannot be told apart from that drift.
+    `reason(control_row)` words the withdrawal (report/tune.py's `control_reason`)."""
     moved: dict[int, dict] = {}
     for r in rows:
         if r["algorithm"] == default and r["verdict"] in ("faster", "slower"):
@@ -150,9 +147,7 @@ def void_by_controls(rows: list[dict], default: str) -> list[dict]:
     for r in rows:
         c = moved.get(r["ranks"])
         if c is not None and r["settle"] == KEEP:
-            r = {**r, "settle": WITHDRAW,
-                 "reason": f"a control moved: {c['collective']} at {c['size']} B, the default on both sides, read "
-                           f"{c['ratio']:.3g} ({c['verdict']}), so this gain is not told apart from the machine's drift"}
+            r = {**r, "settle": WITHDRAW, "reason": reason(c)}
         out.append(r)
     return out
 

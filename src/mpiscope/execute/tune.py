@@ -19,6 +19,7 @@ import numpy as np
 from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
+from mpiscope.report.tune import control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
@@ -371,7 +372,7 @@ class Tune:
             wanted = {n: {c: (s or None) for c, s in by.items()} for n, by in wanted.items()}
             self._verified(self.session.add_parts(run, self.target, self._sides(wanted, k, env, rng)), run, path)
             rows = self._side_by_side(run, tuning)
-        return run, void_by_controls(rows, DEFAULT)
+        return run, void_by_controls(rows, DEFAULT, control_reason)
 
     def _sides(self, wanted: dict[int, dict[str, list[int] | None]], k: int, env: dict[str, str],
                rng: random.Random) -> list[Part]:
@@ -404,7 +405,8 @@ class Tune:
                     if d and t:
                         band = [b for b in bs if b.low <= size][-1]
                         r = judge(d, t, self.spec.margin)
-                        what, why = settle(r, self.spec.verify_max) if band.algorithm != DEFAULT else (None, None)
+                        what = settle(r, self.spec.verify_max) if band.algorithm != DEFAULT else None
+                        why = settle_reason(r, what) if what else None
                         rows.append({"collective": coll, "ranks": n, "size": size, "algorithm": band.algorithm,
                                      **asdict(r), "settle": what, "reason": why})
         return rows

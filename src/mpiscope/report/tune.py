@@ -10,8 +10,28 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
+from mpiscope.analysis.tune import KEEP, MEASURE, Ratio
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size as fmt_bytes
+
+
+def settle_reason(r: Ratio, what: str) -> str:
+    """Why a change was kept, is measured further or withdrawn (`what`, analysis.tune.settle's)."""
+    done = min(r.launches)
+    if what == KEEP:
+        return f"faster in {done} launches a side"
+    if what == MEASURE:
+        return f"inconclusive after {done} launches a side"
+    return {"slower": "slower than the default", "same": "the same as the default (within the margin)"}.get(
+        r.verdict, f"inconclusive after {done} launches a side"
+        + (f" (about {r.needed} would decide it at this noise)" if r.needed else " (no number of launches would "
+                                                                                    "decide it at this noise)"))
+
+
+def control_reason(c: dict) -> str:
+    """Why a kept change was withdrawn: the control of its rank count `c` (a side-by-side row) moved."""
+    return (f"a control moved: {c['collective']} at {c['size']} B, the default on both sides, read "
+            f"{c['ratio']:.3g} ({c['verdict']}), so this gain is not told apart from the machine's drift")
 
 
 def _gain(row: dict | None) -> str:
