@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from mpiscope.analysis.checks import frequency_scaling, governors, unbound_ranks
+from mpiscope.analysis.checks import governors
+from mpiscope.doctor.misconfig import frequency_scaling, unbound_ranks
 from mpiscope.records import Context, RankPlace
 
 

@@ -1,5 +1,6 @@
 """Silent misconfigurations read off a job's context record: ranks the OS may move between
-cores, and CPU frequency scaling that changes the clock under the measurement."""
+cores, and CPU frequency scaling that changes the clock under the measurement (report/misconfig.py
+words them)."""
 from __future__ import annotations
 
 import socket
@@ -9,9 +10,6 @@ from mpiscope.records import Context
 
 # Governors that hold the clock where the hardware wants it; others follow the load.
 STEADY_GOVERNORS = {"performance"}
-
-
-UNBOUND_FIX = "bind them (--bind-to core, or the launcher's own option in --launcher-args)"
 
 
 def loose_ranks(ctx: Context) -> list[int]:
@@ -30,14 +28,6 @@ def unsteady(found: dict[str, list[int]]) -> dict[str, list[int]]:
     return {g: c for g, c in found.items() if g not in STEADY_GOVERNORS}
 
 
-def unbound_ranks(ctx: Context) -> str | None:
-    loose = loose_ranks(ctx)
-    if not loose:
-        return None
-    shown = ", ".join(map(str, loose[:8])) + (" ..." if len(loose) > 8 else "")
-    return f"rank(s) {shown} are not bound to a core: the OS may move them mid-measurement; {UNBOUND_FIX}"
-
-
 def governors(cpus: list[int], root: Path = Path("/")) -> dict[str, list[int]]:
     """cpufreq governor -> the CPUs (of `cpus`) that use it; empty where cpufreq is not exposed."""
     found: dict[str, list[int]] = {}
@@ -50,26 +40,8 @@ def governors(cpus: list[int], root: Path = Path("/")) -> dict[str, list[int]]:
     return found
 
 
-def frequency_scaling(ctx: Context, root: Path = Path("/"), hostname: str | None = None) -> str | None:
-    """Only this machine's CPUs can be read here: ranks on other hosts are not checked."""
+def unsteady_here(ctx: Context, root: Path = Path("/"), hostname: str | None = None) -> dict[str, list[int]]:
+    """The unsteady governors of the job's CPUs on this machine: only its CPUs can be read here,
+    ranks on other hosts are not checked."""
     here = hostname or socket.gethostname()
-    cpus = sorted({c for r in ctx.ranks if r.host == here for c in r.cpus})
-    scaling = unsteady(governors(cpus, root))
-    if not scaling:
-        return None
-    return scaling_warning(scaling)
-
-
-GOVERNOR_FIX = "set the 'performance' governor (cpupower frequency-set -g performance) for steady numbers"
-
-
-def scaling_warning(scaling: dict[str, list[int]]) -> str:
-    what = "; ".join(f"CPU(s) {','.join(map(str, c))} use the '{g}' governor" for g, c in sorted(scaling.items()))
-    return (f"CPU frequency scaling is on ({what}): the clock can change during the run, and cycle figures "
-            f"assume one clock; {GOVERNOR_FIX}")
-
-
-def misconfigurations(ctx: Context) -> list[str]:
-    if ctx.simulation:  # simulated ranks have no cores or clocks of this host's
-        return []
-    return [w for w in (unbound_ranks(ctx), frequency_scaling(ctx)) if w]
+    return unsteady(governors(sorted({c for r in ctx.ranks if r.host == here for c in r.cpus}), root))

@@ -4,7 +4,8 @@ host by host from what each host said through the launcher (library.host_facts);
 machine, from this machine's sysfs."""
 from __future__ import annotations
 
-from mpiscope.analysis.checks import GOVERNOR_FIX, unsteady
+from mpiscope.analysis.checks import unsteady
+from mpiscope.doctor.misconfig import GOVERNOR_FIX
 from mpiscope.doctor import Check, ok, skip, warn
 from mpiscope.doctor.facts import Facts
 from mpiscope.doctor.library import HostFacts, all_host_facts

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from mpiscope.analysis.checks import UNBOUND_FIX, loose_ranks
+from mpiscope.analysis.checks import loose_ranks
+from mpiscope.doctor.misconfig import UNBOUND_FIX
 from mpiscope.doctor import Check, fail, ok, warn
 from mpiscope.doctor.facts import Facts
 from mpiscope.records import Context

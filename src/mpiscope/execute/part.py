@@ -22,7 +22,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from mpiscope.analysis.checks import misconfigurations, split_job
+from mpiscope.analysis.checks import split_job
+from mpiscope.doctor.misconfig import misconfigurations
 from mpiscope.util.errors import MpiscopeError
 from mpiscope.launchers import Job, Launch, launcher_for, local_cores
 from mpiscope.mpi.library import MpiLibrary
