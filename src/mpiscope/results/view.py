@@ -17,6 +17,7 @@ from mpiscope.records.reader import RecordFile
 from mpiscope.records.run import RunView
 from mpiscope.results.table import column_id, tidy
 from mpiscope.results.disturbance import Tally, launch_disturbed
+from mpiscope.results.control import RunControl, run_control
 from mpiscope.results.frame import launch_frame
 from mpiscope.results.launches import LaunchPoint
 from mpiscope.results.points import launch_of
@@ -49,6 +50,8 @@ class Results:
     per_launch: pd.DataFrame  # the tidy table: a row per point and launch (results.table.tidy)
     # (run id, launch) -> what disturbed the launch as a whole ("" for nothing), each finished launch
     launch_causes: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    # run id -> its machine-state control (results.control), for the runs that recorded one
+    controls: Mapping[str, RunControl] = field(default_factory=dict)
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -85,6 +88,12 @@ class Results:
         return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches)
 
     @property
+    def launches_switched(self) -> dict[tuple[str, int], str]:
+        """(run id, launch) -> "machine state switched: ...": the launches whose control moved
+        beyond its run's noise (results.control), a state of the machine, not a configuration."""
+        return {k: cause for rc in self.controls.values() for k, cause in rc.switched().items()}
+
+    @property
     def launches_disturbed(self) -> dict[tuple[str, int], str]:
         """(run id, launch) -> what disturbed the launch as a whole, read from its end record's
         counters (results.disturbance.launch_disturbed); launches that nothing disturbed are left out."""
@@ -119,4 +128,10 @@ def results_of(runs: Iterable[LaunchRun]) -> Results:
         launch = df["launch"] if "launch" in df else pd.Series(0, index=df.index)
         df["launch_disturbed"] = [whole.get((r, int(n) if pd.notna(n) else 0), "")
                                   for r, n in zip(df["run_id"], launch)]
-    return Results(rs, df, whole)
+    controls = {run.id: rc for run in rs for rc in [run_control(run.records(), run.id)] if rc is not None}
+    if controls and not df.empty and "run_id" in df:
+        switched = {k: cause for rc in controls.values() for k, cause in rc.switched().items()}
+        launch = df["launch"] if "launch" in df else pd.Series(0, index=df.index)
+        df["control_switched"] = [switched.get((r, int(n) if pd.notna(n) else 0), "")
+                                  for r, n in zip(df["run_id"], launch)]
+    return Results(rs, df, whole, controls)
