@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import mpiscope.execute.part as part_module
+from mpiscope_test_fixtures._proc import engine_ranks_below, signal_alive
 
 # Stopped most of each cycle, running a few ms: the ping-pong moves on at most 1/40 of its pace.
 STOPPED_S, RUNNING_S = 0.195, 0.005
@@ -36,28 +37,8 @@ def records_of(run: Path) -> list[dict]:
 def ranks_below(root: int) -> list[int]:
     """The pids of the engine's ranks started below `root` (this test's, not other jobs'), without
     the engine's --plan calls."""
-    # -ww: whole command lines (ps cuts them at 80 columns without a terminal: a long engine path)
-    ps = subprocess.run(["ps", "-e", "-ww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
-    children: dict[int, list[tuple[int, str]]] = {}
-    for line in ps.splitlines():
-        pid, ppid, args = (line.split(None, 2) + [""])[:3]
-        children.setdefault(int(ppid), []).append((int(pid), args))
-    found, todo = [], [root]
-    while todo:
-        for pid, args in children.get(todo.pop(), []):
-            todo.append(pid)
-            program = args.split(" ", 1)[0]
-            if program.endswith("mpiscope-engine") and " --plan" not in args:
-                found.append(pid)
-    return found
-
-
-def signal_rank(pid: int, sig: int) -> bool:
-    try:
-        os.kill(pid, sig)
-        return True
-    except ProcessLookupError:
-        return False
+    return engine_ranks_below(root, lambda args: args.split(" ", 1)[0].endswith("mpiscope-engine")
+                              and " --plan" not in args)
 
 
 def slow_the_16_bytes(runs: Path, done: threading.Event) -> None:
@@ -72,13 +53,13 @@ def slow_the_16_bytes(runs: Path, done: threading.Event) -> None:
     stopped = max(ranks, default=0)
     try:
         while stopped and not done.is_set() and not stored(16) and time.monotonic() < until \
-                and signal_rank(stopped, signal.SIGSTOP):
+                and signal_alive(stopped, signal.SIGSTOP):
             time.sleep(STOPPED_S)
-            signal_rank(stopped, signal.SIGCONT)
+            signal_alive(stopped, signal.SIGCONT)
             time.sleep(RUNNING_S)
     finally:
         for pid in ranks:
-            signal_rank(pid, signal.SIGCONT)
+            signal_alive(pid, signal.SIGCONT)
 
 
 def wall_event_s(point: dict) -> float:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from conftest import ROOT_OK, run_engine
+from mpiscope_test_fixtures._proc import engine_ranks_below, signal_alive
 
 # Stopped most of each cycle, running a few ms: the ping-pong moves on only in those windows, at
 # most 1/40 of its free pace.
@@ -25,28 +26,7 @@ FREE_S = 0.15
 
 def ranks_of(root: int, engine: Path) -> list[int]:
     """The pids of `engine` below `root` (this test's ranks, not other jobs')."""
-    # -ww: whole command lines (ps cuts them at 80 columns without a terminal: a long engine path)
-    ps = subprocess.run(["ps", "-e", "-ww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
-    children: dict[int, list[tuple[int, str]]] = {}
-    for line in ps.splitlines():
-        pid, ppid, args = (line.split(None, 2) + [""])[:3]
-        children.setdefault(int(ppid), []).append((int(pid), args))
-    found, todo = [], [root]
-    while todo:
-        for pid, args in children.get(todo.pop(), []):
-            todo.append(pid)
-            if args.startswith(str(engine)):
-                found.append(pid)
-    return found
-
-
-def signal_rank(pid: int, sig: int) -> bool:
-    """Send sig to a rank; False when it is gone (the job ended)."""
-    try:
-        os.kill(pid, sig)
-        return True
-    except ProcessLookupError:
-        return False
+    return engine_ranks_below(root, lambda args: args.startswith(str(engine)))
 
 
 def event_s(point: dict) -> float:
@@ -83,15 +63,15 @@ def slowed_launch(engine: Path, launch: list[str], quick: list[str], reps: int) 
         stopped = max(ranks, default=0)
         # past both ranks' first alarms (the others wait 10 %, at least 1 s, longer than rank 0)
         until = time.monotonic() + limit + max(0.1 * limit, 1.0) + 1.5
-        while time.monotonic() < until and proc.poll() is None and stopped and signal_rank(stopped, signal.SIGSTOP):
+        while time.monotonic() < until and proc.poll() is None and stopped and signal_alive(stopped, signal.SIGSTOP):
             time.sleep(STOPPED_S)
-            signal_rank(stopped, signal.SIGCONT)
+            signal_alive(stopped, signal.SIGCONT)
             time.sleep(RUNNING_S)
         while (line := lines.get(timeout=120)) is not None:
             records.append(json.loads(line))
     finally:
         for pid in ranks_of(proc.pid, engine):
-            signal_rank(pid, signal.SIGCONT)
+            signal_alive(pid, signal.SIGCONT)
         if proc.poll() is None and records[-1:] and records[-1]["type"] != "end":
             proc.kill()
     err = proc.stderr.read()
