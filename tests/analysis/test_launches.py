@@ -271,7 +271,7 @@ def test_runs_that_fall_into_levels_are_reported_as_levels():
     """A state of the machine lasting seconds puts whole runs in one mode (MPICH here: an 8 B
     allreduce at 0.25 us in 17 runs of 20, 1.0 us in 3, every launch of a run alike): the drift
     says so beside its variance, and the summary's note names the levels."""
-    from mpiscope.results.frame import run_levels_text
+    from mpiscope.report.modes import run_levels_text
     rng = np.random.default_rng(5)
     runs = [launch_summary(launches(rng, 3, 0.02, true=t)) for t in [0.25] * 8 + [1.0] * 3]
     drift = drift_between_runs(runs)

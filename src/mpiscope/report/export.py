@@ -10,6 +10,7 @@ from mpiscope.util.output import write_output
 from mpiscope.util.errors import UsageError
 from mpiscope.results.table import OBJECT_COLUMNS
 from mpiscope.report.numbers import FORMATS
+from mpiscope.report.modes import worded
 from mpiscope.results.view import Results
 
 
@@ -23,7 +24,7 @@ def _markdown(df: pd.DataFrame) -> str:
 
 def render(df: pd.DataFrame, fmt: str) -> bytes:
     """The table's figures in `fmt`; the typed objects behind the rows stay behind."""
-    df = df.drop(columns=[c for c in OBJECT_COLUMNS if c in df])
+    df = worded(df.drop(columns=[c for c in OBJECT_COLUMNS if c in df]))
     if fmt == "csv":
         return df.to_csv(index=False).encode()
     if fmt == "json":

@@ -19,6 +19,7 @@ from mpiscope import __version__
 from mpiscope.analysis.cache import copy_rate_flags
 from mpiscope.analysis.hockney import Issue
 from mpiscope.report.copyrate import MARK, MARK_NOTE
+from mpiscope.report.modes import modes_text
 from mpiscope.report.hockney import issue_text, why
 from mpiscope.records import Context, RecordFile
 from mpiscope.report.axes import plt
@@ -93,7 +94,7 @@ def _launches(df: pd.DataFrame) -> str:
                 'elsewhere. Measure with several launches (<code>--launches 3</code>) for intervals that '
                 'hold across launches.</p>')
     n = f"{lo}" if lo == hi else f"{lo} to {hi}"
-    modes = int((df["modes"].fillna("") != "").sum()) if "modes" in df else 0
+    modes = sum(bool(modes_text(m)) for m in df["modes"] if isinstance(m, tuple)) if "modes" in df else 0
     return (f'<p class="launches">Each point was measured in <b>{n} launches</b>; every figure is the '
             f'launch-level estimate (the geometric mean of the launch medians) with its 95&nbsp;% interval over '
             f'launches, and the plots show each launch\'s median as a dot beside it.'
@@ -253,7 +254,7 @@ def _one_config(rows: pd.DataFrame, heading: str) -> str:
             "launch medians µs", "levels"]
     body = [[human_size(int(r.size)), *_cell(r), str(int(r.launches)), pct(r.share_between),
              f'<span class="launch-medians">{" ".join(num(m) for m in r.point.launch_medians)}</span>',
-             f'<span class="modes">{escape(str(r.modes))}</span>' if isinstance(r.modes, str) and r.modes else ""]
+             f'<span class="modes">{escape(modes_text(r.modes))}</span>' if isinstance(r.modes, tuple) and modes_text(r.modes) else ""]
             for r in rows.sort_values("size").itertuples()]
     return heading + _table(head, body, "data")
 

@@ -18,7 +18,7 @@ from mpiscope.report.numbers import num, pct
 from mpiscope.analysis.cache import above_copy_rate, copy_reference
 from mpiscope.report.copyrate import MARK, MARK_NOTE
 from mpiscope.records import Point, RecordFile, Skip, Timeout
-from mpiscope.results.frame import modes_text, run_levels_text
+from mpiscope.report.modes import modes_text, run_levels_text
 from mpiscope.util.units import human_size
 
 SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and says nothing about the next; "

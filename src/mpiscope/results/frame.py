@@ -4,12 +4,12 @@ evidence flag, sorted by benchmark, variant, size: what every table, plot, expor
 API show unless asked for each launch's own rows."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
 from mpiscope.results.evidence import evidence
-from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, Mode, aggregate_runs, with_drift
+from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, aggregate_runs, with_drift
 from mpiscope.results.points import disturbed_of
 from mpiscope.util import gcpause
 
@@ -25,25 +25,6 @@ LEVEL_COLUMNS = ("launches", "launch_medians_us", "share_between", "half_width_r
 
 def is_launch_level(df: pd.DataFrame) -> bool:
     return "launches" in df.columns
-
-
-def modes_text(modes: Iterable[Mode], unit: str = "us") -> str:
-    """'2 levels: 0.145 us (60%), 0.4 us (40%)'; '' for one level."""
-    modes = list(modes)
-    if len(modes) < 2:
-        return ""
-    return f"{len(modes)} levels: " + ", ".join(f"{m.median:.3g} {unit} ({100 * m.share:.0f}%)" for m in modes)
-
-
-def run_levels_text(levels: Iterable[tuple[float, float, int]], unit: str = "us") -> str:
-    """'in 2 levels: 0.25 us (17 of 20 runs), 1.0 us (3)'; '' for one level."""
-    levels = list(levels)
-    if len(levels) < 2:
-        return ""
-    total = sum(n for _, _, n in levels)
-    first, *rest = levels
-    return (f"in {len(levels)} levels: {first[0]:.3g} {unit} ({first[2]} of {total} runs), "
-            + ", ".join(f"{m:.3g} {unit} ({n})" for m, _, n in rest))
 
 
 def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
@@ -81,8 +62,8 @@ def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:
                launches=lp.launches, launch_medians_us=" ".join(f"{m:.6g}" for m in lp.launch_medians),
                share_between=lp.share_between, half_width_rel=lp.half_width_rel,
                launch_ci_low_us=lp.launch_ci[0], launch_ci_high_us=lp.launch_ci[1],
-               launch_half_width_rel=lp.launch_half_width_rel, modes=modes_text(lp.modes),
-               run_levels=run_levels_text(lp.drift.levels) if lp.drift is not None else "",
+               launch_half_width_rel=lp.launch_half_width_rel, modes=tuple(lp.modes),
+               run_levels=tuple(lp.drift.levels) if lp.drift is not None else (),
                drift_var=lp.drift.var if lp.drift is not None else None,
                drift_runs=lp.drift.runs if lp.drift is not None and not lp.drift.prior else None,
                drift=lp.drift, evidence=evidence(lp), disturbed_launches=len(lp.disturbed), point=lp)
@@ -105,8 +86,9 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One row per point and configuration: `time_median_us` is the launch-level estimate and
     `time_ci_*_us` its 95 % interval over launches (a single launch: that launch's own), the rates
     follow the estimate, `launches` counts the launches, `share_between` is the share of a
-    launch's variance that lies between launches, `modes` names the levels the launches fell
-    into, `point` holds the `LaunchPoint`; the other columns are the first launch's. The launches
+    launch's variance that lies between launches, `modes` holds the levels the launches fell
+    into (`Mode` values; report/modes.py words them), `run_levels` the levels of the runs the drift
+    was learnt from, `point` holds the `LaunchPoint`; the other columns are the first launch's. The launches
     of a configuration are those of one run, or of every run of one sweep configuration (a
     sweep's own launches). A frame already at this level is returned as it is."""
     if df.empty or is_launch_level(df) or "point" not in df or "run_id" not in df:
