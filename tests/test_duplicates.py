@@ -113,3 +113,11 @@ def test_a_directory_holding_a_run_and_its_copy_counts_it_once(sides, tmp_path):
         runs = load_runs(both)
     assert [r.path.name for r in runs] == ["a"]
     assert len(table(runs, per_launch=True)) == len(table([both / "a", both / "b"], per_launch=True)) == 5 * len(SIZES)
+
+
+def test_model_of_a_run_and_its_copy_names_the_copy(cli_offline, sides):
+    base, _, copy = sides
+    alone = cli_offline("model", str(base), "--json")
+    both = cli_offline("model", str(base), str(copy), "--json")
+    assert both.returncode == alone.returncode and both.stdout == alone.stdout, both.stderr
+    assert any(f"{copy} is a copy of this run" in w for w in warnings_of(both.stderr)), both.stderr

@@ -21,8 +21,8 @@ def positive_mhz(text: str) -> float:
 def cmd_model(a: argparse.Namespace) -> int:
     from mpiscope.api import fit
     from mpiscope.util.console import out, records_of
-    from mpiscope.store.runs import resolve
-    runs = [resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run]
+    from mpiscope.store.runs import distinct, resolve
+    runs = distinct([resolve(r, paths.runs_dir(a.runs_dir)) for r in a.run])  # a copied run counts once
     records_of(runs)  # warns about damaged lines before the fit leaves them out
     m = fit(runs, a.benchmark, a.clock_mhz, variant=a.variant)
     if a.json:
