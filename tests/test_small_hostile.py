@@ -129,3 +129,10 @@ def test_tune_resume_refused_while_another_measures_names_tune(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_an_empty_run_name_is_refused(imported, cli_offline, monkeypatch, tmp_path, command):
+    monkeypatch.chdir(tmp_path)  # '' would be this directory, which holds the run
+    one_error_line(cli_offline(command, "", "--runs-dir", str(tmp_path / "runs"), "-o", str(tmp_path / "out")),
+                   "empty run name")

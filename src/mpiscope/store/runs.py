@@ -293,10 +293,14 @@ def left_out(runs_dir: Path) -> list[str]:
     return out
 
 
-def resolve(ref: str, runs_dir: Path) -> Run:
-    """A run by path, by id, or by a unique prefix of its id."""
+def _named(ref: str) -> None:
     if not ref.strip():  # '' would be the current directory, or every run as a prefix
         raise UsageError("an empty run name: give a run id, a unique prefix of one, 'latest', or a run's path")
+
+
+def resolve(ref: str, runs_dir: Path) -> Run:
+    """A run by path, by id, or by a unique prefix of its id."""
+    _named(ref)
     p = Path(ref)
     if (p / RUN_FILE).is_file():
         return Run(p)
@@ -442,6 +446,7 @@ def runs_of(refs: list[str], runs_dir: Path) -> list[Run]:
     stands for its finished runs, and a directory of run directories for all of them."""
     runs: list[Run] = []
     for ref in refs:
+        _named(ref)
         p = Path(ref)
         if is_sweep_dir(p):
             found = [run for _, run in SweepDir(p).runs()]
