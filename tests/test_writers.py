@@ -17,6 +17,7 @@ from mpiscope.records import Context, End
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
 
 WRITERS = [("export", "--format", "csv"), ("report",)]
+OSU = Path(__file__).parent / "data" / "imports" / "osu-7.4_latency_mpich.txt"
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)  # the numbers of /dev/null and /dev/full
 
 
@@ -140,3 +141,46 @@ def test_saved_facts_go_into_a_fifo_and_a_device_never_over_them(tmp_path):
     before = kind(null)
     facts.save(null)
     assert kind(null) == before
+
+
+@pytest.fixture
+def osu_run(tmp_path, cli_offline) -> Path:
+    """A run with plots: an imported OSU latency sample."""
+    r = cli_offline("import", str(OSU), "--mpi-label", "sample", "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    return run
+
+
+def test_plot_writes_into_a_fifo_and_a_device_named_like_its_files(cli_offline, osu_run, tmp_path):
+    r = cli_offline("plot", str(osu_run), "-o", str(tmp_path / "first"))
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in (tmp_path / "first").glob("*.png"))
+    assert len(names) >= 2, names
+    out = tmp_path / "out"
+    out.mkdir()
+    fifo = out / names[0]
+    os.mkfifo(fifo)
+    null = device(out, NULL)
+    null.rename(out / names[1])
+    before = kind(out / names[1])
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    r = cli_offline("plot", str(osu_run), "-o", str(out))
+    reader.join(timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and got[0].startswith(b"\x89PNG")
+    assert kind(out / names[1]) == before and not list(out.glob(".*.tmp*"))
+    assert (out / names[2]).read_bytes().startswith(b"\x89PNG") if len(names) > 2 else True
+
+
+def test_plot_refuses_a_socket_named_like_its_file(cli_offline, osu_run, tmp_path):
+    r = cli_offline("plot", str(osu_run), "-o", str(tmp_path / "first"))
+    name = sorted(p.name for p in (tmp_path / "first").glob("*.png"))[0]
+    out = tmp_path / "out"
+    out.mkdir()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(out / name))
+        one_error_line(cli_offline("plot", str(osu_run), "-o", str(out)), "will not write into")
+        assert stat.S_ISSOCK(os.lstat(out / name).st_mode)

@@ -1,6 +1,9 @@
 """Shared matplotlib conventions: the non-interactive backend, log-size axes labelled 1K/1M."""
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on clusters or in CI
@@ -8,7 +11,7 @@ matplotlib.use("Agg")  # files only: no display on clusters or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from mpiscope.util.atomic import write_via  # noqa: E402
+from mpiscope.util.output import write_output  # noqa: E402
 from mpiscope.util.units import human_size  # noqa: E402
 
 
@@ -34,8 +37,11 @@ def finish(fig: "plt.Figure", path=None) -> "plt.Figure":
     if not fig.legends:  # a figure-level legend is placed after the layout: keep it
         fig.tight_layout()
     if path is not None:
-        # a legend below the axes stays in the file; a failed write leaves no part of one
-        write_via(path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight"))
+        # a legend below the axes stays in the file; a FIFO or a device named like it is written
+        # into, never replaced (write_output), and a failed write leaves no part of a file
+        image = io.BytesIO()
+        fig.savefig(image, format=Path(path).suffix.lstrip(".").lower() or "png", dpi=120, bbox_inches="tight")
+        write_output(path, image.getvalue())
     return fig
 
 
