@@ -57,3 +57,35 @@ def test_the_headline_counts_are_the_exported_intervals_counts(cli, tmp_path):
     # and another run's interval (with the drift, the exported time_ci_*) is said apart, never narrower
     assert (df["time_ci_high_us"] >= df["launch_ci_high_us"] - 1e-12).all()
     assert any(line.startswith("another run may read within about +-") for line in lines)
+
+
+def test_the_budget_warning_counts_the_points_the_evidence_line_calls_wider(cli, tmp_path):
+    """Auto launches that stop short of a target no run here meets (+-0.1 %) leave points wider
+    than it: the warning's count is the evidence line's, one number for one thing, and its cap
+    is the run's own launches, not the launches a point rests on."""
+    r = cli("run", "-b", "pingpong", "--sizes", "8,1K", "--launches", "auto", "--launch-target", "0.001",
+            "--time-budget", "2", "--max-time", "0.05", "--no-progress", "--no-report", "--runs-dir", str(tmp_path),
+            timeout=600)
+    assert r.returncode == 0, r.stderr
+    (path,) = tmp_path.iterdir()
+    run = Run(path)
+    assert run.meta().extra["launch_policy"]["stopped"][:1].isdigit()  # stopped with points wider
+    # the evidence line as the default run prints it (this run's -b prints the table instead)
+    evidence = run_headline(list(run.records()), DEFAULT_COLLECTIVES, {}, 0.001,
+                            list(results_of([run]).points(run.id).values()))[-1]
+    wider = re.search(r"; (\d+) wider: about ", evidence)
+    warned = [line for line in r.stderr.splitlines() if "still wider than the target" in line]
+    assert wider, evidence  # +-0.1 %: some point is wider
+    (warning,) = warned
+    assert re.match(r"warning: (\d+) point\(s\) still wider", warning)[1] == wider[1], (evidence, warning)
+
+    # the planner's count when it stopped (busy points in, refinement to come) is not the warning's
+    meta = run.meta()
+    run.update(extra={**meta.extra, "launch_policy": {
+        **meta.extra["launch_policy"], "stopped": "99 point(s) still wider than the target after 10 launches"}})
+    shown = cli("show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    (warning,) = [line for line in (shown.stdout + shown.stderr).splitlines() if "still wider than the" in line]
+    assert re.match(r"warning: (\d+) point\(s\) still wider", warning)[1] == wider[1], (evidence, warning)
+    assert "auto launches stopped at their cap of 10 launches of the run's own plan (refinement launches are " \
+           "extra)" in warning

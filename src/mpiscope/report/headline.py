@@ -158,15 +158,16 @@ def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
     target, those wider (and about how many more launches would narrow them: `launches_needed`),
     those without an interval or on a busy machine; they add up to every point. Then the points
     measured in fewer launches than `asked` (the run's first round), named."""
+    from mpiscope.results.evidence import wider as wider_than
     from mpiscope.results.launches import launches_needed
     if not estimates:
         return ""
     busy = [e for e in estimates if getattr(e, "busy", "")]
     rest = [e for e in estimates if not getattr(e, "busy", "")]
     within = [e for e in rest if e.launch_half_width_rel <= target]
-    wider = [e for e in rest if e.launch_half_width_rel > target]
+    wider = wider_than(estimates, target)
     bare = [e for e in rest if not np.isfinite(e.launch_half_width_rel)]
-    counts = [f"{len(within)} within the target (this run's 95 % interval within +-{target:.0%})"]
+    counts = [f"{len(within)} within the target (this run's 95 % interval within +-{target * 100:g}%)"]
     if wider:
         more = sorted(max(launches_needed(e, target) - e.launches, 1) for e in wider)
         counts.append(f"{len(wider)} wider: about {more[len(more) // 2]} more launches would bring them within it "

@@ -144,8 +144,9 @@ def _interval(row) -> str:
     return f"95% interval over {n} launches" if n > 1 else "95% CI"
 
 
-def _warnings(runs: list[Run], records: dict[str, RecordFile], many: bool) -> str:
-    items = [(run.id, w) for run in runs for w in run_warnings(run, records[run.id])]
+def _warnings(results: Results, records: dict[str, RecordFile], many: bool) -> str:
+    items = [(run.id, w) for run in results.runs
+             for w in run_warnings(run, records[run.id], [e.point for e in results.points(run.id).values()])]
     if not items:
         return '<p class="ok">No warnings: every point converged, no oversubscription, time-outs or skips.</p>'
     lis = "".join(f"<li>{f'<span class=run>{escape(rid)}</span> ' if many else ''}{escape(w)}</li>"
@@ -362,7 +363,7 @@ def page(results: Results) -> str:
     heading = "MPI measurement report" + (f" (simulated: {', '.join(simulated)})" if simulated else "")
     sections = [
         ("summary", "Summary", _what(df, runs, contexts) + _launches(df) + _cards(df)),
-        ("warnings", "Warnings", _warnings(runs, records, many)),
+        ("warnings", "Warnings", _warnings(results, records, many)),
         ("setup", "Setup checks", doctor_section(contexts)),
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),

@@ -211,7 +211,8 @@ def print_run(console: Console, run: LaunchRun, warn: Console | None = None, res
     console.print(summary_table(recs, title, [b for part in meta.parts for b in part.plan.benchmarks],
                                 results.points(run.id)))
     print_placement(console, recs.points, len(ctx.hosts) if ctx else 0)
-    print_warnings(warn, meta, recs, results.judged(run.id))
+    print_warnings(warn, meta, recs, results.judged(run.id),
+                   launch_points=[e.point for e in results.points(run.id).values()])
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ damaged files. The HTML report lists them; the terminal prints them as one block
 (`print_warnings`)."""
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Sequence, TypeVar
 
@@ -13,7 +14,7 @@ from rich.markup import escape
 
 from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
 from mpiscope.results.disturbance import disturbed
-from mpiscope.results.view import Judged, launch_causes
+from mpiscope.results.view import Judged, launch_causes, results_of
 from mpiscope.store.runs import Run, RunMeta
 from mpiscope.util.units import human_size
 
@@ -111,28 +112,54 @@ def slowed_points(points: Sequence[Point]) -> list[str]:
             f"{worst.watchdog_limit_s or 0:.1f} s): {_where(slowed)}"]
 
 
-def budget_warning(meta: RunMeta) -> list[str]:
-    """Points still wider than the target when auto launches stopped (run.json's launch_policy)."""
-    stopped = (meta.extra.get("launch_policy") or {}).get("stopped", "")
-    if isinstance(stopped, str) and stopped[:1].isdigit():
-        return [f"{stopped}: a larger --time-budget or --launches N would narrow them"]
-    return []
+# why auto launches stopped (plan.schedule.next_launch), after the count the planner had then
+_WHY = re.compile(r"\d+ point\(s\) still wider than the target (?:after (?P<cap>\d+) launches|(?P<other>.*))$")
 
 
-def run_warnings(run: Run, recs: RecordFile | None = None) -> list[str]:
-    """One sentence per problem, most serious first."""
-    return meta_warnings(run.meta(), recs if recs is not None else run.records())
+def budget_warning(meta: RunMeta, points: Sequence) -> list[str]:
+    """The points still wider than the target when auto launches stopped (run.json's
+    launch_policy says why), counted on the final launch-level `points` by
+    the evidence line's rule (`results.evidence.wider`): the planner's own count at the stop
+    left busy points in, drift-dominated ones out and refinement to come, so it is not repeated."""
+    from mpiscope.results.evidence import wider
+    from mpiscope.results.policy import POLICY
+    policy = meta.extra.get("launch_policy") or {}
+    why = _WHY.match(policy.get("stopped", "")) if isinstance(policy.get("stopped"), str) else None
+    if why is None:
+        return []
+    target = float(policy.get("target", POLICY.launch_target))
+    n = len(wider(points, target))
+    if not n:  # refinement brought them within it: nothing left to warn of
+        return []
+    if why["cap"]:  # the run's own launches: a point may rest on more (refinement) or fewer
+        stop = f"at their cap of {why['cap']} launches of the run's own plan (refinement launches are extra)"
+    else:
+        stop = why["other"] if why["other"].startswith("when") else f"as the points {why['other']}"
+    return [f"{n} point(s) still wider than the target (this run's 95 % interval within +-{target * 100:g}%): "
+            f"auto launches stopped {stop}; a larger --time-budget or --launches N would narrow them"]
 
 
-def print_warnings(console: Console, meta: RunMeta, recs: RecordFile, judged: Judged | None = None) -> None:
-    """The one warnings block that ends a run's terminal output (nothing when all is well)."""
-    for w in meta_warnings(meta, recs, judged):
+def run_warnings(run: Run, recs: RecordFile | None = None, launch_points: Sequence | None = None) -> list[str]:
+    """One sentence per problem, most serious first (`launch_points`: the run's launch-level
+    points as the results layer gives them, else worked out here)."""
+    if launch_points is None:
+        launch_points = [e.point for e in results_of([run]).points(run.id).values()]
+    return meta_warnings(run.meta(), recs if recs is not None else run.records(), launch_points)
+
+
+def print_warnings(console: Console, meta: RunMeta, recs: RecordFile, judged: Judged | None = None, *,
+                   launch_points: Sequence) -> None:
+    """The one warnings block that ends a run's terminal output (nothing when all is well;
+    `launch_points`: the launch-level points the headline counted, `meta_warnings`)."""
+    for w in meta_warnings(meta, recs, launch_points, judged):
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
 
 
-def meta_warnings(meta: RunMeta, recs: RecordFile, judged: Judged | None = None) -> list[str]:
-    """`run_warnings` of a run's run.json and records (`judged`: what disturbed its points and
-    launches, as the results layer found it)."""
+def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judged: Judged | None = None
+                  ) -> list[str]:
+    """`run_warnings` of a run's run.json and records (`launch_points`: its launch-level points
+    as the results layer gives them; `judged`: what disturbed its points and launches, as the
+    results layer found it)."""
     ctx, points, timeouts = recs.context, recs.points, recs.timeouts
     out: list[str] = []
     if meta.status != "ok":
@@ -164,7 +191,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, judged: Judged | None = None)
     if invalid:
         out.append(f"{sum(p.invalid for p in invalid)} samples in {len(invalid)} points were invalid (a rank "
                    f"started late) and were left out: {_where(invalid)}")
-    out += budget_warning(meta)
+    out += budget_warning(meta, launch_points)
     for reason in dict.fromkeys(s.reason for s in recs.skips):
         out.append(f"skipped ({reason}): {_where([s for s in recs.skips if s.reason == reason])}")
     out += list(recs.problems)

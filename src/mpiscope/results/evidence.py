@@ -5,6 +5,8 @@ headline, which shows the interval over the run's launches alone, flags that one
 (`launch_evidence`)."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from scipy import special
 
@@ -35,6 +37,13 @@ def launch_evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
         span = float(np.expm1(np.log(policy.max_span) / 2))
         return f"insufficient evidence: about {max(launches_needed(lp, span) - lp.launches, 1)} more launches"
     return ""
+
+
+def wider(points: Sequence, target: float) -> list:
+    """The points whose interval over this run's launches (`launch_half_width_rel`) is wider than
+    the launch `target`, busy ones and those without an interval left out: the headline's
+    "wider" count, which the budget warning repeats."""
+    return [p for p in points if not getattr(p, "busy", "") and p.launch_half_width_rel > target]
 
 
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
