@@ -373,9 +373,40 @@ def parse_record(d: Any, line: int = 0) -> Record:
         else:
             details[k] = sys.intern(v) if type(v) is str else v  # a datatype's or an operation's name
     body = {**d, "tag": {**legacy, **(tag or {})}, "line": line}
-    if kind == "point":
-        body["details"] = details
-    return load(RECORD_TYPES[kind], body, f"{kind} record")
+    if kind != "point":
+        return load(RECORD_TYPES[kind], body, f"{kind} record")
+    body["details"] = details
+    point = load(Point, body, "point record")
+    for name, put in _SHARED_SLOTS:
+        v = getattr(point, name)
+        if type(v) is dict and (same := _shared(v)) is not v:
+            put(point, same)
+    return point
+
+
+_SHARED: dict[bytes, dict] = {}
+_SHARED_MAX = 1 << 16
+# a point's dicts that repeat from point to point: set on the frozen point as its loader sets them
+_SHARED_SLOTS = [(name, Point.__dict__[name].__set__) for name in ("tag", "details", "disturbance")]
+
+
+def _shared(d: dict) -> dict:
+    """An equal dict read before, when there is one: the points of a launch hold one tag, and
+    points with the same counters one `disturbance`, not a dict each (records never change their
+    dicts). Equal means the same JSON, so 1, 1.0 and true stay apart; NaN (written null) is not
+    shared."""
+    try:
+        key = orjson.dumps(d)
+    except TypeError:
+        return d
+    hit = _SHARED.get(key)
+    if hit is not None:
+        return hit
+    if b"null" not in key:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[key] = d
+    return d
 
 
 def to_json(rec: Record) -> dict[str, Any]:
