@@ -31,19 +31,6 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, before_retry: Calla
         raise
 
 
-def write_via(path: str | os.PathLike, write: Callable[[Path], None]) -> None:
-    """Let `write` (a library writing a file by name: a plot) write a temporary file beside
-    `path`, then rename it; a failure leaves no part behind."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")  # the suffix tells a library the format
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
 def _write_synced(path: Path, raw: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
