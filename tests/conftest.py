@@ -64,6 +64,16 @@ def cli_offline(mpiscope_home):
     return run_in_process
 
 
+@pytest.fixture
+def osu_run(tmp_path, cli_offline) -> Path:
+    """A run made by importing an OSU latency sample (no MPI needed; it has plots)."""
+    sample = REPO / "tests" / "data" / "imports" / "osu-7.4_latency_mpich.txt"
+    r = cli_offline("import", str(sample), "--mpi-label", "sample", "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    return run
+
+
 @pytest.fixture(scope="session")
 def cli_process(mpiscope_home):
     """`mpiscope ARGS` as a real process: for what only a process shows (signals, the exit

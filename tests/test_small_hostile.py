@@ -23,27 +23,18 @@ def one_error_line(r: subprocess.CompletedProcess, *words: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def imported(tmp_path, cli_offline) -> Path:
-    """A run made by importing an OSU sample (no MPI needed)."""
-    r = cli_offline("import", str(OSU), "--mpi-label", "sample", "--runs-dir", str(tmp_path / "runs"))
-    assert r.returncode == 0, r.stderr
-    (run,) = (tmp_path / "runs").iterdir()
-    return run
-
-
-def test_show_of_a_run_whose_directory_name_is_not_utf8(imported, cli_offline):
-    odd = imported.parent / os.fsdecode(b"run-\xff\xfe")
-    imported.rename(odd)
+def test_show_of_a_run_whose_directory_name_is_not_utf8(osu_run, cli_offline):
+    odd = osu_run.parent / os.fsdecode(b"run-\xff\xfe")
+    osu_run.rename(odd)
     r = cli_offline("show", str(odd))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert "saved in" in r.stdout
 
 
-def test_show_of_a_run_whose_run_json_is_a_directory_says_so(imported, cli_offline):
-    (imported / "run.json").unlink()
-    (imported / "run.json").mkdir()
-    said = one_error_line(cli_offline("show", str(imported)), "is a directory")
+def test_show_of_a_run_whose_run_json_is_a_directory_says_so(osu_run, cli_offline):
+    (osu_run / "run.json").unlink()
+    (osu_run / "run.json").mkdir()
+    said = one_error_line(cli_offline("show", str(osu_run)), "is a directory")
     assert "no run" not in said
 
 
@@ -132,7 +123,7 @@ def test_tune_resume_refused_while_another_measures_names_tune(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["report", "plot"])
-def test_an_empty_run_name_is_refused(imported, cli_offline, monkeypatch, tmp_path, command):
+def test_an_empty_run_name_is_refused(osu_run, cli_offline, monkeypatch, tmp_path, command):
     monkeypatch.chdir(tmp_path)  # '' would be this directory, which holds the run
     one_error_line(cli_offline(command, "", "--runs-dir", str(tmp_path / "runs"), "-o", str(tmp_path / "out")),
                    "empty run name")

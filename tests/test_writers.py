@@ -17,7 +17,6 @@ from mpiscope.records import Context, End
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
 
 WRITERS = [("export", "--format", "csv"), ("report",)]
-OSU = Path(__file__).parent / "data" / "imports" / "osu-7.4_latency_mpich.txt"
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)  # the numbers of /dev/null and /dev/full
 
 
@@ -141,15 +140,6 @@ def test_saved_facts_go_into_a_fifo_and_a_device_never_over_them(tmp_path):
     before = kind(null)
     facts.save(null)
     assert kind(null) == before
-
-
-@pytest.fixture
-def osu_run(tmp_path, cli_offline) -> Path:
-    """A run with plots: an imported OSU latency sample."""
-    r = cli_offline("import", str(OSU), "--mpi-label", "sample", "--runs-dir", str(tmp_path / "runs"))
-    assert r.returncode == 0, r.stderr
-    (run,) = (tmp_path / "runs").iterdir()
-    return run
 
 
 def test_plot_writes_into_a_fifo_and_a_device_named_like_its_files(cli_offline, osu_run, tmp_path):
