@@ -20,12 +20,11 @@ from mpiscope_test_fixtures._proc import engine_ranks_below, signal_alive
 
 # Stopped most of each cycle, running a few ms: the ping-pong moves on at most 1/40 of its pace.
 STOPPED_S, RUNNING_S = 0.195, 0.005
-# mpiscope's limits in this test: the whole launch's (MPICH starts and measures 8 B within it on
-# a busy machine), and the one for the entries after a point or a notice: short, so the slowed
-# point outlives both, the fixed one a launch had before as well.
-LAUNCH_S, LIMIT_S = 20.0, 8.0
-# The slowed point's events as free-running seconds: its engine limit (about 8 x this, from the
-# 8 B point before it) stays well within LIMIT_S, while cycled it takes about 40 x this.
+# mpiscope's limit for the whole launch in this test (MPICH starts and measures 8 B within it on
+# a busy machine): short, so the slowed point outlives it, the fixed limit a launch had before.
+LAUNCH_S = 20.0
+# The slowed point's events as free-running seconds: its engine limit is about 8 x this (from the
+# 8 B point before it), while cycled it takes about 40 x this.
 FREE_S = 0.6
 
 
@@ -62,6 +61,13 @@ def slow_the_16_bytes(runs: Path, done: threading.Event) -> None:
             signal_alive(pid, signal.SIGCONT)
 
 
+def engine_limit_s(point8: dict, reps: int) -> float:
+    """The engine's first watchdog limit for the 16 B point, as measure.c derives it from the 8 B
+    point's median event: twice its size, four times the events at least warmed up and measured."""
+    event16_s = 2 * point8["time_us"]["median"] * point8["ops_per_event"] * 1e-6
+    return max(2.0, 3 * 0.05 + (max(point8.get("warmup", 0), 1000) + 3 + reps) * event16_s * 4)
+
+
 def wall_event_s(point: dict) -> float:
     """Wall-clock seconds per event, warm-up included: on a busy machine far above the median."""
     return point["elapsed_s"] / (point["time_us"]["n"] + point.get("warmup", 0))
@@ -73,8 +79,18 @@ def test_a_point_slowed_past_mpiscopes_limit_is_measured_and_so_are_the_sizes_af
     assert pace.returncode == 0, pace.stderr
     (paced,) = [r for run in (tmp_path / "pace").iterdir() for r in records_of(run) if r["type"] == "point"]
     reps = min(max(int(FREE_S / wall_event_s(paced)), 2000), 5_000_000)
+    # mpiscope's limit after the 8 B point: above the engine's limit for 16 B, as the product's
+    # is (else mpiscope would stop the point before the engine could say it progresses), but far
+    # below what the slowed point takes (about 40 free-running paces, the engine's limit 8)
+    limits: dict[str, float] = {}
+
+    def after_8_bytes_s(runs: Path) -> float:
+        (point8,) = [r for run in runs.iterdir() for r in records_of(run) if r["type"] == "point" and r["size"] == 8]
+        limits["after"] = 2 * engine_limit_s(point8, reps) + 2
+        return limits["after"]
+
     monkeypatch.setattr(part_module, "launch_limit_s",
-                        lambda planned, entries, timeout_s: LAUNCH_S if len(entries) == 3 else LIMIT_S)
+                        lambda planned, entries, timeout_s: LAUNCH_S if len(entries) == 3 else after_8_bytes_s(runs))
     for attempt in range(3):
         runs = tmp_path / f"slowed{attempt}"
         done = threading.Event()
@@ -89,14 +105,15 @@ def test_a_point_slowed_past_mpiscopes_limit_is_measured_and_so_are_the_sizes_af
         (run,) = runs.iterdir()
         recs = records_of(run)
         points = {p["size"]: p for p in recs if p["type"] == "point"}
-        if points.get(16, {}).get("elapsed_s", 0) > LAUNCH_S:
+        if points.get(16, {}).get("elapsed_s", 0) > max(LAUNCH_S, limits.get("after", 0)):
             break
         reps *= 4  # the machine ran faster than it was paced: the point ended within the limit
     # no time-out at all: the slowed point is measured, and so is the size after it, in one launch
     assert [r for r in recs if r["type"] == "timeout"] == [], r.stderr
     assert sorted(points) == [8, 16, 32]
     slowed = points[16]
-    assert slowed["elapsed_s"] > LAUNCH_S  # what mpiscope's fixed limit would have called a hang
+    # what mpiscope's fixed limit would have called a hang, and past its limit after the 8 B point
+    assert slowed["elapsed_s"] > max(LAUNCH_S, limits["after"])
     assert slowed["watchdog_extensions"] >= 1  # past the engine's own limit too, while it progressed
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "ok" and len(meta["launches"]) == 1 and meta["timeouts"] == []
