@@ -1,0 +1,90 @@
+"""Measured against simulated, point by point: the launch-level estimates of the source runs
+and of the twin's simulated runs, each point's error, its target and, outside it, why."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+# Targets by what a point is to the fit: the sizes it fitted, the sizes it left out, and what the
+# pingpong never showed it (a window of messages, the collectives' algorithms): issue 45's targets.
+TARGETS = {"fitted": 0.05, "held out": 0.10, "not fitted": 0.15}
+KEY = ["benchmark", "ranks", "size"]
+
+
+@dataclass(frozen=True)
+class Summary:
+    points: int
+    median: float          # of |error|
+    worst: float           # largest |error|, signed
+    worst_at: str
+    outside: int
+
+
+def _estimates(frame: pd.DataFrame) -> pd.DataFrame:
+    cols = [*KEY, "time_median_us", "time_ci_low_us", "time_ci_high_us"]
+    if frame.empty or not set(cols) <= set(frame.columns):
+        return pd.DataFrame(columns=cols)
+    # one figure a point: several source runs of one point, their median
+    return frame[cols].dropna(subset=["time_median_us"]).groupby(KEY, as_index=False).median()
+
+
+def role(benchmark: str, size: int, fitted: set[int], held: set[int]) -> str:
+    if benchmark == "pingpong" and size in held:
+        return "held out"
+    if benchmark == "pingpong" and size in fitted:
+        return "fitted"
+    return "not fitted"
+
+
+def compare(measured: pd.DataFrame, simulated: pd.DataFrame, fitted: set[int], held: set[int],
+            switches: tuple[tuple[int, int], ...] = (), selector: str = "mpich") -> pd.DataFrame:
+    """A row per point both sides have: the measured estimate and its interval, the simulated
+    one, the error (simulated / measured - 1), the point's role and target, and why a point
+    outside its target is."""
+    m, s = _estimates(measured), _estimates(simulated)
+    both = m.merge(s[[*KEY, "time_median_us"]], on=KEY, suffixes=("", "_sim"))
+    rows = []
+    for r in both.itertuples(index=False):
+        kind = role(r.benchmark, int(r.size), fitted, held)
+        err = r.time_median_us_sim / r.time_median_us - 1
+        target = TARGETS[kind]
+        half = (r.time_ci_high_us - r.time_ci_low_us) / 2 / r.time_median_us \
+            if pd.notna(r.time_ci_high_us) and pd.notna(r.time_ci_low_us) else np.nan
+        rows.append({"benchmark": r.benchmark, "ranks": int(r.ranks), "size": int(r.size), "role": kind,
+                     "measured_us": r.time_median_us, "measured_half_width": half,
+                     "simulated_us": r.time_median_us_sim, "error": err, "target": target,
+                     "outside": abs(err) > target,
+                     "why": _why(r.benchmark, int(r.size), half, target, switches, selector)
+                     if abs(err) > target else ""})
+    return pd.DataFrame(rows, columns=["benchmark", "ranks", "size", "role", "measured_us", "measured_half_width",
+                                       "simulated_us", "error", "target", "outside", "why"])
+
+
+def _why(benchmark: str, size: int, half: float, target: float, switches: tuple[tuple[int, int], ...],
+         selector: str) -> str:
+    if pd.notna(half) and half > target:
+        return f"the measurement itself spans +-{half:.0%}"
+    near = next(((a, b) for a, b in switches if a <= size <= b), None)
+    if benchmark == "pingpong" and near:
+        return f"at the switch between {near[0]} and {near[1]} B: SMPI changes its factors at one size"
+    if benchmark == "pingpong":
+        return "the regime's line misses this size"
+    if benchmark in ("bw", "bibw", "pingpong_window"):
+        return "messages in flight together: SMPI shares the link, the library pipelines them"
+    return f"SimGrid's {selector} algorithm of {benchmark}, not the library's own code"
+
+
+def summaries(table: pd.DataFrame) -> Mapping[str, Summary]:
+    """Per role and for every point: median |error|, the worst, how many are outside target."""
+    out = {}
+    for name, g in [*table.groupby("role", sort=False), ("all", table)]:
+        if g.empty:
+            continue
+        worst = g.loc[g["error"].abs().idxmax()]
+        out[str(name)] = Summary(len(g), float(g["error"].abs().median()), float(worst["error"]),
+                                 f"{worst['benchmark']} {int(worst['size'])} B at {int(worst['ranks'])} ranks",
+                                 int(g["outside"].sum()))
+    return out

@@ -1,0 +1,213 @@
+"""`mpiscope calibrate RUN... [-o PLATFORM]`: a SimGrid platform and SMPI configuration fitted to
+measured runs (analysis/calibrate), validated by simulating what the runs measured that the fit
+did not use; `calibrate --validate PLATFORM RUN...` validates a twin against later runs."""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from mpiscope.util import paths
+from mpiscope.util.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mpiscope.analysis.calibrate.platform import Twin
+    from mpiscope.store.runs import Run
+
+DEFAULT_OUTPUT = "twin.xml"
+# Benchmarks a simulation does not price: the pair map's N^2 routes take hours of host time at scale
+# and say nothing the pingpong's fit does not already hold.
+NOT_SIMULATED = {"pairs"}
+
+
+def _library(run: "Run") -> str:
+    from mpiscope.mpi.vendor import parse_library_version
+    meta = run.meta()
+    if meta.mpi is not None and meta.mpi.vendor not in ("", "unknown"):
+        return meta.mpi.vendor
+    ctx = run.records().context
+    return parse_library_version(ctx.mpi_library_version)[0] if ctx is not None else "unknown"
+
+
+def _one_library(runs: Sequence["Run"]) -> str:
+    libs = {r.id: _library(r) for r in runs}
+    if len(set(libs.values())) > 1:
+        raise UsageError("the runs were measured with different libraries ("
+                         + ", ".join(f"{v}: {k}" for k, v in libs.items())
+                         + "): calibrate one library at a time")
+    return next(iter(libs.values()))
+
+
+def _runs(refs: Sequence[str], runs_dir: Path) -> list["Run"]:
+    from mpiscope.store.runs import resolve
+    runs, seen = [], set()
+    for ref in refs:
+        run = resolve(ref, runs_dir)
+        if run.id not in seen:
+            seen.add(run.id)
+            runs.append(run)
+    return runs
+
+
+def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str, nodes: int | None) -> "Twin":
+    """The twin of `runs` from their launch-level frame."""
+    from mpiscope import __version__
+    from mpiscope.analysis.calibrate.fit import fit_class
+    from mpiscope.analysis.calibrate.platform import Twin, selector_of
+    from mpiscope.records.model import INTER, INTRA
+    library = _one_library(runs)
+    ping = frame[frame["benchmark"] == "pingpong"] if "benchmark" in frame else frame.iloc[0:0]
+    if ping.empty:
+        raise UsageError(f"{', '.join(r.id for r in runs)}: no pingpong to calibrate from: measure one, e.g. "
+                         f"`mpiscope run -n 2 -b pingpong,bw --sizes 0:4M` (across nodes: --ranks-per-node 1)")
+    classes = {}
+    for placement, rows in ping.groupby(ping["placement"].fillna(INTER) if "placement" in ping else INTER):
+        try:
+            classes[placement] = fit_class(str(placement), list(rows["point"]))
+        except ValueError as e:
+            raise UsageError(f"cannot calibrate from {', '.join(r.id for r in runs)}: {e}") from None
+    link = classes.get(INTER) or classes.get(INTRA) or next(iter(classes.values()))
+    loopback = classes.get(INTRA) if link is not classes.get(INTRA) else None
+    most = int(frame["ranks"].max()) if "ranks" in frame else 2
+    given = dict(item.split("=", 1) for item in topology.partition(":")[2].split(",") if "=" in item)
+    if nodes is None and given.get("nodes", "").isdigit():
+        nodes = int(given["nodes"])
+    if nodes is not None and nodes < most:
+        raise UsageError(f"--nodes {nodes}: the runs measured {most} ranks; the twin needs a node for each")
+    vendor = "SMPI" if library == "SMPI" else library
+    twin = Twin(link, loopback, topology, nodes or max(most, 2), selector_of(vendor), library,
+                tuple(r.id for r in runs), __version__)
+    twin.platform()  # a topology that does not hold the nodes is a usage error now, not at the first launch
+    return twin
+
+
+def _jobs(frame: "pd.DataFrame", runs: Sequence["Run"], colocate: bool) -> dict[tuple[int, bool], "pd.DataFrame"]:
+    """The measured rows a simulated run covers, by (ranks, all ranks on one node): rows measured
+    within one node go to one simulated node when the twin has its loopback."""
+    from mpiscope.records.model import INTRA
+    one_host = {r.id: len(set((r.records().context.hosts if r.records().context else ()))) == 1 for r in runs}
+    rows = frame[~frame["benchmark"].isin(NOT_SIMULATED) & frame["size"].notna() & frame["ranks"].notna()]
+    together = [colocate and (pl == INTRA or (pl is None or pl != pl) and one_host.get(str(rid), False))
+                for pl, rid in zip(rows.get("placement", [None] * len(rows)), rows["run_id"])]
+    out = {}
+    for (ranks, same), g in rows.groupby([rows["ranks"].astype(int), together]):
+        out[(int(ranks), bool(same))] = g
+    return out
+
+
+def simulate(xml: Path, twin_nodes: int, cfg: Sequence[str], jobs: dict[tuple[int, bool], "pd.DataFrame"],
+             work: Path) -> dict[tuple[int, bool], "pd.DataFrame"]:
+    """Each job's measured points simulated on the platform, through `mpiscope run --mpi smpi`'s
+    own session: their launch-level frames."""
+    from mpiscope.api import measure
+    from mpiscope.results.view import results_of
+    from mpiscope.store.runs import Run
+    from mpiscope.util.errors import MeasurementError
+    out = {}
+    for (ranks, together), rows in sorted(jobs.items()):
+        if ranks > twin_nodes and not together:
+            continue
+        hosts = work / f"hosts-{ranks}-{int(together)}"
+        hosts.write_text("".join(("node-0" if together else f"node-{i}") + "\n" for i in range(ranks)))
+        benchmarks = sorted(set(rows["benchmark"]))
+        sizes = ",".join(str(s) for s in sorted({int(s) for s in rows["size"]}))
+        try:
+            run = measure(benchmarks, sizes, ranks, mpi="smpi", platform=str(xml), hostfile=str(hosts),
+                          launcher_args=[f"--cfg={c}" for c in cfg], launches=1, runs_dir=work / "runs")
+        except MeasurementError as e:
+            raise UsageError(f"{xml}: the simulation failed: {_first_error(e)}") from None
+        out[(ranks, together)] = results_of([Run(run.path)]).frame
+    return out
+
+
+def _first_error(e: Exception) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    said = [ln for ln in lines if "rror" in ln or "Parse" in ln or "xbt_assert" in ln or "abort" in ln.lower()]
+    return (said[-1] if said else lines[0] if lines else "no message")[:300]
+
+
+def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.DataFrame",
+                  switches: tuple[tuple[int, int], ...] = ()) -> "pd.DataFrame":
+    """The validation table of the platform against the runs' frame (analysis/calibrate/validation)."""
+    import pandas as pd
+
+    from mpiscope.analysis.calibrate.validation import compare
+    cfg = [str(c) for c in record.get("cfg", [])]
+    colocate = any(c.startswith("network/loopback-lat:") for c in cfg)
+    fitted = {int(s) for v in record.get("fitted", {}).values() for s in v}
+    held = {int(s) for v in record.get("held_out", {}).values() for s in v}
+    selector = next((c.split(":", 1)[1] for c in cfg if c.startswith("smpi/coll-selector:")), "mpich")
+    jobs = _jobs(frame, runs, colocate)
+    with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
+        sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, cfg, jobs, Path(tmp))
+    tables = [compare(jobs[k], sims[k], fitted, held, switches, selector) for k in sims]
+    tables = [t for t in tables if not t.empty]
+    if not tables:
+        raise UsageError("nothing to validate: the runs have no points the twin could simulate")
+    return pd.concat(tables, ignore_index=True).sort_values(["benchmark", "ranks", "size"], ignore_index=True)
+
+
+def cmd_calibrate(a: argparse.Namespace) -> int:
+    from mpiscope.analysis.calibrate.platform import read_twin
+    from mpiscope.report.calibrate import render_table, render_twin, summary_text
+    from mpiscope.results.view import results_of
+    from mpiscope.util.console import out
+    from mpiscope.util.output import write_output
+    runs_dir = paths.runs_dir(a.runs_dir)
+    if a.validate:
+        xml = Path(a.validate)
+        if xml.suffix != ".xml" or not xml.is_file():
+            raise UsageError(f"--validate {a.validate}: give the platform file calibrate wrote (a .xml)")
+        record = read_twin(xml)
+        if record is None:
+            raise UsageError(f"--validate {a.validate}: not a platform written by `mpiscope calibrate` "
+                             f"(it has no mpiscope-twin record)")
+        runs = _runs(a.runs, runs_dir)
+        frame = results_of(runs).frame
+        table = validate_twin(xml.resolve(), {**record, "fitted": {}, "held_out": {}}, runs, frame)
+        out.print(render_table(table), markup=False, highlight=False, soft_wrap=True)
+        out.print(summary_text(table), markup=False, highlight=False, soft_wrap=True)
+        return 0
+    runs = _runs(a.runs, runs_dir)
+    frame = results_of(runs).frame
+    twin = fit_twin(runs, frame, a.topology, a.nodes)
+    out.print(render_twin(twin), markup=False, highlight=False, soft_wrap=True)
+    with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
+        draft = Path(tmp) / "twin.xml"
+        draft.write_text(twin.xml())
+        table = validate_twin(draft, twin.record(), runs, frame, twin.link.switches)
+    out.print(render_table(table), markup=False, highlight=False, soft_wrap=True)
+    summary = summary_text(table)
+    out.print(summary, markup=False, highlight=False, soft_wrap=True)
+    target = Path(a.output)
+    hosts = target.with_suffix(".hosts")
+    write_output(target, twin.xml(validation=summary))
+    write_output(hosts, "\n".join(twin.hosts()) + "\n")
+    out.print(f"wrote {target} and {hosts}: simulate with `mpiscope run --mpi smpi --platform {target} "
+              f"--hostfile {hosts} -n N`", markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def _whole(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expects a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("calibrate", parents=[runs_dir],
+                       help="a SimGrid platform fitted to measured runs, validated by simulating them")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="runs with a pingpong sweep (and bw, collectives)")
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="PLATFORM",
+                   help=f"the platform file to write (default {DEFAULT_OUTPUT}; its hostfile beside it, .hosts)")
+    p.add_argument("--topology", default="cluster", metavar="DESC",
+                   help="the twin's shape as a platform description without bw and lat, e.g. "
+                        "cluster:bb-bw=10GBps or fattree:per-switch=8 (default cluster: no shared link binds)")
+    p.add_argument("--nodes", type=_whole, metavar="N", help="the twin's node count (default: the most ranks measured)")
+    p.add_argument("--validate", metavar="PLATFORM",
+                   help="validate a platform calibrate wrote against RUN... instead of calibrating")
+    p.set_defaults(func=cmd_calibrate)
