@@ -138,6 +138,39 @@ def test_resume_of_a_killed_interleaved_sweep_finishes_every_run_in_place(cli, m
         (m["sweep"]["config"], "ok", m["id"]) for m in metas)
 
 
+def test_resume_of_a_killed_run_vs_goes_on_side_by_side_and_compares(cli, mpiscope_home, tmp_path):
+    """`run --resume` of either run of a cut-off `run --vs` session resumes both, still in blocks
+    (numbered after the ones before the cut, so the comparison still pairs by block)."""
+    args = ["run", "-b", "pingpong", "--sizes", "1:4K", "--max-time", "0.05", "--launches", "3", "--no-report",
+            "--runs-dir", str(tmp_path / "runs"), "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *args, "--vs", "--env MPISCOPE_TEST_LEVEL=b"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    end = time.monotonic() + 300
+    while len(_runs(tmp_path / "runs")) < 2 or not any(m["interleave"]["steps"] for m in _runs(tmp_path / "runs")):
+        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    cut = _runs(tmp_path / "runs")
+    before = sum(len(m["interleave"]["steps"]) for m in cut)
+    assert before < 6 and all("runs" not in m["interleave"] for m in cut)  # killed: never linked
+
+    r = cli(*args[:1], "--resume", cut[-1]["id"], *args[-3:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "side by side, resumed from block" in r.stderr
+    metas = _runs(tmp_path / "runs")
+    assert [m["id"] for m in metas] == [m["id"] for m in cut] and all(m["status"] == "ok" for m in metas)
+    base, vs = sorted(metas, key=lambda m: m["interleave"]["index"])
+    assert base["interleave"]["label"] == "base" and base["interleave"]["runs"] == [base["id"], vs["id"]]
+    for m in metas:
+        recs = records_of(tmp_path / "runs" / m["id"])
+        assert sorted({x["tag"]["launch"] for x in recs if x["type"] == "point"}) == [0, 1, 2], m["id"]
+        blocks = [step["block"] for step in m["interleave"]["steps"]]
+        assert blocks == sorted(set(blocks)), blocks  # each block once per run, in order
+    assert f"{vs['id']} against baseline {base['id']}" in r.stdout and "interleaved" in r.stdout
+    assert cli(*args[:1], "--resume", base["id"], *args[-3:]).stdout.count("nothing to resume") == 1
+
+
 class _Run:
     """What `interleave` reads of a run between its steps."""
 

@@ -143,6 +143,9 @@ def resume(a: argparse.Namespace) -> int:
     from mpiscope.plan.describe import from_json
     refuse_options(a, "--resume measures with the run's own options",
                    from_json(stored, f"run {run.id}") if stored is not None else None)
+    if run.meta().extra.get("interleave") and run.meta().sweep is None:  # one of `run --vs`'s runs
+        from mpiscope.commands.vs import resume_side_by_side
+        return resume_side_by_side(a, run, runs_dir, [summary] if a.full else [])
     from mpiscope.util.console import warn_problems
     from mpiscope.execute.session import own_run
     with own_run(run):  # another mpiscope measuring it: refused before anything is said or done

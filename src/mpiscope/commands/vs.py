@@ -65,10 +65,10 @@ def side_by_side(a: argparse.Namespace, base, show: list) -> int:
     `show` presents of it), then compare each variant against the base as `mpiscope compare` does."""
     from mpiscope.execute.interleave import interleave, marked, new_session
     from mpiscope.execute.planner import measurement
-    from mpiscope.execute.session import Session, conclude
+    from mpiscope.execute.session import Session
     from mpiscope.execute.refine import run_steps
     from mpiscope.util import paths
-    from mpiscope.util.console import err, out
+    from mpiscope.util.console import err
     descriptions = [base, *variants(a)]
     labels = ["base", *a.vs]
     runs_dir = paths.runs_dir(a.runs_dir)
@@ -82,16 +82,69 @@ def side_by_side(a: argparse.Namespace, base, show: list) -> int:
     err.print(f"side by side ({len(measurements)} configurations, their launches interleaved, seed {seed}): "
               + "; ".join(labels), markup=False, highlight=False)
     ended: dict[int, object] = {}
-    steps = [lambda m=m, d=d, label=label: run_steps(session, replace(m, extra=marked(m.extra, session_id, seed,
-                                                                                       label)), d)
-             for m, d, label in zip(measurements, descriptions, labels)]
+    steps = [lambda m=m, d=d, label=label, i=i: run_steps(session, replace(m, extra=marked(m.extra, session_id, seed,
+                                                                                           label, i)), d)
+             for i, (m, d, label) in enumerate(zip(measurements, descriptions, labels))]
     interleave(steps, seed, session_id, lambda e: ended.__setitem__(e.index, e))
+    return _conclude(a, labels, [ended.get(i) for i in range(len(labels))], show)
+
+
+def resume_side_by_side(a: argparse.Namespace, run, runs_dir, show: list) -> int:
+    """`--resume RUN` of a run measured side by side: every run of its session that was cut off
+    goes on, still interleaved with the others cut off (in blocks numbered after the session's
+    earlier ones, so the paired comparison stays by block), then the session ends as it would
+    have: each run concluded, each variant compared against the base."""
+    from mpiscope.execute.interleave import KEY, Ended, interleave, link_session, next_block
+    from mpiscope.execute.session import Session
+    from mpiscope.util.console import err, out
+    runs = session_runs(run, runs_dir)
+    labels = [r.meta().extra[KEY]["label"] for r in runs]
+    cut = [i for i, r in enumerate(runs) if r.meta().status != "ok"]
+    if not cut:
+        out.print(f"the side-by-side session of run {run.id} is complete: nothing to resume")
+        return 0
+    session = Session(runs_dir, err, progress=not a.no_progress)
+    mark = runs[0].meta().extra[KEY]
+    first = next_block(runs)
+    err.print(f"side by side, resumed from block {first} ({len(cut)} of {len(runs)} configurations cut off): "
+              + "; ".join(labels[i] for i in cut), markup=False, highlight=False)
+    ended: dict[int, Ended] = {i: Ended(i, r, None) for i, r in enumerate(runs) if i not in cut}
+    interleave([lambda r=runs[i]: session.resume_steps(r) for i in cut], mark["seed"] + first, mark["session"],
+               lambda e: ended.__setitem__(cut[e.index], replace(e, index=cut[e.index])),
+               known={k: runs[i] for k, i in enumerate(cut)}, first_block=first)
+    link_session(dict(enumerate(runs)))
+    return _conclude(a, labels, [ended.get(i) for i in range(len(runs))], show)
+
+
+def session_runs(run, runs_dir) -> list:
+    """The runs of `run`'s side-by-side session in configuration order (the base first): its
+    runs as they name one another, else every run in `runs_dir` marked with its session."""
+    from mpiscope.execute.interleave import KEY
+    from mpiscope.store.runs import list_runs
+    session = run.meta().extra[KEY]["session"]
+    found = [r for r in list_runs(runs_dir) if (r.meta().extra.get(KEY) or {}).get("session") == session]
+    if run.id not in {r.id for r in found}:
+        found.append(run)
+
+    def order(r) -> tuple:
+        mark = r.meta().extra[KEY]
+        return (mark.get("index", 0 if mark.get("label") == "base" else 1), r.meta().started or "")
+    return sorted(found, key=order)
+
+
+def _conclude(a: argparse.Namespace, labels: list[str], ended: list, show: list) -> int:
+    """Each configuration's run concluded as `mpiscope run` concludes one (a run whose outcome is
+    None was complete before: named only), then each variant compared against the base."""
+    from mpiscope.execute.session import conclude
+    from mpiscope.util.console import err, out
     status = 0
-    for i, label in enumerate(labels):
-        e = ended.get(i)
+    for label, e in zip(labels, ended):
         if e is None or e.run is None:
             err.print(f"mpiscope: {label}: {e.error if e is not None else 'not started'}", markup=False)
             status = max(status, 130 if e is None or e.error == "interrupted" else 2)
+            continue
+        if e.outcome is None:
+            out.print(f"{label}: run {e.run.id} (complete)", markup=False, highlight=False)
             continue
         out.print(f"{label}: run {e.run.id}", markup=False, highlight=False)
         try:

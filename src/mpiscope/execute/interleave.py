@@ -28,9 +28,19 @@ def new_session() -> tuple[str, int]:
     return secrets.token_hex(4), secrets.randbits(32)
 
 
-def marked(extra: dict[str, Any], session: str, seed: int, label: str) -> dict[str, Any]:
-    """A run's extra naming its interleaved session, before its first launch."""
-    return {**extra, KEY: {"session": session, "seed": seed, "label": label, "steps": []}}
+def marked(extra: dict[str, Any], session: str, seed: int, label: str, index: int | None = None) -> dict[str, Any]:
+    """A run's extra naming its interleaved session, before its first launch (`index`: its
+    configuration's place in the session, kept so a resume finds the session's order)."""
+    mark = {"session": session, "seed": seed, "label": label, "steps": []}
+    return {**extra, KEY: mark if index is None else {**mark, "index": index}}
+
+
+def next_block(runs: Sequence[Run]) -> int:
+    """The first block number no launch of `runs` used: where a resumed session goes on, so that
+    its blocks pair apart from the ones before the cut."""
+    used = [step["block"] for run in runs for step in (run.meta().extra.get(KEY) or {}).get("steps", ())
+            if isinstance(step, dict) and isinstance(step.get("block"), int)]
+    return max(used, default=-1) + 1
 
 
 @dataclass
@@ -52,12 +62,14 @@ class Schedule:
 
 def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
                on_end: Callable[[Ended], None] = lambda e: None,
-               on_step: Callable[[int], None] = lambda i: None, known: dict[int, Run] | None = None) -> Schedule:
+               on_step: Callable[[int], None] = lambda i: None, known: dict[int, Run] | None = None,
+               first_block: int = 0) -> Schedule:
     """Advance every configuration's steps in randomised blocks until each has ended (`on_end`,
     as it ends; `on_step(i)` before each step). A configuration that fails leaves the others
     going; an interrupted launch or Ctrl-C between launches interrupts every configuration still
     measuring (each run says so, and is resumable), then ends the session. `known`: the runs of
-    configurations that resume one (`Session.resume_steps`), by index."""
+    configurations that resume one (`Session.resume_steps`), by index; `first_block`: the number
+    of the first block (a resumed session's go on after the blocks before its cut)."""
     gens = [make() for make in steps]
     rng = random.Random(seed)
     schedule = Schedule(seed)
@@ -92,7 +104,7 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
                     alive.remove(i)
                     on_end(Ended(i, error=str(e)))
                     continue
-                _note_step(runs[i], session, len(schedule.blocks) - 1, began, before)
+                _note_step(runs[i], session, first_block + len(schedule.blocks) - 1, began, before)
     except KeyboardInterrupt:
         schedule.interrupted = True
     # what is still measuring is told it was interrupted, between its launches
@@ -109,7 +121,7 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
             alive.remove(i)
             why = str(e) or "interrupted"
             on_end(Ended(i, runs.get(i), Outcome(status="interrupted", error=why) if i in runs else None, why))
-    _link(runs)
+    link_session(runs)
     return schedule
 
 
@@ -125,7 +137,7 @@ def _note_step(run: Run, session: str, block: int, began: str, before: int) -> N
     run.update(extra={**meta.extra, KEY: {**mine, "steps": [*mine.get("steps", []), step]}})
 
 
-def _link(runs: dict[int, Run]) -> None:
+def link_session(runs: dict[int, Run]) -> None:
     """Every run of the session names the others (in configuration order)."""
     ids = [runs[i].id for i in sorted(runs)]
     for run in runs.values():
