@@ -12,13 +12,13 @@ from typing import NoReturn
 
 from mpiscope import __version__
 from mpiscope.util import paths
-from mpiscope.commands import (batch_run, bench, calibrate, compare, doctor, export, import_, model, mpi, pairs, plot,
-                               predict, report, run, runs, show, study, sweep, table, tune)
+from mpiscope.commands import (batch_run, bench, calibrate, compare, doctor, export, history, import_, model, mpi,
+                               pairs, plot, predict, report, run, runs, show, study, sweep, table, tune)
 from mpiscope.util.errors import MpiscopeError
 
 # In the order `mpiscope --help` lists them.
-COMMANDS = (run, runs, show, export, table, plot, report, model, predict, calibrate, compare, pairs, sweep, study,
-            mpi, bench, batch_run, import_, doctor, tune)
+COMMANDS = (run, runs, show, export, table, plot, report, model, predict, calibrate, compare, history, pairs, sweep,
+            study, mpi, bench, batch_run, import_, doctor, tune)
 
 
 class Parser(argparse.ArgumentParser):
