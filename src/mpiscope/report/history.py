@@ -140,7 +140,7 @@ def section(histories: Sequence[History], svg: Callable, table: Callable) -> str
             f"slower or faster beyond the margin (docs/history.md).</p><ul>{words}</ul>"
             + (f"<p>Not changes:</p><ul>{notes}</ul>" if notes else "")
             + table(["point", "platform", "runs", "kept apart", "latest level (us)", "changes"], rows)
-            + f'<div class="plots">{figures}</div>')
+            + figures)
 
 
 def runs_line(runs: Sequence[RunSummary]) -> str:

@@ -349,13 +349,17 @@ def page(results: Results) -> str:
     models = fit_models(df) if "family" in df and ((df["family"] == "p2p") & (df["size"] > 0)).any() else []
     plots = Plots(models).render(results)
     many = len(runs) > 1
-    comparison = ""
+    comparison = history = ""
     if many:  # results.compare (scipy.stats) is imported only for a report of several runs
         from mpiscope.report.comparison import section as comparison_section
         comparison = comparison_section(runs, _table)
+        from mpiscope.report.history import section as history_section
+        from mpiscope.results.changes import history_of
+        history = history_section(history_of(runs)[0], _svg, _table)
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
                   ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"),
-                  ("comparison", "Comparison"), ("provenance", "Provenance")) if s != "comparison" or comparison)
+                  ("comparison", "Comparison"), ("history", "History"), ("provenance", "Provenance"))
+                  if s not in ("comparison", "history") or (comparison if s == "comparison" else history))
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     simulated = sorted({str(c.simulation.get("platform") or "a platform file")
@@ -369,11 +373,12 @@ def page(results: Results) -> str:
         ("plots", "Plots", _plots(plots)),
         ("tables", "Tables", _tables(df)),
         ("comparison", "Comparison", comparison),
+        ("history", "History", history),
         ("provenance", "Provenance",
          "".join(_provenance(run, contexts[run.id], not many) for run in runs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{name}</h2>{html}</section>' for sid, name, html in sections
-                   if html or sid != "comparison")
+                   if html or sid not in ("comparison", "history"))
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"

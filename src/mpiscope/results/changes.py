@@ -215,7 +215,8 @@ def analyse(series: Sequence[Series], margin: float = POLICY.margin, alpha: floa
         bounds = [0, *cuts, len(clean)]
         for lo, k, hi in zip(bounds, bounds[1:], bounds[2:]):
             candidates.append(_candidate(h, clean, y, se, lo, k, hi))
-        last = bounds[-2]
+        # the newest run alone against the level before it (a cut just before it leaves too few runs)
+        last = max(b for b in bounds[:-1] if len(clean) - 1 - b >= MIN_SEGMENT or b == 0)
         if len(clean) - 1 - last >= MIN_SEGMENT and clean[-1] == len(s.runs) - 1:
             candidates.append(_candidate(h, clean, y, se, last, len(clean) - 1, len(clean), newest=True))
     _decide(candidates, margin, alpha)

@@ -86,7 +86,8 @@ def library_build(meta: Any, ctx: Context) -> str:
     """The library as a series names it: its vendor and where it is installed (run.json's `mpi`),
     else the first word of its version string (an import's label)."""
     mpi = getattr(meta, "mpi", None)
-    vendor = getattr(mpi, "vendor", None) or (_first_line(ctx.mpi_library_version).split(" ") or [""])[0]
+    line = _first_line(ctx.mpi_library_version)
+    vendor = getattr(mpi, "vendor", None) or ("Open MPI" if line.startswith("Open MPI") else line.split(" ")[0])
     return f"{vendor} {getattr(mpi, 'prefix', '') or ''}".strip()
 
 
@@ -101,7 +102,8 @@ def platform_label(meta: Any, ctx: Context) -> str:
     tool = ctx.options.get("tool") if isinstance(ctx.options, Mapping) else None
     if tool:
         return f"{tool} (imported)"
-    vendor = library_build(meta, ctx).split(" ")[0] or "MPI"
+    build = library_build(meta, ctx)
+    vendor = "Open MPI" if build.startswith("Open MPI") else build.split(" ")[0] or "MPI"
     sim = ctx.simulation or {}
     where = f"simulated {PurePath(str(sim.get('platform', ''))).name}" if sim else ",".join(ctx.hosts) or "?"
     return f"{vendor} on {where}, {ctx.world_size} ranks"
