@@ -215,5 +215,21 @@ void sim_context(json_t *j)
     json_obj(j, "simulation");
     json_str(j, "simulator", "SMPI");
     json_str(j, "platform", getenv("MPISCOPE_PLATFORM"));  /* null: a platform mpiscope did not describe */
+    /* what the figures depend on: the platform XML's digest and every --cfg smpirun was given
+     * (MPISCOPE_SIM_DIGEST, MPISCOPE_SIM_CFG one a line, both set by the adapter) */
+    json_str(j, "digest", getenv("MPISCOPE_SIM_DIGEST"));
+    const char *cfg = getenv("MPISCOPE_SIM_CFG");
+    if (cfg) {
+        json_arr(j, "cfg");
+        for (const char *s = cfg; *s;) {
+            const char *nl = strchr(s, '\n');
+            size_t len = nl ? (size_t)(nl - s) : strlen(s);
+            char item[1024];
+            snprintf(item, sizeof item, "%.*s", (int)len, s);
+            if (len) json_str(j, NULL, item);
+            s += len + (nl != NULL);
+        }
+        json_close_arr(j);
+    }
     json_close_obj(j);
 }

@@ -46,7 +46,8 @@ const char *sim_alloc_failure(void);
 const char *sim_skip(unsigned flags, const char *family);
 
 /* The context record's "simulation" object (written only when simulated): the simulator and
- * the platform as mpiscope described it (MPISCOPE_PLATFORM, set by its smpirun adapter). */
+ * the platform as mpiscope described it (MPISCOPE_PLATFORM, set by its smpirun adapter), the
+ * platform XML's digest and the --cfg options (MPISCOPE_SIM_DIGEST, MPISCOPE_SIM_CFG). */
 void sim_context(json_t *j);
 
 #endif

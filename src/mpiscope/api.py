@@ -516,6 +516,8 @@ def compare(baseline: RunsLike, candidate: RunsLike, alpha: float = POLICY.alpha
     _not_pooled(b_runs, "the baseline")
     _not_pooled(c_runs, "the candidate")
     _apart(b_runs, c_runs)
+    from mpiscope.results.history import one_platform
+    one_platform(b_runs, "baseline"), one_platform(c_runs, "candidate")
     # the launch is the unit: every launch of every run on a side is one observation of a point
     changes = compare_sides(b_runs, c_runs, alpha, min_change, history, lambda ref: compare_side(ref, runs_dir))
     if benchmark:

@@ -4,13 +4,13 @@ over them. `mpiscope run`, the API, a sweep's configurations and `run --again` a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from mpiscope.plan.describe import Description, to_json
 from mpiscope.util.errors import UsageError
 from mpiscope.launchers.placement import Placement, check_room, make_placement
 from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
-                           Part, default_ranks, make_plan, order_options, spread_budget)
+                           Part, Planned, default_ranks, make_plan, order_options, spread_budget)
 from mpiscope.plan.repetition import LaunchPolicy, first_round_budget, policy_from, sampling
 from mpiscope.plan.sizecap import check_size_count
 from mpiscope.results.policy import POLICY
@@ -39,6 +39,9 @@ class Group:
     env: dict[str, str] = field(default_factory=dict)    # over the description's
     tag: dict[str, Any] = field(default_factory=dict)    # a study's series
     mapping: str | None = None        # on hosts the launcher places the ranks so too (block, cyclic)
+    # the engine plan's entries this part measures, in measuring order (tune's launches: the sizes
+    # still racing, shuffled); None: all, in plan order
+    points: Callable[[Planned], tuple[int, ...]] | None = None
 
 
 def groups(d: Description) -> list[Group]:
@@ -78,6 +81,9 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     t = target(d.mpi)
     asked = where.ranks(d.ranks)
     simulated = t.lib.vendor == "SMPI"
+    if simulated and pol.auto:  # the simulator repeats a point: one launch, the engine's own sampling
+        pol = replace(pol, first=1, then_s=None, simulated=True)
+        ci_target, max_time = d.ci_target, d.max_time
     if d.platform and not simulated:
         raise UsageError(f"--platform describes a simulated platform, but {t.lib.name} is not SMPI: add --mpi smpi "
                          f"(`mpiscope mpi add smpi` registers it)")
@@ -99,8 +105,9 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
         check_refinable(*planned[0])
     plans = spread_budget(planned, first_round_budget(pol))  # one budget for the whole measurement
     out = [Part(p, {**d.env, **g.env}, d.launcher_args,
-                replace(where, mapping=g.mapping) if g.mapping and where.on_hosts else where, dict(g.tag))
-           for p, g in zip(plans, todo)]
+                replace(where, mapping=g.mapping) if g.mapping and where.on_hosts else where, dict(g.tag),
+                g.points(entries) if g.points else None)
+           for p, (_, entries), g in zip(plans, planned, todo)]
     kept = {"description": to_json(d)} if parts is None else {}
     return Measurement(t, out, {**d.factors, **(factors or {})}, extra={**kept, **(extra or {})}, policy=pol,
                        keep_going=keep_going)

@@ -58,6 +58,8 @@ class Measurement:
     def over_launches(self, one_launch_s: float) -> float:
         """The time of the whole measurement from the time of one launch of every part: the
         first round's launches and, with auto launches, the budget for those that follow."""
+        if self.policy.simulated:  # a second launch at most, of the points whose samples differ
+            return one_launch_s
         more = (self.policy.budget_s or AUTO_BUDGET_S) if self.policy.auto else 0.0
         return self.policy.first_round * one_launch_s + more
 
@@ -123,7 +125,8 @@ class Session:
         several runs can advance launch by launch side by side (execute/interleave.py); the time
         budget counts this run's own launches only."""
         clock = OwnClock()
-        run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round)))
+        run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round,
+                                                              numbered=m.policy.simulated)))
         with own_run(run):
             if announce:
                 announce(run)

@@ -4,6 +4,7 @@ host process. `-np N -platform XML -hostfile FILE`, SimGrid options as `--cfg=KE
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from mpiscope.util import paths
 from mpiscope.util.errors import UsageError
@@ -33,6 +34,15 @@ BLOCK_KEY = "--cfg=smpi/shared-malloc-blocksize"
 SHARED_BLOCK = 16 << 20
 
 
+def platform_digest(xml: Path) -> str:
+    """What identifies a platform's figures: a digest of its XML's bytes (a built-in platform's
+    generated file, or the user's), so that a file is known by its content, not its path."""
+    try:
+        return hashlib.sha256(xml.read_bytes()).hexdigest()[:16]
+    except OSError as e:
+        raise UsageError(f"--platform {xml}: cannot read it: {e.strerror or e}") from None
+
+
 def _given(args: list[str], key: str, default: str) -> str:
     return next((a.split(":", 1)[1] for a in args if a.startswith(key + ":")), default)
 
@@ -58,6 +68,8 @@ class Smpirun(Launcher):
         shared = _given(job.extra_args, SHARED_KEY, SHARED_MODE)
         argv = [str(self.path), "-np", str(job.ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                 *cfg, *job.extra_args, *job.program]
+        given_cfg = [a for a in (*cfg, *job.extra_args) if a.startswith("--cfg=")]
         env = {**job.env, "MPISCOPE_PLATFORM": platform.description, "MPISCOPE_SIM_BLOCK": block,
-               "MPISCOPE_SIM_SHARED": shared}
+               "MPISCOPE_SIM_SHARED": shared, "MPISCOPE_SIM_DIGEST": platform_digest(xml),
+               "MPISCOPE_SIM_CFG": "\n".join(given_cfg)}
         return Launch(argv=argv, env=env, oversubscribed=False)

@@ -29,6 +29,9 @@ class LaunchPolicy:
     # auto launches: seconds of their own after the first round (the default run's), instead of
     # what the first round left of the budget
     then_s: float | None = None
+    # auto launches of a simulation: one, and a second only for the points whose samples differ
+    # within it (a simulator repeats a point exactly; docs/simulation.md)
+    simulated: bool = False
 
     @property
     def auto(self) -> bool:

@@ -22,6 +22,7 @@ from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
                                        launch_of, launches_needed)
 from mpiscope.results.points import tag_configuration
+from mpiscope.results.policy import POLICY
 
 
 def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...]:
@@ -38,12 +39,13 @@ def shuffled(entries: Sequence[PlanPoint], rng: random.Random) -> tuple[int, ...
 
 
 def launch_parts(parts: Sequence[Part], engine, launches: int, first: int = 0,
-                 rng: random.Random | None = None) -> list[Part]:
+                 rng: random.Random | None = None, numbered: bool = False) -> list[Part]:
     """`launches` launches of every part, numbered from `first`, each in its own order; launch by
     launch (all parts of launch k before launch k+1) so that a part's launches are spread in
-    time. One launch of parts never launched before is the plan as it is, in plan order."""
+    time. One launch of parts never launched before is the plan as it is, in plan order (numbered
+    launch 0 when `numbered`: a simulation's first round, which a second launch may follow)."""
     if launches == 1 and first == 0:
-        return list(parts)
+        return [replace(p, tag={**p.tag, "launch": 0}) for p in parts] if numbered else list(parts)
     rng = rng or random.Random()
     out = []
     for k in range(first, first + launches):
@@ -108,6 +110,28 @@ def affordable(short: Sequence[LaunchPoint], room_s: float, overhead_s: float, p
     return chosen
 
 
+def samples_differ(lp: LaunchPoint) -> bool:
+    """A simulated point whose samples differ, within a launch or between launches (beyond
+    POLICY.simulated_agree of its median): the one kind a simulation launches again."""
+    tol = POLICY.simulated_agree * abs(lp.median or 0.0)
+    medians = lp.launch_medians
+    return (max(medians) - min(medians) > tol if len(medians) > 1 else False) or any(
+        (p.time_us.stddev or 0.0) > tol for p in lp.points)
+
+
+def _simulated_next(lps: Sequence[LaunchPoint], records, first_round: Sequence[Part], engine, launched: int,
+                    rng: random.Random) -> tuple[list[Part], str]:
+    """One more launch of a simulation, for the points whose samples differ, or none and why."""
+    differ = [lp for lp in lps if samples_differ(lp)]
+    if not differ:
+        return [], "simulated: every point's samples agree"
+    if own_launches(records) >= POLICY.simulated_launches:
+        return [], (f"simulated: {len(differ)} point(s) whose samples differ, measured in "
+                    f"{POLICY.simulated_launches} launches")
+    parts = _next_parts(first_round, engine, {(lp.key, lp.config) for lp in differ}, launched, None, rng)
+    return parts, "" if parts else f"simulated: {len(differ)} point(s) whose samples differ match no part"
+
+
 def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPolicy, spent_s: float,
                 overhead_s: float, rng: random.Random, drift: Mapping[tuple, Drift] | None = None
                 ) -> tuple[list[Part], str]:
@@ -117,6 +141,8 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     components advise), or none and why."""
     lps = aggregate(records)
     launched = launch_count(records)  # the next launch's number (refinement rounds took some)
+    if policy.simulated:
+        return _simulated_next(lps, records, first_round, engine, launched, rng)
     wide = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
     short = [lp for lp in wide if not drift_dominates(lp, (drift or {}).get((lp.key, lp.config)))]
     if not short:

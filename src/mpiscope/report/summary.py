@@ -24,6 +24,10 @@ from mpiscope.util.units import human_size
 SINGLE_LAUNCH_NOTE = ("one launch: each interval covers this launch only and says nothing about the next; "
                       "measure with several launches (--launches 3) for intervals that hold across launches")
 
+SIMULATED_NOTE = ("simulated: a point repeats its figures, so one launch measures it (a second where its samples "
+                  "differ), and only a drift from run to run learnt from runs whose figures differ widens its "
+                  "interval (docs/simulation.md)")
+
 
 def _cell(x: float | None, digits: int = 3) -> str:
     return num(x, digits, missing="-", grouping=False)
@@ -89,11 +93,15 @@ def note(lp: LaunchPoint, launches: int) -> str:
     if stopped:
         why = ", ".join(dict.fromkeys(p.stop_reason or "?" for p in stopped))
         parts.append(f"not converged{_in(len(stopped), lp.launches)}: {why}")
-    if launches > 1 and lp.single_launch:
+    if launches > 1 and lp.single_launch and not _simulated(lp):  # a simulation relaunches only what differs
         parts.append("1 launch only: the interval is that launch's own")
     if lp.disturbed:
         parts.append(f"{len(lp.disturbed)} disturbed launch(es) left out: {lp.disturbed[0]}")
     return "; ".join(p for p in parts if p)
+
+
+def _simulated(lp: LaunchPoint) -> bool:
+    return any(p.host_s is not None for p in lp.points)
 
 
 def drift_caption(lps: Sequence[LaunchPoint]) -> str:
@@ -179,7 +187,9 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
             cells[-1] += f"{_in(len(missed[order]), launches)}: deadlock?"
         table.add_row(*cells)
     imported = imported_caption([r for r in records if isinstance(r, Point)])
-    table.caption = imported or (SINGLE_LAUNCH_NOTE if launches == 1 else drift_caption(list(by_point.values())))
+    simulated = bool(by_point) and all(_simulated(lp) for lp in by_point.values())
+    table.caption = imported or (SIMULATED_NOTE if simulated else SINGLE_LAUNCH_NOTE if launches == 1 else
+                                 drift_caption(list(by_point.values())))
     if any(_above_copy(lp) for lp in by_point.values()):
         table.caption = "\n".join(filter(None, (table.caption, MARK_NOTE)))
     table.caption_justify = "left"

@@ -80,7 +80,10 @@ def cause(c: Counters) -> str:
 
 def disturbed(p: Point, ctx: Context | None) -> str:
     """The tidy table's `disturbed` cell of a point record: "" or its cause. Imported points
-    carry no counters and are never disturbed by this rule."""
+    carry no counters and are never disturbed by this rule, nor are simulated ones (`host_s`): a
+    busy host slows the simulation, never its simulated times."""
+    if p.host_s is not None or (ctx is not None and ctx.simulation):
+        return ""
     return cause(counters(p, ctx))
 
 
@@ -120,5 +123,8 @@ def launch_disturbed(end: End, ctx: Context | None, points: Iterable[Point] | Ta
     """What disturbed a launch as a whole ("" when nothing did): the same rule as a point's
     (`cause`) on the end record's counters and the events of the launch's points (or their
     `Tally`); the switches outside the points (start-up, clock sync) count too. Shown beside the
-    launch's per-point causes; the estimate leaves out disturbed points, not whole launches."""
+    launch's per-point causes; the estimate leaves out disturbed points, not whole launches. A
+    simulated launch keeps its counters but is never disturbed by them (`disturbed`)."""
+    if ctx is not None and ctx.simulation:
+        return ""
     return cause(launch_counters(end, ctx, points))

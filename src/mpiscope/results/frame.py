@@ -38,9 +38,14 @@ def _rate(row: dict[str, Any], col: str, lp: LaunchPoint) -> float | None:
 
 def _drifted(base: dict[str, Any], lp: LaunchPoint, runs: int) -> LaunchPoint:
     """A point of one run with the run-to-run drift its run.json keeps, else the stated prior (a
-    sweep configuration's runs pooled are several runs already: no drift added)."""
+    sweep configuration's runs pooled are several runs already: no drift added). A simulated
+    point has no prior: the simulator repeats its figures, so only a drift learnt from runs
+    whose figures differ widens it."""
     drift = base.get("drift")
-    return with_drift(lp, drift if isinstance(drift, Drift) else PRIOR_DRIFT) if runs == 1 else lp
+    if isinstance(drift, Drift) or runs != 1:
+        return with_drift(lp, drift) if runs == 1 else lp
+    simulated = base.get("simulated")
+    return lp if isinstance(simulated, str) else with_drift(lp, PRIOR_DRIFT)
 
 
 def _row(base: dict[str, Any], lp: LaunchPoint) -> dict[str, Any]:

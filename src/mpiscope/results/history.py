@@ -22,6 +22,7 @@ from mpiscope.results.control import control_shift, run_control
 from mpiscope.results.launches import LaunchPoint, aggregate, drift_between_runs
 from mpiscope.results.points import Drift, drifts_kept
 from mpiscope.results.policy import POLICY
+from mpiscope.util.errors import UsageError
 
 # Engine options that change how long or how precisely a point is sampled, not what is measured.
 _SAMPLING_OPTIONS = {"sizes", "sizes_bytes", "units", "reps", "min_reps", "stop_identical", "max_reps", "ci_target",
@@ -44,8 +45,42 @@ def configuration_digest(run: RunView, ctx: Context) -> str:
         binding=[(r.cpus if r.bound else None, r.bound) for r in ctx.ranks],
         env={k: v for k, v in ctx.env.items() if k not in _INCIDENTAL_ENV},
         options={k: v for k, v in ctx.options.items() if k not in _SAMPLING_OPTIONS})
+    if ctx.simulation:  # runs on two simulated platforms are two configurations
+        described["platform"] = simulated_platform(ctx)
     text = json.dumps(described, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def simulated_platform(ctx: Context) -> Any:
+    """What a simulated launch's figures depend on beyond the engine: its platform's XML by
+    digest and every --cfg smpirun was given (the context's `simulation`), the platform's
+    description or path only where an older context lacks the digest; None for a real run."""
+    sim = ctx.simulation
+    if not sim:
+        return None
+    if sim.get("digest"):
+        return {"digest": sim["digest"], "cfg": list(sim.get("cfg") or ())}
+    return {"platform": sim.get("platform")}
+
+
+def run_platforms(run: RunView) -> str:
+    """The simulated platforms of a run's launches (`simulated_platform`), as one comparable
+    text; "" for a real run."""
+    found = {json.dumps(simulated_platform(rec), sort_keys=True) for rec in run.records() if isinstance(rec, Context)
+             and rec.simulation}
+    return "; ".join(sorted(found))
+
+
+def one_platform(runs: Sequence[RunView], side: str) -> str:
+    """The simulated platform the runs of one side of a comparison share ("" for real runs);
+    UsageError when they were simulated on different ones: their launches are no one sample."""
+    found = {run.id: run_platforms(run) for run in runs}
+    if len(set(found.values())) > 1:
+        a, b = list(dict.fromkeys(found.values()))[:2]
+        ra, rb = (next(i for i, v in found.items() if v == x) for x in (a, b))
+        raise UsageError(f"the {side}'s runs {ra} and {rb} were simulated on different platforms (or --cfg "
+                         f"options): compare them as baseline and candidate, not as one side")
+    return next(iter(found.values()), "")
 
 
 def launch_points(run: RunView) -> dict[PointKey, LaunchPoint]:
@@ -141,7 +176,9 @@ def drift_scope(history: str, base: Sequence[RunView], cand: Sequence[RunView],
         return drift
     def points(run: RunView) -> dict[tuple, LaunchPoint]:
         return {(lp.key, lp.config): lp for lp in aggregate(run.records())}
-    runs = [r for r in resolve(history) if r.id not in (base[0].id, cand[0].id)]
+    # a drift is learnt on the baseline's simulated platform only (a real run's is "")
+    runs = [r for r in resolve(history) if r.id not in (base[0].id, cand[0].id)
+            and run_platforms(r) == run_platforms(base[0])]
     return learn(points(base[0]), [(r.id, points(r)) for r in runs], shifted_runs(base[0], runs))
 
 

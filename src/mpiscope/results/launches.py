@@ -167,6 +167,13 @@ def launch_summary(points: list[Point], level: float = POLICY.level,
                            s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
                            config=configuration_of(first), points=tuple(points), samples=first.samples_us,
                            disturbed=bad, busy=busy)
+    if getattr(first, "host_s", None) is not None and np.ptp(med) <= POLICY.simulated_agree * med[0]:
+        # a simulated launch repeated to the last digit: the next says nothing new, so the
+        # interval is one launch's own (Student's t on 1 degree of freedom would widen it 6 x)
+        s = first.time_us
+        return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
+                           s.ci_low, s.ci_high, tuple(map(float, med)), within_var=within, between_var=0.0,
+                           config=configuration_of(first), points=tuple(points), disturbed=bad, busy=busy)
     logs = np.log(med)
     var = float(logs.var(ddof=1))
     # identical medians (a coarse timer) would give a zero-width interval: their own error instead
@@ -407,3 +414,15 @@ def aggregate_runs(runs: Sequence[Iterable[Any]], disturbed: Callable[[Point], s
     """The same over several runs of one configuration (a sweep's launches, RUN1,RUN2,...): every
     launch of every run is one launch."""
     return _aggregate((((i, launch_of(r)), r) for i, recs in enumerate(runs) for r in recs), disturbed)
+
+
+def aggregate_by(records: Iterable[Any], name_of: Callable[[Any], Hashable | None]) -> dict[Hashable, list[LaunchPoint]]:
+    """The points of `records` over their launches, per `name_of(record)` (None: left out), where
+    a launch is a part of its run (tag `part`) and what tells configurations apart is not a tag
+    value of its own: what a tune's launch forced for the point's collective."""
+    by: dict[Hashable, list[tuple[Hashable, Any]]] = {}
+    for r in records:
+        name = name_of(r)
+        if name is not None:
+            by.setdefault(name, []).append((getattr(r, "tag", {}).get("part", 0), r))
+    return {name: _aggregate(sorted(launched, key=lambda lr: lr[0])) for name, launched in by.items()}

@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 
 from mpiscope.results.compare import PointChange, compare_runs
 from mpiscope.results.control import control_shift, side_control
-from mpiscope.results.history import drift_scope
+from mpiscope.results.history import drift_scope, run_platforms
 from mpiscope.results.launches import PRIOR_DRIFT
 from mpiscope.records.run import RunView
 
@@ -27,8 +27,10 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
                           side_control([(r.id, r.records()) for r in cand]))
+    # simulated sides repeat their figures: no stated prior drift, only one learnt from runs that differ
+    simulated = all(run_platforms(r) for r in (*base, *cand))
     return compare_runs([r.records().points for r in base], [r.records().points for r in cand],
-                        alpha, min_change, drift, PRIOR_DRIFT, shift)
+                        alpha, min_change, drift, None if simulated else PRIOR_DRIFT, shift)
 
 
 def interleaved_blocks(base: Sequence[RunView], cand: Sequence[RunView]
