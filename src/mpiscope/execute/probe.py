@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -300,20 +300,36 @@ SIM_PAIR_MAP_MAX = 16
 def gather_simulated(s: Setup) -> Facts:
     """doctor on a simulated platform: no host to reach or bind, no noise; the hello, then the
     pair map on a few nodes or the barrier bisection on many."""
+    from mpiscope.execute.simcheck import check_platform
     from mpiscope.launchers.platform import parse
+    from mpiscope.plan.engine import Part, Plan
     lib = s.target.lib
     ranks = s.ranks or 0
     platform = parse(s.placement.platform or "cluster", ranks or 2)
-    hosts = platform.hosts()[:ranks or None]
+    # a platform file's hosts: the --hostfile's, else those its XML names
+    named = hosts_of(s.placement) if platform.file and s.placement.hostfile else platform.hosts()
+    if ranks > len(named):
+        raise UsageError(f"--platform {platform.description}: {len(named)} host(s) for -n {ranks}: give -n "
+                         f"{len(named)} or fewer")
+    hosts = named[:ranks or None]
     ranks = len(hosts)
+    # SimGrid's refusal of the file or the options is one line, before any launch
+    with tempfile.TemporaryDirectory(prefix="mpiscope-doctor-") as tmp:
+        where = s.placement
+        if platform.file and not where.hostfile:
+            (Path(tmp) / "hostfile").write_text("\n".join(hosts) + "\n")
+            where = replace(where, hostfile=str(Path(tmp) / "hostfile"))
+        check_platform(lib, s.target.engine, Part(Plan((), 1), dict(s.env), tuple(s.launcher_args), where),
+                       hostfile_given=where is s.placement)
     pr = Prober(s)
     f = Facts(mpi_name=lib.name, vendor=lib.vendor, version=lib.version, launcher="smpirun", ranks=ranks,
               hosts=hosts, local_host=socket.gethostname(), local_cores=local_cores())
-    f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, None)
+    where = hosts if platform.file else None  # a described platform writes its own hostfile
+    f.job = pr.launch(pr.engine("--reps", "5", "--warmup", "1", "fwq"), ranks, where)
     if not (f.job.ok and len(f.job.contexts) == 1) or ranks < 3:
         return f
     if ranks <= SIM_PAIR_MAP_MAX:
-        f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "pairs"), ranks, None)
+        f.pairs = pr.launch(pr.engine("--sizes", "8,64K", "pairs"), ranks, where)
         f.pair_tests = pair_tests(f, pr)
     else:
         f.slow_bisection = bisect_slow(hosts, pr.barrier)

@@ -93,6 +93,9 @@ class Session:
             if note:
                 self.console.print(f"note: {note}", markup=False)
         argv, env = launch_argv(m.target, parts[0])
+        if m.target.lib.vendor == "SMPI":  # SimGrid's refusal is one line before the run exists
+            from mpiscope.execute.simcheck import check_simulation
+            check_simulation(m.target.lib, m.target.engine, parts)
         meta = RunMeta(id="", mpi=m.target.lib, mpiscope_version=__version__, parts=parts, keep_going=m.keep_going,
                        factors=m.factors, sweep=m.sweep, launcher_command=argv, launcher_env=env,
                        engine_command=[str(m.target.engine), *parts[0].plan.engine_args()], extra=m.extra)
@@ -390,6 +393,10 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
 def doctor_hint(meta: RunMeta) -> str:
     """A run on named hosts that measured nothing: the command that finds the host at fault."""
     placement = meta.parts[0].placement if meta.parts else None
+    if placement is not None and meta.mpi.vendor == "SMPI":  # the doctor of the simulated platform
+        where = "".join(f" --{k} {v}" for k, v in (("platform", placement.platform), ("hostfile", placement.hostfile))
+                        if v)
+        return f"; `mpiscope doctor --mpi {meta.mpi.name}{where}` checks the simulated platform"
     if placement is not None and placement.hosts:
         return f"; `mpiscope doctor --hosts {','.join(placement.hosts)}` finds the host at fault"
     if placement is not None and placement.hostfile:

@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 
 from mpiscope.launchers.zones import dragonfly, fattree
 from mpiscope.util.errors import UsageError
@@ -51,12 +52,39 @@ class Platform:
         return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.params.items())
 
     def hosts(self) -> list[str]:
+        if self.file:
+            return file_hosts(self.file)
         return [f"node-{i}" for i in range(int(self.params["nodes"]))]
 
     def xml(self) -> str:
         body = {"cluster": _cluster, "fattree": _fattree, "dragonfly": _dragonfly}[self.kind](self.params)
         return ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                 f"<!-- mpiscope --platform {self.description} -->\n<platform version=\"4.1\">\n{body}</platform>\n")
+
+
+def file_hosts(path: Path) -> list[str]:
+    """The hosts a SimGrid platform file names, in its order: each `<host id>`, and each host of a
+    `<cluster prefix radical suffix>` (radical "0-15,20"); a one-line UsageError when it is not
+    XML or names none (hosts made by a zone's code are not seen: give --hostfile then)."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError) as e:
+        raise UsageError(f"--platform {path}: not a readable XML file ({e}): give a SimGrid platform file") from None
+    hosts = []
+    for el in root.iter():
+        if el.tag == "host" and el.get("id"):
+            hosts.append(el.get("id", ""))
+        elif el.tag == "cluster" and el.get("radical"):
+            for span in el.get("radical", "").split(","):
+                first, _, last = span.partition("-")
+                if not first.strip().isdigit() or not (last or first).strip().isdigit():
+                    raise UsageError(f"--platform {path}: cluster {el.get('id')}'s radical '{span}' is not N or N-M")
+                hosts += [f"{el.get('prefix', '')}{i}{el.get('suffix', '')}"
+                          for i in range(int(first), int(last or first) + 1)]
+    if not hosts:
+        raise UsageError(f"--platform {path}: names no <host> or <cluster> host: give --hostfile naming its hosts, "
+                         f"one a line")
+    return hosts
 
 
 def parse(text: str, ranks: int) -> Platform:

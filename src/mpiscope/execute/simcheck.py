@@ -1,0 +1,90 @@
+"""What a simulated run checks before its run directory exists, so that bad input is one line
+and nothing is half-written: room in this host's memory for its ranks, and its platform and
+--cfg options as SimGrid itself reads them (one rank, the engine's --mpi-info: a fraction of
+a second)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from mpiscope.launchers import Job, launcher_for
+from mpiscope.mpi.library import MpiLibrary
+from mpiscope.plan.engine import Part
+from mpiscope.util.errors import UsageError
+
+# What one simulated rank holds in this host's memory beyond the payloads (which SMPI shares):
+# 687 MB of resident set for a 1024-rank barrier under SimGrid 3.32, 163 MB for 256 and 63 MB
+# for 64 (`/usr/bin/time -f %M`), so about 650 KiB a rank; the check keeps a margin above it.
+RANK_BYTES = 800 << 10
+# SimGrid's own error line: "[0.000000] ./src/xbt/exception.cpp:95: [xbt_exception/ERROR] Parse error at ..."
+_ERROR = re.compile(r"\[[\w./-]+/(?:ERROR|CRITICAL)\] (.*)")
+_NOISE = ("Exiting now", "Aborted", "Execution failed")
+CHECK_LIMIT_S = 120.0
+
+
+def available_bytes() -> int | None:
+    """This host's available memory (/proc/meminfo's MemAvailable), None where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(ranks: int, available: int | None = None) -> None:
+    """UsageError when `ranks` simulated ranks would not fit in this host's available memory."""
+    available = available_bytes() if available is None else available
+    if available is not None and ranks * RANK_BYTES > available:
+        most = available // RANK_BYTES
+        raise UsageError(f"-n {ranks}: {ranks} simulated ranks need about {ranks * RANK_BYTES / 2**30:.1f} GiB of "
+                         f"this host's memory ({RANK_BYTES >> 10} KiB a rank), {available / 2**30:.1f} GiB is "
+                         f"available: give -n {most} or fewer, or simulate on a host with more memory")
+
+
+def simgrid_error(stderr: str) -> str:
+    """SimGrid's own reason in its output, else its last line that says anything."""
+    found = [m.group(1).strip() for m in _ERROR.finditer(stderr)]
+    said = [f for f in found if not f.startswith(_NOISE)]
+    if said:
+        return said[0]
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.strip().startswith(_NOISE)]
+    return lines[-1] if lines else "no output"
+
+
+def check_platform(lib: MpiLibrary, engine: Path, part: Part, hostfile_given: bool = True) -> None:
+    """UsageError naming SimGrid's reason when it refuses `part`'s platform, hostfile or --cfg
+    (`hostfile_given` False: the hostfile is one the caller wrote, not named in the message)."""
+    job = Job([str(engine), "--mpi-info"], 1, dict(part.env), list(part.launcher_args),
+              **part.placement.job_fields())
+    launch = launcher_for(lib, job.launcher).command(job)
+    given = [f"--platform {part.placement.platform}" if part.placement.platform else "",
+             f"--hostfile {part.placement.hostfile}" if part.placement.hostfile and hostfile_given else "",
+             f"--launcher-args '{' '.join(part.launcher_args)}'" if part.launcher_args else ""]
+    what = ", ".join(filter(None, given)) or "the default platform"
+    try:
+        done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=CHECK_LIMIT_S,
+                              env={**os.environ, **launch.env}, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"SimGrid did not read {what} within {CHECK_LIMIT_S:.0f} s: check the platform "
+                         f"file") from None
+    except OSError as e:
+        raise UsageError(f"cannot start {launch.argv[0]}: {e.strerror or e}: check SimGrid's install") from None
+    if done.returncode != 0 or "mpi_library_version" not in done.stdout:
+        raise UsageError(f"SimGrid refuses {what}: {simgrid_error(done.stderr)}")
+
+
+def check_simulation(lib: MpiLibrary, engine: Path, parts: Sequence[Part]) -> None:
+    """Both checks, once per distinct platform, hostfile and options of `parts`."""
+    check_memory(max(p.plan.ranks for p in parts))
+    seen = set()
+    for part in parts:
+        key = (part.placement.platform, part.placement.hostfile, tuple(part.launcher_args),
+               tuple(sorted(part.env.items())))
+        if key not in seen:
+            seen.add(key)
+            check_platform(lib, engine, part)
