@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
+from mpiscope.results.compare import compare_launches_of_point
+from mpiscope.results.launches import aggregate_by
 from mpiscope.results.policy import POLICY
-from mpiscope.results.verdict import decide
 
 MARGIN = POLICY.margin  # changes below it are the same (docs/statistics.md, the constants)
 
@@ -32,20 +32,28 @@ class Ratio:
 
 def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float = MARGIN) -> Ratio:
     """The one comparison of tune: two sets of launch medians of a point, judged by the results
-    layer's verdicts (`results.verdict.decide`: Welch's interval of the ratio on the logs; faster/
-    slower when significant and beyond `margin`, same when the interval lies inside the margin,
-    else inconclusive)."""
-    b, c = np.log(np.asarray(baseline, float)), np.log(np.asarray(candidate, float))
-    diff = float(c.mean() - b.mean())
-    if len(b) < 2 or len(c) < 2:
-        return Ratio(math.exp(diff), float("nan"), float("nan"), "inconclusive", (len(b), len(c)))
-    vb, vc = b.var(ddof=1) / len(b), c.var(ddof=1) / len(c)
-    se = float(np.sqrt(vb + vc))
-    df = (vb + vc) ** 2 / (vb ** 2 / (len(b) - 1) + vc ** 2 / (len(c) - 1) + 1e-300)
-    p = float(2 * stats.t.sf(abs(diff) / se, max(df, 1.0))) if se > 0 else float(diff == 0)
-    launch_var = float((b.var(ddof=1) * (len(b) - 1) + c.var(ddof=1) * (len(c) - 1)) / (len(b) + len(c) - 2))
-    v = decide(diff, se, max(df, 1.0), p, launch_var, margin=margin)
-    return Ratio(v.ratio, v.low, v.high, v.verdict, (len(b), len(c)), v.launches_needed)
+    layer (`results.compare.compare_launches_of_point`: Welch's interval of the ratio on the log
+    launch medians, wild launches left out, `results.verdict.decide`'s verdict: faster/slower when
+    significant and beyond `margin`, same when the interval lies inside the margin, else
+    inconclusive). Fewer than two launches a side: inconclusive, no interval."""
+    if len(baseline) < 2 or len(candidate) < 2:
+        ratio = math.exp(float(np.mean(np.log(candidate)) - np.mean(np.log(baseline))))
+        return Ratio(ratio, float("nan"), float("nan"), "inconclusive", (len(baseline), len(candidate)))
+    v = compare_launches_of_point(baseline, candidate, margin)
+    return Ratio(v.ratio, v.low, v.high, v.verdict, (len(baseline), len(candidate)), v.launches_needed)
+
+
+def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
+    """(collective, ranks, size, algorithm) -> the launch medians of the point, in launch order,
+    as the results layer groups launches (`results.launches.aggregate_by`, every part of a tune's
+    run one launch; disturbed launches left out); the algorithm is the one the point's launch
+    forced for its collective (key "algorithm"), or the launch's tag[key] (the side-by-side's
+    "side", the liveness check's "probe")."""
+    def name_of(p):
+        tag = getattr(p, "tag", {}) or {}
+        return tag.get("algorithms", {}).get(p.benchmark) if key == "algorithm" else tag.get(key)
+    return {(lp.benchmark, lp.ranks, lp.size, name): list(lp.launch_medians)
+            for name, lps in aggregate_by(points, name_of).items() for lp in lps}
 
 
 def best(samples: Mapping[str, Sequence[float]]) -> str:

@@ -66,7 +66,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
         return show(a.show)
     runs_dir = paths.runs_dir(a.runs_dir)
     if a.resume:
-        given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks),
+        given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks), ("--env", a.env),
                                 ("--algorithms", a.algorithms), ("--exhaustive", a.exhaustive),
                                 ("--verify-max-launches", a.verify_max_launches is not None),
                                 ("--sizes", a.sizes != DEFAULT_SIZES)) if v]
@@ -92,7 +92,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
         spec = TuneSpec(mpi=a.mpi, collectives=collectives, ranks=a.ranks or [2], sizes=a.sizes, rounds=a.rounds,
                         verify_launches=a.verify_launches, verify_max=verify_max, max_time=a.max_time,
                         race=not a.exhaustive, only=only,
-                        launcher_args=list(split_args(a.launcher_args, "--launcher-args")),
+                        launcher_args=list(split_args(a.launcher_args, "--launcher-args")), env=_env(a.env),
                         placement={"launcher": a.launcher, "hosts": _hosts(a.hosts), "hostfile": a.hostfile,
                                    "nodes": a.nodes, "ranks_per_node": a.ranks_per_node, "mapping": a.map_by,
                                    "binding": a.bind_to})
@@ -135,6 +135,12 @@ def _hosts(hosts: list[str] | None) -> list[str] | None:
     return None if hosts is None else list(parse_field("hosts", hosts, CLI))
 
 
+def _env(items: list[str]) -> dict[str, str]:
+    """--env checked as `run` checks it."""
+    from mpiscope.plan.describe import CLI, parse_field
+    return dict(parse_field("env", items, CLI)) if items else {}
+
+
 def _check_room(a: argparse.Namespace, spec) -> None:
     from mpiscope.commands.options import check_ranks_room, placement_from_args
     check_ranks_room(a, max(spec.ranks), placement_from_args(a))
@@ -160,6 +166,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--max-time", type=positive_float, default=0.2, help="time cap per point and launch, s (0.2)")
     p.add_argument("--exhaustive", action="store_true",
                    help="no racing: every algorithm at every size in every round (to weigh the race's saving)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="a variable of every launch (repeatable), e.g. a layer forced: "
+                        "MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=mpir")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--show", metavar="FILE", help="read a tuning file back as a table; measure nothing")
     p.add_argument("--resume", metavar="DIR", help="carry on with a tune cut short (its own options apply)")

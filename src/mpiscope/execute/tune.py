@@ -16,18 +16,20 @@ from typing import Any
 
 import numpy as np
 
-from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, settle, to_measure, void_by_controls
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, launch_medians, settle, to_measure, \
+    void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.report.tune import control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
+from mpiscope.execute.liveness import ALGORITHM, check, live_points, probes, serving
+from mpiscope.execute.planner import Group, measurement
 from mpiscope.launchers import local_cores
-from mpiscope.launchers.placement import Placement
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
-from mpiscope.plan.engine import Part, make_plan
-from mpiscope.plan.schedule import LaunchPolicy
+from mpiscope.plan.describe import API, Description, describe
+from mpiscope.plan.engine import Part, Planned, make_plan
 from mpiscope.execute.session import Measurement, Session
 from mpiscope.store.owner import claim
 from mpiscope.store.runs import STDERR, Run
@@ -56,11 +58,23 @@ class TuneSpec:
     launcher_args: list[str] = field(default_factory=list)
     placement: dict[str, Any] = field(default_factory=dict)
     margin: float = MARGIN
+    env: dict[str, str] = field(default_factory=dict)  # every launch's (e.g. a layer forced: POSIX=mpir)
+    live_launches: int = 3  # launches a side of the liveness check (a knob's poor choice against the default)
+    live_max: int = 6  # launches a side at most while a knob's liveness is inconclusive
 
 
-def _placement(spec: TuneSpec) -> Placement:
-    from mpiscope.launchers.placement import make_placement
-    return make_placement(**spec.placement)
+# TuneSpec.placement's keys -> the description's fields
+PLACEMENT_FIELDS = {"launcher": "launcher", "hosts": "hosts", "hostfile": "hostfile", "nodes": "nodes",
+                    "ranks_per_node": "ranks_per_node", "mapping": "map_by", "binding": "bind_to"}
+
+
+def description(spec: TuneSpec) -> Description:
+    """The one experiment description of a tune's launches: one launch per part, the engine's cap
+    per point, the placement and the environment every launch shares."""
+    values = {"mpi": spec.mpi, "sizes": spec.sizes, "max_time": spec.max_time, "launches": 1,
+              "launcher_args": list(spec.launcher_args), "env": dict(spec.env) or None,
+              **{PLACEMENT_FIELDS[k]: v for k, v in spec.placement.items() if k in PLACEMENT_FIELDS}}
+    return describe(values, API)
 
 
 class Tune:
@@ -70,6 +84,8 @@ class Tune:
         self.dir, self.spec, self.target, self.session = directory, spec, target, session
         self.vendor = vendor_of(target.lib)
         self.state = self._load_state()
+        self.description = description(spec)
+        self.live: dict[tuple[str, int], bool] = {}  # (collective, ranks) -> its algorithm variable reaches the call
 
     # -- state ---------------------------------------------------------------------------------
     def _load_state(self) -> dict:
@@ -99,14 +115,26 @@ class Tune:
         return racing, cannot, left_out
 
     # -- the race ------------------------------------------------------------------------------
-    def _part(self, colls: list[str], ranks: int, wanted: dict[str, list[int] | None], env: dict[str, str], tag: dict,
-              rng: random.Random | None = None) -> Part:
+    def _group(self, colls: list[str], ranks: int, wanted: dict[str, list[int] | None], env: dict[str, str], tag: dict,
+               rng: random.Random | None = None) -> Group:
         """One launch measuring `wanted` (collective -> its sizes; None: all) in a random order."""
-        plan, planned = make_plan(self.target.engine, colls, ranks, sizes=self.spec.sizes, max_time=self.spec.max_time)
-        ids = [e.id for e in planned.points if not e.skip and e.benchmark in wanted
-               and (wanted[e.benchmark] is None or e.size in wanted[e.benchmark])]
-        (rng or random.Random()).shuffle(ids)  # the sizes and collectives of a launch in a random order
-        return Part(plan, dict(env), tuple(self.spec.launcher_args), _placement(self.spec), tag, points=tuple(ids))
+        shuffle = (rng or random.Random()).shuffle
+
+        def points(planned: Planned) -> tuple[int, ...]:
+            ids = [e.id for e in planned.points if not e.skip and e.benchmark in wanted
+                   and (wanted[e.benchmark] is None or e.size in wanted[e.benchmark])]
+            shuffle(ids)  # the sizes and collectives of a launch in a random order
+            return tuple(ids)
+        return Group(tuple(colls), self.spec.sizes, ranks=ranks, env=dict(env), tag=tag, points=points)
+
+    def _measurement(self, groups: list[Group], what: str, keep_going: bool = True) -> Measurement:
+        """A run of parts already numbered by launch (one launch each, as given), planned by the
+        one planner (`execute.planner.measurement`)."""
+        return measurement(self.description, groups, room=False, factors={"tune": what}, keep_going=keep_going)
+
+    def _parts(self, groups: list[Group]) -> list[Part]:
+        """More launches of a run already measuring (`session.add_parts`), planned as the first."""
+        return self._measurement(groups, "more").parts
 
     def sizes(self, coll: str, ranks: int) -> list[int]:
         from mpiscope.plan.engine import engine_plan
@@ -131,8 +159,9 @@ class Tune:
             rng.shuffle(launches)
             for members, part in launches:
                 if run is None:  # the run begins with the round's first launch
-                    run, out = self.session.run(self._one(part, "race"), announce=self._announce("race"))
-                    self._after(run, part, members, out, rng, 0)
+                    m = self._measurement([part], "race")
+                    run, out = self.session.run(m, announce=self._announce("race"))
+                    self._after(run, m.parts[0], members, out, rng, 0)
                 else:
                     self._add(run, members, part, rng)
         if run is None:
@@ -140,10 +169,11 @@ class Tune:
         return run
 
     def _packed(self, racing: dict[str, list[Algorithm]], n: int, samples: dict, r: int,
-                rng: random.Random) -> list[tuple[list[tuple[str, Algorithm, list[int] | None]], Part]]:
+                rng: random.Random) -> list[tuple[list[tuple[str, Algorithm, list[int] | None]], Group]]:
         """Round `r`'s launches at `n` ranks: the runners of each collective in a random order,
         the k-th runner of every collective in launch k."""
-        todo = {coll: self._round(coll, algs, n, samples, r) for coll, algs in racing.items()}
+        todo = {coll: self._round(coll, algs, n, samples, r) for coll, algs in racing.items()
+                if self.live.get((coll, n), True)}
         for runners in todo.values():
             rng.shuffle(runners)
         out = []
@@ -154,9 +184,9 @@ class Tune:
         return out
 
     def _launch(self, members: list[tuple[str, Algorithm, list[int] | None]], n: int, r: int,
-                rng: random.Random) -> Part:
+                rng: random.Random) -> Group:
         env = {k: v for _, alg, _ in members for k, v in alg.env.items()}
-        return self._part([c for c, _, _ in members], n, {c: sizes for c, _, sizes in members}, env,
+        return self._group([c for c, _, _ in members], n, {c: sizes for c, _, sizes in members}, env,
                           {"algorithms": {c: alg.name for c, alg, _ in members}, "launch": r}, rng)
 
     def _round(self, coll: str, algs: list[Algorithm], n: int, samples: dict, r: int) -> list[tuple[Algorithm, list]]:
@@ -176,11 +206,6 @@ class Tune:
         run, what to run once it is gone is `tune --resume` of this tune, not `run --resume`."""
         with claim(run.path, f"run {run.id} of tune {self.dir}", f"`mpiscope tune --resume {self.dir}`"):
             return self.session.resume(run)
-
-    def _one(self, part: Part, what: str, keep_going: bool = True) -> Measurement:
-        """A run of parts already numbered by launch (one launch each, as given)."""
-        return Measurement(self.target, [part], factors={"tune": what}, keep_going=keep_going,
-                           policy=LaunchPolicy(count=1))
 
     def _announce(self, name: str):
         def keep(run: Run) -> None:  # written down before the first launch: --resume finds it
@@ -214,10 +239,11 @@ class Tune:
             if again:
                 self._add(run, again, self._launch(again, n, r, rng), rng)
 
-    def _add(self, run: Run, members: list[tuple[str, Algorithm, list[int] | None]], part: Part,
+    def _add(self, run: Run, members: list[tuple[str, Algorithm, list[int] | None]], group: Group,
              rng: random.Random) -> None:
         since = self._said_size(run)
-        self._after(run, part, members, self.session.add_parts(run, self.target, [part]), rng, since)
+        parts = self._parts([group])
+        self._after(run, parts[0], members, self.session.add_parts(run, self.target, parts), rng, since)
 
     @staticmethod
     def _said_size(run: Run) -> int:
@@ -332,9 +358,9 @@ class Tune:
         # a measured size inside the band: the band's lower edge itself may round down (the engine
         # counts whole elements) into the band below, which keeps the default
         size = min(s for s in self.sizes(coll, n) if s >= band.low) if coll != "barrier" else None
-        part = self._part([coll], n, {coll: [size] if size else None}, environment(tuning.library, path),
-                          {"check": "canary", "launch": 0})
-        run, out = self.session.run(self._one(part, "canary", keep_going=False))
+        group = self._group([coll], n, {coll: [size] if size else None}, environment(tuning.library, path),
+                            {"check": "canary", "launch": 0})
+        run, out = self.session.run(self._measurement([group], "canary", keep_going=False))
         if out.status == "interrupted":
             raise KeyboardInterrupt
         refused = out.status == "failed"
@@ -352,9 +378,9 @@ class Tune:
                       for n in sorted({n for by in tuning.rules.values() for n in by})}
         run = self._run("verify")
         if run is None:
-            parts = [p for k in range(self.spec.verify_launches) for p in self._sides(everything, k, env, rng)]
-            m = Measurement(self.target, parts, factors={"tune": "verify"}, policy=LaunchPolicy(count=1))
-            run, out = self.session.run(m, announce=self._announce("verify"))
+            groups = [g for k in range(self.spec.verify_launches) for g in self._sides(everything, k, env, rng)]
+            run, out = self.session.run(self._measurement(groups, "verify", keep_going=False),
+                                        announce=self._announce("verify"))
         else:
             out = self._resume(run)
         self._verified(out, run, path)
@@ -370,18 +396,19 @@ class Tune:
             if not wanted:
                 break
             wanted = {n: {c: (s or None) for c, s in by.items()} for n, by in wanted.items()}
-            self._verified(self.session.add_parts(run, self.target, self._sides(wanted, k, env, rng)), run, path)
+            more = self._parts(self._sides(wanted, k, env, rng))
+            self._verified(self.session.add_parts(run, self.target, more), run, path)
             rows = self._side_by_side(run, tuning)
         return run, void_by_controls(rows, DEFAULT, control_reason)
 
     def _sides(self, wanted: dict[int, dict[str, list[int] | None]], k: int, env: dict[str, str],
-               rng: random.Random) -> list[Part]:
+               rng: random.Random) -> list[Group]:
         """Round `k` of the side-by-side: per rank count one launch of the default and one of the
         file, measuring `wanted` (ranks -> collective -> sizes), the launches in a random order."""
         launch = []
         for n, colls in wanted.items():
-            launch += [self._part(list(colls), n, colls, {}, {"side": "default", "launch": k}, rng),
-                       self._part(list(colls), n, colls, env, {"side": "tuned", "launch": k}, rng)]
+            launch += [self._group(list(colls), n, colls, {}, {"side": "default", "launch": k}, rng),
+                       self._group(list(colls), n, colls, env, {"side": "tuned", "launch": k}, rng)]
         rng.shuffle(launch)
         return launch
 
@@ -412,18 +439,6 @@ class Tune:
         return rows
 
 
-def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
-    """(collective, ranks, size, algorithm) -> the launch medians of the point, in launch order;
-    the algorithm is the one the point's launch forced for its collective (key "algorithm"), or
-    the launch's tag[key] (the side-by-side's "side")."""
-    out: dict[tuple, list[float]] = {}
-    for p in sorted(points, key=lambda p: p.tag.get("launch", 0)):
-        name = p.tag.get("algorithms", {}).get(p.benchmark) if key == "algorithm" else p.tag.get(key)
-        if name is not None and p.median:
-            out.setdefault((p.benchmark, p.ranks, p.size, name), []).append(p.median)
-    return out
-
-
 def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: dict[tuple, list[int]],
          seconds: float) -> dict:
     """What the race measured against measuring every algorithm at every size in every round:
@@ -451,19 +466,28 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
 def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
     t = Tune(directory, spec, target, session)
     racing, cannot, left_out = t.choices()
-    started = time.monotonic()
-    run = t.race_run(racing)
-    seconds = time.monotonic() - started + t.state.get("race_seconds_before", 0.0)
-    t.state["race_seconds_before"] = seconds
-    t.save()
-    sizes = {(c, n): t.sizes(c, n) for c in racing for n in spec.ranks}
-    decisions = t.decide(racing, run)
-    candidate = t.tuning_of(racing, decisions)
+    served = serving(t, list(racing))
+    liveness = check(t, probes(t, racing, served), spec.live_launches, spec.live_max)
+    t.live = live_points(liveness)
     result: dict[str, Any] = {
         "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name,
-        "race_run": str(run.path), "cannot": cannot, "left_out": left_out, "failed": t.state["failed"],
-        "decisions": decisions, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
-        "cost": cost(run, spec, racing, sizes, seconds)}
+        "layers": {c: asdict(s) for c, s in served.items()}, "liveness": liveness,
+        "not_live": {f"{r['collective']} {r['ranks']}": r["evidence"] for r in liveness
+                     if r["knob"] == ALGORITHM and not r["live"]},
+        "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
+        "cost": {}}
+    decisions: list[dict] = []
+    if any(t.live.get((c, n), True) for c in racing for n in spec.ranks):
+        started = time.monotonic()
+        run = t.race_run(racing)
+        seconds = time.monotonic() - started + t.state.get("race_seconds_before", 0.0)
+        t.state["race_seconds_before"] = seconds
+        t.save()
+        sizes = {(c, n): t.sizes(c, n) for c in racing for n in spec.ranks}
+        decisions = t.decide(racing, run)
+        result.update(race_run=str(run.path), cost=cost(run, spec, racing, sizes, seconds))
+    result.update(failed=t.state["failed"], decisions=decisions)
+    candidate = t.tuning_of(racing, decisions)
     if candidate.changes():
         # the race's changes go into a candidate file; only those its side-by-side proves reach the file
         cpath, _ = t.write(candidate, "candidate")
@@ -481,13 +505,30 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
                      "not measured side by side")
             result["evidence"] = evidence(result["verify"])
     tuning = t.tuning_of(racing, decisions)
+    result["reaches"] = reaches(tuning, liveness)
     path, fmt = t.write(tuning)
-    result.update({"file": str(path), "format": fmt, "env": environment(tuning.library, path),
+    # what a centre installs: the file's variables, and the layer the tune forced for every launch
+    result.update({"file": str(path), "format": fmt, "env": {**spec.env, **environment(tuning.library, path)},
                    "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()}
                              for c, by in tuning.rules.items()},
                    "changes": tuning.changes()})
     write_atomic(directory / RESULT, json.dumps(result, indent=1, default=str))
     return result
+
+
+def reaches(tuning: Tuning, liveness: list[dict]) -> str:
+    """Whether the written file changes the timed calls: it steers the algorithm variable's layer,
+    which the liveness check found live (or not) per collective and rank count."""
+    live = [f"{r['collective']} at {r['ranks']} ranks" for r in liveness if r["knob"] == ALGORITHM and r["live"]]
+    dead = [f"{r['collective']} at {r['ranks']} ranks ({r['evidence']})" for r in liveness
+            if r["knob"] == ALGORITHM and not r["live"]]
+    changed = sum(b.algorithm != DEFAULT for by in tuning.rules.values() for bs in by.values() for b in bs)
+    text = (f"the file changes the timed calls where it changes the algorithm ({changed} band(s)): the variable "
+            f"it steers was proven live for {', '.join(live)}" if changed else
+            "the file changes no band: it leaves every timed call to the library's choice")
+    if dead:
+        text += f"; no file can change {'; '.join(dead)}: the variable it steers is not live there"
+    return text
 
 
 def withdraw(decisions: list[dict], verified: dict[tuple, dict], otherwise: str) -> None:
@@ -571,7 +612,8 @@ def again(spec: TuneSpec) -> str:
     words = ["mpiscope", "tune", *spec.collectives, *(["--mpi", spec.mpi] if spec.mpi else []),
              "-n", ",".join(map(str, spec.ranks)), "--sizes", spec.sizes, "--rounds", str(spec.rounds),
              "--max-time", str(spec.max_time), *(["--exhaustive"] if not spec.race else []),
-             *[f"--algorithms={c}={','.join(a)}" for c, a in spec.only.items()]]
+             *[f"--algorithms={c}={','.join(a)}" for c, a in spec.only.items()],
+             *[f"--env={k}={v}" for k, v in spec.env.items()]]
     flags = {"launcher": "--launcher", "hosts": "--hosts", "hostfile": "--hostfile", "nodes": "--nodes",
              "ranks_per_node": "--ranks-per-node", "mapping": "--map-by", "binding": "--bind-to"}
     for key, value in spec.placement.items():

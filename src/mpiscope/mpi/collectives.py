@@ -80,12 +80,17 @@ def _ask(argv: list[str]) -> str:
     return done.stdout
 
 
+def mpivars(lib: MpiLibrary) -> str:
+    """MPICH's list of its CVARs, each with its default and values (`mpivars`)."""
+    return _ask([str(_tool(lib, "mpivars"))])
+
+
 def discover(lib: MpiLibrary, collectives: tuple[str, ...] = TUNABLE, ranks: int = 2) -> dict[str, Choices]:
     """Each collective's algorithms as the library lists them (MPICH's radixes up to `ranks`)."""
     if vendor_of(lib) == "openmpi":
         return openmpi_choices(_ask([str(_tool(lib, "ompi_info")), "--param", "coll", "tuned", "--level", "9",
                                      "--parsable"]), collectives)
-    return mpich_choices(_ask([str(_tool(lib, "mpivars"))]), libmpi_strings(lib), collectives, ranks)
+    return mpich_choices(mpivars(lib), libmpi_strings(lib), collectives, ranks)
 
 
 def openmpi_choices(parsable: str, collectives: tuple[str, ...]) -> dict[str, Choices]:

@@ -93,8 +93,20 @@ def cost_line(c: dict) -> str:
             f"{c['seconds']:.0f} s")
 
 
+def layer_lines(result: dict) -> list[str]:
+    """Per collective the layer that serves it, and each knob's liveness with its evidence."""
+    out = [f"{c}: served by {s['component']} ({s['layer']}): {s['why']}" for c, s in result.get("layers", {}).items()]
+    for r in result.get("liveness", []):
+        out.append(f"{r['collective']} at {r['ranks']} ranks, {r['knob']} {r['variable']}: "
+                   f"{'live' if r['live'] else 'not live here, not raced' if r['knob'] == 'algorithm' else 'not live'}"
+                   f" ({r['evidence']})")
+    return out + ([result["reaches"]] if result.get("reaches") else [])
+
+
 def print_result(out: Console, result: dict) -> None:
     out.print(result_table(result))
+    for line in layer_lines(result):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     bars = gain_bars(result)
     if bars:
         out.print("gain of the tuned file over the default (default time / tuned time):", highlight=False)
@@ -136,6 +148,7 @@ def write_html(result: dict, path: Path) -> Path:
                       for caption, fig in tune_figures(result))
     env = "<br>".join(html.escape(f"export {k}={v}") for k, v in result["env"].items())
     cost = f"<p>{html.escape(cost_line(result['cost']))}</p>" if result["cost"].get("share") is not None else ""
+    cost += "".join(f"<p>{html.escape(line)}</p>" for line in layer_lines(result))
     text = (f"<!doctype html><html><head><meta charset='utf-8'><title>mpiscope tune</title></head><body>"
             f"<h1>tune: {html.escape(result['library'])}</h1><p>file: {html.escape(result['file'])} "
             f"({html.escape(result['format'])})</p><p>{env}</p>{cost}{figures}<table border=1 cellpadding=3>"

@@ -1,0 +1,143 @@
+"""Before tune races a knob, what serves each collective and whether the knob reaches it
+(docs/tune.md "Layers" and "Liveness"): the layer is read from the library (MPICH's `mpivars`,
+Open MPI's `coll_base_verbose` in one launch), and a deliberately poor choice of the knob is
+timed against the library's own in a few launches a side, all collectives packed into each
+launch as the race packs them. A knob whose poor choice is not measurably slower (the results
+layer's verdict is not "slower") is not live here: its candidates are not raced."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpiscope.analysis.tune import judge, launch_medians
+from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
+from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
+    poor_algorithm
+
+# `t` below is the tune (execute.tune.Tune), whose launches these are
+ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One knob of one collective forced to its poor choice."""
+    collective: str
+    knob: str           # ALGORITHM | LAYER
+    variable: str
+    poor: str           # the algorithm's name (ALGORITHM) or the layer variable's value (LAYER)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def nodes_of(placement: dict) -> int:
+    """The hosts a tune's placement names (1 when it names none: one node)."""
+    hosts = placement.get("hosts") or []
+    return max(len(hosts), int(placement.get("nodes") or 1), 1)
+
+
+def serving(t: Any, collectives: list[str]) -> dict[str, Serving]:
+    """Per collective the layer that serves it at the tune's placement, asked of the library."""
+    if t.vendor == "mpich":
+        listed = mpivars(t.target.lib)
+        return {c: mpich_serving(listed, c, nodes_of(t.spec.placement), t.spec.env) for c in collectives}
+    said = t.state.get("components")
+    if said is None:  # one launch of every collective at its smallest size, the choice printed
+        n = min(t.spec.ranks)
+        group = t._group(collectives, n, {c: ([min(t.sizes(c, n))] if c != "barrier" else None) for c in collectives},
+                         ompi_verbose_env(), {"check": "layers", "launch": 0})
+        since = 0
+        run, out = t.session.run(t._measurement([group], "layers"))
+        if out.status == "interrupted":
+            raise KeyboardInterrupt
+        said = t._said(run, since)
+        t.state["components"] = said[-200_000:]
+        t.save()
+    return {c: ompi_serving(said, c) for c in collectives}
+
+
+def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving]) -> list[Probe]:
+    """The knobs to prove: each collective's raced algorithm variable (its poor algorithm), and
+    where MPICH's POSIX layer serves, that layer's variable (falling back to MPIR)."""
+    out = []
+    for coll, algs in racing.items():
+        candidates = [a for a in algs if a.name != DEFAULT]
+        poor = poor_algorithm(t.vendor, coll, [a.value for a in candidates])
+        alg = next((a for a in candidates if a.value == poor), None)
+        if alg is not None:
+            variable = next((k for k in alg.env if k.endswith("_ALGORITHM") or k.endswith("_algorithm")), "")
+            out.append(Probe(coll, ALGORITHM, variable, alg.name, dict(alg.env)))
+        s = served.get(coll)
+        layer = next((k for k in (s.knobs if s else ()) if k.layer == POSIX), None)
+        if s is not None and s.layer == POSIX and layer is not None and POSIX_POOR in layer.values:
+            out.append(Probe(coll, LAYER, layer.variable, POSIX_POOR, {layer.variable: POSIX_POOR}))
+    return out
+
+
+def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
+    """`launches` rounds; in each, per rank count, one launch of the library's choice and one per
+    kind of knob with every collective's poor choice of that kind, at the collective's largest
+    size, in a random order; then, while a probe's verdict is inconclusive, one more round of
+    those probes, up to `most` launches a side (from five launches on the results layer leaves a
+    launch in another mode out). Per collective, rank count and knob the verdict of the poor
+    choice against the library's (`analysis.tune.judge`): live when "slower"."""
+    rng = random.Random()
+    run = t._run("liveness")
+    if run is None:
+        groups = [g for k in range(launches) for g in _round(t, found, k, rng)]
+        run, out = t.session.run(t._measurement(groups, "liveness"), announce=t._announce("liveness"))
+    else:
+        out = t._resume(run)
+    while True:
+        if out is not None and out.status == "interrupted":
+            raise KeyboardInterrupt
+        rows = _rows(t, found, run)
+        unsure = [(r["collective"], r["knob"]) for r in rows if r["verdict"] == "inconclusive"]
+        done = max((max(r["launches"]) for r in rows), default=most)
+        if not unsure or done >= most:
+            return rows
+        again = [p for p in found if (p.collective, p.knob) in unsure]
+        out = t.session.add_parts(run, t.target, t._parts(_round(t, again, done, rng)))
+
+
+def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
+    """Round `k`'s launches: per rank count the library's choice, and each kind of knob's poor
+    choices (each collective forced by its own variable), in a random order."""
+    out = []
+    for n in t.spec.ranks:
+        wanted = {c: ([max(t.sizes(c, n))] if c != "barrier" else None) for c in dict.fromkeys(p.collective for p in found)}
+        out.append(t._group(list(wanted), n, wanted, {}, {"probe": DEFAULT, "launch": k}, rng))
+        for kind in sorted({p.knob for p in found}):
+            of = [p for p in found if p.knob == kind]
+            env = {key: v for p in of for key, v in p.env.items()}
+            out.append(t._group([p.collective for p in of], n, {p.collective: wanted[p.collective] for p in of}, env,
+                                {"probe": kind, "launch": k}, rng))
+    rng.shuffle(out)
+    return out
+
+
+def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
+    samples = launch_medians(run.records().points, key="probe")
+    rows = []
+    for p in found:
+        for n in t.spec.ranks:
+            size = max(t.sizes(p.collective, n)) if p.collective != "barrier" else 0
+            at = {k: v for (c, rn, s, k), v in samples.items() if c == p.collective and rn == n and
+                  (s == size or p.collective == "barrier")}
+            d, poor = at.get(DEFAULT, []), at.get(p.knob, [])
+            row = {"collective": p.collective, "ranks": n, "size": size, "knob": p.knob, "variable": p.variable,
+                   "poor": p.poor, "launches": [len(d), len(poor)], "run": str(run.path)}
+            if len(d) < 2 or len(poor) < 2:
+                row.update(live=False, verdict=None, evidence=f"{len(d)} and {len(poor)} launches measured (the "
+                                                             f"others failed): not proven live")
+            else:
+                r = judge(d, poor, t.spec.margin)
+                row.update(live=r.verdict == "slower", verdict=r.verdict, ratio=r.ratio, low=r.low, high=r.high,
+                           evidence=f"{p.variable}={p.poor}: x{r.ratio:.2f} ({r.low:.2f}-{r.high:.2f}) of the "
+                                    f"library's choice, {r.verdict}, {len(d)}+{len(poor)} launches")
+            rows.append(row)
+    return rows
+
+
+def live_points(rows: list[dict]) -> dict[tuple[str, int], bool]:
+    """(collective, ranks) -> whether its raced algorithm variable reaches the timed calls."""
+    return {(r["collective"], r["ranks"]): r["live"] for r in rows if r["knob"] == ALGORITHM}

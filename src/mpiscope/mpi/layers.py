@@ -1,0 +1,184 @@
+"""Which layer of an MPI library serves a collective, asked of the library itself, and the knobs
+of each layer (what `mpiscope tune` may race, docs/tune.md "Layers").
+
+MPICH (CH4): across nodes a composition (`MPIR_CVAR_<C>_COMPOSITION`) splits the call into
+inter-node (netmod) and node (shared-memory) steps; on one node the POSIX shared-memory collective
+(`MPIR_CVAR_<C>_POSIX_INTRA_ALGORITHM`: release_gather, or mpir to fall back) serves allreduce,
+bcast, reduce and barrier once `MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD` such calls were made; only
+the MPIR layer underneath reads `MPIR_CVAR_<C>_INTRA_ALGORITHM` and the JSON selection tree.
+`mpivars` lists every variable with its values and default.
+
+Open MPI: per communicator the `coll` components that accept it are stacked by priority and
+each collective is served by the highest one that implements it (`coll_base_verbose` prints the
+components "Enabled" on every communicator); `coll_tuned_<c>_algorithm` steers only coll/tuned."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+POSIX, MPIR, COMPOSITION = "posix", "mpir", "composition"
+ENV_TRUE = ("1", "yes", "true", "on")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A variable of one layer and the choices it offers."""
+    layer: str
+    variable: str
+    values: tuple[str, ...]
+    default: str
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Which layer and component serve a collective at a placement, and why (the library's words)."""
+    collective: str
+    layer: str                      # posix | mpir | composition (MPICH); the component (Open MPI)
+    component: str                  # release_gather, MPIR, tuned, han, sm, ...
+    why: str
+    algorithms_steer: bool          # the algorithm variable tune races reaches the timed call
+    knobs: tuple[Knob, ...] = ()    # the layer's own variables (above the algorithms)
+    others: dict[str, str] = field(default_factory=dict)  # what else could serve it, and why it does not
+
+
+# -- MPICH ---------------------------------------------------------------------------------------
+
+def _blocks(mpivars: str) -> dict[str, tuple[str, list[str], str]]:
+    """Every `\tMPIR_CVAR_X=DEFAULT ... description` line with the `value - what` lines after it:
+    name -> (default, values, description)."""
+    out: dict[str, tuple[str, list[str], str]] = {}
+    current = None
+    for line in mpivars.splitlines():
+        m = re.match(r"^\t(MPIR_CVAR_\w+)\s*=(\S*)\t.*\t([^\t]*)$", line)
+        if m:
+            current = m.group(1)
+            out[current] = (m.group(2), [], m.group(3))
+        elif current and re.match(r"^[a-z_0-9]+\s+-\s", line):
+            out[current][1].append(line.split()[0])
+        elif line.startswith("\t"):
+            current = None
+    return out
+
+
+def _numbered(description: str) -> list[str]:
+    """The numbered choices of a composition's description ('0 Auto selection 1 NM + SHM ...')."""
+    return [m.group(1) for m in re.finditer(r"(?:^|\s)(\d+) [A-Z]", description)]
+
+
+def _value(default: str, values: list[str]) -> str:
+    """mpivars prints an enum's default as its index into the listed values."""
+    return values[int(default)] if default.isdigit() and int(default) < len(values) else default
+
+
+def mpich_serving(mpivars: str, collective: str, nodes: int = 1, env: dict[str, str] | None = None) -> Serving:
+    """The layer that serves `collective` at `nodes` nodes, under the environment `env` (a layer
+    forced by the user), from `mpivars`."""
+    env = env or {}
+    blocks = _blocks(mpivars)
+    c = collective.upper()
+    posix, comp = f"MPIR_CVAR_{c}_POSIX_INTRA_ALGORITHM", f"MPIR_CVAR_{c}_COMPOSITION"
+    threshold = blocks.get("MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD", ("?", [], ""))[0]
+    knobs, others = [], {}
+    if posix in blocks:
+        default, values, _ = blocks[posix]
+        knobs.append(Knob(POSIX, posix, tuple(values), _value(default, values)))
+    if nodes > 1 and comp in blocks:
+        default, _, text = blocks[comp]
+        knobs.insert(0, Knob(COMPOSITION, comp, tuple(_numbered(text)), default))
+        chosen = env.get(comp, default)
+        return Serving(collective, COMPOSITION, f"composition {chosen}",
+                       f"{comp}={chosen} on {nodes} nodes: the inter-node step runs MPIR's algorithms on the "
+                       f"netmod, the node step the shared-memory collective", True, tuple(knobs))
+    if posix not in blocks:
+        return Serving(collective, MPIR, "MPIR", f"mpivars lists no {posix}: MPIR serves it on a node", True,
+                       tuple(knobs))
+    chosen = env.get(posix, knobs[-1].default)
+    if chosen == "mpir" or "release_gather" not in knobs[-1].values:
+        return Serving(collective, MPIR, "MPIR", f"{posix}={chosen}: the POSIX layer falls back to MPIR", True,
+                       tuple(knobs))
+    others["MPIR"] = (f"the fallback only: the first {threshold} allreduce/bcast/reduce/barrier calls of a "
+                      f"communicator, or {posix}=mpir")
+    return Serving(collective, POSIX, "release_gather",
+                   f"{posix}={chosen} on one node: the shared-memory release_gather collective serves it after "
+                   f"MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD={threshold} calls; MPIR_CVAR_{c}_INTRA_ALGORITHM and the "
+                   f"JSON tree steer only the MPIR fallback", False, tuple(knobs), others)
+
+
+# -- Open MPI ------------------------------------------------------------------------------------
+
+# The blocking collectives each coll component of Open MPI 5.0 implements (its module's
+# function table, ompi/mca/coll/<component>/coll_<component>_module.c); tuned and basic all.
+OMPI_PROVIDES = {
+    "han": {"allgather", "allreduce", "barrier", "bcast", "gather", "reduce", "scatter", "alltoall"},
+    "sm": {"allreduce", "barrier", "bcast", "reduce"},
+    "adapt": {"bcast", "reduce"},
+    "self": set(),  # MPI_COMM_SELF only
+}
+
+
+def ompi_enabled(verbose: str) -> dict[str, dict[str, int]]:
+    """Per communicator (name) the components `coll_base_verbose` says were selected Enabled,
+    with their priorities ('coll:base:comm_select: selecting tuned, priority 30, Enabled'), from
+    the first rank that printed them."""
+    out: dict[str, dict[str, int]] = {}
+    current = None
+    for line in verbose.splitlines():
+        m = re.search(r"coll:base:comm_select: new communicator: (.+?) \(cid \d+\)", line)
+        if m:
+            current = m.group(1)
+            out.setdefault(current, {})
+            continue
+        m = re.search(r"coll:base:comm_select: selecting\s+(\w+), priority\s+(-?\d+), Enabled", line)
+        if m and current is not None:
+            out[current][m.group(1)] = int(m.group(2))
+    return out
+
+
+def ompi_serving(verbose: str, collective: str) -> Serving:
+    """The component serving `collective` on the communicators the engine times (every one but
+    MPI_COMM_SELF): the Enabled one of highest priority that implements it. Where communicators
+    differ, the component of most of them, the others named."""
+    per = {name: comps for name, comps in ompi_enabled(verbose).items() if name != "MPI_COMM_SELF" and comps}
+    chosen: dict[str, str] = {}
+    for name, comps in per.items():
+        able = [(p, c) for c, p in comps.items() if c in ("tuned", "basic") or collective in OMPI_PROVIDES.get(c, ())]
+        if able:
+            chosen[name] = max(able)[1]
+    if not chosen:
+        return Serving(collective, "unknown", "unknown", "coll_base_verbose named no component for it", False)
+    counts = {c: list(chosen.values()).count(c) for c in set(chosen.values())}
+    top = max(counts, key=lambda c: counts[c])
+    stack = ", ".join(f"{c} {p}" for c, p in sorted(next(iter(per.values())).items(), key=lambda kv: -kv[1]))
+    others = {name: f"served by {c}" for name, c in chosen.items() if c != top}
+    return Serving(collective, f"coll/{top}", top,
+                   f"coll_base_verbose: Enabled by priority {stack}; {top} is the highest that implements "
+                   f"{collective}", top == "tuned",
+                   (Knob(f"coll/{top}", f"OMPI_MCA_coll_{top}_priority", (), str(next(iter(per.values()))[top])),),
+                   others)
+
+
+def ompi_verbose_env() -> dict[str, str]:
+    """What makes Open MPI print its component choice per communicator."""
+    return {"OMPI_MCA_coll_base_verbose": "20"}
+
+
+# -- the deliberately poor choice a liveness check forces -----------------------------------------
+
+# MPICH's MPIR algorithm per collective that, where MPIR serves, is clearly slower than MPICH's own
+# choice at large sizes (allreduce tree: 27 x auto at 64 KiB on 2 ranks under POSIX=mpir,
+# docs/tune.md "Layers"); a collective not named here is probed with its first listed algorithm.
+MPICH_POOR = {"allreduce": "tree", "bcast": "scatter_ring_allgather", "reduce": "reduce_scatter_gather",
+              "allgather": "brucks", "alltoall": "brucks", "barrier": "k_dissemination",
+              "reduce_scatter": "noncommutative"}
+# The POSIX layer's poor choice: falling back to MPIR (3-7.5 x slower than release_gather, OSU).
+POSIX_POOR = "mpir"
+
+
+def poor_algorithm(vendor: str, collective: str, values: list[str]) -> str | None:
+    """The CVAR value (MPICH) or number (Open MPI) of the algorithm a liveness check forces, among
+    `values` (the candidates' values, in the library's order): Open MPI's number 1 (the linear
+    algorithm every coll_tuned list starts with), MPICH's MPICH_POOR, else the first."""
+    if not values:
+        return None
+    wanted = "1" if vendor == "openmpi" else MPICH_POOR.get(collective)
+    return wanted if wanted in values else values[0]
