@@ -4,6 +4,7 @@ did not use; `calibrate --validate PLATFORM RUN...` validates a twin against lat
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -25,21 +26,26 @@ NOT_SIMULATED = {"pairs"}
 
 
 def _library(run: "Run") -> str:
+    """The run's MPI vendor: its library's, else its context's version string (an imported run's
+    label, "MPICH 4.2": the words before the version)."""
     from mpiscope.mpi.vendor import parse_library_version
     meta = run.meta()
     if meta.mpi is not None and meta.mpi.vendor not in ("", "unknown"):
         return meta.mpi.vendor
     ctx = run.records().context
-    return parse_library_version(ctx.mpi_library_version)[0] if ctx is not None else "unknown"
+    text = ctx.mpi_library_version.strip() if ctx is not None else ""
+    vendor = parse_library_version(text)[0]
+    return vendor if vendor != "unknown" else re.sub(r"\s+v?\d.*$", "", text) or "unknown"
 
 
 def _one_library(runs: Sequence["Run"]) -> str:
     libs = {r.id: _library(r) for r in runs}
-    if len(set(libs.values())) > 1:
+    known = {v for v in libs.values() if v != "unknown"}
+    if len(known) > 1:
         raise UsageError("the runs were measured with different libraries ("
                          + ", ".join(f"{v}: {k}" for k, v in libs.items())
                          + "): calibrate one library at a time")
-    return next(iter(libs.values()))
+    return next(iter(known), "unknown")
 
 
 def _runs(refs: Sequence[str], runs_dir: Path) -> list["Run"]:
@@ -125,9 +131,15 @@ def simulate(xml: Path, twin_nodes: int, cfg: Sequence[str], jobs: dict[tuple[in
 
 
 def _first_error(e: Exception) -> str:
+    """SimGrid's own complaint from the launch's stderr (its CRITICAL or ERROR line), else the
+    failure's first line."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    said = [ln for ln in lines if "rror" in ln or "Parse" in ln or "xbt_assert" in ln or "abort" in ln.lower()]
-    return (said[-1] if said else lines[0] if lines else "no message")[:300]
+    for ln in lines:
+        m = re.search(r"\[[\w./]*(CRITICAL|ERROR)\]\s*(.+)", ln)
+        if m:
+            return f"SimGrid: {m.group(2)}"[:300]
+    said = [ln for ln in lines if "rror" in ln or "Parse" in ln]
+    return (said[0] if said else lines[0] if lines else "no message")[:300]
 
 
 def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.DataFrame",
@@ -142,8 +154,10 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
     held = {int(s) for v in record.get("held_out", {}).values() for s in v}
     selector = next((c.split(":", 1)[1] for c in cfg if c.startswith("smpi/coll-selector:")), "mpich")
     jobs = _jobs(frame, runs, colocate)
+    # the adapter's own default: with it, the algorithms the mpich selector comes to at one rank a node
+    run_cfg = [c for c in cfg if c != "smpi/coll-selector:mpich"]
     with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
-        sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, cfg, jobs, Path(tmp))
+        sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, run_cfg, jobs, Path(tmp))
     tables = [compare(jobs[k], sims[k], fitted, held, switches, selector) for k in sims]
     tables = [t for t in tables if not t.empty]
     if not tables:
@@ -187,8 +201,9 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     hosts = target.with_suffix(".hosts")
     write_output(target, twin.xml(validation=summary))
     write_output(hosts, "\n".join(twin.hosts()) + "\n")
+    selector = "" if twin.selector == "mpich" else f" --launcher-args=--cfg=smpi/coll-selector:{twin.selector}"
     out.print(f"wrote {target} and {hosts}: simulate with `mpiscope run --mpi smpi --platform {target} "
-              f"--hostfile {hosts} -n N`", markup=False, highlight=False, soft_wrap=True)
+              f"--hostfile {hosts}{selector} -n N`", markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
