@@ -90,7 +90,7 @@ def test_a_point_slowed_past_mpiscopes_limit_is_measured_and_so_are_the_sizes_af
         return limits["after"]
 
     monkeypatch.setattr(part_module, "launch_limit_s",
-                        lambda planned, entries, timeout_s: LAUNCH_S if len(entries) == 3 else after_8_bytes_s(runs))
+                        lambda planned, entries, timeout_s, sim=None: LAUNCH_S if len(entries) == 3 else after_8_bytes_s(runs))
     for attempt in range(3):
         runs = tmp_path / f"slowed{attempt}"
         done = threading.Event()

@@ -40,6 +40,12 @@ UNTRUSTWORTHY = ("more ranks than cores ({ranks} ranks, {cores} cores): ranks sh
                  "timings are not trustworthy; use -n {cores} or fewer for real numbers")
 HANGS_BEFORE_GIVING_UP = 2
 WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status
+# Under simulation the engine's watchdog counts host seconds, at least this many a point phase
+# without --timeout (engine/src/sim.h's SIM_WATCHDOG_FLOOR_S), and start-up grows with the ranks
+# (`Simulated.startup_s`).
+SIM_WATCHDOG_FLOOR_S = 600.0
+SIM_STARTUP_S = 60.0
+SIM_STARTUP_PER_RANK_S = 0.1
 
 SeriesKey = tuple[str, int, "str | None"]  # benchmark, ranks, variant: the sizes of one sweep
 
@@ -109,10 +115,11 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
             current = todo.pop(0)
             timeout_s = None if hard else current.timeout_s  # a hard --timeout stays the user's
             launch = launch_of(target, part, current.entries if not current.whole else None, timeout_s, cores)
-            limit = launch_limit_s(planned, current.entries, timeout_s)
+            sim = Simulated.of(run, part.plan.ranks) if target.lib.vendor == "SMPI" else None
+            limit = launch_limit_s(planned, current.entries, timeout_s, sim)
             started = time.monotonic()
             out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress,
-                          timeout_s, hard)
+                          timeout_s, hard, sim)
             total.merge(out)
             log = run.meta().launches + [LaunchLog(launch.argv, out.status, out.exit_code, out.points, out.error,
                                                    dict(part.tag), round(limit, 1),
@@ -144,12 +151,47 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
     return total
 
 
-def launch_limit_s(planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
+@dataclass(frozen=True)
+class Simulated:
+    """What a simulated launch's limits rest on, all host seconds (the plan's estimates are
+    simulated ones): its rank count, and what earlier launches of the run took a point."""
+    ranks: int
+    host_s: dict[tuple, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run: Run, ranks: int) -> "Simulated":
+        taken: dict[tuple, float] = {}
+        for p in run.records().points:
+            if p.host_s is not None:
+                taken[p.key] = max(taken.get(p.key, 0.0), p.host_s)
+        return cls(ranks, taken)
+
+    @property
+    def startup_s(self) -> float:
+        """Start-up grows with the ranks: SimGrid creates every rank and the engine gathers their
+        facts (a 1024-rank barrier's first record came after 18 s on a loaded 2-core host, 3 s
+        at 256); the limit keeps a margin of several times that."""
+        return SIM_STARTUP_S + SIM_STARTUP_PER_RANK_S * self.ranks
+
+    def limit_s(self, planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
+        """Start-up, then each point three times its watchdog (host seconds under simulation:
+        --timeout, else the engine's floor) or three times the host time an earlier launch of
+        it took, whichever is longer; --timeout lengthens the start-up allowed too."""
+        phase = timeout_s or planned.timeout_s or SIM_WATCHDOG_FLOOR_S
+        points = sum(max(phase * e.phases, self.host_s.get(e.key, 0.0)) * 3 for e in entries)
+        return max(self.startup_s, timeout_s or planned.timeout_s or 0.0) + points
+
+
+def launch_limit_s(planned: Planned, entries: list[PlanPoint], timeout_s: float | None,
+                   sim: Simulated | None = None) -> float:
     """Python's wall-clock limit for `entries` of one launch, always above the engine's own
     watchdog: the time in which something must finish (a launch starts, a point ends, the
     engine says its point still progresses), else the launch is hung. A relaunch after a hang
     passes `--timeout` for every entry, so its limit follows that timeout (each phase at it
-    three times over, plus start-up), not the plan's."""
+    three times over, plus start-up), not the plan's. A simulated launch's is in host seconds
+    (`Simulated`)."""
+    if sim is not None:
+        return sim.limit_s(planned, entries, timeout_s)
     limit = planned.wall_limit_s(entries)
     if timeout_s:
         limit = max(limit, 3 * timeout_s * sum(e.phases for e in entries) + 60)
@@ -308,7 +350,7 @@ _NOTICE = re.compile(rb"still progressing: .*?past its limit of ([0-9.]+) s")
 
 def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limit: float, planned: Planned,
             console: Console, cores: int, progress: bool = True, timeout_s: float | None = None,
-            hard: float | None = None) -> Outcome:
+            hard: float | None = None, sim: Simulated | None = None) -> Outcome:
     """One launch: its records appended to the run (with the part's tag), its stderr kept. It is
     hung when nothing finished for `limit` (then for the limit of the entries still to measure):
     a record, or the engine's notice that its point still progresses, starts the limit again."""
@@ -339,7 +381,7 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
             while True:
                 engine_limit = notices.progressed()
                 if engine_limit is not None:  # the engine says so once per its limit: wait for that
-                    limit = max(launch_limit_s(planned, entries[out.done:], timeout_s), 3 * engine_limit)
+                    limit = max(launch_limit_s(planned, entries[out.done:], timeout_s, sim), 3 * engine_limit)
                     deadline = time.monotonic() + limit
                 if time.monotonic() > deadline:
                     _stop(proc)
@@ -348,7 +390,11 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
                                              run.path / STDERR, stderr_from)
                     else:  # nothing started: a launcher waiting for resources or an unreachable host
                         out.status = "failed"
-                        out.error = (f"the launcher did not start the engine within mpiscope's limit of "
+                        out.error = (f"the simulation of {sim.ranks} ranks did not start within mpiscope's limit "
+                                     f"of {limit:.0f} host seconds and was stopped: give --timeout S (host "
+                                     f"seconds a point and its start-up may take) for a longer one, or fewer "
+                                     f"ranks" if sim is not None else
+                                     f"the launcher did not start the engine within mpiscope's limit of "
                                      f"{limit:.0f} s and was stopped: check the hosts, the allocation, or the "
                                      f"launcher's stderr below")
                     break
@@ -360,7 +406,7 @@ def execute(run: Run, part: Part, entries: list[PlanPoint], launch: Launch, limi
                 if line is None:
                     break
                 if _take(line, out, writer, bar, part.tag) and out.done < len(entries):
-                    limit = launch_limit_s(planned, entries[out.done:], timeout_s)
+                    limit = launch_limit_s(planned, entries[out.done:], timeout_s, sim)
                     deadline = time.monotonic() + limit
     except KeyboardInterrupt:
         out.status = "interrupted"

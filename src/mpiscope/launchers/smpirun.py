@@ -34,6 +34,32 @@ BLOCK_KEY = "--cfg=smpi/shared-malloc-blocksize"
 SHARED_BLOCK = 16 << 20
 
 
+# SimGrid 3.32's defaults of SMPI's piecewise factors (the same breakpoints for both) and of the
+# size from which a send waits for its receiver: where a simulated time's slope or offset changes
+# without any protocol of a real MPI (docs/simulation.md, "How a simulated run differs").
+FACTOR_KEYS = ("smpi/bw-factor", "smpi/lat-factor")
+DEFAULT_FACTORS = "65472:0;15424:0;9376:0;5776:0;3484:0;1426:0;732:0;257:0;0:0"
+DETACHED_KEY, DEFAULT_DETACHED = "smpi/send-is-detached-thresh", 65536
+
+
+def breakpoints(cfg: list[str] | tuple[str, ...]) -> dict[int, str]:
+    """The sizes (bytes) at which SMPI changes a simulated message's cost under `cfg` (a run's
+    --cfg options), each with the settings that change there: the factors' thresholds above 0
+    and the detached-send threshold."""
+    given = {a.split("=", 1)[1].split(":", 1)[0]: a.split(":", 1)[1] for a in cfg
+             if a.startswith("--cfg=") and ":" in a}
+    out: dict[int, list[str]] = {}
+    for key in FACTOR_KEYS:
+        for piece in given.get(key, DEFAULT_FACTORS).split(";"):
+            size = piece.split(":", 1)[0].strip()
+            if size.isdigit() and int(size) > 0:
+                out.setdefault(int(size), []).append(key)
+    detached = given.get(DETACHED_KEY, str(DEFAULT_DETACHED))
+    if detached.isdigit():
+        out.setdefault(int(detached), []).append(DETACHED_KEY)
+    return {size: " and ".join(keys) for size, keys in sorted(out.items())}
+
+
 def platform_digest(xml: Path) -> str:
     """What identifies a platform's figures: a digest of its XML's bytes (a built-in platform's
     generated file, or the user's), so that a file is known by its content, not its path."""

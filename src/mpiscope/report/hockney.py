@@ -45,7 +45,7 @@ def _fmt(v: float | None, ci: Interval | None, with_ci: bool, issue: str | None 
     return s
 
 
-def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -> str:
+def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True, simulated: bool = False) -> str:
     """The summary table, one column per configuration or regime:
     Latency Ts (us), alpha (cycles), Throughput (MB/s), Tc (us/byte),
     beta (cycles/byte); then n_1/2 and the fitted size range. Brackets are
@@ -63,12 +63,15 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True) -
         ("n_1/2 (bytes)", lambda f: _fmt(f.n_half, f.n_half_ci, with_ci, why(f))),
         ("fitted sizes (bytes)", lambda f: f"{f.size_range[0]}..{f.size_range[1]} ({f.n_points} pts)"),
     ]
+    if simulated:  # simulated times are the platform's: this host's clock has no cycles in them
+        cells = [c for c in cells if "cycles" not in c[0]]
     rows = [["Summary", *fits.keys()], *([name, *map(cell, fits.values())] for name, cell in cells)]
     widths = [max(map(len, col)) for col in zip(*rows)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
     out = [line(rows[0]), line(["-" * w for w in widths]), *map(line, rows[1:])]
     clocks = {f.clock for f in fits.values()}
-    notes = [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
+    notes = ["simulated: times are the platform's, so no cycles of this host's clock"] if simulated else \
+        [f"clock: {c.mhz:.1f} MHz ({c.source})" for c in clocks if c is not None] \
         or ["clock: unknown (cycles not shown; pass the core clock in MHz)"]
     notes += [f"{k}: {NOT_IDENTIFIABLE}: {why(f)}" for k, f in fits.items() if not f.valid]
     notes.append("MB/s = 10^6 bytes per second, as the engine's bandwidths and OSU's")

@@ -35,6 +35,9 @@ class ModelSummary:
     loggp: LogGP | None = None
     hardware: Hardware | None = None
     notes: list[str] = field(default_factory=list)
+    # a simulated run: the sizes where SMPI's settings change a message's cost (its switches are
+    # these, not a real MPI's protocols); None for a measured run
+    breakpoints: dict[int, str] | None = None
 
     @property
     def empty(self) -> bool:
@@ -63,6 +66,9 @@ def model_summary(records: Iterable[Record | Measured], benchmark: str = "pingpo
     known = clock_mhz is not None or (ctx is not None and bool(ctx.cpu_mhz))
     clock = detect_clock(clock_mhz, ctx, cpus_of_context(ctx)) if known or not imported else None
     s = ModelSummary(benchmark, clock=clock)
+    if ctx is not None and ctx.simulation:  # simulated times hold no cycles of this host's clock
+        from mpiscope.launchers.smpirun import breakpoints
+        s.clock, s.breakpoints = None, breakpoints(tuple(ctx.simulation.get("cfg") or ()))
     s.hardware = hardware_from_records(recs)
     ceiling = ANALYSIS.memcpy_ceiling * max(s.hardware.memcpy_MBps.values()) * 1e6 / MIB \
         if s.hardware is not None and s.hardware.memcpy_MBps else None
@@ -93,17 +99,17 @@ def render(s: ModelSummary) -> str:
     parts = []
     if s.report is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc per regime\n"
-                     + format_switches(s.report))
+                     + format_switches(s.report, breakpoints=s.breakpoints))
     elif s.single is not None and bandwidth_only(s.single, s.single_flag):
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model to predict with "
                      f"({issue_text(s.single_flag)}): the latency is not identifiable from large messages alone\n"
-                     + format_hockney_table({"all sizes": s.single}))
+                     + format_hockney_table({"all sizes": s.single}, simulated=s.breakpoints is not None))
     elif s.single is not None and s.single_flag:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): not a model ({issue_text(s.single_flag)}): "
                      f"too few sizes or noise")
     elif s.single is not None:
         parts.append(f"Model of {s.benchmark} ({s.sizes} sizes): T(n) = Ts + n Tc\n"
-                     + format_hockney_table({"all sizes": s.single}))
+                     + format_hockney_table({"all sizes": s.single}, simulated=s.breakpoints is not None))
     if s.loggp is not None:
         parts.append(format_loggp(s.loggp))
     if s.hardware is not None:
@@ -161,6 +167,8 @@ def to_json(s: ModelSummary) -> dict:
     out: dict[str, Any] = {"benchmark": s.benchmark, "sizes": s.sizes,
                            "clock": None if s.clock is None else
                            {"mhz": s.clock.mhz, "source": s.clock.source}}
+    if s.breakpoints is not None:  # a simulated run: its switches are where these SMPI settings change
+        out["smpi_breakpoints"] = [{"size": size, "settings": keys} for size, keys in s.breakpoints.items()]
     if s.report is not None:
         r = s.report
         out["switches"] = [{"size": sw.size, "bracket": list(sw.bracket),

@@ -140,6 +140,7 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
     launches. `estimates`: the run's launch-level points (`Results.points`), as the results
     layer derived them."""
     world = recs.context.world_size if recs.context else None
+    simulated = bool(recs.context and recs.context.simulation)  # its limits count host seconds
     records = [r for r in recs if isinstance(r, (Point, Skip, Timeout))]
     launches = len({launch_of(r) for r in records}) or 1
     estimates = estimates or {}
@@ -171,7 +172,8 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
                            _cell(mbps(lp), 4) + (MARK if _above_copy(lp) else ""), escape(note(lp, launches))]
         elif kind == 1:
             rows[order] = [_label(r, world), human_size(r.size), "hung" if r.hung else "stopped", "", "", "", "",
-                           f"time-out after {r.limit_s} s" if r.hung else
+                           f"time-out after {r.limit_s} host s (simulated: --timeout S gives a point longer)"
+                           if r.hung and simulated else f"time-out after {r.limit_s} s" if r.hung else
                            f"still progressing (a busy machine) when the launch's limit of {r.limit_s} s passed"]
         else:
             rows[order] = [_label(r, world), human_size(r.size), "skipped", "", "", "", "", escape(r.reason)]
@@ -184,10 +186,9 @@ def summary_table(recs: RecordFile, title: str, benchmarks: Sequence[str] = (),
     for order in sorted(rows):
         cells = rows[order]
         if order[-1] == 1:
-            cells[-1] += f"{_in(len(missed[order]), launches)}: deadlock?"
+            cells[-1] += _in(len(missed[order]), launches) + ("" if simulated else ": deadlock?")
         table.add_row(*cells)
     imported = imported_caption([r for r in records if isinstance(r, Point)])
-    simulated = bool(by_point) and all(_simulated(lp) for lp in by_point.values())
     table.caption = imported or (SIMULATED_NOTE if simulated else SINGLE_LAUNCH_NOTE if launches == 1 else
                                  drift_caption(list(by_point.values())))
     if any(_above_copy(lp) for lp in by_point.values()):

@@ -3,19 +3,30 @@ above the Hockney table of the regimes that are models."""
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 from mpiscope.analysis.hockney import bandwidth_only
 from mpiscope.analysis.switches import SwitchReport
 from mpiscope.report.hockney import format_hockney_table, issue_text
 
 
-def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
+def _breakpoint(bracket: tuple[int, int], breakpoints: Mapping[int, str]) -> str:
+    """What SMPI changes between two measured sizes (`launchers.smpirun.breakpoints`)."""
+    inside = [f"{keys} at {size} bytes" for size, keys in breakpoints.items() if bracket[0] < size <= bracket[1]]
+    return ("; SMPI's " + ", ".join(inside) if inside else
+            "; no SMPI breakpoint lies between them: a change of the collective's algorithm or of the route")
+
+
+def format_switches(report: SwitchReport, with_ci: bool = True, breakpoints: Mapping[int, str] | None = None) -> str:
     """Switches, breaks not every launch showed, staircases, then the Hockney table with one
     column per regime; a regime that is no model (`Regime.flag`) gets a line instead, and keeps
-    its column when only its latency is not identifiable (`hockney.bandwidth_only`)."""
+    its column when only its latency is not identifiable (`hockney.bandwidth_only`). A simulated
+    run's (`breakpoints`: the sizes where SMPI's settings change its cost) are SMPI's factor
+    breakpoints, not protocol switches, and its table has no host cycles."""
     out = []
+    simulated = breakpoints is not None
     if not report.switches:
-        out.append("No protocol switch: one regime.")
+        out.append("No SMPI factor breakpoint: one regime." if simulated else "No protocol switch: one regime.")
     for i, sw in enumerate(report.switches, start=1):
         jump = f"{sw.jump:+.1%}" if math.isfinite(sw.jump) else "n/a"
         ratio = f"x{sw.slope_ratio:.3g}" if math.isfinite(sw.slope_ratio) \
@@ -23,8 +34,10 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
         seen = "" if sw.confirmed_by is None else \
             f"; seen in each of the {sw.confirmed_by} launches that measured around it" if sw.confirmed_by \
             else "; no single launch measured enough sizes around it to check"
-        what = "burst of a rate limiter (not a protocol switch)" if sw.burst else "switch"
-        burst = "; the samples above it split into fast and slow, as a token bucket's do (docs/models.md)" \
+        what = "SMPI factor breakpoint" if simulated else \
+            "burst of a rate limiter (not a protocol switch)" if sw.burst else "switch"
+        burst = _breakpoint(sw.bracket, breakpoints) if breakpoints is not None else \
+            "; the samples above it split into fast and slow, as a token bucket's do (docs/models.md)" \
             if sw.burst else ""
         out.append(f"{what} {i} (regime {i} -> {i + 1}): at ~{sw.size:.0f} bytes (between measured sizes "
                    f"{sw.bracket[0]} and {sw.bracket[1]}, +/-{sw.uncertainty:.1%}); "
@@ -32,10 +45,10 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
     for u in report.unconfirmed:
         launches = ", ".join(map(str, u.not_shown_by))
         if not u.checked:
-            out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
+            out.append(f"not a {'breakpoint' if simulated else 'switch'}: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
                        f"and {u.switch.bracket[1]}) is not confirmed: no launch measured enough sizes near it")
             continue
-        out.append(f"not a switch: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
+        out.append(f"not a {'breakpoint' if simulated else 'switch'}: the break at ~{u.switch.size:.0f} bytes (between {u.switch.bracket[0]} "
                    f"and {u.switch.bracket[1]}) is not confirmed by launch {launches} "
                    f"({len(u.not_shown_by)} of {u.checked} checked)")
     for st in report.steps:
@@ -61,4 +74,4 @@ def format_switches(report: SwitchReport, with_ci: bool = True) -> str:
                        f"({r.fit.n_points} points)")
         else:
             fits[name] = r.fit
-    return "\n".join(out) + ("\n\n" + format_hockney_table(fits, with_ci=with_ci) if fits else "")
+    return "\n".join(out) + ("\n\n" + format_hockney_table(fits, with_ci=with_ci, simulated=simulated) if fits else "")
