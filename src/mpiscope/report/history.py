@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from mpiscope.report.axes import plt
-from mpiscope.report.plots import Plot
 from mpiscope.results.changes import Change, History
 from mpiscope.results.series import RunSummary
 from mpiscope.util.units import human_size
+
+if TYPE_CHECKING:
+    from mpiscope.report.plots import Plot
 
 BARS = "▁▂▃▄▅▆▇█"
 APART = {"disturbed": "×", "state shifted": "~"}
@@ -79,9 +80,11 @@ def line(h: History) -> str:
     return text
 
 
-def figure(h: History) -> Plot:
+def figure(h: History) -> "Plot":
     """Each run's estimate with its interval over its launches, against the run's order (dates
     on the axis), the segments' levels, the change points, and runs kept apart in grey."""
+    from mpiscope.report.axes import plt  # matplotlib only for pictures: the terminal lines need none
+    from mpiscope.report.plots import Plot
     fig, ax = plt.subplots(figsize=(7, 3.2))
     obs, flags = h.obs, h.flags
     xs = range(len(obs))

@@ -24,7 +24,7 @@ import ruptures
 from ruptures.base import BaseCost
 from scipy import special, stats
 
-from mpiscope.results.control import RunControl, control_shift
+from mpiscope.results.control import RunControl, Shift, control_shift
 from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
 from mpiscope.records.run import RunView
@@ -241,6 +241,7 @@ def _decide(candidates: list[_Candidate], margin: float, alpha: float) -> None:
         return
     p_adj = stats.false_discovery_control([c.p for c in candidates], method="bh")
     policy = replace(POLICY, alpha=alpha)
+    shifts: dict[tuple, Shift | None] = {}  # the points of a run share its control: one test per split
     for c, pa in zip(candidates, p_adj):
         v = decide(c.diff, c.se, c.df, float(pa), c.var, 0.0, margin, policy)
         if v.verdict not in (SLOWER, FASTER):
@@ -248,7 +249,11 @@ def _decide(candidates: list[_Candidate], margin: float, alpha: float) -> None:
         s = c.history.series
         clean = [i for i, f in enumerate(c.history.flags) if not f]
         before, after = clean[c.lo:c.k], clean[c.k:c.hi]
-        shift = control_shift(_pool([s.runs[i].control for i in before]), _pool([s.runs[i].control for i in after]))
+        sides = (tuple(s.runs[i].id for i in before), tuple(s.runs[i].id for i in after))
+        if sides not in shifts:
+            shifts[sides] = control_shift(_pool([s.runs[i].control for i in before]),
+                                          _pool([s.runs[i].control for i in after]))
+        shift = shifts[sides]
         run = s.runs[c.at]
         if shift is not None and shift.shifted and not stands_across_states(v.verdict, c.diff, shift.cover()):
             c.history.state_notes.append(f"run {run.id}: {v.ratio:.3g}x, but {shift.text}: not a change")

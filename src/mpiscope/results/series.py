@@ -31,7 +31,7 @@ PointKey = tuple[str, int, int, "str | None"]
 SeriesKey = tuple[str, PointKey, tuple[tuple[str, Hashable], ...]]  # (platform, point key, tag configuration)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Obs:
     """One run's launch-level estimate of one point: the geometric mean of its launch medians, the
     95 % interval over its launches alone (one launch: that launch's own), the log standard error

@@ -1,0 +1,169 @@
+"""Figures for `mpiscope history` (docs/history.md), not a test.
+
+Scale: synthetic stores of N runs x 100 points (3 launches each, a control per launch), written as
+an mpiscope run writes them; `mpiscope history DIR` run as its own process, its wall time and
+peak resident memory printed per N.
+
+Ground truth (--truth): real runs of `mpiscope run -n 2 -b pingpong --sizes 8,64K,1M --launches 3`
+on this machine, in three fresh runs directories of RUNS runs each: nothing changed (false change
+points: goal 0); MPIR_CVAR_CH4_CMA_ENABLE=0 from run 12 (the CMA copy off: 64 KiB and 1 MiB
+move by +60 % and more here; goal: found at run 12 within one run, the variable named); and a CPU
+load this bench starts only during runs 8-10 (goal: those runs kept apart or no change point).
+--load adds a background load (one process busy half of every 100 ms per core) through every
+case. Prints a table of power and false alarms.
+
+    .venv/bin/python bench/history/run.py --scale 100,1000,10000
+    .venv/bin/python bench/history/run.py --truth --runs 20 [--load]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+POINTS = [(b, s) for b in ("pingpong", "allreduce", "bcast", "alltoall") for s in (2 ** k for k in range(0, 25))][:100]
+
+
+def synthetic_store(where: Path, runs: int, step_at: int | None = None) -> None:
+    """`runs` runs of 100 points, 3 launches each, 2 % launch spread, 3 % run effect; from run
+    `step_at` every point 1.5x slower and MPIR_CVAR_X=1 in the environment."""
+    rng = random.Random(48)
+    where.mkdir(parents=True, exist_ok=True)
+    for i in range(runs):
+        d = where / f"r{i:06d}"
+        d.mkdir()
+        started = f"2026-01-01T00:00:00.{i:06d}Z"
+        env = {"MPIR_CVAR_X": "1"} if step_at is not None and i >= step_at else {}
+        step = 1.5 if step_at is not None and i >= step_at else 1.0
+        effect = rng.gauss(0, 0.03)
+        lines = []
+        for launch in range(3):
+            tag = {"launch": launch, "part": 0}
+            lines.append({"type": "context", "world_size": 2, "engine_version": "0.1.0", "hosts": ["vm"],
+                          "mpi_library_version": "MPICH Version: 5.0.2", "env": env, "tag": tag})
+            lines.append({"type": "control", "reps": 5, "ranks": [0, 1], "tag": tag,
+                          **{p: {"median": m * (1 + rng.gauss(0, 0.01)), "samples": []}
+                             for p, m in (("compute_us", 54.6), ("copy_us", 150.0), ("handoff_us", 0.08))}})
+            for bench, size in POINTS:
+                m = (1.0 + size / 5000.0) * step * 2.718281828 ** (effect + rng.gauss(0, 0.02))
+                lines.append({"type": "point", "benchmark": bench, "size": size, "ranks": 2, "tag": tag,
+                              "time_us": {"n": 100, "median": m, "ci_low": m * 0.99, "ci_high": m * 1.01}})
+            lines.append({"type": "end", "points": len(POINTS), "tag": tag})
+        (d / "records.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+        (d / "run.json").write_text(json.dumps({"id": d.name, "format": 2, "status": "ok", "started": started,
+                                                "finished": started, "points": 3 * len(POINTS)}))
+
+
+def timed(argv: list[str]) -> tuple[float, float, str]:
+    """(wall s, peak resident MB, last line of output) of one process."""
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.read().decode() if p.stdout else ""
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t, usage.ru_maxrss / 1024, (out.strip().splitlines() or [""])[-1]
+
+
+def scale(counts: list[int], keep: Path | None) -> None:
+    print("| runs | points a run | wall (s) | peak memory (MB) | output |")
+    print("| --- | --- | --- | --- | --- |")
+    for n in counts:
+        with tempfile.TemporaryDirectory(dir=keep) as tmp:
+            store = Path(tmp) / "runs"
+            synthetic_store(store, n, step_at=n * 3 // 4)
+            wall, rss, last = timed([sys.executable, "-m", "mpiscope", "history", str(store)])
+            print(f"| {n} | {len(POINTS)} | {wall:.1f} | {rss:.0f} | {last} |", flush=True)
+
+
+def _busy(stop: float) -> None:
+    """Half of every 100 ms busy, until `stop`."""
+    while time.time() < stop:
+        t = time.time()
+        while time.time() - t < 0.05:
+            pass
+        time.sleep(0.05)
+
+
+def load(seconds: float, procs: int) -> list[multiprocessing.Process]:
+    ps = [multiprocessing.Process(target=_busy, args=(time.time() + seconds,), daemon=True) for _ in range(procs)]
+    for p in ps:
+        p.start()
+    return ps
+
+
+def measure(store: Path, runs: int, env_from: int | None, load_runs: range | None) -> None:
+    for i in range(runs):
+        args = [sys.executable, "-m", "mpiscope", "run", "-n", "2", "-b", "pingpong", "--sizes", "8,64K,1M",
+                "--launches", "3", "--no-progress", "--no-report", "--runs-dir", str(store)]
+        if env_from is not None and i >= env_from:
+            args += ["--env", "MPIR_CVAR_CH4_CMA_ENABLE=0"]
+        loaders = load(3600, 2) if load_runs is not None and i in load_runs else []
+        subprocess.run(args, check=True, capture_output=True)
+        for p in loaders:
+            p.terminate()
+            p.join()
+
+
+def tally(store: Path, env_from: int | None, load_runs: range | None) -> dict:
+    from mpiscope.results.changes import history_of
+    from mpiscope.store.runs import list_runs
+    runs = list_runs(store)
+    histories, summaries = history_of(runs)
+    ids = [s.id for s in summaries]
+    out = {"series": len(histories), "changes": [], "apart": []}
+    for h in histories:
+        point = f"{h.series.key[1][0]} {h.series.key[1][1]}"
+        out["apart"] += [(point, ids.index(r.id)) for r, f in zip(h.series.runs, h.flags) if f]
+        for c in h.changes:
+            out["changes"].append({"point": point, "at": ids.index(c.run), "ratio": round(c.verdict.ratio, 3),
+                                   "newest": c.newest, "named": any("MPIR_CVAR_CH4_CMA_ENABLE" in x for x in c.changed)})
+    return out
+
+
+def truth(runs: int, background: bool, keep: Path | None) -> None:
+    base = Path(tempfile.mkdtemp(prefix="history-truth-", dir=keep))
+    cases = {"unchanged": (None, None), "CMA off from run 12": (12, None), "load in runs 8-10": (None, range(8, 11))}
+    bg = load(24 * 3600, 1) if background else []
+    try:
+        print(f"| case ({'under load' if background else 'quiet'}) | series | change points | at the planted run "
+              f"(+-1) named | runs kept apart |")
+        print("| --- | --- | --- | --- | --- |")
+        for name, (env_from, load_runs) in cases.items():
+            store = base / name.replace(" ", "-")
+            t = time.time()
+            measure(store, runs, env_from, load_runs)
+            r = tally(store, env_from, load_runs)
+            hits = [c for c in r["changes"] if env_from is not None and abs(c["at"] - env_from) <= 1 and c["named"]]
+            print(f"| {name} | {r['series']} | {len(r['changes'])} | {len(hits)} | {len(r['apart'])} |", flush=True)
+            print(f"  {json.dumps(r)} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
+    finally:
+        for p in bg:
+            p.terminate()
+    print(f"runs kept in {base}", file=sys.stderr)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", help="run counts, comma-separated (e.g. 100,1000,10000)")
+    ap.add_argument("--truth", action="store_true", help="the ground-truth cases with real runs")
+    ap.add_argument("--runs", type=int, default=20, help="runs per ground-truth case (default 20)")
+    ap.add_argument("--load", action="store_true", help="a background load through every ground-truth case")
+    ap.add_argument("--keep", type=Path, help="where the stores are made (default a temporary directory)")
+    a = ap.parse_args()
+    if a.scale:
+        scale([int(x) for x in a.scale.split(",")], a.keep)
+    if a.truth:
+        truth(a.runs, a.load, a.keep)
+
+
+if __name__ == "__main__":
+    main()
