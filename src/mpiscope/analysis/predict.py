@@ -293,3 +293,75 @@ def fit_algorithm(collective: str, algorithm: str, observed: "Iterable[tuple[int
         raise ValueError(f"{collective} {algorithm}: fitting alpha and beta needs runs at two or more (ranks, size)")
     (alpha, beta), _ = nnls(np.array(rows), np.array(targets))
     return Params(float(alpha), float(beta), gamma_us_per_byte)
+
+
+# --- the closed form's own assumption: no shared link binds -----------------------------------
+
+# Where the bytes that must cross the platform's narrowest shared link take this share of the
+# closed form's time or more, contention makes the closed form unreliable there: on SimGrid's
+# `cluster` (100 GB/s backbone, 2 us and 12.5 GB/s routes) at 1024 ranks the 8 B reduce, bcast and
+# allreduce (share below 0.01) missed the simulation by 1-11 %, the 1 KiB binomial reduce and bcast
+# (share 0.5) by 31-33 %, the 64 KiB allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16
+# ranks, validated at 1024 ranks").
+CONTENTION_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class SharedLink:
+    """The narrowest link many routes share, and the share of all traffic that crosses it."""
+    name: str
+    bytes_per_s: float
+    crossing: Callable[[int], float]  # ranks -> share of the traffic that crosses it (0 when none does)
+
+
+def min_bytes(collective: str, p: int, n: float) -> float:
+    """The fewest bytes any algorithm of the collective moves between ranks in all (n as in
+    `predict`): what a shared link has to carry whatever the algorithm."""
+    if p < 2:
+        return 0.0
+    if collective == "allreduce":
+        return 2.0 * n * (p - 1)
+    if collective in ("gather", "scatter"):
+        return n * (p - 1) / p
+    if collective == "barrier":
+        return 0.0
+    return n * (p - 1)  # bcast, reduce (each other rank receives or sends n), allgather, alltoall, reduce_scatter
+
+
+def contention(collective: str, p: int, n: float, predicted_us: float, link: SharedLink) -> float:
+    """The time the shared link needs for the bytes that must cross it, over the closed form's
+    time: CONTENTION_SHARE or more makes the closed form unreliable, 1 or more impossible."""
+    if predicted_us <= 0:
+        return 0.0
+    return min_bytes(collective, p, n) * link.crossing(p) / link.bytes_per_s * 1e6 / predicted_us
+
+
+def shared_link(platform: str) -> SharedLink | None:
+    """The narrowest shared link of a platform description (launchers/platform.py) or of a
+    platform file with a cluster backbone (as calibrate writes); None where there is none to
+    check (a dragonfly, a file without a backbone)."""
+    import re
+    from pathlib import Path
+
+    from mpiscope.launchers.platform import BANDWIDTH, _quantity, parse
+    if Path(platform).suffix == ".xml":
+        text = parse(platform, 1).file.read_text(errors="replace")  # the same refusal of a missing file
+        m = re.search(r'<backbone\b[^>]*\bbandwidth="([\d.eE+-]+)([A-Za-z]*)"', text) or \
+            re.search(r'<cluster\b[^>]*\bbb_bw="([\d.eE+-]+)([A-Za-z]*)"', text)
+        if not m:
+            return None
+        bw = float(m.group(1)) * BANDWIDTH.get(m.group(2) or "Bps", 1.0)
+        return SharedLink("the backbone", bw, lambda p: 1.0)
+    kind, _, rest = platform.partition(":")
+    keys = {k: v for k, _, v in (item.partition("=") for item in rest.split(",") if item)}
+    parse(platform, 1 if "nodes" in keys else 2)  # the grammar's own errors
+    if kind == "cluster":
+        return SharedLink("the backbone", _quantity("bb-bw", keys.get("bb-bw", "100GBps"), BANDWIDTH), lambda p: 1.0)
+    if kind == "fattree":
+        per, top = int(keys.get("per-switch", "8")), int(keys.get("top", "1"))
+        up = _quantity("bw", keys.get("bw", "12.5GBps"), BANDWIDTH) * top
+        # a leaf's up links carry what its nodes send to the other leaves: per/p of all traffic,
+        # (p - per)/(p - 1) of it leaving the leaf
+        return SharedLink("a leaf switch's up links", up,
+                          lambda p: 0.0 if p <= per else per / p * (p - per) / (p - 1))
+    return None

@@ -1,6 +1,7 @@
 """`mpiscope predict`: collective algorithm times at any rank count and size from
 alpha, beta and gamma (given, or fitted from a stored run), which algorithm
-wins where, and `--validate RUN...`: the models' error on measured collectives."""
+wins where, where contention on a platform's shared link makes those figures unreliable
+(`--platform`), and `--validate RUN...`: the models' error on measured collectives."""
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,7 @@ def cmd_predict(a: argparse.Namespace) -> int:
     from mpiscope.util.console import out
     if a.validate:
         return _validate(a)
-    from mpiscope.analysis.predict import ALGORITHMS, prediction_table
+    from mpiscope.analysis.predict import ALGORITHMS, contention, prediction_table
     from mpiscope.report.predictions import format_winners
     colls = a.collective or [c for c in ALGORITHMS if c != "barrier"]
     for c in colls:
@@ -75,6 +76,10 @@ def cmd_predict(a: argparse.Namespace) -> int:
     params, source = params_from_args(a)
     ps, ns = parse_ranks(a.ranks), default_expand(a.sizes)  # the engine only when the rest is right
     tables = [prediction_table(c, ps, ns, params) for c in colls]
+    link = _shared_link(a.platform)
+    if link is not None:
+        tables = [t.assign(contention=[contention(c, int(r.p), float(r.n), float(r.best_us), link)
+                                       for r in t.itertuples()]) for c, t in zip(colls, tables)]
     if a.format == "json":
         print(json.dumps({"parameters": source, "predictions": [
             {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
@@ -91,7 +96,40 @@ def cmd_predict(a: argparse.Namespace) -> int:
         algs = [x for x in ALGORITHMS[c] if x in t.columns]
         if len(algs) > 1:
             out.print(_every_algorithm(t, algs), markup=False, highlight=False, soft_wrap=True)
+        if link is not None:
+            out.print(contention_lines(c, t, link, a.platform), markup=False, highlight=False, soft_wrap=True)
+    if link is None:
+        out.print(_no_check(a.platform), markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def _shared_link(platform: str | None):
+    from mpiscope.analysis.predict import shared_link
+    return shared_link(platform) if platform else None
+
+
+def _no_check(platform: str | None) -> str:
+    if platform:
+        return (f"note: {platform} has no shared link mpiscope can read (a dragonfly, or a file without a "
+                f"backbone): the closed form's figures assume none binds")
+    return ("note: the closed form assumes no shared link binds (no contention); give --platform DESC or "
+            "FILE.xml to check where a shared link makes it unreliable")
+
+
+def contention_lines(collective: str, t, link, platform: str) -> str:
+    """Where the bytes that must cross the shared link take CONTENTION_SHARE of the closed form's
+    time or more: the figure there is a floor, not a prediction."""
+    from mpiscope.analysis.predict import CONTENTION_SHARE
+    from mpiscope.util.units import human_size
+    bad = t[t["contention"] >= CONTENTION_SHARE]
+    if bad.empty:
+        return (f"contention check ({platform}): {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) carries "
+                f"{collective}'s bytes in under {CONTENTION_SHARE:.0%} of the predicted time everywhere")
+    cells = ", ".join(f"p={int(r.p)} n={human_size(int(r.n))} ({r.contention:.2g}x)" for r in bad.itertuples())
+    return (f"warning: {collective}: contention makes the closed form unreliable on {platform}: the bytes that "
+            f"must cross {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) take this share of the predicted time "
+            f"or more (1x: the prediction is impossible): {cells}; simulate instead: "
+            f"mpiscope run --mpi smpi --platform PLATFORM -n P -b {collective}")
 
 
 def _every_algorithm(t, algs: list[str]) -> str:
@@ -106,16 +144,31 @@ def _every_algorithm(t, algs: list[str]) -> str:
     return "every algorithm (us; * the fastest):\n" + "\n".join(fmt(r) for r in [head, *rows])
 
 
+def _launch_level(refs: list[str], runs_dir) -> list:
+    """Each run's context, then its points at the launch level (results layer): a point measured
+    in several launches is one estimate, as every other reader shows it."""
+    from mpiscope.results.view import results_of
+    from mpiscope.store.runs import resolve
+    out: list = []
+    for ref in refs:
+        run = resolve(ref, runs_dir)
+        ctx = run.records().context
+        frame = results_of([run]).frame
+        out += [*([ctx] if ctx is not None else []), *(frame["point"] if "point" in frame else [])]
+    return out
+
+
 def _validate(a: argparse.Namespace) -> int:
     from mpiscope.analysis.validate import validate
     from mpiscope.report.predictions import format_validation
     from mpiscope.util.console import out
-    records = _records(a.validate, paths.runs_dir(a.runs_dir))
+    runs_dir = paths.runs_dir(a.runs_dir)
+    records = _records(a.validate, runs_dir)
     params, source = params_from_args(a, fallback=records)
-    table = validate(records, params, ranks=(2, 3, 4))
+    table = validate(_launch_level(a.validate, runs_dir), params, ranks=None)
     if table.empty:
-        raise UsageError("the runs have no collective points at 2, 3 or 4 ranks to validate against: "
-                         "measure them, e.g. `mpiscope run -n 2 -b allreduce,bcast,allgather` (and -n 3, -n 4)")
+        raise UsageError("the runs have no collective points to validate against: measure them, e.g. "
+                         "`mpiscope run -n 4 -b allreduce,bcast,allgather` (any rank count, real or simulated)")
     if a.format == "csv":
         print(table.to_csv(index=False), end="")
         return 0
@@ -147,6 +200,10 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--collective", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
                    help="collectives, comma-separated (default: all)")
     p.add_argument("--validate", nargs="+", metavar="RUN",
-                   help="compare the models with the collectives measured in RUN... at 2, 3, 4 ranks")
+                   help="compare the models with the collectives measured in RUN... (any rank count, real or "
+                        "simulated)")
+    p.add_argument("--platform", metavar="DESC|FILE.xml",
+                   help="check the closed form's assumption on this platform (a simulated platform's description "
+                        "or file): where the bytes that must cross its narrowest shared link make it unreliable")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=cmd_predict)

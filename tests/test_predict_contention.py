@@ -1,0 +1,81 @@
+"""The closed form checks its own assumption (no shared link binds) on a platform, and
+`predict --validate` takes collectives at any rank count, simulated ones too."""
+from __future__ import annotations
+
+import io
+import shutil
+
+import pandas as pd
+import pytest
+
+from mpiscope.analysis.predict import CONTENTION_SHARE, Params, best, contention, min_bytes, shared_link
+
+ROUTE = Params(2.0, 1 / 12500)  # SimGrid's default cluster: 2 us and 12.5 GB/s a route
+
+
+def test_the_backbone_binds_where_the_bytes_that_cross_it_outlast_the_prediction():
+    link = shared_link("cluster")  # 100 GB/s backbone, every route crosses it
+    assert link is not None and link.bytes_per_s == pytest.approx(100e9)
+    share = {(p, n): contention("allreduce", p, n, best("allreduce", p, n, ROUTE)[1], link)
+             for p in (16, 1024) for n in (8, 65536)}
+    assert share[(16, 8)] < share[(1024, 8)] < CONTENTION_SHARE  # 8 B: within 1-11 % at 1024 (docs)
+    assert share[(1024, 65536)] > 1  # the closed form's 72 us cannot be: the backbone needs more
+    assert min_bytes("allreduce", 4, 100) == 600 and min_bytes("barrier", 4, 100) == 0
+    # a faster backbone takes the warning away; a fat tree's leaf up links carry only what leaves the leaf
+    fast = shared_link("cluster:bb-bw=100TBps")
+    assert contention("allreduce", 1024, 65536, best("allreduce", 1024, 65536, ROUTE)[1], fast) < CONTENTION_SHARE
+    tree = shared_link("fattree:nodes=64,per-switch=8")
+    assert tree.crossing(8) == 0 and 0 < tree.crossing(64) < 1
+    assert shared_link("dragonfly:groups=2") is None
+
+
+def test_a_calibrated_file_is_checked_by_its_backbone(tmp_path):
+    xml = tmp_path / "twin.xml"
+    xml.write_text('<platform version="4.1"><zone id="c" routing="Cluster">'
+                   '<backbone id="backbone" bandwidth="2.5e+08Bps" latency="0s"/></zone></platform>\n')
+    assert shared_link(str(xml)).bytes_per_s == pytest.approx(2.5e8)
+    plain = tmp_path / "plain.xml"
+    plain.write_text('<platform version="4.1"><zone id="z" routing="Full"/></platform>\n')
+    assert shared_link(str(plain)) is None
+
+
+def test_predict_warns_where_contention_makes_it_unreliable(cli):
+    args = ("predict", "--alpha", "2", "--beta", "0.00008", "-n", "16,1024", "--sizes", "8,64K",
+            "--collective", "allreduce")
+    r = cli(*args, "--platform", "cluster")
+    assert r.returncode == 0, r.stderr
+    warning = next(ln for ln in r.stdout.splitlines() if ln.startswith("warning: allreduce: contention"))
+    assert "p=1024 n=64 KiB" in warning and "n=8 B" not in warning and "the backbone (100 GB/s)" in warning
+    csv = pd.read_csv(io.StringIO(cli(*args, "--platform", "cluster", "--format", "csv").stdout))
+    assert (csv[csv.n == 8].contention < CONTENTION_SHARE).all() and (csv[csv.n == 65536].contention > 0).all()
+    r = cli(*args)
+    assert "assumes no shared link binds" in r.stdout and "warning" not in r.stdout
+    r = cli(*args, "--platform", "cluster:bb-bw=100TBps")
+    assert "under 10% of the predicted time everywhere" in r.stdout
+
+
+@pytest.fixture(scope="module")
+def simulated_home(cli, mpiscope_home, tmp_path_factory):
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        pytest.skip("SimGrid's smpicc/smpirun are not installed (apt-get install libsimgrid-dev)")
+    home = tmp_path_factory.mktemp("predict-home")
+    (mpiscope_home / "builds").mkdir(exist_ok=True)
+    (home / "builds").symlink_to(mpiscope_home / "builds")  # the session's SMPI engine
+    env = {"MPISCOPE_HOME": str(home)}
+    assert cli("mpi", "add", "smpi", env=env).returncode == 0
+    return env
+
+
+def test_predict_validates_at_16_simulated_ranks(cli, simulated_home, tmp_path):
+    runs = str(tmp_path / "runs")
+    r = cli("run", "--mpi", "smpi", "-n", "16", "-b", "allreduce,bcast", "--sizes", "8,1K", "--launches", "1",
+            "--platform", "cluster:nodes=16,bb-bw=100TBps", "--launcher-args",
+            "--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1", "--runs-dir", runs, env=simulated_home)
+    assert r.returncode == 0, r.stderr
+    v = cli("predict", "--validate", "latest", "--alpha", "2", "--beta", "0.00008", "--format", "csv",
+            "--runs-dir", runs, env=simulated_home)
+    assert v.returncode == 0, v.stderr
+    t = pd.read_csv(io.StringIO(v.stdout))
+    assert set(t.p) == {16} and len(t) == 4
+    # the adapter's binomial bcast and recursive-doubling allreduce on a route of 2 us, no contention
+    assert t.err_best.abs().max() < 0.05, t
