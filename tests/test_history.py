@@ -203,3 +203,17 @@ def test_plot_history_and_report_section(tmp_path, cli_offline):
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "report.html").read_text()
     assert '<section id="history">' in page and "MPIR_CVAR_CH4_CMA_ENABLE=0 appeared" in page
+
+
+def test_second_reading_from_the_cache_says_the_same(tmp_path, cli_offline):
+    """A run's summary is kept under MPISCOPE_HOME and read back when its files are unchanged; a
+    run whose records changed is read again."""
+    _store(tmp_path / "runs", _medians(10, 6, 1.5), env_from=6)
+    home = tmp_path / "home"
+    first = cli_offline("history", str(tmp_path / "runs"), env={"MPISCOPE_HOME": str(home)})
+    assert first.returncode == 0 and len(list((home / "cache" / "history").iterdir())) == 10
+    again = cli_offline("history", str(tmp_path / "runs"), env={"MPISCOPE_HOME": str(home)})
+    assert again.stdout == first.stdout and "since run" in again.stdout
+    for kept in (home / "cache" / "history").iterdir():  # a damaged cache is read around
+        kept.write_text("{")
+    assert cli_offline("history", str(tmp_path / "runs"), env={"MPISCOPE_HOME": str(home)}).stdout == first.stdout

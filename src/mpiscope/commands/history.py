@@ -59,6 +59,50 @@ def _runs(refs: list[str], runs_dir: Path, fmt: str | None) -> Iterator[Any]:
             yield from (Run(r.path) for r in runs_of([ref], runs_dir))
 
 
+class Cached:
+    """A run's summary kept under MPISCOPE_HOME, valid while its run.json and records are the same
+    files and the results layer's code is the same: a nightly history reads only the new runs.
+    A cache that cannot be written is no cache."""
+
+    def __init__(self) -> None:
+        import hashlib
+        from mpiscope import results
+        code = hashlib.sha256()
+        for f in sorted(Path(results.__file__).parent.glob("*.py")):
+            code.update(f.read_bytes())
+        self.code = code.hexdigest()[:16]
+        self.where = paths.home() / "cache" / "history"
+
+    def __call__(self, run: Any) -> Any:
+        import hashlib
+        import json
+        from mpiscope.results.series import from_json, summarize, to_json
+        from mpiscope.store.runs import RECORDS, RUN_FILE
+        path = getattr(run, "path", None)
+        if path is None or not (Path(path) / RUN_FILE).is_file():
+            return summarize(run)  # an imported file: parsed again, it is small
+        try:
+            stamp = [self.code, *((st.st_mtime_ns, st.st_size) for st in
+                                  ((Path(path) / n).stat() for n in (RUN_FILE, RECORDS)))]
+        except OSError:
+            return summarize(run)
+        file = self.where / (hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:32] + ".json")
+        try:
+            kept = json.loads(file.read_text())
+            if kept["stamp"] == json.loads(json.dumps(stamp)):
+                return from_json(kept["summary"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        summary = summarize(run)
+        try:
+            from mpiscope.util.atomic import write_atomic
+            file.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(file, json.dumps({"stamp": stamp, "summary": to_json(summary)}))
+        except OSError:
+            pass
+        return summary
+
+
 def cmd_history(a: argparse.Namespace) -> int:
     from mpiscope.commands.compare import percent
     from mpiscope.importers import ImportFailed
@@ -82,7 +126,7 @@ def cmd_history(a: argparse.Namespace) -> int:
     try:
         runs = (r for r in _runs(a.runs, paths.runs_dir(a.runs_dir), a.format)  # one at a time: read, let go
                 if str(r.meta().status) == "ok" and str(r.meta().started or "") >= after)
-        histories, summaries = history_of(runs, margin, a.alpha, keep)
+        histories, summaries = history_of(runs, margin, a.alpha, keep, Cached())
     except ImportFailed as e:
         raise UsageError(str(e)) from None
     histories = [h for h in histories if h.obs]

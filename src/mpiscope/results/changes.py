@@ -295,12 +295,13 @@ def state_flags_by_platform(runs: Sequence[RunSummary]) -> dict[str, str]:
 
 
 def history_of(runs: Iterable[RunView], margin: float = POLICY.margin, alpha: float = POLICY.alpha,
-               keep: Callable[[SeriesKey], bool] = lambda key: True) -> tuple[list[History], list[RunSummary]]:
-    """The history of `runs` (each read once and let go: only its summary is kept), the series
-    `keep` selects, oldest run first."""
+               keep: Callable[[SeriesKey], bool] = lambda key: True,
+               read: Callable[[RunView], RunSummary] = summarize) -> tuple[list[History], list[RunSummary]]:
+    """The history of `runs` (each read once by `read` and let go: only its summary is kept), the
+    series `keep` selects, oldest run first."""
     summaries = []
     for run in runs:
-        s = summarize(run)
+        s = read(run)
         s.points = {k: v for k, v in s.points.items() if keep(k)}
         summaries.append(s)
     summaries = time_order(summaries)

@@ -241,3 +241,24 @@ def persistent_differences(before: Sequence[Mapping[str, str]], after: Sequence[
 
 def time_order(runs: Iterable[RunSummary]) -> list[RunSummary]:
     return sorted(runs, key=lambda r: (r.started, r.id))
+
+
+def to_json(s: RunSummary) -> dict[str, Any]:
+    """A summary as JSON (the history's cache of runs already read)."""
+    from mpiscope.records.model import to_json as record_json
+    control = [[rid, launch, record_json(c)] for (rid, launch), c in s.control.launches.items()] if s.control else []
+    return {"id": s.id, "started": s.started, "facts": s.facts, "platforms": s.platforms, "control": control,
+            "points": [[plat, list(key), [list(c) for c in config], list(obs.__getattribute__(f) for f in Obs.__slots__)]
+                       for (plat, key, config), obs in s.points.items()]}
+
+
+def from_json(d: Mapping[str, Any]) -> RunSummary:
+    """The summary `to_json` wrote; ValueError (or KeyError, TypeError) when it is not one."""
+    from mpiscope.records.model import parse_record
+    control = {(str(rid), int(launch)): parse_record(rec) for rid, launch, rec in d["control"]}
+    points = {}
+    for plat, key, config, values in d["points"]:
+        points[(str(plat), (str(key[0]), int(key[1]), int(key[2]), key[3]),
+                tuple((str(k), v) for k, v in config))] = Obs(*values)
+    return RunSummary(str(d["id"]), str(d["started"]), points, {str(k): dict(v) for k, v in d["facts"].items()},
+                      dict(d["platforms"]), RunControl(control) if control else None)
