@@ -295,3 +295,13 @@ def test_the_machine_path_pattern():
     for line in ("/home/<user>/mpi", "/home/me/runs", "--chdir=/home/me", "https://example.org/work/x",
                  "src/work/x", "under /tmp, a temporary file"):
         assert not MACHINE_PATH.search(line), line
+
+
+def test_a_measurement_is_built_by_the_planner_only():
+    """One step from a description to a Measurement (execute/planner.py): run, sweeps, studies and
+    tune (execute/tune.py, execute/liveness.py) plan their launches there, none builds its own."""
+    built = {str(f.relative_to(PACKAGE)) for f in PACKAGE.rglob("*.py")
+             for n in ast.walk(ast.parse(f.read_text()))
+             if isinstance(n, ast.Call) and "Measurement" in (getattr(n.func, "id", None), getattr(n.func, "attr", None))}
+    assert built == {"execute/planner.py"}, built
+    assert (PACKAGE / "execute" / "tune.py").is_file()  # the scan covers tune, where it was built twice

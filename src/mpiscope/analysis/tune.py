@@ -13,7 +13,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from mpiscope.results.compare import compare_launches_of_point
-from mpiscope.results.launches import aggregate_by
+from mpiscope.results.launches import LaunchPoint, aggregate_by
 from mpiscope.results.policy import POLICY
 
 MARGIN = POLICY.margin  # changes below it are the same (docs/statistics.md, the constants)
@@ -43,17 +43,31 @@ def judge(baseline: Sequence[float], candidate: Sequence[float], margin: float =
     return Ratio(v.ratio, v.low, v.high, v.verdict, (len(baseline), len(candidate)), v.launches_needed)
 
 
-def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
-    """(collective, ranks, size, algorithm) -> the launch medians of the point, in launch order,
-    as the results layer groups launches (`results.launches.aggregate_by`, every part of a tune's
-    run one launch; disturbed launches left out); the algorithm is the one the point's launch
-    forced for its collective (key "algorithm"), or the launch's tag[key] (the side-by-side's
-    "side", the liveness check's "probe")."""
+def launch_points(points, key: str = "algorithm") -> dict[tuple, LaunchPoint]:
+    """(collective, ranks, size, algorithm) -> the point over its launches, as the results layer
+    groups them (`results.launches.aggregate_by`, every part of a tune's run one launch, disturbed
+    launches left out, in launch order); the algorithm is the one the point's launch forced for
+    its collective (key "algorithm"), or the launch's tag[key] (the side-by-side's "side", the
+    liveness check's "probe")."""
     def name_of(p):
         tag = getattr(p, "tag", {}) or {}
         return tag.get("algorithms", {}).get(p.benchmark) if key == "algorithm" else tag.get(key)
-    return {(lp.benchmark, lp.ranks, lp.size, name): list(lp.launch_medians)
-            for name, lps in aggregate_by(points, name_of).items() for lp in lps}
+    return {(lp.benchmark, lp.ranks, lp.size, name): lp for name, lps in aggregate_by(points, name_of).items()
+            for lp in lps}
+
+
+def launch_medians(points, key: str = "algorithm") -> dict[tuple, list[float]]:
+    """`launch_points`' launch medians."""
+    return {k: list(lp.launch_medians) for k, lp in launch_points(points, key).items()}
+
+
+def fastest_mode(lp: LaunchPoint) -> list[float]:
+    """The launch medians of the point's fastest mode (all of them when the results layer finds one
+    level): on a loaded machine a whole launch runs 100-1000 x slower now and then whatever it
+    forces, and those launches say what the machine did, not what the knob did."""
+    if len(lp.modes) < 2:
+        return list(lp.launch_medians)
+    return sorted(lp.launch_medians)[:min(lp.modes, key=lambda m: m.median).launches]
 
 
 def best(samples: Mapping[str, Sequence[float]]) -> str:

@@ -69,6 +69,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
         given = [o for o, v in (("COLLECTIVE", a.collectives), ("--mpi", a.mpi), ("-n", a.ranks), ("--env", a.env),
                                 ("--algorithms", a.algorithms), ("--exhaustive", a.exhaustive),
                                 ("--verify-max-launches", a.verify_max_launches is not None),
+                                ("--live-launches", a.live_launches != 3),
                                 ("--sizes", a.sizes != DEFAULT_SIZES)) if v]
         if given:  # silently ignoring them would let a user believe they were applied
             raise UsageError(f"--resume carries on with the tune's own options: leave out {', '.join(given)}")
@@ -91,11 +92,14 @@ def cmd_tune(a: argparse.Namespace) -> int:
                              f"give at least {a.verify_launches}")
         spec = TuneSpec(mpi=a.mpi, collectives=collectives, ranks=a.ranks or [2], sizes=a.sizes, rounds=a.rounds,
                         verify_launches=a.verify_launches, verify_max=verify_max, max_time=a.max_time,
-                        race=not a.exhaustive, only=only,
+                        race=not a.exhaustive, only=only, live_launches=a.live_launches,
+                        live_max=max(a.live_launches, 6),
                         launcher_args=list(split_args(a.launcher_args, "--launcher-args")), env=_env(a.env),
                         placement={"launcher": a.launcher, "hosts": _hosts(a.hosts), "hostfile": a.hostfile,
                                    "nodes": a.nodes, "ranks_per_node": a.ranks_per_node, "mapping": a.map_by,
                                    "binding": a.bind_to})
+        if spec.live_launches < 0 or spec.live_launches == 1:
+            raise UsageError("--live-launches must be 0 (no check) or 2 or more: one launch a side gives no interval")
         if spec.rounds < 2:
             raise UsageError("--rounds must be 2 or more: the race needs two launches to see the noise")
         _check_room(a, spec)
@@ -163,6 +167,10 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--verify-max-launches", type=positive_int, default=None,
                    help="launches a side at most while a change's gain is inconclusive (default 8); a change "
                         "not proven faster by then is withdrawn")
+    p.add_argument("--live-launches", type=int, default=3, metavar="N",
+                   help="launches a side of the check that each knob reaches the timed calls (a poor choice "
+                        "against the library's, up to 6 while inconclusive; default 3); 0 skips it and races "
+                        "every knob unproven")
     p.add_argument("--max-time", type=positive_float, default=0.2, help="time cap per point and launch, s (0.2)")
     p.add_argument("--exhaustive", action="store_true",
                    help="no racing: every algorithm at every size in every round (to weigh the race's saving)")

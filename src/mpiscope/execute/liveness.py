@@ -10,10 +10,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpiscope.analysis.tune import judge, launch_medians
+from mpiscope.analysis.tune import fastest_mode, judge, launch_points
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
 from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
-    poor_algorithm
+    poor_algorithm, poor_parameters
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
@@ -65,7 +65,9 @@ def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving
         alg = next((a for a in candidates if a.value == poor), None)
         if alg is not None:
             variable = next((k for k in alg.env if k.endswith("_ALGORITHM") or k.endswith("_algorithm")), "")
-            out.append(Probe(coll, ALGORITHM, variable, alg.name, dict(alg.env)))
+            poorer = poor_parameters(t.vendor, coll, alg.value)
+            name = alg.name + "".join(f",{k.split('_', 3)[-1].lower()}={v}" for k, v in poorer.items())
+            out.append(Probe(coll, ALGORITHM, variable, name, {**alg.env, **poorer}))
         s = served.get(coll)
         layer = next((k for k in (s.knobs if s else ()) if k.layer == POSIX), None)
         if s is not None and s.layer == POSIX and layer is not None and POSIX_POOR in layer.values:
@@ -92,7 +94,7 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
             raise KeyboardInterrupt
         rows = _rows(t, found, run)
         unsure = [(r["collective"], r["knob"]) for r in rows if r["verdict"] == "inconclusive"]
-        done = max((max(r["launches"]) for r in rows), default=most)
+        done = 1 + max((part.tag.get("launch", 0) for part in run.meta().parts), default=0)  # rounds launched
         if not unsure or done >= most:
             return rows
         again = [p for p in found if (p.collective, p.knob) in unsure]
@@ -116,24 +118,30 @@ def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
 
 
 def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
-    samples = launch_medians(run.records().points, key="probe")
+    """Per probe and rank count its verdict: the poor choice against the library's, each side's
+    launches of its fastest mode (`analysis.tune.fastest_mode`)."""
+    points = launch_points(run.records().points, key="probe")
     rows = []
     for p in found:
         for n in t.spec.ranks:
             size = max(t.sizes(p.collective, n)) if p.collective != "barrier" else 0
-            at = {k: v for (c, rn, s, k), v in samples.items() if c == p.collective and rn == n and
+            at = {k: lp for (c, rn, s, k), lp in points.items() if c == p.collective and rn == n and
                   (s == size or p.collective == "barrier")}
-            d, poor = at.get(DEFAULT, []), at.get(p.knob, [])
+            d, poor = (fastest_mode(at[k]) if k in at else [] for k in (DEFAULT, p.knob))
+            measured = [at[k].n if k in at else 0 for k in (DEFAULT, p.knob)]
             row = {"collective": p.collective, "ranks": n, "size": size, "knob": p.knob, "variable": p.variable,
-                   "poor": p.poor, "launches": [len(d), len(poor)], "run": str(run.path)}
+                   "poor": p.poor, "launches": measured, "compared": [len(d), len(poor)], "run": str(run.path)}
             if len(d) < 2 or len(poor) < 2:
-                row.update(live=False, verdict=None, evidence=f"{len(d)} and {len(poor)} launches measured (the "
-                                                             f"others failed): not proven live")
+                row.update(live=False, verdict="inconclusive",
+                           evidence=f"{len(d)} and {len(poor)} launches to compare (the others failed or ran in a "
+                                    f"slower mode): not proven live")
             else:
                 r = judge(d, poor, t.spec.margin)
+                modes = f" (fastest mode: {len(d)} of {measured[0]} and {len(poor)} of {measured[1]})" \
+                    if [len(d), len(poor)] != measured else ""
                 row.update(live=r.verdict == "slower", verdict=r.verdict, ratio=r.ratio, low=r.low, high=r.high,
                            evidence=f"{p.variable}={p.poor}: x{r.ratio:.2f} ({r.low:.2f}-{r.high:.2f}) of the "
-                                    f"library's choice, {r.verdict}, {len(d)}+{len(poor)} launches")
+                                    f"library's choice, {r.verdict}, {len(d)}+{len(poor)} launches{modes}")
             rows.append(row)
     return rows
 

@@ -164,12 +164,15 @@ def ompi_verbose_env() -> dict[str, str]:
 
 # -- the deliberately poor choice a liveness check forces -----------------------------------------
 
-# MPICH's MPIR algorithm per collective that, where MPIR serves, is clearly slower than MPICH's own
-# choice at large sizes (allreduce tree: 27 x auto at 64 KiB on 2 ranks under POSIX=mpir,
-# docs/tune.md "Layers"); a collective not named here is probed with its first listed algorithm.
-MPICH_POOR = {"allreduce": "tree", "bcast": "scatter_ring_allgather", "reduce": "reduce_scatter_gather",
+# MPICH's MPIR algorithm per collective that, where MPIR serves, should be clearly slower than
+# MPICH's own choice at large sizes; a pipelined tree is made poorer still by a chunk of 64 bytes
+# (a 64 KiB call becomes a thousand messages), so that its slowdown stands out of launch-to-launch
+# noise of 2-3 x. A collective not named here is probed with its first listed algorithm.
+MPICH_POOR = {"allreduce": "tree", "bcast": "pipelined_tree", "reduce": "reduce_scatter_gather",
               "allgather": "brucks", "alltoall": "brucks", "barrier": "k_dissemination",
               "reduce_scatter": "noncommutative"}
+MPICH_POOR_PARAMETERS = {("allreduce", "tree"): {"TREE_PIPELINE_CHUNK_SIZE": "64"},
+                         ("bcast", "pipelined_tree"): {"TREE_PIPELINE_CHUNK_SIZE": "64"}}
 # The POSIX layer's poor choice: falling back to MPIR (3-7.5 x slower than release_gather, OSU).
 POSIX_POOR = "mpir"
 
@@ -182,3 +185,10 @@ def poor_algorithm(vendor: str, collective: str, values: list[str]) -> str | Non
         return None
     wanted = "1" if vendor == "openmpi" else MPICH_POOR.get(collective)
     return wanted if wanted in values else values[0]
+
+
+def poor_parameters(vendor: str, collective: str, value: str) -> dict[str, str]:
+    """The CVARs that make MPICH's poor algorithm poorer (its pipeline chunk), as variables."""
+    if vendor != "mpich":
+        return {}
+    return {f"MPIR_CVAR_{collective.upper()}_{k}": v for k, v in MPICH_POOR_PARAMETERS.get((collective, value), {}).items()}
