@@ -20,7 +20,7 @@ from mpiscope.plan.engine import Part, PlanPoint, engine_plan
 from mpiscope.records import Point
 from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
-                                       launch_of, launches_needed)
+                                       launch_of, launches_needed, simulated_tolerance_us)
 from mpiscope.results.points import tag_configuration
 from mpiscope.results.policy import POLICY
 
@@ -112,8 +112,8 @@ def affordable(short: Sequence[LaunchPoint], room_s: float, overhead_s: float, p
 
 def samples_differ(lp: LaunchPoint) -> bool:
     """A simulated point whose samples differ, within a launch or between launches (beyond
-    POLICY.simulated_agree of its median): the one kind a simulation launches again."""
-    tol = POLICY.simulated_agree * abs(lp.median or 0.0)
+    `simulated_tolerance_us`): the one kind a simulation launches again."""
+    tol = simulated_tolerance_us(lp.median or 0.0)
     medians = lp.launch_medians
     return (max(medians) - min(medians) > tol if len(medians) > 1 else False) or any(
         (p.time_us.stddev or 0.0) > tol for p in lp.points)

@@ -134,6 +134,12 @@ def _within(points: Sequence[Point]) -> float:
     return float(np.mean(se ** 2)) if len(se) else float("nan")
 
 
+def simulated_tolerance_us(median: float) -> float:
+    """How far apart two figures of a simulated point may be and still be one figure: SimGrid's
+    rounding, or a part per million of the point (POLICY.simulated_*)."""
+    return max(POLICY.simulated_agree * abs(median), POLICY.simulated_tick_us)
+
+
 def launch_summary(points: list[Point], level: float = POLICY.level,
                    disturbed: Callable[[Point], str] = disturbed_of) -> LaunchPoint:
     """One point from its launches' records (one record per launch, all of one key). Launches
@@ -167,7 +173,7 @@ def launch_summary(points: list[Point], level: float = POLICY.level,
                            s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
                            config=configuration_of(first), points=tuple(points), samples=first.samples_us,
                            disturbed=bad, busy=busy)
-    if getattr(first, "host_s", None) is not None and np.ptp(med) <= POLICY.simulated_agree * med[0]:
+    if getattr(first, "host_s", None) is not None and np.ptp(med) <= simulated_tolerance_us(med[0]):
         # a simulated launch repeated to the last digit: the next says nothing new, so the
         # interval is one launch's own (Student's t on 1 degree of freedom would widen it 6 x)
         s = first.time_us
@@ -245,7 +251,8 @@ def _ss(x: np.ndarray) -> float:
 
 def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
     """The split of sorted `x` into `parts` (2 or 3) runs of at least POLICY.mode_min_launches each with
-    the least within-level sum of squares ([] when none is allowed); exhaustive, by prefix sums."""
+    the least within-level sum of squares ([] when none is allowed), by prefix sums; of equal
+    splits the first in (first cut, second cut) order, as an exhaustive search finds it."""
     m, L = POLICY.mode_min_launches, len(x)
     if L < parts * m:
         return []
@@ -256,23 +263,47 @@ def _best_split(x: np.ndarray, parts: int) -> list[np.ndarray]:
         return s2[b] - s2[a] - (s1[b] - s1[a]) ** 2 / (b - a)
     if parts == 2:
         i = np.arange(m, L - m + 1)
-        cut = [int(i[np.argmin(ss(0, i) + ss(i, L))])]
-    else:
-        # one first cut at a time, every second cut at once: memory in L, not L^2 (a point of
-        # thousands of launches); the first least split in (i, j) order, as argmin over all pairs.
-        # The first and last parts' sums are worked out once for every cut (the same figures, bit
-        # for bit, as per cut): a point of 2,500 launches tries 2,500 first cuts.
-        cuts = np.arange(L + 1)
-        head, tail = ss(0, np.maximum(cuts, 1)), ss(np.minimum(cuts, L - 1), L)
-        best, cut = np.inf, []
-        for i in range(m, L - 2 * m + 1):
-            lo, hi = i + m, L - m + 1
-            middle = (s2[lo:hi] - s2[i]) - (s1[lo:hi] - s1[i]) ** 2 / (cuts[lo:hi] - i)
-            total = head[i] + middle + tail[lo:hi]
-            k = int(np.argmin(total))
-            if total[k] < best:
-                best, cut = total[k], [i, lo + k]
-    return np.split(x, cut)
+        return np.split(x, [int(i[np.argmin(ss(0, i) + ss(i, L))])])
+    cuts = np.arange(L + 1)
+    head, tail = ss(0, np.maximum(cuts, 1)), ss(np.minimum(cuts, L - 1), L)
+    first = np.arange(m, L - 2 * m + 1)
+    second, total = _second_cuts(first, L - m, lambda i, j: head[i] + ss(i, j) + tail[j])
+    k = int(np.argmin(total))
+    return np.split(x, [int(first[k]), int(second[k])])
+
+
+def _second_cuts(first: np.ndarray, last: int, cost: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """For each first cut i (ascending), the first second cut j in [i + m, last] of least
+    `cost(i, j)`, and that cost. Sums of squares over sorted values obey the quadrangle
+    inequality, so the best second cut never moves left as the first moves right: each first cut
+    in the middle of a range bounds the second cuts of the first cuts on either side (divide and
+    conquer, one level at a time, each level one pass over about L pairs): L log L pairs, not
+    the L^2 / 2 of trying them all (a point of 10,000 launches)."""
+    m = POLICY.mode_min_launches
+    n = len(first)
+    best, cost_of = np.zeros(n, dtype=np.int64), np.zeros(n)
+    # ranges of first cuts still to place [lo, hi) and the second cuts they may take [jlo, jhi]
+    lo, hi = np.array([0]), np.array([n])
+    jlo, jhi = np.array([first[0] + m]), np.array([last])
+    while len(lo):
+        mid = (lo + hi) // 2
+        i = first[mid]
+        start, stop = np.maximum(jlo, i + m), jhi
+        lengths = stop - start + 1
+        seg = np.repeat(np.arange(len(mid)), lengths)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        j = start[seg] + np.arange(len(seg)) - offsets[seg]
+        total = cost(i[seg], j)
+        least = np.minimum.reduceat(total, offsets)
+        hits = np.flatnonzero(total == least[seg])
+        at = hits[np.unique(seg[hits], return_index=True)[1]]  # each range's first least pair
+        cut = best[mid] = j[at]
+        cost_of[mid] = total[at]
+        left, right = lo < mid, mid + 1 < hi
+        lo, hi = np.concatenate([lo[left], mid[right] + 1]), np.concatenate([mid[left], hi[right]])
+        jlo, jhi = np.concatenate([jlo[left], cut[right]]), np.concatenate([cut[left], jhi[right]])
+    return best, cost_of
 
 
 def _levels_hold(x: np.ndarray, levels: list[np.ndarray], within_var: float) -> bool:

@@ -101,11 +101,14 @@ class Policy:
     # No more launches when the launches' variance is at most this share of the drift: the
     # half-width could shrink by under 1 - sqrt(3/4) < 15 %.
     drift_dominates: float = 1 / 3
-    # A simulated point (SMPI) repeats its figures: its samples agree when their spread is below
-    # this share of the median (a part per million, far below any figure a network model sets), and
-    # only a point whose samples differ within its launch or between launches gets one more launch
-    # (a simulation's auto launches: at most simulated_launches).
+    # A simulated point (SMPI) repeats its figures: its samples agree when their spread is within
+    # this share of the median (a part per million, far below any figure a network model sets) or
+    # within simulated_tick_us, SimGrid's own rounding (smpirun's surf/precision 1e-9 s: a 2-rank
+    # allreduce after a pingpong read 4.217 and 4.218 us, launches 10.9325 and 10.933 us); only a
+    # point whose samples differ within its launch or between launches gets one more launch (a
+    # simulation's auto launches: at most simulated_launches).
     simulated_agree: float = 1e-6
+    simulated_tick_us: float = 0.002
     simulated_launches: int = 2
     ci_target_min: float = 0.005    # bounds on the engine's per-launch --ci-target (Kalibera & Jones)
     ci_target_max: float = 0.2
