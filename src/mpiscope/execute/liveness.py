@@ -82,7 +82,12 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
     those probes, up to `most` launches a side (from five launches on the results layer leaves a
     launch in another mode out). Per collective, rank count and knob the verdict of the poor
     choice against the library's (`analysis.tune.judge`): live when "slower"."""
+    if not found:
+        return []
     rng = random.Random()
+    for p in found:
+        for n in t.spec.ranks:
+            t._default_ran(p.collective, n)  # resumed after the library's own choice failed: the same end
     run = t._run("liveness")
     if run is None:
         groups = [g for k in range(launches) for g in _round(t, found, k, rng)]
@@ -92,6 +97,7 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
     while True:
         if out is not None and out.status == "interrupted":
             raise KeyboardInterrupt
+        _default_failed(t, found, run, out)
         rows = _rows(t, found, run)
         unsure = [(r["collective"], r["knob"]) for r in rows if r["verdict"] == "inconclusive"]
         done = 1 + max((part.tag.get("launch", 0) for part in run.meta().parts), default=0)  # rounds launched
@@ -99,6 +105,18 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
             return rows
         again = [p for p in found if (p.collective, p.knob) in unsure]
         out = t.session.add_parts(run, t.target, t._parts(_round(t, again, done, rng)))
+
+
+def _default_failed(t: Any, found: list[Probe], run: Any, out: Any) -> None:
+    """A rank count none of whose launches of the library's own choice measured anything: the
+    launch itself fails (a bad --launcher-args, an unreachable host), and the tune ends as the
+    race would end it (`Tune._failed`: one line naming the launcher's reason)."""
+    if out is None or out.status == "ok":
+        return
+    measured = {p.ranks for p in run.records().points if p.tag.get("probe") == DEFAULT}
+    for n in t.spec.ranks:
+        if n not in measured:
+            t._failed(found[0].collective, n, DEFAULT, out, t._said(run, 0))
 
 
 def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
