@@ -97,3 +97,17 @@ def test_live_launches_of_one_is_one_line(cli_offline, tmp_path):
     r = cli_offline("tune", "allreduce", "--live-launches", "1", "--runs-dir", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "mpiscope: error: --live-launches must be 0 (no check) or 2 or more: one launch a side gives no interval"]
+
+
+def test_liveness_compares_each_side_s_usual_fast_state():
+    """Launches 1000 x slower now and then (a loaded machine) are left out where the fast ones are
+    the usual state; a fast state of few launches is not compared with the other side's usual one."""
+    from mpiscope.analysis.tune import fastest_mode
+    from mpiscope.results.launches import LaunchPoint, find_modes
+
+    def point(medians: list[float]) -> LaunchPoint:
+        return LaunchPoint("allreduce", 65536, 2, None, 1.0, None, None, tuple(medians), modes=find_modes(medians))
+    assert fastest_mode(point([21619, 30.7, 94.6, 30.3, 18518, 22637])) == [30.3, 30.7, 94.6]
+    rare = [99054, 7.9, 112355, 62130, 8.6]
+    assert fastest_mode(point(rare)) == rare
+    assert fastest_mode(point([10.0, 11.0, 12.0])) == [10.0, 11.0, 12.0]
