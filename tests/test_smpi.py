@@ -2,6 +2,7 @@
 simulated platforms whose truth is known (latency and bandwidth factors set to 1)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -61,8 +62,11 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
     records = simulate(smpi_engine, 16, "fattree:nodes=16,per-switch=4", "allreduce", "bcast", "memcpy",
                        "--sizes", "8,64K")
     context = records[0]
-    assert context["simulation"] == {"simulator": "SMPI", "platform": parse("fattree:nodes=16,per-switch=4", 16)
-                                     .description}
+    sim = context["simulation"]
+    assert {k: sim[k] for k in ("simulator", "platform")} == {
+        "simulator": "SMPI", "platform": parse("fattree:nodes=16,per-switch=4", 16).description}
+    # what the figures depend on: the platform XML's digest and every --cfg smpirun was given
+    assert len(sim["digest"]) == 16 and {*EXACT, "--cfg=smpi/coll-selector:mpich"} <= set(sim["cfg"])
     points = [r for r in records if r["type"] == "point"]
     assert {(p["benchmark"], p["size"]) for p in points} == {(b, s) for b in ("allreduce", "bcast")
                                                             for s in (8, 65536)}
@@ -188,9 +192,11 @@ def test_the_smpirun_adapter_writes_the_platform_and_passes_cfg_through(mpiscope
     assert 'topology="FAT_TREE"' in xml and 'topo_parameters="2;4,2;1,1;1,1"' in xml
     assert Path(argv[argv.index("-hostfile") + 1]).read_text().split() == [f"node-{i}" for i in range(8)]
     assert "--cfg=smpi/allreduce:rab1" in argv and "--cfg=smpi/simulate-computation:no" in argv
+    digest = hashlib.sha256(Path(argv[argv.index("-platform") + 1]).read_bytes()).hexdigest()[:16]
     assert launch.env == {"K": "V", "MPISCOPE_PLATFORM": "fattree:bw=12.5GBps,lat=1us,speed=1Gf,per-switch=4,top=1,"
                                                           "nodes=8", "MPISCOPE_SIM_BLOCK": str(16 << 20),
-                          "MPISCOPE_SIM_SHARED": "local"}
+                          "MPISCOPE_SIM_SHARED": "local", "MPISCOPE_SIM_DIGEST": digest,
+                          "MPISCOPE_SIM_CFG": "\n".join(a for a in argv if a.startswith("--cfg="))}
     # payloads shared a mapping an allocation; the engine allocates whole blocks if a user names global
     assert f"--cfg=smpi/shared-malloc-blocksize:{16 << 20}" in argv and "--cfg=smpi/coll-selector:mpich" in argv
     assert "--cfg=smpi/shared-malloc:local" in argv
