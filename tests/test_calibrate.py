@@ -124,4 +124,4 @@ def test_a_platform_simgrid_rejects_is_one_line(cli, simulated, tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text(good.read_text().replace('routing="Cluster"', 'routing="Nowhere"'))
     r = cli("calibrate", "--validate", str(bad), run, "--runs-dir", str(runs), env=env)
-    assert r.returncode == 2 and "SimGrid:" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.returncode == 2 and "SimGrid" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -77,5 +77,7 @@ def test_predict_validates_at_16_simulated_ranks(cli, simulated_home, tmp_path):
     assert v.returncode == 0, v.stderr
     t = pd.read_csv(io.StringIO(v.stdout))
     assert set(t.p) == {16} and len(t) == 4
-    # the adapter's binomial bcast and recursive-doubling allreduce on a route of 2 us, no contention
-    assert t.err_best.abs().max() < 0.05, t
+    # the adapter's recursive-doubling allreduce on a route of 2 us without contention: the model's
+    # own; SimGrid's binomial bcast of 1 KiB is slower than its model (-6 % here, -15 % at 1024 ranks)
+    assert t[t.collective == "allreduce"].err_best.abs().max() < 0.01, t
+    assert t.err_best.abs().max() < 0.10, t

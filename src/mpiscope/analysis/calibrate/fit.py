@@ -24,6 +24,8 @@ from mpiscope.records.measured import Measured
 # a regime's first or last two: the sizes that fix a regime's ends stay in its fit.
 HOLD_EVERY = 3
 HOLD_MIN = 7
+# A flat regime (no bandwidth to fit) prices its largest size's bytes at this share of its latency.
+FLAT_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -138,11 +140,17 @@ def fit_class(placement: str, points: Sequence[Measured]) -> LinkClass:
     regimes = []
     for k, ((lo, hi), (lat, bw)) in enumerate(zip(bounds, figures)):
         above = 0 if k == 0 else _above(estimates[k - 1], bounds[k - 1][1], lo)
-        bwf = bw.scaled(1 / bw_last) if math.isfinite(bw.value) else Figure(1.0)
+        bwf = bw.scaled(1 / bw_last) if math.isfinite(bw.value) else Figure(_flat(lat.value, hi, bw_last))
         regimes.append(Regime(above, (int(lo), int(hi)), lat, bw, lat.scaled(1 / lat0), bwf))
     return LinkClass(placement, Figure(lat0, figures[0][0].low, figures[0][0].high),
                      next(f[1] for f in reversed(figures) if math.isfinite(f[1].value)), tuple(regimes),
                      brackets, tuple(s for s in sizes if s not in hold), tuple(sorted(hold)))
+
+
+def _flat(latency_us: float, largest: int, bandwidth_Bps: float) -> float:
+    """The bandwidth factor of a regime whose time does not grow with the size: its bytes cost
+    at most FLAT_SHARE of its latency at its largest size."""
+    return max(1.0, largest / (FLAT_SHARE * latency_us * 1e-6 * bandwidth_Bps))
 
 
 def _above(estimate: float, last_before: int, first_after: int) -> int:
