@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 
 from mpiscope.execute.part import SIM_STARTUP_S, Simulated, execute
-from mpiscope.execute.simcheck import RANK_BYTES, check_memory, simgrid_error
+from mpiscope.execute.simcheck import RANK_BYTES, check_memory
 from mpiscope.launchers.base import Launch
 from mpiscope.launchers.platform import file_hosts
-from mpiscope.launchers.smpirun import breakpoints
+from mpiscope.launchers.smpirun import breakpoints, simgrid_error
 from mpiscope.plan.engine import Part, Plan, Planned, PlanPoint
 from mpiscope.records.model import Context, End, Point, Stats
 from mpiscope.results.disturbance import disturbed, launch_disturbed
@@ -161,6 +161,34 @@ def test_doctor_works_on_an_xml_platform_or_refuses_in_one_line(cli, smpi, tmp_p
     (tmp_path / "bad.xml").write_text(FOUR.replace('speed="1Gf"', 'speeed="1Gf"'))
     refused = one_line_error(cli("doctor", "--mpi", "smpi", "--platform", str(tmp_path / "bad.xml")))
     assert "SimGrid refuses --platform" in refused and "speeed" in refused
+
+
+NO_ROUTE = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="z" routing="Full">
+ <host id="a" speed="1Gf"/>
+ <host id="b" speed="1Gf"/>
+</zone>
+</platform>
+"""
+
+
+@needs_simgrid
+def test_a_simulation_that_fails_says_simgrids_reason_and_a_doctor_that_finds_it(cli, smpi, tmp_path):
+    # SimGrid reads this platform (no launch of one rank sends anything), but no message crosses it
+    (tmp_path / "p.xml").write_text(NO_ROUTE)
+    (tmp_path / "hosts").write_text("a\nb\n")
+    where = ("--platform", str(tmp_path / "p.xml"), "--hostfile", str(tmp_path / "hosts"))
+    done = cli("run", "--mpi", "smpi", "-n", "2", "-b", "pingpong", "--sizes", "8", *where, "--no-report",
+               "--runs-dir", str(tmp_path / "runs"))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    said = done.stderr.strip().splitlines()[-1]
+    assert "SimGrid: You're trying to send data" in said and "no connecting path" in said
+    assert f"`mpiscope doctor --mpi smpi {' '.join(where)}`" in said
+    # and that doctor names the same reason, not this host's network
+    doctor = cli("doctor", "--mpi", "smpi", *where)
+    assert doctor.returncode == 1 and "no connecting path" in doctor.stdout and "firewall" not in doctor.stdout
 
 
 @needs_simgrid

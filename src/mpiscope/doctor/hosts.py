@@ -12,6 +12,7 @@ import statistics
 from mpiscope.doctor import Check, fail, ok, skip, warn
 from mpiscope.doctor.facts import Facts, LaunchFacts
 from mpiscope.doctor.library import answers
+from mpiscope.launchers.smpirun import simgrid_error
 from mpiscope.records import Context, Point
 
 GROUP = "hosts"
@@ -93,6 +94,9 @@ def hello(f: Facts) -> Check:
                         f"(limit {job.limit_s:g} s)")
     how = (f"did not finish within {job.limit_s:g} s" if job.status == "timeout"
            else f"failed (exit {job.exit_code})")
+    if f.vendor == "SMPI":  # no host or network of this machine to blame: SimGrid says what is wrong
+        return fail(name, f"the simulation {how}: SimGrid: {simgrid_error(chr(10).join(job.stderr))[:300]}",
+                    "fix the platform where SimGrid says (a route, a host, a link), then run doctor again")
     named, suspects = culprits(([job] if job.hosts else []) + f.bisection)
     if named:
         return fail(name, f"the job over {len(job.hosts) or 1} host(s) {how}; host(s) at fault: {', '.join(named)} "

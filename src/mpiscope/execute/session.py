@@ -385,6 +385,10 @@ def finish(outcome: Outcome | None, run: Run, err: Console) -> int:
             err.print("launcher stderr (last lines):\n  " + "\n  ".join(tail), markup=False)
         meta = run.meta()
         said = f": {telling_line(tail)}" if tail and not meta.points else ""
+        if meta.mpi.vendor == "SMPI" and not meta.points:  # SimGrid's reason comes before its backtrace
+            from mpiscope.launchers.smpirun import simgrid_error
+            reason = simgrid_error(stderr_head(run))
+            said = f": SimGrid: {reason[:300]}" if reason != "no output" else said
         raise MpiscopeError(f"{outcome.error}{said}{doctor_hint(meta) if not meta.points else ''} "
                             f"(run kept in {run.path})")
     return 0
@@ -412,6 +416,15 @@ def telling_line(lines: list[str]) -> str:
         if text and not text.startswith(("[mpiexec@", "---", "***")) and "(/" not in text:
             return text[:300]
     return lines[0].strip()[:300]
+
+
+def stderr_head(run: Run, chars: int = 64 << 10) -> str:
+    """The start of the run's stderr.txt, where a simulator says why it stopped."""
+    path = run.path / STDERR
+    if not path.is_file():
+        return ""
+    with open(path, errors="replace") as f:
+        return f.read(chars)
 
 
 def stderr_tail(run: Run, lines: int = 15) -> list[str]:

@@ -5,12 +5,12 @@ a second)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 from typing import Sequence
 
 from mpiscope.launchers import Job, launcher_for
+from mpiscope.launchers.smpirun import simgrid_error
 from mpiscope.mpi.library import MpiLibrary
 from mpiscope.plan.engine import Part
 from mpiscope.util.errors import UsageError
@@ -19,9 +19,6 @@ from mpiscope.util.errors import UsageError
 # 687 MB of resident set for a 1024-rank barrier under SimGrid 3.32, 163 MB for 256 and 63 MB
 # for 64 (`/usr/bin/time -f %M`), so about 650 KiB a rank; the check keeps a margin above it.
 RANK_BYTES = 800 << 10
-# SimGrid's own error line: "[0.000000] ./src/xbt/exception.cpp:95: [xbt_exception/ERROR] Parse error at ..."
-_ERROR = re.compile(r"\[[\w./-]+/(?:ERROR|CRITICAL)\] (.*)")
-_NOISE = ("Exiting now", "Aborted", "Execution failed")
 CHECK_LIMIT_S = 120.0
 
 
@@ -44,16 +41,6 @@ def check_memory(ranks: int, available: int | None = None) -> None:
         raise UsageError(f"-n {ranks}: {ranks} simulated ranks need about {ranks * RANK_BYTES / 2**30:.1f} GiB of "
                          f"this host's memory ({RANK_BYTES >> 10} KiB a rank), {available / 2**30:.1f} GiB is "
                          f"available: give -n {most} or fewer, or simulate on a host with more memory")
-
-
-def simgrid_error(stderr: str) -> str:
-    """SimGrid's own reason in its output, else its last line that says anything."""
-    found = [m.group(1).strip() for m in _ERROR.finditer(stderr)]
-    said = [f for f in found if not f.startswith(_NOISE)]
-    if said:
-        return said[0]
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.strip().startswith(_NOISE)]
-    return lines[-1] if lines else "no output"
 
 
 def check_platform(lib: MpiLibrary, engine: Path, part: Part, hostfile_given: bool = True) -> None:

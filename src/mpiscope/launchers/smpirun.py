@@ -4,6 +4,7 @@ host process. `-np N -platform XML -hostfile FILE`, SimGrid options as `--cfg=KE
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from mpiscope.util import paths
@@ -58,6 +59,21 @@ def breakpoints(cfg: list[str] | tuple[str, ...]) -> dict[int, str]:
     if detached.isdigit():
         out.setdefault(int(detached), []).append(DETACHED_KEY)
     return {size: " and ".join(keys) for size, keys in sorted(out.items())}
+
+
+# SimGrid's own error line: "[0.000000] ./src/xbt/exception.cpp:95: [xbt_exception/ERROR] Parse error at ..."
+_ERROR = re.compile(r"\[[\w./-]+/(?:ERROR|CRITICAL)\] (.*)")
+_NOISE = ("Exiting now", "Aborted", "Execution failed", "Backtrace", "->", "[stdout]")
+
+
+def simgrid_error(stderr: str) -> str:
+    """SimGrid's own reason in its output, else its last line that says anything."""
+    found = [m.group(1).strip() for m in _ERROR.finditer(stderr)]
+    said = [f for f in found if not f.startswith(_NOISE)]
+    if said:
+        return said[0]
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.strip().startswith(_NOISE)]
+    return lines[-1] if lines else "no output"
 
 
 def platform_digest(xml: Path) -> str:
