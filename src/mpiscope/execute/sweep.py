@@ -90,6 +90,8 @@ def dry_run_lines(planned: list[tuple[Configuration, Measurement]]) -> list[str]
 
 def launches_words(m: Measurement) -> str:
     """How many launches a configuration's run makes, in words."""
+    if m.policy.simulated:
+        return "simulated: 1 launch, a second where a point's samples differ"
     if m.policy.auto:
         return f"auto launches: {m.policy.first_round}, then more where the interval is still wide"
     return f"{m.policy.count} launches"
