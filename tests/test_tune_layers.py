@@ -37,22 +37,31 @@ def test_mpich_layers_are_read_from_mpivars(embedded_mpi):
     assert across.layer == "composition" and across.knobs[0].values == ("0", "1", "2", "3", "4")
 
 
+# as Open MPI 5.0.11 prints it (two ranks' lines interleaved); cid 3 is the engine's own split of
+# MPI_COMM_WORLD, cid 4 a communicator coll/han makes for itself
 VERBOSE = """\
 [vm:1] coll:base:comm_select: new communicator: MPI_COMM_WORLD (cid 0)
-[vm:1] coll:han:comm_query (0/MPI_COMM_WORLD): comm has only local processes; disqualifying myself
-[vm:1] coll:base:comm_select: selecting       tuned, priority  30, Enabled
-[vm:1] coll:base:comm_select: selecting       adapt, priority   0, Disabled
 [vm:1] coll:base:comm_select: selecting       basic, priority  10, Enabled
 [vm:1] coll:base:comm_select: new communicator: MPI_COMM_SELF (cid 1)
+[vm:2] coll:base:comm_select: new communicator: MPI_COMM_WORLD (cid 0)
 [vm:1] coll:base:comm_select: selecting        self, priority  75, Enabled
+[vm:1] coll:base:comm_select: new communicator: MPI COMM 3 SPLIT FROM 0 (cid 3)
+[vm:1] coll:han:comm_query (3/MPI COMM 3 SPLIT FROM 0): comm has only local processes; disqualifying myself
+[vm:2] coll:base:comm_select: selecting       basic, priority  10, Enabled
+[vm:1] coll:base:comm_select: selecting       adapt, priority   0, Disabled
+[vm:1] coll:base:comm_select: selecting       basic, priority  10, Enabled
+[vm:1] coll:base:comm_select: selecting       tuned, priority  30, Enabled
+[vm:1] coll:base:comm_select: new communicator:  (cid 4)
+[vm:1] coll:base:comm_select: component disqualified: han (due to communicator info key)
+[vm:1] coll:base:comm_select: selecting          sm, priority  90, Enabled
 """
 
 
 def test_openmpi_component_comes_from_its_verbose_output():
     one = ompi_serving(VERBOSE, "allreduce")
-    assert one.component == "tuned" and one.algorithms_steer and "tuned 30" in one.why
-    two = VERBOSE.replace("coll:han:comm_query (0/MPI_COMM_WORLD): comm has only local processes; disqualifying myself",
-                          "coll:base:comm_select: selecting         han, priority  35, Enabled")
+    assert one.component == "tuned" and one.algorithms_steer and "tuned 30" in one.why and "sm" not in one.why
+    two = VERBOSE.replace("coll:han:comm_query (3/MPI COMM 3 SPLIT FROM 0): comm has only local processes; "
+                          "disqualifying myself", "coll:base:comm_select: selecting         han, priority  35, Enabled")
     assert ompi_serving(two, "allreduce").component == "han" and not ompi_serving(two, "allreduce").algorithms_steer
     assert ompi_serving(two, "reduce_scatter").component == "tuned"  # han does not implement it
     assert ompi_serving("", "allreduce").component == "unknown"

@@ -13,7 +13,7 @@ from typing import Any
 from mpiscope.analysis.tune import fastest_mode, judge, launch_points
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
 from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
-    poor_algorithm, poor_parameters
+    ompi_verbose_lines, poor_algorithm, poor_parameters
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
@@ -49,8 +49,8 @@ def serving(t: Any, collectives: list[str]) -> dict[str, Serving]:
         run, out = t.session.run(t._measurement([group], "layers"))
         if out.status == "interrupted":
             raise KeyboardInterrupt
-        said = t._said(run, since)
-        t.state["components"] = said[-200_000:]
+        said = ompi_verbose_lines(t._said(run, since))
+        t.state["components"] = said
         t.save()
     return {c: ompi_serving(said, c) for c in collectives}
 

@@ -116,45 +116,57 @@ OMPI_PROVIDES = {
 }
 
 
-def ompi_enabled(verbose: str) -> dict[str, dict[str, int]]:
-    """Per communicator (name) the components `coll_base_verbose` says were selected Enabled,
-    with their priorities ('coll:base:comm_select: selecting tuned, priority 30, Enabled'), from
-    the first rank that printed them."""
-    out: dict[str, dict[str, int]] = {}
-    current = None
+def ompi_enabled(verbose: str) -> dict[int, tuple[str, dict[str, int]]]:
+    """Per communicator (cid) its name and the components `coll_base_verbose` says were selected
+    Enabled, with their priorities ('coll:base:comm_select: selecting tuned, priority 30, Enabled'),
+    read per process (the ranks' lines interleave). Communicators coll/han made for itself (han
+    "disqualified ... due to communicator info key") are left out: they serve han, not the call."""
+    out: dict[int, tuple[str, dict[str, int]]] = {}
+    own: set[int] = set()
+    current: dict[str, int] = {}
     for line in verbose.splitlines():
-        m = re.search(r"coll:base:comm_select: new communicator: (.+?) \(cid \d+\)", line)
+        who = line.split("]", 1)[0] if line.startswith("[") else ""
+        m = re.search(r"coll:base:comm_select: new communicator: (.*?) ?\(cid (\d+)\)", line)
         if m:
-            current = m.group(1)
-            out.setdefault(current, {})
-            continue
-        m = re.search(r"coll:base:comm_select: selecting\s+(\w+), priority\s+(-?\d+), Enabled", line)
-        if m and current is not None:
-            out[current][m.group(1)] = int(m.group(2))
-    return out
+            current[who] = int(m.group(2))
+            out.setdefault(current[who], (m.group(1).strip(), {}))
+        elif who in current and (m := re.search(r"selecting\s+(\w+), priority\s+(-?\d+), Enabled", line)):
+            out[current[who]][1][m.group(1)] = int(m.group(2))
+        elif who in current and "disqualified: han (due to communicator info key)" in line:
+            own.add(current[who])
+    return {cid: v for cid, v in out.items() if cid not in own}
+
+
+def timed_communicator(verbose: str) -> tuple[str, dict[str, int]] | None:
+    """The communicator the engine times: its own split of MPI_COMM_WORLD, the first created after
+    MPI_COMM_WORLD and MPI_COMM_SELF (cid 0 and 1); else MPI_COMM_WORLD."""
+    comms = ompi_enabled(verbose)
+    later = [cid for cid in sorted(comms) if cid > 1 and comms[cid][1]]
+    return comms[later[0]] if later else comms.get(0)
 
 
 def ompi_serving(verbose: str, collective: str) -> Serving:
-    """The component serving `collective` on the communicators the engine times (every one but
-    MPI_COMM_SELF): the Enabled one of highest priority that implements it. Where communicators
-    differ, the component of most of them, the others named."""
-    per = {name: comps for name, comps in ompi_enabled(verbose).items() if name != "MPI_COMM_SELF" and comps}
-    chosen: dict[str, str] = {}
-    for name, comps in per.items():
-        able = [(p, c) for c, p in comps.items() if c in ("tuned", "basic") or collective in OMPI_PROVIDES.get(c, ())]
-        if able:
-            chosen[name] = max(able)[1]
-    if not chosen:
+    """The component serving `collective` on the communicator the engine times: the Enabled one
+    of highest priority that implements it."""
+    comm = timed_communicator(verbose)
+    able = [(p, c) for c, p in (comm[1] if comm else {}).items()
+            if c in ("tuned", "basic") or collective in OMPI_PROVIDES.get(c, ())]
+    if not able:
         return Serving(collective, "unknown", "unknown", "coll_base_verbose named no component for it", False)
-    counts = {c: list(chosen.values()).count(c) for c in set(chosen.values())}
-    top = max(counts, key=lambda c: counts[c])
-    stack = ", ".join(f"{c} {p}" for c, p in sorted(next(iter(per.values())).items(), key=lambda kv: -kv[1]))
-    others = {name: f"served by {c}" for name, c in chosen.items() if c != top}
+    top = max(able)[1]
+    name, comps = comm
+    stack = ", ".join(f"{c} {p}" for c, p in sorted(comps.items(), key=lambda kv: (-kv[1], kv[0])))
+    others = {c: f"priority {p}, below {top}" for p, c in able if c != top}
     return Serving(collective, f"coll/{top}", top,
-                   f"coll_base_verbose: Enabled by priority {stack}; {top} is the highest that implements "
-                   f"{collective}", top == "tuned",
-                   (Knob(f"coll/{top}", f"OMPI_MCA_coll_{top}_priority", (), str(next(iter(per.values()))[top])),),
-                   others)
+                   f"coll_base_verbose on {name or 'the timed communicator'}: Enabled by priority {stack}; {top} is "
+                   f"the highest that implements {collective}", top == "tuned",
+                   (Knob(f"coll/{top}", f"OMPI_MCA_coll_{top}_priority", (), str(comps[top])),), others)
+
+
+def ompi_verbose_lines(verbose: str) -> str:
+    """The lines of `coll_base_verbose` output that say which component serves what."""
+    return "\n".join(ln for ln in verbose.splitlines() if "coll:base:comm_select: new communicator" in ln
+                     or "Enabled" in ln or "due to communicator info key" in ln)
 
 
 def ompi_verbose_env() -> dict[str, str]:
