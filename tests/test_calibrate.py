@@ -125,3 +125,19 @@ def test_a_platform_simgrid_rejects_is_one_line(cli, simulated, tmp_path):
     bad.write_text(good.read_text().replace('routing="Cluster"', 'routing="Nowhere"'))
     r = cli("calibrate", "--validate", str(bad), run, "--runs-dir", str(runs), env=env)
     assert r.returncode == 2 and "SimGrid" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@needs_simgrid
+def test_the_groups_of_a_pair_map_shape_the_twin(cli, simulated, tmp_path):
+    env, runs, run = simulated
+    before = set(runs.iterdir())
+    r = cli("run", "--mpi", "smpi", "-n", "8", "-b", "pairs", "--sizes", "8", "--platform",
+            "fattree:nodes=8,per-switch=4", "--launches", "1", "--launcher-args", EXACT, "--runs-dir", str(runs),
+            env=env)
+    assert r.returncode == 0, r.stderr
+    (pairs,) = set(runs.iterdir()) - before
+    out = tmp_path / "tree.xml"
+    r = cli("calibrate", run, pairs.name, "-o", str(out), "--runs-dir", str(runs), env=env)
+    assert r.returncode == 0, r.stderr
+    shape = read_twin(out)["description"]
+    assert shape.startswith("fattree:per-switch=4,") and "nodes=8" in shape, shape

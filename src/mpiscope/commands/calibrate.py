@@ -61,7 +61,33 @@ def _runs(refs: Sequence[str], runs_dir: Path) -> list["Run"]:
     return runs
 
 
-def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str, nodes: int | None) -> "Twin":
+def inferred_topology(runs: Sequence["Run"]) -> str | None:
+    """A fat tree whose leaves are the groups of hosts the runs' pair map puts together
+    (analysis/topology.py): the first level whose groups span more than one host, when its groups
+    are equal and more than one; None without a pair map or such a level."""
+    from mpiscope.analysis.topology import infer_topology
+    from mpiscope.commands.pairs import matrix
+    for run in runs:
+        recs = run.records()
+        pts = [p for p in recs.points if p.benchmark == "pairs" and isinstance(p.details.get("pair_map"), dict)]
+        if not pts or recs.context is None:
+            continue
+        host = {r.rank: r.host for r in recs.context.ranks}
+        try:
+            topo = infer_topology(matrix(min(pts, key=lambda p: p.size), "one_pair"))
+        except ValueError:
+            continue
+        for level in topo.levels:
+            spans = [{host.get(r, str(r)) for r in g} for g in level.groups]
+            if any(len(h) > 1 for h in spans):
+                sizes = {len(h) for h in spans}
+                if len(sizes) == 1 and len(spans) > 1:
+                    return f"fattree:per-switch={sizes.pop()}"
+                break
+    return None
+
+
+def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str | None, nodes: int | None) -> "Twin":
     """The twin of `runs` from their launch-level frame."""
     from mpiscope import __version__
     from mpiscope.analysis.calibrate.fit import fit_class
@@ -81,11 +107,16 @@ def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str, nodes:
     link = classes.get(INTER) or classes.get(INTRA) or next(iter(classes.values()))
     loopback = classes.get(INTRA) if link is not classes.get(INTRA) else None
     most = int(frame["ranks"].max()) if "ranks" in frame else 2
+    topology = topology or inferred_topology(runs) or "cluster"
     given = dict(item.split("=", 1) for item in topology.partition(":")[2].split(",") if "=" in item)
     if nodes is None and given.get("nodes", "").isdigit():
         nodes = int(given["nodes"])
     if nodes is not None and nodes < most:
         raise UsageError(f"--nodes {nodes}: the runs measured {most} ranks; the twin needs a node for each")
+    per_text = given.get("per-switch", "8")
+    per = int(per_text) if topology.startswith("fattree") and per_text.isdigit() else 0
+    if per and nodes is None:  # whole leaves
+        nodes = -(-max(most, 2) // per) * per
     vendor = "SMPI" if library == "SMPI" else library
     twin = Twin(link, loopback, topology, nodes or max(most, 2), selector_of(vendor), library,
                 tuple(r.id for r in runs), __version__)
@@ -235,9 +266,10 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("runs", nargs="+", metavar="RUN", help="runs with a pingpong sweep (and bw, collectives)")
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="PLATFORM",
                    help=f"the platform file to write (default {DEFAULT_OUTPUT}; its hostfile beside it, .hosts)")
-    p.add_argument("--topology", default="cluster", metavar="DESC",
+    p.add_argument("--topology", metavar="DESC",
                    help="the twin's shape as a platform description without bw and lat, e.g. "
-                        "cluster:bb-bw=10GBps or fattree:per-switch=8 (default cluster: no shared link binds)")
+                        "cluster:bb-bw=10GBps or fattree:per-switch=8 (default: a fat tree of the groups a "
+                        "pairs run infers, else a cluster where no shared link binds)")
     p.add_argument("--nodes", type=_whole, metavar="N", help="the twin's node count (default: the most ranks measured)")
     p.add_argument("--validate", metavar="PLATFORM",
                    help="validate a platform calibrate wrote against RUN... instead of calibrating")
