@@ -21,9 +21,9 @@ from mpiscope.analysis.switches import find_switches
 from mpiscope.records.measured import Measured
 
 # A held-out size is every HOLD_EVERY-th size inside a regime of at least HOLD_MIN sizes, never
-# a regime's first or last two: the sizes that fix a regime's ends stay in its fit.
+# a regime's first or last two: the sizes that fix a regime's ends stay in its fit (four at least).
 HOLD_EVERY = 3
-HOLD_MIN = 7
+HOLD_MIN = 5
 # A flat regime (no bandwidth to fit) prices its largest size's bytes at this share of its latency.
 FLAT_SHARE = 0.01
 
@@ -107,7 +107,7 @@ def held_out(sizes: Sequence[int]) -> list[int]:
     if len(sizes) < HOLD_MIN:
         return []
     inner = sorted(sizes)[2:-2]
-    return inner[1::HOLD_EVERY]
+    return inner[::HOLD_EVERY]
 
 
 def fit_class(placement: str, points: Sequence[Measured]) -> LinkClass:
