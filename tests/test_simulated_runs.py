@@ -211,7 +211,7 @@ def test_more_ranks_than_the_hosts_memory_holds_is_one_line_and_no_run(cli, smpi
     monkeypatch.setattr(simcheck, "available_bytes", lambda: 1 << 30)
     runs = tmp_path / "runs"
     line = one_line_error(cli("run", "--mpi", "smpi", "-n", "4096", "-b", "barrier", "--runs-dir", str(runs)))
-    assert "-n 4096" in line and "give -n 1310 or fewer" in line
+    assert "-n 4096" in line and "give -n 1024 or fewer" in line
     assert not run_dirs(runs)
 
 
@@ -238,7 +238,8 @@ def test_a_simulated_launch_limit_is_host_time_and_grows_with_the_ranks():
     planned, entries = _planned(3)
     small, large = Simulated(64), Simulated(4096)
     # 4096 ranks: SimGrid's start-up alone outlasted the 80 s a measured launch of 10 points allows
-    assert large.startup_s > small.startup_s >= SIM_STARTUP_S and large.startup_s > 4 * 80
+    # (222 s here, niced on a loaded host)
+    assert large.startup_s > small.startup_s >= SIM_STARTUP_S and large.startup_s > 3 * 222
     # each point at the engine's watchdog in host seconds, not at its simulated --max-time
     assert large.limit_s(planned, entries, None) >= large.startup_s + 3 * 3 * 600
     # a point an earlier launch took an hour of host time to simulate gets three times that

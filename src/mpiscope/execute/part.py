@@ -45,7 +45,7 @@ WATCHDOG_EXIT = 124  # the engine's watchdog ends every rank with this status
 # (`Simulated.startup_s`).
 SIM_WATCHDOG_FLOOR_S = 600.0
 SIM_STARTUP_S = 60.0
-SIM_STARTUP_PER_RANK_S = 0.1
+SIM_STARTUP_RANKS2 = 25000.0  # ranks^2 / this: 42 s more at 1024 ranks, 671 s at 4096
 
 SeriesKey = tuple[str, int, "str | None"]  # benchmark, ranks, variant: the sizes of one sweep
 
@@ -168,10 +168,11 @@ class Simulated:
 
     @property
     def startup_s(self) -> float:
-        """Start-up grows with the ranks: SimGrid creates every rank and the engine gathers their
-        facts (a 1024-rank barrier's first record came after 18 s on a loaded 2-core host, 3 s
-        at 256); the limit keeps a margin of several times that."""
-        return SIM_STARTUP_S + SIM_STARTUP_PER_RANK_S * self.ranks
+        """Start-up grows faster than the ranks: SimGrid creates every rank and the engine gathers
+        their facts (a barrier's first record came after 3 s at 256 ranks and 18 s at 1024 on a
+        loaded 2-core host, and its launch took 222 s beyond the point at 4096, niced: about
+        ranks^1.7); the limit, quadratic, keeps 3 to 5 times that."""
+        return SIM_STARTUP_S + self.ranks ** 2 / SIM_STARTUP_RANKS2
 
     def limit_s(self, planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
         """Start-up, then each point three times its watchdog (host seconds under simulation:

@@ -16,9 +16,9 @@ from mpiscope.plan.engine import Part
 from mpiscope.util.errors import UsageError
 
 # What one simulated rank holds in this host's memory beyond the payloads (which SMPI shares):
-# 687 MB of resident set for a 1024-rank barrier under SimGrid 3.32, 163 MB for 256 and 63 MB
-# for 64 (`/usr/bin/time -f %M`), so about 650 KiB a rank; the check keeps a margin above it.
-RANK_BYTES = 800 << 10
+# a barrier's resident set under SimGrid 3.32 was 63 MB at 64 ranks, 163 MB at 256, 687 MB at
+# 1024 and 3.17 GB at 4096 (`/usr/bin/time -f %M`), 650-780 KiB a rank; counted with a margin.
+RANK_BYTES = 1 << 20
 CHECK_LIMIT_S = 120.0
 
 
