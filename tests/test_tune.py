@@ -239,11 +239,16 @@ def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     assert [(r["size"], r["algorithm"]) for r in rows] == [(8, "default"), (65536, "ring")]
     control, change = rows
     for r in rows:
-        assert r["low"] <= r["ratio"] <= r["high"]
+        # a side's disturbed launches are left out, as everywhere (the results layer's grouping): a
+        # side left with one launch has no interval and no verdict but inconclusive
+        if min(r["launches"]) >= 2:
+            assert r["low"] <= r["ratio"] <= r["high"]
+        else:
+            assert r["verdict"] == "inconclusive"
         assert r["verdict"] in ("faster", "slower", "same", "inconclusive")
-    assert control["launches"] == (2, 2) and control["settle"] is None  # the control is never measured further
-    extra = change["launches"] == (3, 3)
-    assert extra or change["launches"] == (2, 2)
+    assert max(control["launches"]) <= 2 and control["settle"] is None  # the control is never measured further
+    extra = any(p.tag["launch"] == 2 for p in run.records().points)
+    assert max(change["launches"]) <= (3 if extra else 2)
     assert change["settle"] in ("keep", "withdraw") and (change["settle"] == "keep") == (change["verdict"] == "faster")
     sides = {(p.tag["side"], p.tag["launch"], p.size) for p in run.records().points}
     first = {(side, k, size) for side in ("default", "tuned") for k in (0, 1) for size in (8, 65536)}
