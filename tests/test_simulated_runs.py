@@ -245,6 +245,8 @@ def test_a_simulated_launch_limit_is_host_time_and_grows_with_the_ranks():
     # a point an earlier launch took an hour of host time to simulate gets three times that
     slow = Simulated(4096, {entries[0].key: 3600.0})
     assert slow.limit_s(planned, entries[:1], None) == pytest.approx(slow.startup_s + 3 * 3600)
+    # and the engine's watchdog for it follows (the floor of 600 s would call it hung)
+    assert slow.watchdog_s(entries) == pytest.approx(3 * 3600) and Simulated(4096).watchdog_s(entries) is None
     # --timeout (host seconds) sets the point's limit, and lengthens the start-up allowed past it
     assert Simulated(4096).limit_s(planned, entries[:1], 5000.0) == pytest.approx(5000 + 3 * 5000)
 

@@ -114,8 +114,10 @@ def run_part(run: Run, target: Target, part: Part, planned: Planned, entries: li
         while todo:
             current = todo.pop(0)
             timeout_s = None if hard else current.timeout_s  # a hard --timeout stays the user's
-            launch = launch_of(target, part, current.entries if not current.whole else None, timeout_s, cores)
             sim = Simulated.of(run, part.plan.ranks) if target.lib.vendor == "SMPI" else None
+            if sim is not None and timeout_s is None and not hard:
+                timeout_s = sim.watchdog_s(current.entries)
+            launch = launch_of(target, part, current.entries if not current.whole else None, timeout_s, cores)
             limit = launch_limit_s(planned, current.entries, timeout_s, sim)
             started = time.monotonic()
             out = execute(run, part, current.entries, launch, limit, planned, console, cores, progress,
@@ -173,6 +175,13 @@ class Simulated:
         loaded 2-core host, and its launch took 222 s beyond the point at 4096, niced: about
         ranks^1.7); the limit, quadratic, keeps 3 to 5 times that."""
         return SIM_STARTUP_S + self.ranks ** 2 / SIM_STARTUP_RANKS2
+
+    def watchdog_s(self, entries: list[PlanPoint]) -> float | None:
+        """The engine's watchdog for a launch of `entries` when an earlier launch of one of them
+        took the host longer than the engine's floor allows: three times that (None: the floor
+        does)."""
+        longest = max((self.host_s.get(e.key, 0.0) for e in entries), default=0.0)
+        return 3 * longest if 3 * longest > SIM_WATCHDOG_FLOOR_S else None
 
     def limit_s(self, planned: Planned, entries: list[PlanPoint], timeout_s: float | None) -> float:
         """Start-up, then each point three times its watchdog (host seconds under simulation:
