@@ -46,8 +46,12 @@ class Level:
     def level(self) -> float:
         return float(np.median(self.launches))
 
+    @cached_property
+    def _between(self) -> float:  # a pooled level is compared with each of its runs: its spread once
+        return _log_sd(self.launches, POLICY)
+
     def between(self, policy: Policy = POLICY) -> float:
-        return _log_sd(self.launches, policy)
+        return self._between if policy is POLICY else _log_sd(self.launches, policy)
 
     def noise(self, policy: Policy = POLICY) -> float:
         """The log SD one launch's median has about the level: the larger of the launches' spread

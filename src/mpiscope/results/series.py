@@ -188,13 +188,12 @@ class Series:
     key: SeriesKey
     runs: tuple[RunSummary, ...]
 
-    @property
+    @cached_property
     def obs(self) -> list[Obs]:
         return [r.points[self.key] for r in self.runs]
 
     def facts(self, i: int) -> dict[str, str]:
-        run = self.runs[i]
-        return run.facts.get(run.points[self.key].configuration, {})
+        return self.runs[i].facts.get(self.obs[i].configuration, {})
 
 
 def line_up(runs: Sequence[RunSummary]) -> list[Series]:
