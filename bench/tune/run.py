@@ -33,7 +33,8 @@ def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -
     cmd = [sys.executable, "-m", "mpiscope", "tune", *args.collectives.split(","), "--mpi", mpi, "-n", args.ranks,
            "--sizes", args.sizes, "--rounds", str(args.rounds), "--verify-launches", str(args.verify_launches),
            "--verify-max-launches", str(args.verify_max_launches),
-           "--max-time", str(args.max_time), "--no-progress", "--runs-dir", str(runs_dir)]
+           "--max-time", str(args.max_time), "--live-launches", str(args.live_launches), "--no-progress",
+           "--runs-dir", str(runs_dir), *[f"--env={e}" for e in args.env]]
     cmd += ["--exhaustive"] * exhaustive + ["--oversubscribe"] * args.oversubscribe
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ROOT, "COLUMNS": "200"})
@@ -53,6 +54,12 @@ def gain(v: dict | None) -> str:
 
 def show(mpi: str, res: dict, took: float) -> None:
     print(f"\n== {mpi}: {res['library']}  file {res['file']} ({res['format']})")
+    for coll, served in res.get("layers", {}).items():
+        print(f"  {coll}: served by {served['component']} ({served['layer']}): {served['why']}")
+    for row in res.get("liveness", []):
+        print(f"  {row['collective']} {row['ranks']} {row['knob']}: {'live' if row['live'] else 'NOT live'}: "
+              f"{row['evidence']}")
+    print(f"  liveness check {res.get('liveness_seconds', 0):.0f} s")
     verify = {(v["collective"], v["ranks"], v["size"]): v for v in res.get("verify", [])}
     print(f"{'collective':>14} {'ranks':>5} {'size':>8}  {'fastest in race':<26} {'race: leader/default':<34} "
           f"{'written':<26} side-by-side gain over default")
@@ -67,6 +74,9 @@ def show(mpi: str, res: dict, took: float) -> None:
     if res.get("evidence"):
         print(f"  {res['evidence']}")
     c = res["cost"]
+    if not c:
+        print(f"  no race (no live knob); whole tune {took:.0f} s")
+        return
     print(f"  race: {c['point_launches']} of {c['exhaustive_point_launches']} point-launches "
           f"({100 * c['share']:.0f} %) in {c['launches']} launches (exhaustive {c['exhaustive_launches']}, one per "
           f"algorithm and collective {c['unpacked_launches']}); race {c['seconds']:.0f} s, whole tune {took:.0f} s")
@@ -83,6 +93,8 @@ def main() -> int:
     p.add_argument("--verify-max-launches", type=int, default=12)
     p.add_argument("--max-time", type=float, default=0.1)
     p.add_argument("--oversubscribe", action="store_true")
+    p.add_argument("--live-launches", type=int, default=3, help="the liveness check's launches a side (0: none)")
+    p.add_argument("--env", action="append", default=[], help="KEY=VALUE for every launch (a layer forced)")
     p.add_argument("--no-exhaustive", action="store_true", help="only the race (half the time)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="mpiscope-bench-tune-") as tmp:
@@ -100,9 +112,14 @@ def main() -> int:
                 continue
             same = sum(a["chosen"] == b["chosen"] for a, b in zip(res["decisions"], ex["decisions"]))
             ec = ex["cost"]
+            if not ec or not res["cost"]:
+                print("  no race to weigh (no live knob)")
+                continue
             print(f"  exhaustive sweep: {ec['point_launches']} point-launches in {ec['launches']} launches, "
                   f"{ec['seconds']:.0f} s (racing: {res['cost']['seconds']:.0f} s, "
-                  f"{100 * res['cost']['seconds'] / ec['seconds']:.0f} % of the exhaustive time); "
+                  f"{100 * res['cost']['seconds'] / ec['seconds']:.0f} % of the exhaustive time; with the "
+                  f"liveness check {res['cost']['seconds'] + res['liveness_seconds']:.0f} s against "
+                  f"{ec['seconds'] + ex['liveness_seconds']:.0f} s); "
                   f"same choice at {same} of {len(res['decisions'])} points")
             ex_verify = {(v["collective"], v["ranks"], v["size"]): v for v in ex.get("verify", [])}
             for a, b in zip(res["decisions"], ex["decisions"]):

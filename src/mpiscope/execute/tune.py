@@ -38,8 +38,9 @@ from mpiscope.util import bounded
 STATE, RESULT = "state.json", "tune.json"
 MAX_STATE_BYTES = 64 << 20  # a tune's state and result hold a few kB per collective
 # state.json's format: 2 since race launches force several collectives (tag "algorithms") and the
-# side-by-side measures a candidate file; a directory of an earlier tune lacks it and is refused
-FORMAT = 2
+# side-by-side measures a candidate file; 3 since the race follows the liveness check (a race of
+# format 2 raced knobs never proven live). A directory of an earlier tune is refused.
+FORMAT = 3
 
 
 @dataclass
@@ -466,9 +467,12 @@ def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> d
 def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
     t = Tune(directory, spec, target, session)
     racing, cannot, left_out = t.choices()
+    started = time.monotonic()
     served = serving(t, list(racing))
     # live_launches 0: the check is skipped and every knob raced unproven (the race's own tests)
     liveness = check(t, probes(t, racing, served), spec.live_launches, spec.live_max) if spec.live_launches else []
+    t.state.setdefault("liveness_seconds", time.monotonic() - started)  # a resumed check counts its first run only
+    t.save()
     t.live = live_points(liveness)
     result: dict[str, Any] = {
         "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name,
@@ -476,7 +480,7 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
         "not_live": {f"{r['collective']} {r['ranks']}": r["evidence"] for r in liveness
                      if r["knob"] == ALGORITHM and not r["live"]},
         "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
-        "cost": {}}
+        "cost": {}, "liveness_seconds": t.state["liveness_seconds"]}
     decisions: list[dict] = []
     if any(t.live.get((c, n), True) for c in racing for n in spec.ranks):
         started = time.monotonic()
