@@ -45,11 +45,10 @@ def serving(t: Any, collectives: list[str]) -> dict[str, Serving]:
         n = min(t.spec.ranks)
         group = t._group(collectives, n, {c: ([min(t.sizes(c, n))] if c != "barrier" else None) for c in collectives},
                          ompi_verbose_env(), {"check": "layers", "launch": 0})
-        since = 0
         run, out = t.session.run(t._measurement([group], "layers"))
         if out.status == "interrupted":
             raise KeyboardInterrupt
-        said = ompi_verbose_lines(t._said(run, since))
+        said = ompi_verbose_lines(t._said(run, 0))
         t.state["components"] = said
         t.save()
     return {c: ompi_serving(said, c) for c in collectives}

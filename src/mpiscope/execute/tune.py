@@ -482,7 +482,8 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
         "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
         "cost": {}, "liveness_seconds": t.state["liveness_seconds"]}
     decisions: list[dict] = []
-    if any(t.live.get((c, n), True) for c in racing for n in spec.ranks):
+    raced = {c: algs for c, algs in racing.items() if any(t.live.get((c, n), True) for n in spec.ranks)}
+    if raced:
         started = time.monotonic()
         run = t.race_run(racing)
         seconds = time.monotonic() - started + t.state.get("race_seconds_before", 0.0)
@@ -490,7 +491,7 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
         t.save()
         sizes = {(c, n): t.sizes(c, n) for c in racing for n in spec.ranks}
         decisions = t.decide(racing, run)
-        result.update(race_run=str(run.path), cost=cost(run, spec, racing, sizes, seconds))
+        result.update(race_run=str(run.path), cost=cost(run, spec, raced, sizes, seconds))
     result.update(failed=t.state["failed"], decisions=decisions)
     candidate = t.tuning_of(racing, decisions)
     if candidate.changes():
