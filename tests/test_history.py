@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mpiscope.records import Context
+from mpiscope.records.model import Control, ControlFigure
 from mpiscope.results.changes import analyse
 from mpiscope.results.series import Obs, RunSummary, Series
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
@@ -64,10 +65,20 @@ def test_newest_run_alone_is_a_change_others_wait():
 
 # -- stored runs ------------------------------------------------------------------------------
 
+def _control(launch: int, handoff: float) -> Control:
+    def figure(median: float) -> ControlFigure:
+        samples = tuple(median * (1 + 0.01 * k) for k in (-2, -1, 0, 1, 2))
+        return ControlFigure(median, samples[0], samples[-1], samples)
+    return Control(reps=5, ranks=(0, 1), compute_us=figure(52.0), copy_us=figure(100.0), handoff_us=figure(handoff),
+                   tag={"launch": launch})
+
+
 def _store(runs_dir: Path, medians: list[float], env_from: int | None = None, library: str = "MPICH Version: 5.0.2",
-           hosts: tuple[str, ...] = ("vm",), busy: tuple[int, ...] = ()) -> list[str]:
+           hosts: tuple[str, ...] = ("vm",), busy: tuple[int, ...] = (), handoff: list[float] | None = None
+           ) -> list[str]:
     """One run per median (pingpong 64 KiB, 3 launches 1 % apart); from run `env_from` the ranks'
-    environment holds MPIR_CVAR_CH4_CMA_ENABLE=0; runs in `busy` have every launch disturbed."""
+    environment holds MPIR_CVAR_CH4_CMA_ENABLE=0; runs in `busy` have every launch disturbed;
+    `handoff`: each run's machine-state control (its cache-line handoff, us)."""
     ids = []
     for i, m in enumerate(medians):
         env = {"MPIR_CVAR_CH4_CMA_ENABLE": "0"} if env_from is not None and i >= env_from else {}
@@ -75,6 +86,8 @@ def _store(runs_dir: Path, medians: list[float], env_from: int | None = None, li
         for launch in range(3):
             records.append(Context(world_size=2, hosts=hosts, engine_version="0.1.0", mpi_library_version=library,
                                    env=env, tag={"launch": launch}))
+            if handoff is not None:
+                records.append(_control(launch, handoff[i]))
             p = launch_point(m * (1 + 0.01 * (launch - 1)), launch, size=65536)
             if i in busy:  # a switch for every event of the point: the disturbance rule's "machine busy"
                 from dataclasses import replace
@@ -143,6 +156,19 @@ def test_disturbed_runs_shown_apart_not_as_changes(tmp_path, cli_offline):
     assert r.returncode == 0, r.stderr
     assert "0 change point(s)" in r.stdout and "3 run estimates kept apart" in r.stdout
     assert "×××" in r.stdout
+
+
+def test_runs_in_another_state_of_the_machine_shown_apart(tmp_path, cli_offline):
+    """Runs 6 and 7 met the machine in its other state (the control's handoff 4x slower) and
+    measured the point 1.8x slower: kept apart as '~', no change point."""
+    medians, handoff = _medians(16), [0.07] * 16
+    for i in (6, 7):
+        medians[i] *= 1.8
+        handoff[i] = 0.28
+    _store(tmp_path, medians, handoff=handoff)
+    r = cli_offline("history", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "0 change point(s)" in r.stdout and "2 run estimates kept apart" in r.stdout and "~~" in r.stdout
 
 
 def test_since_narrows(tmp_path, cli_offline):

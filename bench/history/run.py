@@ -8,7 +8,8 @@ Ground truth (--truth): real runs of `mpiscope run -n 2 -b pingpong --sizes 8,64
 on this machine, in three fresh runs directories of RUNS runs each: nothing changed (false change
 points: goal 0); MPIR_CVAR_CH4_CMA_ENABLE=0 from run 12 (the CMA copy off: 64 KiB and 1 MiB
 move by +60 % and more here; goal: found at run 12 within one run, the variable named); and a CPU
-load this bench starts only during runs 8-10 (goal: those runs kept apart or no change point).
+load this bench starts only during runs 8-10 (goal: those runs kept apart or no change point);
+with other than 20 runs, at the same shares of the series.
 --load adds a background load (one process busy half of every 100 ms per core) through every
 case. Prints a table of power and false alarms.
 
@@ -137,7 +138,9 @@ def tally(store: Path, env_from: int | None, load_runs: range | None) -> dict:
 
 def truth(runs: int, background: bool, keep: Path | None) -> None:
     base = Path(tempfile.mkdtemp(prefix="history-truth-", dir=keep))
-    cases = {"unchanged": (None, None), "CMA off from run 12": (12, None), "load in runs 8-10": (None, range(8, 11))}
+    planted, busy = runs * 3 // 5, range(runs * 2 // 5, runs // 2 + 1)  # 20 runs: run 12, runs 8-10
+    cases = {"unchanged": (None, None), f"CMA off from run {planted}": (planted, None),
+             f"load in runs {busy.start}-{busy.stop - 1}": (None, busy)}
     bg = load(24 * 3600, 1) if background else []
     try:
         print(f"| case ({'under load' if background else 'quiet'}) | series | change points | at the planted run "

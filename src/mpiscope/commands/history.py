@@ -141,6 +141,9 @@ def cmd_history(a: argparse.Namespace) -> int:
             out.print(f"\n{platform}", highlight=False, markup=False)
         if a.all or h.changes or len(histories) <= 40:
             out.print("  " + line(h), highlight=False, markup=False)
+    hidden = sum(not (a.all or h.changes or len(histories) <= 40) for h in histories)
+    if hidden:
+        out.print(f"\n{hidden} series without a change point not shown (--all shows them)", highlight=False)
     changes = [(h, c) for h in histories for c in h.changes]
     out.print("")
     for h, c in changes:
