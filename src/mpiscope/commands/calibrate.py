@@ -117,8 +117,7 @@ def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str | None,
     per = int(per_text) if topology.startswith("fattree") and per_text.isdigit() else 0
     if per and nodes is None:  # whole leaves
         nodes = -(-max(most, 2) // per) * per
-    vendor = "SMPI" if library == "SMPI" else library
-    twin = Twin(link, loopback, topology, nodes or max(most, 2), selector_of(vendor), library,
+    twin = Twin(link, loopback, topology, nodes or max(most, 2), selector_of(library), library,
                 tuple(r.id for r in runs), __version__)
     twin.platform()  # a topology that does not hold the nodes is a usage error now, not at the first launch
     return twin

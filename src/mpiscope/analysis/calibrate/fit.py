@@ -80,7 +80,8 @@ class LinkClass:
 
 def _relative_fit(points: Sequence[Measured]) -> tuple[float, float]:
     """alpha (us) and beta (us/byte), both at least 0, minimising the relative error: a regime
-    whose Hockney fit gives a negative figure still prices its sizes."""
+    whose Hockney fit identifies no latency or per-byte cost (a negative figure, an interval
+    reaching 0: noisy points whose weights leave the large sizes out) still prices its sizes."""
     t = np.array([p.median for p in points], dtype=float)
     n = np.array([p.size for p in points], dtype=float)
     (a, b), _ = nnls(np.column_stack([1 / t, n / t]), np.ones_like(t))
@@ -92,7 +93,7 @@ def _regime_figures(points: Sequence[Measured]) -> tuple[Figure, Figure]:
     fit: HockneyFit | None = None
     if len({p.size for p in points}) >= 2:
         fit = fit_hockney(points)
-    if fit is not None and fit.alpha_us > 0 and fit.beta_us_per_byte > 0:
+    if fit is not None and fit.valid:  # latency and per-byte cost both identifiable
         return (Figure(fit.alpha_us, *fit.alpha_ci),
                 Figure(fit.beta_us_per_byte, *fit.beta_ci).over(1e-6))
     if len({p.size for p in points}) >= 2:

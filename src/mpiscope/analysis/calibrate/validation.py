@@ -23,12 +23,26 @@ class Summary:
     outside: int
 
 
+def _cause(frame: pd.DataFrame) -> list[str]:
+    """What disturbed each point's launches, as the results layer judged it ("" for nothing)."""
+    points = frame["point"] if "point" in frame else [None] * len(frame)
+    over = frame["oversubscribed"] if "oversubscribed" in frame else [False] * len(frame)
+    out = []
+    for lp, o in zip(points, over):
+        said = getattr(lp, "busy", "") or next(iter(getattr(lp, "disturbed", ()) or ()), "")
+        out.append(said or ("more ranks than cores: the times measure the scheduler" if o is True else ""))
+    return out
+
+
 def _estimates(frame: pd.DataFrame) -> pd.DataFrame:
     cols = [*KEY, "time_median_us", "time_ci_low_us", "time_ci_high_us"]
     if frame.empty or not set(cols) <= set(frame.columns):
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=[*cols, "cause"])
+    rows = frame[cols].assign(cause=_cause(frame)).dropna(subset=["time_median_us"])
     # one figure a point: several source runs of one point, their median
-    return frame[cols].dropna(subset=["time_median_us"]).groupby(KEY, as_index=False).median()
+    return rows.groupby(KEY, as_index=False).agg(
+        time_median_us=("time_median_us", "median"), time_ci_low_us=("time_ci_low_us", "median"),
+        time_ci_high_us=("time_ci_high_us", "median"), cause=("cause", lambda c: next((x for x in c if x), "")))
 
 
 def role(benchmark: str, size: int, fitted: set[int], held: set[int]) -> str:
@@ -57,14 +71,16 @@ def compare(measured: pd.DataFrame, simulated: pd.DataFrame, fitted: set[int], h
                      "measured_us": r.time_median_us, "measured_half_width": half,
                      "simulated_us": r.time_median_us_sim, "error": err, "target": target,
                      "outside": abs(err) > target,
-                     "why": _why(r.benchmark, int(r.size), half, target, switches, selector)
+                     "why": _why(r.benchmark, int(r.size), half, target, switches, selector, r.cause)
                      if abs(err) > target else ""})
     return pd.DataFrame(rows, columns=["benchmark", "ranks", "size", "role", "measured_us", "measured_half_width",
                                        "simulated_us", "error", "target", "outside", "why"])
 
 
 def _why(benchmark: str, size: int, half: float, target: float, switches: tuple[tuple[int, int], ...],
-         selector: str) -> str:
+         selector: str, cause: str = "") -> str:
+    if cause:
+        return f"the measurement was disturbed: {cause}"
     if pd.notna(half) and half > target:
         return f"the measurement itself spans +-{half:.0%}"
     near = next(((a, b) for a, b in switches if a <= size <= b), None)
