@@ -10,7 +10,7 @@ time each step took. A benchmark script, not a test (root; docs/simulation.md, "
 machine").
 
 Usage: sudo python bench/twin/run.py [--settings 1gbit/100us,200mbit/1ms] [--predict-ranks 64,256]
-                                     [--backbone-links 8]
+                                     [--backbone-links 8] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
@@ -80,12 +81,17 @@ def main() -> int:
     p.add_argument("--predict-sizes", default="8,64K")
     p.add_argument("--backbone-links", type=float, default=8,
                    help="the twin's shared backbone at scale, in link rates (8: 8 links' worth)")
+    p.add_argument("--keep", type=Path, metavar="DIR", help="keep the runs and the twins in DIR")
     a = p.parse_args()
     netns = netns_module()
-    with tempfile.TemporaryDirectory(prefix="twin-bench-") as tmp, netns.netns_cluster(4) as c:
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
+    work = nullcontext(str(a.keep)) if a.keep else tempfile.TemporaryDirectory(prefix="twin-bench-")
+    with work as tmp, netns.netns_cluster(4) as c:
         home = Path(tmp) / "home"
-        home.mkdir()
-        (home / "builds").symlink_to(paths.home() / "builds")  # this machine's engine builds
+        home.mkdir(exist_ok=True)
+        if not (home / "builds").exists():
+            (home / "builds").symlink_to(paths.home() / "builds")  # this machine's engine builds
         env = {"MPISCOPE_HOME": str(home)}
         if mpiscope(["mpi", "add", "smpi"], env).returncode != 0:
             raise SystemExit("SimGrid's smpicc/smpirun are needed (apt-get install libsimgrid-dev)")

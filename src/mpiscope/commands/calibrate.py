@@ -87,6 +87,20 @@ def inferred_topology(runs: Sequence["Run"]) -> str | None:
     return None
 
 
+def _warn_disturbed(points: list) -> None:
+    """A twin fitted to a busy machine reproduces the business: say how many pingpong points the
+    results layer found disturbed, and the commonest cause."""
+    from collections import Counter
+
+    from mpiscope.util.console import warn
+    causes = [getattr(p, "busy", "") or next(iter(getattr(p, "disturbed", ()) or ()), "") for p in points]
+    said = [c for c in causes if c]
+    if said:
+        common = Counter(re.sub(r"\s*\d.*$", "", c) or c for c in said).most_common(1)[0][0]
+        warn(f"{len(said)} of {len(points)} pingpong points were measured while the machine was disturbed "
+             f"({common}, ...): the twin reproduces those figures; measure again on a quiet machine")
+
+
 def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str | None, nodes: int | None) -> "Twin":
     """The twin of `runs` from their launch-level frame."""
     from mpiscope import __version__
@@ -98,6 +112,7 @@ def fit_twin(runs: Sequence["Run"], frame: "pd.DataFrame", topology: str | None,
     if ping.empty:
         raise UsageError(f"{', '.join(r.id for r in runs)}: no pingpong to calibrate from: measure one, e.g. "
                          f"`mpiscope run -n 2 -b pingpong,bw --sizes 0:4M` (across nodes: --ranks-per-node 1)")
+    _warn_disturbed(list(ping["point"]))
     classes = {}
     for placement, rows in ping.groupby(ping["placement"].fillna(INTER) if "placement" in ping else INTER):
         try:
