@@ -54,6 +54,10 @@ class Twin:
         if kind == "cluster":
             keys.setdefault("bb-bw", f"{bw * self.nodes:.6g}Bps")  # no contention beyond the links unless given
             keys.setdefault("bb-lat", "0us")
+        routers, per = keys.get("routers", "4"), keys.get("per-router", "2")
+        if kind == "dragonfly" and routers.isdigit() and per.isdigit() and int(routers) * int(per) > 0:
+            keys.pop("nodes")  # its node count follows from groups x routers x per-router
+            keys.setdefault("groups", str(-(-self.nodes // (int(routers) * int(per)))))
         return kind + ":" + ",".join(f"{k}={v}" for k, v in keys.items())
 
     def platform(self) -> Platform:
