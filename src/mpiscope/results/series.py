@@ -13,6 +13,7 @@ the options) is a platform of its own."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import PurePath
@@ -146,6 +147,13 @@ def context_facts(meta: Any, ctx: Context) -> dict[str, str]:
     return {k: v for k, v in facts.items() if v != ""}
 
 
+_KEYS: dict[SeriesKey, SeriesKey] = {}  # one key object per series, however many runs hold it
+
+
+def _shared(key: SeriesKey) -> SeriesKey:
+    return _KEYS.setdefault(key, key)
+
+
 def _obs(lp: LaunchPoint, configuration: str) -> Obs:
     low, high = lp.launch_ci
     se = log_se(lp)
@@ -153,7 +161,7 @@ def _obs(lp: LaunchPoint, configuration: str) -> Obs:
         se = math.log(high / low) / (2 * POLICY.z95)
     imported = any(p.imported is not None for p in lp.points)
     return Obs(lp.median, float(low or math.nan), float(high or math.nan), se, lp.launches, lp.busy,
-               configuration, imported)
+               sys.intern(configuration), imported)
 
 
 def summarize(run: RunView, started: str | None = None) -> RunSummary:
@@ -177,7 +185,7 @@ def summarize(run: RunView, started: str | None = None) -> RunSummary:
             groups.setdefault(current, []).append(rec)
     for (plat, full), recs in groups.items():
         for lp in aggregate(recs):
-            out.points[(plat, lp.key, lp.config)] = _obs(lp, full)
+            out.points[_shared((plat, lp.key, lp.config))] = _obs(lp, full)
     out.control = run_control(records, run.id)
     return out
 
@@ -257,7 +265,8 @@ def from_json(d: Mapping[str, Any]) -> RunSummary:
     control = {(str(rid), int(launch)): parse_record(rec) for rid, launch, rec in d["control"]}
     points = {}
     for plat, key, config, values in d["points"]:
-        points[(str(plat), (str(key[0]), int(key[1]), int(key[2]), key[3]),
-                tuple((str(k), v) for k, v in config))] = Obs(*values)
+        values[6] = sys.intern(values[6])
+        points[_shared((str(plat), (str(key[0]), int(key[1]), int(key[2]), key[3]),
+                        tuple((str(k), v) for k, v in config)))] = Obs(*values)
     return RunSummary(str(d["id"]), str(d["started"]), points, {str(k): dict(v) for k, v in d["facts"].items()},
                       dict(d["platforms"]), RunControl(control) if control else None)
