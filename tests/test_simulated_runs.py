@@ -120,6 +120,7 @@ def test_history_and_compare_tell_two_platforms_apart(cli, smpi, tmp_path):
     shown = cli("compare", fast.id, slow.id, "--runs-dir", str(runs))
     assert shown.returncode == 0, shown.stderr
     assert "slower" in shown.stdout and "prior drift" not in shown.stdout
+    assert "simulated on different platforms" in shown.stdout and "bw=1GBps" in shown.stdout
 
 
 @needs_simgrid

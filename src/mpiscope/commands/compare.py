@@ -76,6 +76,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
                       f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
     out.print(c.summary, highlight=False)
+    from mpiscope.results.history import one_platform, platform_label
+    if one_platform(c.baseline, "baseline") != one_platform(c.candidate, "candidate"):
+        sides = [platform_label(runs[0]) or "measured" for runs in (c.baseline, c.candidate)]
+        out.print(f"simulated on different platforms or --cfg options: baseline {sides[0]}, candidate {sides[1]}",
+                  highlight=False, soft_wrap=True)
     if any(pc.busy for pc in changes):
         out.print("busy: most launches of a side were disturbed (machine busy: the cause is in the summary); "
                   "its verdict rests on disturbed launches: measure again when the machine is quiet",

@@ -71,6 +71,16 @@ def run_platforms(run: RunView) -> str:
     return "; ".join(sorted(found))
 
 
+def platform_label(run: RunView) -> str:
+    """The simulated platform of a run as a reader knows it: its description (or file) and its
+    digest; "" for a real run."""
+    ctx = next((rec for rec in run.records() if isinstance(rec, Context) and rec.simulation), None)
+    if ctx is None:
+        return ""
+    sim = ctx.simulation or {}
+    return f"{sim.get('platform') or 'a platform file'}" + (f" (digest {sim['digest']})" if sim.get("digest") else "")
+
+
 def one_platform(runs: Sequence[RunView], side: str) -> str:
     """The simulated platform the runs of one side of a comparison share ("" for real runs);
     UsageError when they were simulated on different ones: their launches are no one sample."""
