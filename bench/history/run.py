@@ -120,7 +120,7 @@ def measure(store: Path, runs: int, env_from: int | None, load_runs: range | Non
             p.join()
 
 
-def tally(store: Path, env_from: int | None, load_runs: range | None) -> dict:
+def tally(store: Path) -> dict:
     from mpiscope.results.changes import history_of
     from mpiscope.store.runs import list_runs
     runs = list_runs(store)
@@ -150,7 +150,7 @@ def truth(runs: int, background: bool, keep: Path | None) -> None:
             store = base / name.replace(" ", "-")
             t = time.time()
             measure(store, runs, env_from, load_runs)
-            r = tally(store, env_from, load_runs)
+            r = tally(store)
             hits = [c for c in r["changes"] if env_from is not None and abs(c["at"] - env_from) <= 1 and c["named"]]
             print(f"| {name} | {r['series']} | {len(r['changes'])} | {len(hits)} | {len(r['apart'])} |", flush=True)
             print(f"  {json.dumps(r)} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
