@@ -13,7 +13,7 @@ from typing import Any
 from mpiscope.analysis.tune import fastest_mode, judge, launch_points
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
 from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
-    ompi_verbose_lines, poor_algorithm, poor_parameters
+    ompi_verbose_lines, poor_algorithm, poor_parameters, steady_env
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
@@ -98,7 +98,7 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
             raise KeyboardInterrupt
         _default_failed(t, found, run, out)
         rows = _rows(t, found, run)
-        unsure = [(r["collective"], r["knob"]) for r in rows if r["verdict"] == "inconclusive"]
+        unsure = [(r["collective"], r["knob"]) for r in rows if not r["decided"]]
         done = 1 + max((part.tag.get("launch", 0) for part in run.meta().parts), default=0)  # rounds launched
         if not unsure or done >= most:
             return rows
@@ -120,14 +120,17 @@ def _default_failed(t: Any, found: list[Probe], run: Any, out: Any) -> None:
 
 def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
     """Round `k`'s launches: per rank count the library's choice, and each kind of knob's poor
-    choices (each collective forced by its own variable), in a random order."""
+    choices (each collective forced by its own variable), in a random order; every launch in the
+    layers' steady state (`mpi.layers.steady_env`)."""
+    steady = steady_env(t.vendor, mpivars(t.target.lib) if t.vendor == "mpich" else "")
     out = []
     for n in t.spec.ranks:
-        wanted = {c: ([max(t.sizes(c, n))] if c != "barrier" else None) for c in dict.fromkeys(p.collective for p in found)}
-        out.append(t._group(list(wanted), n, wanted, {}, {"probe": DEFAULT, "launch": k}, rng))
+        colls = dict.fromkeys(p.collective for p in found)
+        wanted = {c: ([max(t.sizes(c, n))] if c != "barrier" else None) for c in colls}
+        out.append(t._group(list(wanted), n, wanted, steady, {"probe": DEFAULT, "launch": k}, rng))
         for kind in sorted({p.knob for p in found}):
             of = [p for p in found if p.knob == kind]
-            env = {key: v for p in of for key, v in p.env.items()}
+            env = {**steady, **{key: v for p in of for key, v in p.env.items()}}
             out.append(t._group([p.collective for p in of], n, {p.collective: wanted[p.collective] for p in of}, env,
                                 {"probe": kind, "launch": k}, rng))
     rng.shuffle(out)
@@ -149,16 +152,21 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
             row = {"collective": p.collective, "ranks": n, "size": size, "knob": p.knob, "variable": p.variable,
                    "poor": p.poor, "launches": measured, "compared": [len(d), len(poor)], "run": str(run.path)}
             if len(d) < 2 or len(poor) < 2:
-                row.update(live=False, verdict="inconclusive",
-                           evidence=f"{len(d)} and {len(poor)} launches to compare (the others failed or ran in a "
-                                    f"slower mode): not proven live")
+                row.update(live=False, verdict="inconclusive", decided=False,
+                           evidence=f"{len(d)} and {len(poor)} launches to compare (the others failed, were "
+                                    f"disturbed or ran in a slower mode): not proven live")
             else:
                 r = judge(d, poor, t.spec.margin)
+                # a verdict on two launches a side (one degree of freedom) comes undone with the third,
+                # as the race's verdicts on the default do: decided from three on
+                decided = r.verdict != "inconclusive" and min(len(d), len(poor)) >= 3
                 modes = f" (fastest mode: {len(d)} of {measured[0]} and {len(poor)} of {measured[1]})" \
                     if [len(d), len(poor)] != measured else ""
-                row.update(live=r.verdict == "slower", verdict=r.verdict, ratio=r.ratio, low=r.low, high=r.high,
+                row.update(live=decided and r.verdict == "slower", verdict=r.verdict, decided=decided, ratio=r.ratio,
+                           low=r.low, high=r.high,
                            evidence=f"{p.variable}={p.poor}: x{r.ratio:.2f} ({r.low:.2f}-{r.high:.2f}) of the "
-                                    f"library's choice, {r.verdict}, {len(d)}+{len(poor)} launches{modes}")
+                                    f"library's choice, {r.verdict}{'' if decided else ' (undecided)'}, "
+                                    f"{len(d)}+{len(poor)} launches{modes}")
             rows.append(row)
     return rows
 

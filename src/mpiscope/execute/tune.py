@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, choose, judge, launch_medians, settle, to_measure, \
-    void_by_controls
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judge, launch_medians, settle, \
+    to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.report.tune import control_reason, settle_reason
@@ -425,6 +425,9 @@ class Tune:
         """Per point the ratio tuned/default with its verdict, and, where the file changes the
         algorithm, what becomes of the change (`settle`: keep, measure, withdraw) and why."""
         samples = launch_medians(run.records().points, key="side")
+        # the rounds launched: a side whose disturbed launches were left out keeps fewer, and a
+        # change still inconclusive once `verify_max` rounds ran is withdrawn, not measured further
+        rounds = 1 + max((part.tag.get("launch", 0) for part in run.meta().parts), default=0)
         rows = []
         for coll, by in tuning.rules.items():
             for n, bs in by.items():
@@ -434,6 +437,8 @@ class Tune:
                         band = [b for b in bs if b.low <= size][-1]
                         r = judge(d, t, self.spec.margin)
                         what = settle(r, self.spec.verify_max) if band.algorithm != DEFAULT else None
+                        if what == MEASURE and rounds >= self.spec.verify_max:
+                            what = WITHDRAW
                         why = settle_reason(r, what) if what else None
                         rows.append({"collective": coll, "ranks": n, "size": size, "algorithm": band.algorithm,
                                      **asdict(r), "settle": what, "reason": why})

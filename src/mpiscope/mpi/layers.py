@@ -204,3 +204,13 @@ def poor_parameters(vendor: str, collective: str, value: str) -> dict[str, str]:
     if vendor != "mpich":
         return {}
     return {f"MPIR_CVAR_{collective.upper()}_{k}": v for k, v in MPICH_POOR_PARAMETERS.get((collective, value), {}).items()}
+
+
+def steady_env(vendor: str, mpivars_text: str) -> dict[str, str]:
+    """What makes the liveness check time the calls a layer serves in its steady state: MPICH
+    hands the first MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD calls of every communicator to MPIR
+    whatever the POSIX layer, and a poor MPIR choice there slows the engine's warm-up and the
+    timing it plans from it; at 0 the POSIX layer serves from the first call."""
+    if vendor == "mpich" and "MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD" in mpivars_text:
+        return {"MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD": "0"}
+    return {}
