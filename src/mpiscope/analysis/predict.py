@@ -36,7 +36,9 @@ class Params:
 
     @classmethod
     def from_fit(cls, fit: HockneyFit, gamma_us_per_byte: float = 0.0) -> "Params":
-        return cls(fit.alpha_us, fit.beta_us_per_byte, gamma_us_per_byte)
+        # a latency the sizes do not determine can come out negative (sizes far above n_1/2): it
+        # prices no message below 0 (a negative alpha made every collective's time negative)
+        return cls(max(fit.alpha_us, 0.0), fit.beta_us_per_byte, gamma_us_per_byte)
 
 
 ParamsFor = Callable[[float], Params]

@@ -96,6 +96,11 @@ def _regime_figures(points: Sequence[Measured]) -> tuple[Figure, Figure]:
     if fit is not None and fit.valid:  # latency and per-byte cost both identifiable
         return (Figure(fit.alpha_us, *fit.alpha_ci),
                 Figure(fit.beta_us_per_byte, *fit.beta_ci).over(1e-6))
+    if fit is not None and fit.per_byte_issue is None and fit.beta_us_per_byte > 0:
+        # the rate is identified, the latency not (sizes far above n_1/2): the rate stays, the
+        # latency is what the points leave over it
+        rest = [float(p.median) - fit.beta_us_per_byte * p.size for p in points]
+        return Figure(max(float(np.median(rest)), 0.0)), Figure(fit.beta_us_per_byte, *fit.beta_ci).over(1e-6)
     if len({p.size for p in points}) >= 2:
         a, b = _relative_fit(points)
     else:  # one size: all latency, unless it is large enough for the bytes to dominate
