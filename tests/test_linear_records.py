@@ -4,12 +4,14 @@ and a file that repeats one run judges each end record on running sums, not on e
 its launch again. Work is counted, not timed: timings on a shared machine prove nothing."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mpiscope.records import Context, End, Point, Stats
 from mpiscope.results import disturbance
 from mpiscope.results.disturbance import Tally, launch_disturbed
-from mpiscope.results.launches import launch_summary
+from mpiscope.results.launches import _best_split, _second_cuts, launch_summary
+from mpiscope.results.policy import POLICY
 from mpiscope.results.view import launch_causes
 from mpiscope_test_fixtures.synthetic import launch_point
 
@@ -67,3 +69,42 @@ def test_a_tally_judges_a_launch_as_its_points_do(nivcsw):
     end = End(points=5, elapsed_s=1.0, disturbance={"nivcsw": [nivcsw, 0]})
     assert launch_disturbed(end, CTX, Tally.of(points)) == launch_disturbed(end, CTX, points)
     assert disturbance.launch_counters(end, CTX, Tally.of(points)) == disturbance.launch_counters(end, CTX, points)
+
+
+def _exhaustive_split(x: np.ndarray) -> list[int]:
+    """The sizes of the three-level split of least within-level sum of squares, every pair of cuts
+    tried in (first, second) order: what `_best_split` must find."""
+    m, n = POLICY.mode_min_launches, len(x)
+    best, sizes = np.inf, []
+    for i in range(m, n - 2 * m + 1):
+        for j in range(i + m, n - m + 1):
+            total = sum(float(((p - p.mean()) ** 2).sum()) for p in (x[:i], x[i:j], x[j:]))
+            if total < best - 1e-12:
+                best, sizes = total, [i, j - i, n - j]
+    return sizes
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_three_levels_are_the_split_an_exhaustive_search_finds(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 40))
+    levels = rng.choice([0.0, 0.4, 1.1], n) if seed % 2 else np.round(rng.standard_normal(n), 1)
+    x = np.sort(levels + 0.01 * rng.standard_normal(n))
+    assert [len(p) for p in _best_split(x, 3)] == _exhaustive_split(x)
+
+
+def test_the_three_level_split_tries_pairs_in_proportion_to_the_launches():
+    """The best second cut never moves left as the first moves right, so each first cut needs
+    only the second cuts its neighbours allow: about L log L pairs, not L^2 / 2."""
+    tried = 0
+    n = 20_000
+    x = np.sort(np.random.default_rng(1).choice([0.0, 0.3, 0.9], n) + 0.01 * np.arange(n) / n)
+
+    def cost(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        nonlocal tried
+        tried += len(i)
+        return (x[j - 1] - x[i]) ** 2 - j  # any cost whose least second cut moves right with the first
+    first = np.arange(POLICY.mode_min_launches, n - 2 * POLICY.mode_min_launches + 1)
+    second, _ = _second_cuts(first, n - POLICY.mode_min_launches, cost)
+    assert (np.diff(second) >= 0).all()
+    assert tried < 20 * n  # trying every pair is about 200,000,000

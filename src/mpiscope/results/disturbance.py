@@ -35,6 +35,9 @@ class Counters:
     clock_error_share: float | None = None
 
 
+_NONE: Mapping[str, Any] = {}  # no counters (shared: never changed)
+
+
 def _worst(values: Sequence[Any] | None) -> float | None:
     if type(values) is list and values and set(map(type, values)) == {int}:  # most counters: the max in C
         return float(max(values))  # float() keeps the order of whole numbers: the same figure
@@ -42,15 +45,31 @@ def _worst(values: Sequence[Any] | None) -> float | None:
     return max(known) if known else None
 
 
+_WORST: dict[int, tuple[Mapping[str, Any], tuple[float | None, float | None, float | None]]] = {}
+_WORST_MAX = 1 << 12
+
+
+def _worst_of(d: Mapping[str, Any]) -> tuple[float | None, float | None, float | None]:
+    """The worst rank's switches, steal and run queue of a record's counters, worked out once
+    per counters object: records with equal counters share one (records.model), and records
+    never change them. The object is kept beside its figures, so its id is not another's."""
+    hit = _WORST.get(id(d))
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    if len(_WORST) >= _WORST_MAX:
+        _WORST.clear()
+    worst = (_worst(d.get("nivcsw")), _worst(d.get("steal_s")), _worst(d.get("run_queue")))
+    _WORST[id(d)] = (d, worst)
+    return worst
+
+
 def counters(p: Point, ctx: Context | None) -> Counters:
     """The rule's view of a point record and the context of its launch."""
-    d: Mapping[str, Any] = p.disturbance or {}
-    share = (p.clock_sync or {}).get("error_share")
-    return Counters(involuntary_switches=_worst(d.get("nivcsw")), events=p.time_us.n + p.invalid + p.warmup,
-                    samples=p.time_us.n, invalid=p.invalid, steal_s=_worst(d.get("steal_s")),
-                    elapsed_s=p.elapsed_s, run_queue=_worst(d.get("run_queue")),
-                    cores=ctx.cores_online if ctx else None,
-                    clock_error_share=share if isinstance(share, (int, float)) else None)
+    switches, steal, queue = _worst_of(p.disturbance or _NONE)
+    share = (p.clock_sync or _NONE).get("error_share")
+    n = p.time_us.n
+    return Counters(switches, n + p.invalid + p.warmup, n, p.invalid, steal, p.elapsed_s, queue,
+                    ctx.cores_online if ctx else None, share if isinstance(share, (int, float)) else None)
 
 
 def _load(c: Counters) -> str:

@@ -119,17 +119,21 @@ class LaunchPoint:
         return dict(self.config)
 
 
-def _log_se(p: Point) -> float:
-    """Standard error of log(median) from the launch's own 95 % interval (nan when it has none)."""
-    s = p.time_us
-    if not s.median or s.ci_low is None or s.ci_high is None or s.ci_low <= 0 or s.ci_high < s.ci_low:
-        return float("nan")
-    return float(np.log(s.ci_high / s.ci_low) / (2 * Z95))
+def _log_se(points: Sequence[Point]) -> np.ndarray:
+    """Each launch's standard error of log(median) from its own 95 % interval (nan where it has
+    none), for all launches at once."""
+    stats = [p.time_us for p in points]
+    median = np.array([s.median or 0.0 for s in stats])  # None and 0 have no error; a nan median keeps it
+    low = np.array([s.ci_low for s in stats], float)      # None is nan: no interval
+    high = np.array([s.ci_high for s in stats], float)
+    has = (median != 0) & (low > 0) & (high >= low)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(has, np.log(high / low) / (2 * Z95), np.nan)
 
 
 def _within(points: Sequence[Point]) -> float:
     """Mean squared log-SE over the launches that have an interval (nan when none has)."""
-    se = np.array([_log_se(p) for p in points])
+    se = _log_se(points)
     se = se[np.isfinite(se)]
     return float(np.mean(se ** 2)) if len(se) else float("nan")
 
@@ -346,7 +350,7 @@ def find_modes(medians: Sequence[float], within_var: float = 0.0) -> tuple[Mode,
 def heterogeneity_p(lp: LaunchPoint) -> float:
     """p-value of Cochran's Q: do the launches differ by more than their own sampling error says?
     nan with one launch, or when a launch has no interval."""
-    se = np.array([_log_se(p) for p in lp.points])
+    se = _log_se(lp.points)
     if lp.launches < 2 or len(se) != lp.launches or not (np.isfinite(se).all() and (se > 0).all()):
         return float("nan")
     y, w = np.log(lp.launch_medians), 1 / se ** 2
@@ -428,9 +432,16 @@ def by_launch(records: Iterable[Any]) -> dict[int, list[Point]]:
 def _aggregate(launched: Iterable[tuple[Hashable, Any]],
                disturbed: Callable[[Point], str] = disturbed_of) -> list[LaunchPoint]:
     groups: dict[tuple, dict[Hashable, Point]] = {}
+    # (a tag's id, rank order) -> the tag (kept, so its id stays its own) and its configuration:
+    # the points of a launch share one tag
+    configs: dict[tuple[int, Any], tuple[Any, tuple]] = {}
     for launch, r in launched:
-        if isinstance(r, Point) and r.median is not None and r.median > 0:  # the estimate (Point.estimate)
-            groups.setdefault((r.key, configuration_of(r)), {})[launch] = r
+        if isinstance(r, Point) and (m := r.median) is not None and m > 0:  # the estimate (Point.estimate)
+            mine = (id(r.tag), r.order)
+            config = configs.get(mine)
+            if config is None:
+                config = configs[mine] = (r.tag, configuration_of(r))
+            groups.setdefault((r.key, config[1]), {})[launch] = r
     return [launch_summary([g[k] for k in sorted(g)], disturbed=disturbed) for g in groups.values()]
 
 

@@ -32,9 +32,14 @@ _time_values = attrgetter(*STATS_FIELDS)  # a point's statistics read in one cal
 _HEAD = ("benchmark", "family", "size", "ranks", "variant", "order", "sample_from", "sync", "invalid",
          "ops_per_event", "bytes_per_op")
 _head_values = attrgetter(*_HEAD)
+_OPTIONAL = ("busbw_factor", "msg_rate", "window_us")  # columns only where the point has them
+_optional_values = attrgetter(*_OPTIONAL)
+_TAIL = ("converged", "stop_reason", "warmup", "elapsed_s", "estimate")  # after the clock sync's columns
+_tail_values = attrgetter(*_TAIL)
 _RATE_COLUMNS = tuple((key, *(_RENAME[key].format(x) for x in ("median", "max", "mean")))
                       for key in ("bw_MBps", "busbw_MBps"))
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # values that are never nested: a column each
+_TYPED = {float: np.float64, int: np.int64, bool: np.bool_}  # columns of these alone are typed without inference
 # Columns that hold objects, not figures: exports leave them out.
 OBJECT_COLUMNS = ("point", "drift")
 
@@ -94,12 +99,13 @@ def point_columns(p: Point) -> dict[str, Any]:
             row[most] = rate.max
             if rate.mean is not None:  # an imported tool's average rate
                 row[mean] = rate.mean
-    for key in ("busbw_factor", "msg_rate", "window_us"):
-        if getattr(p, key) is not None:
-            row[key] = getattr(p, key)
-    _nested(row, "clock_sync", p.clock_sync or {})
-    row.update(converged=p.converged, stop_reason=p.stop_reason, warmup=p.warmup, elapsed_s=p.elapsed_s)
-    row["estimate"] = p.estimate  # which figure is the point's estimate: the median, or a tool's mean
+    for key, value in zip(_OPTIONAL, _optional_values(p)):
+        if value is not None:
+            row[key] = value
+    if p.clock_sync:
+        _nested(row, "clock_sync", p.clock_sync)
+    # estimate: which figure is the point's estimate, the median or a tool's mean
+    row.update(zip(_TAIL, _tail_values(p)))
     if p.imported is not None:  # read from another tool's output (mpiscope import)
         row.update(tool=p.imported.tool, tool_version=p.imported.tool_version,
                    tool_benchmark=p.imported.tool_benchmark, source_file=p.imported.file,
@@ -212,13 +218,10 @@ class _Columns:
         data = {}
         for name in self.names:
             if any(name in cols for _, _, _, cols in blocks):
-                values = np.full(self.rows, np.nan, dtype=object)
-                for base_names, rows, launch, cols in blocks:
-                    if name in cols:
-                        values[rows] = _objects(cols.pop(name))  # each list goes as soon as it is in its column
-                    elif name in base_names:
-                        values[rows] = _objects([self._value(k, name) for k in launch])
-                data[name] = pd.Series(values, copy=False).infer_objects()
+                # each list goes as soon as it is in its column
+                parts = [(rows, cols.pop(name) if name in cols else [self._value(k, name) for k in launch])
+                         for base_names, rows, launch, cols in blocks if name in cols or name in base_names]
+                data[name] = self._column(parts)
                 continue
             # a column only launches give: its type inferred from each launch's value once (and
             # NaN for rows without it), then spread over the rows; a type depends on which values
@@ -230,6 +233,31 @@ class _Columns:
             values = [self._value(k, name) for k in used] + ([np.nan] if missing else [])
             data[name] = pd.Series(_objects(values), copy=False).infer_objects().take(at).reset_index(drop=True)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+    def _column(self, parts: list[tuple[np.ndarray, list[Any]]]) -> pd.Series:
+        """One column from its values in the rows they belong to (NaN in the others): floats, whole
+        numbers or booleans alone are read into their array in C, as inference would type them (a
+        missing value makes whole numbers floats: those are inferred); anything else is inferred
+        from objects."""
+        filled = sum(len(rows) for rows, _ in parts)
+        kinds = set().union(*(map(type, values) for _, values in parts))
+        kind = kinds.pop() if len(kinds) == 1 else None
+        if kind in _TYPED and (kind is float or filled == self.rows):
+            try:
+                typed = [(rows, np.array(values, dtype=_TYPED[kind])) for rows, values in parts]
+            except OverflowError:  # a whole number beyond 64 bits: inferred as before
+                pass
+            else:
+                if len(typed) == 1 and filled == self.rows:  # one block holds every row, in order
+                    return pd.Series(typed[0][1], copy=False)
+                out = np.full(self.rows, np.nan) if kind is float else np.empty(self.rows, _TYPED[kind])
+                for rows, values in typed:
+                    out[rows] = values
+                return pd.Series(out, copy=False)
+        out = np.full(self.rows, np.nan, dtype=object)
+        for rows, values in parts:
+            out[rows] = _objects(values)
+        return pd.Series(out, copy=False).infer_objects()
 
     def _value(self, launch: int, name: str) -> Any:
         values, places = self.bases[launch]
