@@ -54,6 +54,20 @@ def _assert_interleaved(metas: list[dict], launches: int) -> None:
         assert [s["launches"] for s in m["interleave"]["steps"]] == [[k] for k in range(launches)]
 
 
+def _killed_after_a_step(args: list[str], runs: Path) -> list[dict]:
+    """`mpiscope ARGS` of two configurations killed (SIGKILL) once both runs exist and one launch
+    is done, so that the kill lands in the next: the runs' metadata as they were left."""
+    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    end = time.monotonic() + 300
+    while len(_runs(runs)) < 2 or not any(m["interleave"]["steps"] for m in _runs(runs)):
+        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    return _runs(runs)
+
+
 def test_a_sweep_measures_its_configurations_in_blocks(cli, mpiscope_home, tmp_path):
     (tmp_path / "spec.toml").write_text(SPEC.format(sizes="8,1K", max_time=0.01))
     r = cli("sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--launches", "3",
@@ -111,16 +125,7 @@ def test_bad_vs_is_one_line_and_creates_nothing(cli_offline, tmp_path):
 def test_resume_of_a_killed_interleaved_sweep_finishes_every_run_in_place(cli, mpiscope_home, tmp_path):
     (tmp_path / "spec.toml").write_text(SPEC.format(sizes="1:4K", max_time=0.05))
     args = ["sweep", str(tmp_path / "spec.toml"), "--runs-dir", str(tmp_path / "runs"), "--launches", "3"]
-    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *args, "--no-progress"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-    end = time.monotonic() + 300
-    # both runs started and one launch done: the kill lands in the next
-    while len(_runs(tmp_path / "runs")) < 2 or not any(m["interleave"]["steps"] for m in _runs(tmp_path / "runs")):
-        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    cut = _runs(tmp_path / "runs")
+    cut = _killed_after_a_step([*args, "--no-progress"], tmp_path / "runs")
     assert sum(len(m["interleave"]["steps"]) for m in cut) < 6  # not every launch was measured
 
     r = cli(*args, "--resume", "--no-progress")
@@ -143,15 +148,7 @@ def test_resume_of_a_killed_run_vs_goes_on_side_by_side_and_compares(cli, mpisco
     (numbered after the ones before the cut, so the comparison still pairs by block)."""
     args = ["run", "-b", "pingpong", "--sizes", "1:4K", "--max-time", "0.05", "--launches", "3", "--no-report",
             "--runs-dir", str(tmp_path / "runs"), "--no-progress"]
-    proc = subprocess.Popen([sys.executable, "-m", "mpiscope", *args, "--vs", "--env MPISCOPE_TEST_LEVEL=b"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-    end = time.monotonic() + 300
-    while len(_runs(tmp_path / "runs")) < 2 or not any(m["interleave"]["steps"] for m in _runs(tmp_path / "runs")):
-        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    cut = _runs(tmp_path / "runs")
+    cut = _killed_after_a_step([*args, "--vs", "--env MPISCOPE_TEST_LEVEL=b"], tmp_path / "runs")
     before = sum(len(m["interleave"]["steps"]) for m in cut)
     assert before < 6 and all("runs" not in m["interleave"] for m in cut)  # killed: never linked
 
