@@ -42,9 +42,24 @@ PAYLOADS = ["$(shell touch $${FUZZ_CANARY})", "$(shell touch ${FUZZ_CANARY})", "
             '"; touch ${FUZZ_CANARY}; "', "\ntouch ${FUZZ_CANARY}\n", "\r\ntouch ${FUZZ_CANARY}\n#",
             "&& touch ${FUZZ_CANARY} &&", "| touch ${FUZZ_CANARY}", "$$(touch ${FUZZ_CANARY})",
             "x\n#SBATCH --wrap=touch\ntouch ${FUZZ_CANARY}", "$(eval $(shell touch $${FUZZ_CANARY}))",
-            "${FUZZ_CANARY:+$(touch ${FUZZ_CANARY})}", "\\\ntouch ${FUZZ_CANARY}"]
+            "${FUZZ_CANARY:+$(touch ${FUZZ_CANARY})}", "\\\ntouch ${FUZZ_CANARY}",
+            # make's other ways to run or write, and a value that only looks like a variable
+            "$(file >$(FUZZ_CANARY),x)", "$(shell touch $(FUZZ_CANARY))", "$(info $(shell touch $${FUZZ_CANARY}))",
+            "$(call shell,touch $${FUZZ_CANARY})", "$(value $(shell touch $${FUZZ_CANARY}))",
+            "x$(shell touch $${FUZZ_CANARY})y", "$(shell\ttouch $${FUZZ_CANARY})", "%$(shell touch $${FUZZ_CANARY})%",
+            ":$(shell touch $${FUZZ_CANARY}):", "=$(shell touch $${FUZZ_CANARY})", "#$(shell touch $${FUZZ_CANARY})",
+            "*$(shell touch $${FUZZ_CANARY})", "$(shell touch $${FUZZ_CANARY}) ", "\n\ttouch ${FUZZ_CANARY}\n",
+            # a shell's other ways: redirections, process substitution, background, or-lists
+            "$(> ${FUZZ_CANARY})", "> ${FUZZ_CANARY}", ">${FUZZ_CANARY}", "$(: >${FUZZ_CANARY})",
+            "<(touch ${FUZZ_CANARY})", ">(touch ${FUZZ_CANARY})", "|| touch ${FUZZ_CANARY} ||",
+            "& touch ${FUZZ_CANARY} &", " ; touch ${FUZZ_CANARY} # ", "\ttouch ${FUZZ_CANARY}",
+            # line breaks that are not \n to a shell but may be to a reader, and quotes around them
+            "x\u2028touch ${FUZZ_CANARY}\n", "x\x85touch ${FUZZ_CANARY}\n", "x\x0ctouch ${FUZZ_CANARY}\n",
+            "x\x0btouch ${FUZZ_CANARY}\n", "\"\ntouch ${FUZZ_CANARY}\n\"", "'\ntouch ${FUZZ_CANARY}\n'",
+            "\n#SBATCH --output=x\ntouch ${FUZZ_CANARY}", "x\r#SBATCH --wrap=x\rtouch ${FUZZ_CANARY}\r"]
 DUPLICATE_WORDS = ("duplicate", "copy", "copies", "twice", "once", "repeated")
-NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "urandom": (1, 9)}  # Linux's memory devices
+# Linux's memory devices that take writes harmlessly (never mem, kmem or port)
+NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9)}
 
 
 @dataclass
@@ -134,6 +149,20 @@ def injection_cases(work: Path, spec: Path, engine: Path, mpi_bin: Path) -> list
         plain = {"MPISCOPE_HOME": str(base / "home-m")}
         case("MPI prefix (MPICC)", [["mpi", "add", str(prefix), "--name", f"p{k}"],
                                     ["run", *dry, "--mpi", f"p{k}", "--runs-dir", str(base / "runs-m")]], plain)
+        case("MPISCOPE_RUNS", [["run", *dry]], {"MPISCOPE_RUNS": str(runs)})
+        named = base / f"spec{payload}.toml"
+        named.write_text(spec.read_text())
+        case("spec file's name", [["sweep", str(named), "--submit", "slurm", "--dry-run", "--runs-dir",
+                                   str(base / "runs-s")]])
+        titled = base / "titled.toml"  # the spec's own name: the job's name
+        titled.write_text(spec.read_text().replace('name = "inject"', f"name = {json.dumps(payload)}"))
+        case("spec's name", [["sweep", str(titled), "--submit", "slurm", "--dry-run", "--runs-dir",
+                              str(base / "runs-t")]])
+        hosts = base / f"hosts{payload}"
+        hosts.write_text("localhost\n")
+        case("--hostfile", [["run", *dry, "--hostfile", str(hosts), "--runs-dir", str(base / "runs-f")]])
+        case("--sbatch-args", [["run", *dry, "--sbatch-args", f"--comment={payload}", "--runs-dir",
+                                str(base / "runs-a")]])
     return cases
 
 
@@ -206,21 +235,29 @@ def writer_targets(where: Path) -> list[tuple[str, Path]]:
         out.append((f"char device ({name})", where / name))
     os.symlink(where / "null", where / "link-to-null")
     out.append(("link to a char device", where / "link-to-null"))
+    os.symlink(where / "fifo", where / "link-to-fifo")
+    out.append(("link to a FIFO", where / "link-to-fifo"))
+    os.symlink("zero", where / "relative-link-to-zero")
+    os.symlink(where / "relative-link-to-zero", where / "link-to-link")
+    out.append(("link to a link to a char device", where / "link-to-link"))
     return out
 
 
 WRITERS = [["report", "{run}", "-o", "{target}"], ["export", "{run}", "-o", "{target}"],
            ["export", "{run}", "--format", "parquet", "-o", "{target}"],
            ["export", "{run}", "--per-launch", "-o", "{target}"],
+           ["export", "{run}", "--format", "json", "-o", "{target}"],
+           ["export", "{run}", "--format", "markdown", "-o", "{target}"],
+           ["export", "{run}", "{run2}", "-o", "{target}"], ["report", "{run}", "{run2}", "-o", "{target}"],
            ["doctor", "--facts", "{facts}", "--save-facts", "{target}"]]
 
 
-def writer_cases(work: Path, good: Path, facts: Path) -> list[Hostile]:
+def writer_cases(work: Path, good: Path, other: Path, facts: Path) -> list[Hostile]:
     cases = []
     for k, writer in enumerate(WRITERS):
         for name, target in writer_targets(work / "writers" / f"w{k}"):
             st = os.lstat(target)
-            argv = [a.format(run=good, target=target, facts=facts) for a in writer]
+            argv = [a.format(run=good, run2=other, target=target, facts=facts) for a in writer]
             cases.append(Hostile([argv], "writer", name, check=node_check(target, st.st_mode, st.st_rdev)))
     return cases
 
@@ -240,26 +277,44 @@ def said_something(out: Outcome) -> str:
 
 def duplicate_cases(work: Path, good: Path, other: Path) -> list[Hostile]:
     lines = (good / "records.jsonl").read_text().splitlines(keepends=True)
-    point = next(i for i, ln in enumerate(lines) if '"type": "point"' in ln)
-    slower = json.loads(lines[point])
-    slower["time_us"] = {k: v * 10 if isinstance(v, float) else v for k, v in slower["time_us"].items()}
-    shapes = {"a point twice, times x10": lines[:point + 1] + [json.dumps(slower) + "\n"] + lines[point + 1:],
+    points = [i for i, ln in enumerate(lines) if '"type": "point"' in ln]
+    point, last = points[0], points[-1]
+
+    def timed(i: int, factor: float) -> str:  # line i's point with its times scaled
+        rec = json.loads(lines[i])
+        rec["time_us"] = {k: v * factor if isinstance(v, float) else v for k, v in rec["time_us"].items()}
+        return json.dumps(rec) + "\n"
+
+    def reordered(i: int) -> str:  # the same point, its keys in another order and spaced otherwise
+        return json.dumps(dict(reversed(json.loads(lines[i]).items())), indent=None, separators=(",", ":")) + "\n"
+    shapes = {"a point twice, times x10": lines[:point + 1] + [timed(point, 10)] + lines[point + 1:],
+              "a point twice, times /10": lines[:last + 1] + [timed(last, 0.1)] + lines[last + 1:],
               "a point 2,000 times": lines[:point + 1] + [lines[point]] * 2000 + lines[point + 1:],
-              "records doubled": lines + lines}
+              "a point again after the end record": lines + [lines[point]],
+              "a point again, keys reordered": lines[:point + 1] + [reordered(point)] + lines[point + 1:],
+              "every point twice in a row": [ln for ln in lines for ln in ([ln, ln] if '"type": "point"' in ln
+                                                                            else [ln])],
+              "records doubled": lines + lines, "records tripled": lines * 3}
     runs = []
     for k, (name, text) in enumerate(shapes.items()):
         d = work / "duplicates" / f"d{k}" / good.name
         shutil.copytree(good, d, ignore=shutil.ignore_patterns("owner.lock"))
         (d / "records.jsonl").write_text("".join(text))
         runs.append((name, [str(d)], [str(d)]))
-    copy = work / "duplicates" / "copied" / "copy-of-run"
-    shutil.copytree(good, copy, ignore=shutil.ignore_patterns("owner.lock"))
-    runs.append(("a run and its cp -r copy", [str(good), str(copy)], [f"{good},{copy}"]))
+    copies = []
+    for k in range(2):
+        copies.append(work / "duplicates" / "copied" / f"copy-{k}-of-run")
+        shutil.copytree(good, copies[-1], ignore=shutil.ignore_patterns("owner.lock"))
+    runs.append(("a run and its cp -r copy", [str(good), str(copies[0])], [f"{good},{copies[0]}"]))
+    runs.append(("a run and two copies", [str(good), *map(str, copies)], [",".join(map(str, [good, *copies]))]))
+    runs.append(("two copies of one run", list(map(str, copies)), [",".join(map(str, copies))]))
     cases = []
+    out = work / "duplicates"
     for name, paths, pooled in runs:
-        for argv in (["show", paths[-1]], ["table", *paths], ["export", *paths, "--format", "csv"],
-                     ["model", *paths], ["compare", *pooled, str(other)], ["report", *paths, "-o",
-                                                                           str(work / "duplicates" / "r.html")]):
+        for argv in (["show", paths[-1]], ["table", *paths], ["table", *paths, "--per-launch"],
+                     ["export", *paths, "--format", "csv"], ["export", *paths, "--per-launch"], ["model", *paths],
+                     ["compare", *pooled, str(other)], ["report", *paths, "-o", str(out / "r.html")],
+                     ["plot", *paths, "-o", str(out / "plots")]):
             cases.append(Hostile([argv], "duplicate", name, check=said_something))
     return cases
 
@@ -279,9 +334,25 @@ def _node(minor: int) -> Callable[[Path], None]:
     return lambda p: os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
 
 
+def _link(make: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A link to what `make` makes."""
+    def link(p: Path) -> None:
+        make(p.with_name(p.name + ".target"))
+        os.symlink(p.name + ".target", p)
+    return link
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "FIFO": os.mkfifo, "char device (zero)": _node(5), "char device (urandom)": _node(9),
-    "nested 100,000 deep": _deep, "binary bytes": lambda p: p.write_bytes(bytes(range(256)) * 64),
+    "char device (null)": _node(3), "char device (full)": _node(7), "link to a FIFO": _link(os.mkfifo),
+    "link to a char device (zero)": _link(_node(5)), "a dangling link": lambda p: os.symlink(p.name + ".gone", p),
+    "a link to itself": lambda p: os.symlink(p.name, p),
+    "nested 100,000 deep": _deep, "nested 65 deep": lambda p: p.write_text("[" * 65 + "]" * 65),
+    "binary bytes": lambda p: p.write_bytes(bytes(range(256)) * 64),
+    "NUL bytes": lambda p: p.write_bytes(bytes(4096)), "not UTF-8": lambda p: p.write_bytes(b"name = \"\xff\xfe\"\n"),
+    "UTF-16": lambda p: p.write_text('{"name": "x"}\n', encoding="utf-16"),
+    "empty": lambda p: p.write_bytes(b""), "one 20 MB line": lambda p: p.write_bytes(b"a" * (20 << 20)),
+    "JSON cut short": lambda p: p.write_text('{"name": ["x", '), "a JSON array": lambda p: p.write_text("[1, 2]"),
     "300 MB (sparse)": _sparse, "a directory": os.mkdir}
 
 
@@ -306,6 +377,8 @@ def reader_cases(work: Path) -> list[Hostile]:
         runs = ["--runs-dir", str(base / "runs")]
         for argv, ok in ((["tune", "--show", str(f)], False), (["tune", "--resume", str(tune), *runs], False),
                          (["sweep", str(f), *runs], False), (["sweep", str(f), "--dry-run", *runs], False),
+                         (["sweep", str(f), "--submit", "slurm", "--dry-run", *runs], False),
+                         (["tune", "--show", str(tune / "state.json")], False),
                          (["import", str(f), "--mpi-label", "x", *runs], False),
                          (["doctor", "--facts", str(f)], False), (["batch-run", str(f), *runs], False),
                          # a regular file is the launcher's to read (its own format): only what is no file is refused
@@ -328,7 +401,7 @@ def hostile_cases(work: Path, good: Path, other: Path) -> list[Hostile]:
     facts = work / "facts.json"
     subprocess.run([sys.executable, "-m", "mpiscope", "doctor", "--timeout", "20", "--save-facts", str(facts)],
                    capture_output=True, timeout=600)
-    return (injection_cases(work, spec, tgt.engine, Path(tgt.lib.mpicc).parent) + writer_cases(work, good, facts)
+    return (injection_cases(work, spec, tgt.engine, Path(tgt.lib.mpicc).parent) + writer_cases(work, good, other, facts)
             + duplicate_cases(work, good, other) + reader_cases(work))
 
 
