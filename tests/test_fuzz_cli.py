@@ -208,3 +208,12 @@ def test_a_damaged_run_json_is_read_without_failing(text, good_run, tmp_path_fac
         assert "Traceback" not in err
         if code == 0 and meta.status == "unreadable":  # a run.json not read is said, not passed over
             assert "warning:" in err and "run.json" in err, (argv, err)
+
+
+def test_an_import_of_a_link_that_loops_is_one_line(tmp_path, capsys):
+    """Found by bench/fuzz's reader class: resolving the link raised RuntimeError, a traceback."""
+    loop = tmp_path / "osu.txt"
+    loop.symlink_to(loop.name)
+    assert call(["import", str(loop), "--mpi-label", "x", "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "loops" in err

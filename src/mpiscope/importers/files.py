@@ -199,7 +199,10 @@ def _store_point(path: Path, p: dict[str, Any], first: dict[tuple, tuple[str, in
 def _store_file(path: Path, fmt: str | None, mpi_label: str | None, ranks: int | None, out: BinaryIO,
                 stored: _Stored) -> None:
     """One file's context, points and end record written to `out` as each point is made."""
-    where = str(path.resolve())  # the stored run names the file wherever it is read from
+    try:
+        where = str(path.resolve())  # the stored run names the file wherever it is read from
+    except RuntimeError:  # a link that leads back to itself (Python before 3.13: not an OSError)
+        raise ImportFailed(path, 0, "cannot read it (a symbolic link that loops)") from None
     parsed = _parse(path, fmt, ranks, source=where)
     out.write(_line(_context(parsed.tables, path, mpi_label, ranks)))
     first: dict[tuple, tuple[str, int]] = {}  # this file's keys: the tool benchmark and line of each first
