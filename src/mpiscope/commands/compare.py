@@ -21,6 +21,19 @@ def percent(text: str, option: str) -> float:
         raise UsageError(f"{option} expects a percentage such as 5%, got '{text}'") from None
 
 
+def verdict_options(a: argparse.Namespace) -> tuple[float | None, float]:
+    """--fail-on (None: not given) and the margin of "same" and of slower/faster: --min-change,
+    else the --fail-on value, else the policy's; --alpha checked."""
+    from mpiscope.util.errors import UsageError
+    fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
+    margin = percent(a.min_change, "--min-change") if a.min_change is not None else \
+        fail_on if fail_on is not None else POLICY.margin
+    if not 0 < a.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
+    return fail_on, margin
+
+
+
 def _verdict(pc) -> str:
     """The verdict, and for an inconclusive one what would decide it: launches a side, or runs
     (the drift from run to run is wider than launches can narrow); * where the drift decided it."""
@@ -40,15 +53,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from mpiscope.util.console import err, out, warn_problems
-    from mpiscope.util.errors import UsageError
     from mpiscope.report.comparison import ratio_text
 
-    fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
-    # the margin of "same" and of slower/faster: --min-change, else the --fail-on value, else the policy's
-    margin = percent(a.min_change, "--min-change") if a.min_change is not None else \
-        fail_on if fail_on is not None else POLICY.margin
-    if not 0 < a.alpha < 1:
-        raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
+    fail_on, margin = verdict_options(a)
     runs_dir = paths.runs_dir(a.runs_dir)
     b_runs, c_runs = compare_side(a.baseline, runs_dir), compare_side(a.candidate, runs_dir)
     for run in b_runs + c_runs:

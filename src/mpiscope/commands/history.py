@@ -104,18 +104,14 @@ class Cached:
 
 
 def cmd_history(a: argparse.Namespace) -> int:
-    from mpiscope.commands.compare import percent
+    from mpiscope.commands.compare import verdict_options
     from mpiscope.importers import ImportFailed
     from mpiscope.report.history import line, platform_of, runs_line, sentence
     from mpiscope.results.changes import history_of, newest_changes
     from mpiscope.util.console import err, out
     from mpiscope.util.errors import UsageError
 
-    fail_on = percent(a.fail_on, "--fail-on") if a.fail_on is not None else None
-    margin = percent(a.min_change, "--min-change") if a.min_change is not None else \
-        fail_on if fail_on is not None else POLICY.margin
-    if not 0 < a.alpha < 1:
-        raise UsageError(f"--alpha must be between 0 and 1, got {a.alpha}")
+    fail_on, margin = verdict_options(a)
     after = since(a.since) if a.since else ""
     benches = set(a.bench or ())
     wanted = sizes(a.sizes) if a.sizes else None
