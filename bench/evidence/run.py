@@ -12,8 +12,12 @@ and on and off every few seconds during an interleaved session). Per load:
 * interleaved (one `mpiscope run --vs` session: the configuration, itself again, the perturbed):
   the same two comparisons, paired by block;
 * for both: the share of same-against-same points called slower or faster (target <= 5 %),
-  and of the points whose estimate moved by 50 % or more, the share called slower (faster, for
-  a speed-up: power, target >= 90 % interleaved) and the share called same (target 0);
+  and of the points the perturbation moves by 50 % or more, the share called slower (faster, for
+  a speed-up: power, target >= 90 % interleaved) and the share called same (target 0). Which
+  points it moves is decided per MPI, benchmark and size by the median change over every
+  comparison of them (all loads, both ways of measuring), not by each comparison's own
+  estimate, which on a noisy machine moves by 50 % by chance alone; each such point is named
+  with its changes' range;
 * the control: each run's level (its first piece, µs), its launches flagged as a state switch,
   and the verdicts it protected ("inconclusive: the machine's state differs");
 * coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
@@ -28,10 +32,12 @@ minutes: one MPI, one repeat, one hang run of a short command.
 
     python bench/evidence/run.py [--mpi embedded,openmpi] [--loads quiet,half,four,moving]
         [--repeats N] [--launches N] [--hang-runs N] [--hang-args ARGS] [--quick] [--keep DIR]
+    python bench/evidence/run.py --reanalyse DIR   # the cells a --keep DIR holds, analysed again
 """
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import re
@@ -140,19 +146,33 @@ def points(run: str) -> dict[tuple, tuple[float, float, float]]:
 class Tally:
     def __init__(self) -> None:
         self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
-        self.moved = defaultdict(lambda: defaultdict(int))  # (load, how) -> verdict of points moved >= 50 %
+        self.planted: list[tuple[str, str, str, tuple, float, str]] = []  # load, how, mpi, point, change, verdict
         self.cover = defaultdict(lambda: [0, 0, 0, []])     # load -> [hits, pairs, no interval, half-widths]
         self.controls: list[tuple[str, str, str, str, int, int]] = []  # load, how, role, run, level, switched
         self.protected = defaultdict(int)                   # (load, how) -> verdicts the control protected
 
-    def compare(self, load: str, how: str, base: str, cand: str, planted: bool) -> None:
+    def compare(self, load: str, how: str, mpi: str, base: str, cand: str, planted: bool) -> None:
         for pc in api.compare(base, cand).changes:
             self.protected[(load, how)] += bool(pc.state)
             if not planted:
                 self.same[(load, how)][pc.verdict] += 1
-            elif abs(pc.change) >= 0.5:  # the right verdict is slower for a slowdown, faster for a speed-up
-                right = pc.verdict == ("slower" if pc.change > 0 else "faster")
-                self.moved[(load, how)]["right" if right else pc.verdict] += 1
+            else:
+                self.planted.append((load, how, mpi, (pc.benchmark, pc.size), pc.change, pc.verdict))
+
+    def moved(self) -> tuple[dict, dict]:
+        """(load, how) -> verdict counts ("right": slower for a slowdown, faster for a speed-up)
+        over the points the perturbation moves by >= 50 % (their median change over every
+        comparison), and those points with the range of their changes."""
+        changes = defaultdict(list)
+        for _, _, mpi, point, change, _ in self.planted:
+            changes[(mpi, point)].append(change)
+        moving = {k: float(np.median(v)) for k, v in changes.items() if abs(np.median(v)) >= 0.5}
+        out = defaultdict(lambda: defaultdict(int))
+        for load, how, mpi, point, _, verdict in self.planted:
+            if (mpi, point) in moving:
+                right = verdict == ("slower" if moving[(mpi, point)] > 0 else "faster")
+                out[(load, how)]["right" if right else verdict] += 1
+        return out, {k: (min(changes[k]), max(changes[k])) for k in moving}
 
     def coverage(self, load: str, first: str, second: str) -> None:
         pa, pb = points(first), points(second)
@@ -190,14 +210,32 @@ def cell(a: argparse.Namespace, mpi: str, runs_dir: Path, load: str, tally: Tall
             (p,), _, _ = mpiscope_run([*base, "--env", PERTURB[mpi]], runs_dir)
         with Moving(a.move_period) if load == "moving" else Load():
             saved, _, _ = mpiscope_run([*base, "--vs", f"--env {SAME}", "--vs", f"--env {PERTURB[mpi]}"], runs_dir)
-    ib, isame, ip = saved[:3]
-    for how, runs in (("apart", (a1, a2, p)), ("interleaved", (ib, isame, ip))):
-        tally.compare(load, how, runs[0], runs[1], planted=False)
-        tally.compare(load, how, runs[0], runs[2], planted=True)
+    tally_cell(tally, mpi, load, (a1, a2, p), tuple(saved[:3]))
+    print(f"  {mpi} {load}: done", flush=True)
+
+
+def tally_cell(tally: Tally, mpi: str, load: str, apart: tuple, interleaved: tuple) -> None:
+    """One cell's comparisons: each way of measuring's (base, same, perturbed) runs."""
+    for how, runs in (("apart", apart), ("interleaved", interleaved)):
+        tally.compare(load, how, mpi, runs[0], runs[1], planted=False)
+        tally.compare(load, how, mpi, runs[0], runs[2], planted=True)
         for role, run in zip(("base", "same", "planted"), runs):
             tally.control(load, how, role, run)
-    tally.coverage(load, a1, a2)
-    print(f"  {mpi} {load}: done", flush=True)
+    tally.coverage(load, apart[0], apart[1])
+
+
+def reanalyse(kept: Path, tally: Tally) -> None:
+    """The cells of a `--keep` directory analysed again (by this file's definitions): each
+    MPI-LOAD-REPEAT directory's runs apart in the order they started, and its session's by label."""
+    for cell_dir in sorted(p for p in kept.iterdir() if p.is_dir() and p.name.count("-") == 2):
+        mpi, load, _ = cell_dir.name.split("-")
+        metas = sorted(((json.loads((r / "run.json").read_text()), r) for r in cell_dir.iterdir()
+                        if (r / "run.json").is_file()), key=lambda mr: mr[0]["started"])
+        apart = tuple(str(r) for m, r in metas if not m.get("interleave"))
+        labels = {m["interleave"]["label"]: str(r) for m, r in metas if m.get("interleave")}
+        same = next(r for label, r in labels.items() if SAME in label)
+        perturbed = next(r for label, r in labels.items() if label not in ("base",) and SAME not in label)
+        tally_cell(tally, mpi, load, apart[:3], (labels["base"], same, perturbed))
 
 
 def hangs(a: argparse.Namespace, runs_dir: Path) -> list[tuple[str, float, float, int, int]]:
@@ -223,15 +261,25 @@ def share(d: dict[str, int], *keys: str) -> str:
 
 
 def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> None:
+    moved, moving = tally.moved()
     print(f"\n{a.mpi}, -b {a.bench} --sizes {a.sizes} --launches {a.launches}, {a.repeats} repeat(s) per load, "
           f"{seconds:.0f} s")
     print(f"\n{'load':8} {'compared':12} {'same vs same: false':>22} {'inconcl.':>14} {'planted >=50%: power':>22} "
           f"{'called same':>13} {'protected':>10}")
     for load in a.loads:
         for how in ("interleaved", "apart"):
-            s, m = tally.same[(load, how)], tally.moved[(load, how)]
+            s, m = tally.same[(load, how)], moved[(load, how)]
             print(f"{load:8} {how:12} {share(s, 'slower', 'faster'):>22} {share(s, 'inconclusive'):>14} "
                   f"{share(m, 'right'):>22} {share(m, 'same'):>13} {tally.protected[(load, how)]:>10}")
+    print("\npoints the perturbation moves by 50 % or more (median change over every comparison), their changes' "
+          "range, and their verdicts interleaved / apart:")
+    for (mpi, (bench, size)), (low, high) in sorted(moving.items()):
+        per = {how: defaultdict(int) for how in ("interleaved", "apart")}
+        for _, how, m, point, change, verdict in tally.planted:
+            if (m, point) == (mpi, (bench, size)):
+                per[how][verdict] += 1
+        print(f"  {mpi} {bench} {size} B: {1 + low:.2f}-{1 + high:.2f} x; "
+              + "; ".join(f"{how} {dict(v)}" for how, v in per.items()))
     print("\ncoverage of the next run's estimate (measured apart), with the median relative half-width:")
     for load in a.loads:
         hits, pairs, none, half = tally.cover[load]
@@ -264,6 +312,8 @@ def main() -> None:
                     help="a smoke of a few minutes: MPICH, pingpong at 8 and 1M, 3 launches, one repeat, one short "
                          "hang run")
     ap.add_argument("--keep", type=Path, help="keep the runs directories here (default: a temporary one)")
+    ap.add_argument("--reanalyse", type=Path, metavar="KEPT",
+                    help="measure nothing: analyse the cells a --keep directory holds again (its hang runs are not)")
     a = ap.parse_args()
     if a.quick:
         a.mpi, a.bench, a.sizes, a.launches, a.repeats, a.hang_runs = "embedded", "pingpong", "8,1M", 3, 1, 1
@@ -276,6 +326,14 @@ def main() -> None:
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     tally = Tally()
     t0 = time.monotonic()
+    if a.reanalyse:
+        reanalyse(a.reanalyse, tally)
+        cells = [d.name.split("-") for d in a.reanalyse.iterdir() if d.is_dir() and d.name.count("-") == 2]
+        a.mpi = ",".join(sorted({mpi for mpi, _, _ in cells}))
+        a.repeats = max(int(r) for _, _, r in cells) + 1 if cells else 0
+        a.loads = [x for x in a.loads if any(k[0] == x for k in tally.same)]
+        report(a, tally, [], time.monotonic() - t0)
+        return
     with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as scratch:
         tmp = Path(a.keep or scratch)
         for mpi in a.mpi.split(","):
