@@ -52,7 +52,9 @@ def one_line_error(done) -> str:
 
 
 def run_dirs(runs: Path) -> list[Path]:
-    return sorted(p for p in runs.iterdir() if (p / "run.json").is_file()) if runs.exists() else []
+    """The runs in the order they started (ids of one second sort by a random suffix)."""
+    from mpiscope.store.runs import list_runs
+    return [run.path for run in list_runs(runs)]
 
 
 # -- launches and drift --------------------------------------------------------------------------
