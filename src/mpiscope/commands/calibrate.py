@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from mpiscope.commands.options import positive_int
 from mpiscope.util import paths
 from mpiscope.util.errors import UsageError
 
@@ -268,12 +269,6 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     return 0
 
 
-def _whole(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expects a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
     p = sub.add_parser("calibrate", parents=[runs_dir],
                        help="a SimGrid platform fitted to measured runs, validated by simulating them")
@@ -284,7 +279,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                    help="the twin's shape as a platform description without bw and lat, e.g. "
                         "cluster:bb-bw=10GBps or fattree:per-switch=8 (default: a fat tree of the groups a "
                         "pairs run infers, else a cluster where no shared link binds)")
-    p.add_argument("--nodes", type=_whole, metavar="N", help="the twin's node count (default: the most ranks measured)")
+    p.add_argument("--nodes", type=positive_int, metavar="N", help="the twin's node count (default: the most ranks measured)")
     p.add_argument("--validate", metavar="PLATFORM",
                    help="validate a platform calibrate wrote against RUN... instead of calibrating")
     p.set_defaults(func=cmd_calibrate)
