@@ -6,6 +6,7 @@ binary, no link out of it, no path of one machine."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -37,8 +38,10 @@ def imported(node: ast.AST, package: str) -> list[str]:
     return [module, *(f"{module}.{a.name}" for a in node.names)]
 
 
+@functools.cache
 def imports() -> dict[str, set[str]]:
-    """Every module of the package and the package modules it imports."""
+    """Every module of the package and the package modules it imports (read once a session: the
+    sixty tests below share it and none changes it)."""
     found: dict[str, set[str]] = {}
     for f in PACKAGE.rglob("*.py"):
         name = module_name(f)
