@@ -128,6 +128,12 @@ class AnalysisPolicy:
     # --- studies ---
     nearest_size_ratio: float = 1.5  # a measured size stands for a target within this factor (log scale)
 
+    # --- tuning (analysis/tune.py; docs/tune.md, "Liveness") ---
+    # A side's fastest launch mode is the machine's usual state, and alone compared, when it holds
+    # at least this share of the side's launches; a loaded machine runs a whole launch 100-1000 x
+    # slower now and then, and a fast mode of a few launches is the rare state.
+    usual_mode_share: float = 0.5
+
     # --- the copy-rate mark (analysis/cache.py; docs/benchmarks.md, "Working set and copy rate") ---
     # A stream's figure is marked above this many times its reference copy rate. Genuine one-copy
     # transfers (put_bw/get_bw at 64 KiB and 1 MiB, distinct places, MPICH on 2 ranks) read up

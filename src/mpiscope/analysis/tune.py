@@ -12,6 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.results.compare import compare_launches_of_point
 from mpiscope.results.launches import LaunchPoint, aggregate_by
 from mpiscope.results.policy import POLICY
@@ -68,7 +69,7 @@ def fastest_mode(lp: LaunchPoint) -> list[float]:
     those launches say what the machine did, not what the knob did; a fast mode of a few launches
     is the rare state, and comparing it with the other side's usual one would compare states."""
     fastest = min(lp.modes, key=lambda m: m.median) if len(lp.modes) >= 2 else None
-    if fastest is None or fastest.share < 0.5:
+    if fastest is None or fastest.share < ANALYSIS.usual_mode_share:
         return list(lp.launch_medians)
     return sorted(lp.launch_medians)[:fastest.launches]
 
