@@ -81,3 +81,41 @@ def test_predict_validates_at_16_simulated_ranks(cli, simulated_home, tmp_path):
     # own; SimGrid's binomial bcast of 1 KiB is slower than its model (-6 % here, -15 % at 1024 ranks)
     assert t[t.collective == "allreduce"].err_best.abs().max() < 0.01, t
     assert t.err_best.abs().max() < 0.10, t
+
+
+def test_predict_simulates_beside_the_closed_form_at_16_ranks(cli, simulated_home, tmp_path):
+    runs = tmp_path / "runs"
+    args = ("predict", "--alpha", "2", "--beta", "0.00008", "-n", "16", "--sizes", "8,64K", "--collective",
+            "allreduce", "--platform", "cluster:nodes=16", "--simulate", "--runs-dir", str(runs))
+    r = cli(*args, "--format", "csv", env=simulated_home)
+    assert r.returncode == 0, r.stderr
+    t = pd.read_csv(io.StringIO(r.stdout))
+    assert list(t.p) == [16, 16] and list(t["size"]) == [8, 65536] and (t.host_s > 0).all()
+    # the simulated figure is the run's own launch-level estimate, kept in the runs directory
+    (run_dir,) = runs.iterdir()
+    assert set(t.run) == {run_dir.name}
+    from mpiscope.results.view import results_of
+    from mpiscope.store.runs import Run
+    frame = results_of([Run(run_dir)]).frame.sort_values("size")
+    assert list(t.simulated_us) == pytest.approx([lp.median for lp in frame["point"]])
+    # the closed form beside it is predict's own, and its contention check flags 64 KiB only
+    for row in t.itertuples():
+        assert (row.closed_form, row.closed_form_us) == (best("allreduce", 16, row.n, ROUTE)[0],
+                                                         pytest.approx(best("allreduce", 16, row.n, ROUTE)[1]))
+        assert row.error == pytest.approx(row.closed_form_us / row.simulated_us - 1)
+    assert t.contention.iloc[0] < CONTENTION_SHARE <= t.contention.iloc[1]
+    text = cli(*args, env=simulated_home)
+    assert text.returncode == 0, text.stderr
+    assert "simulated 16 ranks in" in text.stdout and "64 KiB" in text.stdout and "unreliable" in text.stdout
+    assert "where contention on the backbone makes it unreliable: median |error|" in text.stdout
+
+
+def test_predict_simulate_refuses_bad_input_in_one_line(cli, simulated_home, tmp_path):
+    base = ("predict", "--alpha", "2", "--beta", "0.00008", "--collective", "allreduce", "--simulate",
+            "--runs-dir", str(tmp_path / "runs"))
+    for extra, said in ((("-n", "4"), "give --platform"),
+                        (("-n", "1048576", "--platform", "cluster"), "simulated ranks need about"),
+                        (("-n", "8", "--platform", "cluster:nodes=4"), "4 node(s) for 8 ranks")):
+        r = cli(*base, *extra, env=simulated_home)
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "runs").exists()  # nothing half-written

@@ -17,8 +17,6 @@ from mpiscope.util.errors import UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mpiscope.util.errors import MeasurementError
-
     from mpiscope.analysis.calibrate.platform import Twin
     from mpiscope.store.runs import Run
 
@@ -153,55 +151,28 @@ def _jobs(frame: "pd.DataFrame", runs: Sequence["Run"], colocate: bool) -> dict[
     return out
 
 
-def simulate(xml: Path, twin_nodes: int, cfg: Sequence[str], jobs: dict[tuple[int, bool], "pd.DataFrame"],
+def simulate(xml: Path, twin_nodes: int, jobs: dict[tuple[int, bool], "pd.DataFrame"],
              work: Path) -> dict[tuple[int, bool], "pd.DataFrame"]:
-    """Each job's measured points simulated on the platform, through `mpiscope run --mpi smpi`'s
-    own session: their launch-level frames. A simulation that stops part-way keeps the points it
-    measured (with a warning naming SimGrid's complaint); one that measures nothing is an error."""
-    from mpiscope.api import measure
-    from mpiscope.results.view import results_of
-    from mpiscope.store.runs import Run
+    """Each job's measured points simulated on the twin (execute/simulate.py, with the twin's own
+    SimGrid options): their
+    launch-level frames. A simulation that stops part-way keeps the points it measured (with a
+    warning naming SimGrid's complaint); one that measures nothing is an error."""
+    from mpiscope.execute.simulate import simulate as simulated
     from mpiscope.util.console import warn
-    from mpiscope.util.errors import MeasurementError
     out = {}
     for (ranks, together), rows in sorted(jobs.items()):
         if ranks > twin_nodes and not together:
             continue
-        hosts = work / f"hosts-{ranks}-{int(together)}"
-        hosts.write_text("".join(("node-0" if together else f"node-{i}") + "\n" for i in range(ranks)))
         # SimGrid 3.32's mpich alltoall aborts the whole simulation at some rank counts ("alltoall
         # pair algorithm can't be used with non power of two number of processes"): measured last
         benchmarks = sorted(set(rows["benchmark"]), key=lambda b: (b == "alltoall", b))
         sizes = ",".join(str(s) for s in sorted({int(s) for s in rows["size"]}))
-        try:
-            path = measure(benchmarks, sizes, ranks, mpi="smpi", platform=str(xml), hostfile=str(hosts),
-                           launcher_args=[f"--cfg={c}" for c in cfg], launches=1, runs_dir=work / "runs").path
-        except MeasurementError as e:
-            frame = results_of([Run(Path(e.run_path))]).frame if e.run_path else None
-            if frame is None or frame.empty:
-                raise UsageError(f"{xml}: the simulation failed: {_first_error(e)}") from None
-            warn(f"the simulation at {ranks} ranks stopped part-way ({_first_error(e)}): its "
-                 f"{len(frame)} points are compared")
-            out[(ranks, together)] = frame
-            continue
-        out[(ranks, together)] = results_of([Run(path)]).frame
+        sim = simulated(str(xml), ranks, benchmarks, sizes, work / "runs", together=together)
+        if sim.stopped:
+            warn(f"the simulation at {ranks} ranks stopped part-way ({sim.stopped}): its "
+                 f"{len(sim.frame)} points are compared")
+        out[(ranks, together)] = sim.frame
     return out
-
-
-def _first_error(e: "MeasurementError") -> str:
-    """SimGrid's own complaint (its first CRITICAL or ERROR line) from the launch's stderr, else
-    the failure's first line."""
-    text = str(e)
-    log = Path(str(e.run_path)) / "stderr.txt" if e.run_path else None
-    if log is not None and log.is_file():
-        text = log.read_text(errors="replace") + "\n" + text
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        m = re.search(r"\[[\w./]*(CRITICAL|ERROR)\]\s*(.+)", ln)
-        if m and "backtrace" not in m.group(2).lower():
-            return f"SimGrid: {m.group(2)}"[:300]
-    said = [ln for ln in lines if "rror" in ln or "Parse" in ln]
-    return (said[0] if said else lines[0] if lines else "no message")[:300]
 
 
 def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.DataFrame",
@@ -216,10 +187,8 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
     held = {int(s) for v in record.get("held_out", {}).values() for s in v}
     selector = next((c.split(":", 1)[1] for c in cfg if c.startswith("smpi/coll-selector:")), "mpich")
     jobs = _jobs(frame, runs, colocate)
-    # the adapter's own default: with it, the algorithms the mpich selector comes to at one rank a node
-    run_cfg = [c for c in cfg if c != "smpi/coll-selector:mpich"]
     with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
-        sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, run_cfg, jobs, Path(tmp))
+        sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, jobs, Path(tmp))
     tables = [compare(jobs[k], sims[k], fitted, held, switches, selector) for k in sims]
     tables = [t for t in tables if not t.empty]
     if not tables:

@@ -1,7 +1,8 @@
 """`mpiscope predict`: collective algorithm times at any rank count and size from
 alpha, beta and gamma (given, or fitted from a stored run), which algorithm
 wins where, where contention on a platform's shared link makes those figures unreliable
-(`--platform`), and `--validate RUN...`: the models' error on measured collectives."""
+(`--platform`), the same figures simulated on that platform beside them (`--simulate`), and
+`--validate RUN...`: the models' error on measured collectives."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +14,8 @@ from mpiscope.util import paths
 from mpiscope.util.errors import UsageError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mpiscope.records import Record
 
 Expand = Callable[[str], list[int]]  # a size expression as the engine expands it, in bytes
@@ -73,7 +76,12 @@ def cmd_predict(a: argparse.Namespace) -> int:
     if not a.from_run and a.alpha is None:
         raise UsageError("predict needs alpha and beta: --from RUN (a pingpong sweep) or "
                          "--alpha US --beta US_PER_BYTE")
+    if a.simulate and not a.platform:
+        raise UsageError("--simulate runs the engine on a simulated platform: give --platform DESC or FILE.xml "
+                         "(e.g. --platform cluster:bb-bw=10GBps, or the twin `mpiscope calibrate` wrote)")
     params, source = params_from_args(a)
+    if a.simulate:
+        return _simulate(a, colls, params, source)
     ps, ns = parse_ranks(a.ranks), default_expand(a.sizes)  # the engine only when the rest is right
     tables = [prediction_table(c, ps, ns, params) for c in colls]
     link = _shared_link(a.platform)
@@ -132,6 +140,62 @@ def contention_lines(collective: str, t, link, platform: str) -> str:
             f"mpiscope run --mpi smpi --platform PLATFORM -n P -b {collective}")
 
 
+def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> int:
+    """Every rank count simulated on the platform (one run each, through the measurement
+    session), the closed form and its contention check beside each point."""
+    from mpiscope.execute.simcheck import check_memory
+    from mpiscope.execute.simulate import simulate
+    from mpiscope.report.predictions import format_simulated
+    from mpiscope.util.console import out, warn
+    ps = parse_ranks(a.ranks)
+    if min(ps) < 2:
+        raise UsageError(f"-n {a.ranks}: a simulated collective needs 2 ranks or more")
+    check_memory(max(ps))  # before the first simulation, not after the small ones
+    link = _shared_link(a.platform)
+    text = a.format == "text"
+    if text:
+        out.print(f"parameters: {source}", markup=False, soft_wrap=True)
+    sims = []
+    for p in ps:
+        sim = simulate(a.platform, p, colls, a.sizes, paths.runs_dir(a.runs_dir), progress=text)
+        if sim.stopped:
+            warn(f"the simulation at {p} ranks stopped part-way ({sim.stopped}): its {len(sim.frame)} points are "
+                 f"compared")
+        if text:
+            out.print(f"simulated {p} ranks in {sim.host_s:.3g} s of host time: run {sim.run.id}", markup=False)
+        sims.append(sim)
+    table = against_simulation(sims, params, link)
+    if a.format == "csv":
+        print(table.to_csv(index=False), end="")
+    elif a.format == "json":
+        print(json.dumps({"parameters": source, "platform": a.platform, "simulated": json.loads(
+            table.to_json(orient="records"))}, indent=1))
+    else:
+        out.print(format_simulated(table, a.platform, link), markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def against_simulation(sims, params, link) -> "pd.DataFrame":
+    """The closed form of every simulated point (analysis.validate: sizes as the engine's, n as the
+    models'), its error against the simulation, its contention share on `link` (NaN without one),
+    and the host time and run of its rank count."""
+    import pandas as pd
+
+    from mpiscope.analysis.predict import contention
+    from mpiscope.analysis.validate import validate
+    t = validate([pt for s in sims for pt in s.frame["point"]], params, ranks=None)
+    if t.empty:
+        raise UsageError("the simulations measured no collective the closed form models")
+    by = {s.ranks: s for s in sims}
+    t = t.assign(contention=[contention(r.collective, int(r.p), float(r.n), float(r.best_us), link)
+                             if link is not None else float("nan") for r in t.itertuples()],
+                 host_s=[by[p].host_s for p in t.p], run=[by[p].run.id for p in t.p])
+    cols = ["collective", "benchmark", "p", "size", "n", "best", "best_us", "measured_us", "err_best", "contention",
+            "host_s", "run"]
+    return pd.DataFrame(t[cols]).rename(columns={"best": "closed_form", "best_us": "closed_form_us",
+                                                 "measured_us": "simulated_us", "err_best": "error"})
+
+
 def _every_algorithm(t, algs: list[str]) -> str:
     """Every algorithm's time per (p, n), the winner starred."""
     head = ["p", "n (bytes)", *algs, "MPICH classic"]
@@ -139,9 +203,8 @@ def _every_algorithm(t, algs: list[str]) -> str:
     for d in t.to_dict(orient="records"):
         cells = [f"{d[x]:.4g}{'*' if x == d['best'] else ''}" if x in d and d[x] == d[x] else "-" for x in algs]
         rows.append([str(d["p"]), str(int(d["n"])), *cells, d["mpich_default"]])
-    w = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.rjust(k) for c, k in zip(r, w))
-    return "every algorithm (us; * the fastest):\n" + "\n".join(fmt(r) for r in [head, *rows])
+    from mpiscope.report.predictions import aligned
+    return "every algorithm (us; * the fastest):\n" + aligned([head, *rows], set())
 
 
 def _launch_level(refs: list[str], runs_dir) -> list:
@@ -205,5 +268,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--platform", metavar="DESC|FILE.xml",
                    help="check the closed form's assumption on this platform (a simulated platform's description "
                         "or file): where the bytes that must cross its narrowest shared link make it unreliable")
+    p.add_argument("--simulate", action="store_true",
+                   help="also run the collectives on --platform at each rank count (SimGrid, one run each) and "
+                        "print the simulated figure beside the closed form's")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=cmd_predict)

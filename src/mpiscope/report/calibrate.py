@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mpiscope.report.predictions import aligned
 from mpiscope.util.units import human_size
 
 if TYPE_CHECKING:
@@ -18,12 +19,6 @@ def render_twin(twin: "Twin") -> str:
     return "\n".join(lines)
 
 
-def _columns(rows: list[list[str]]) -> str:
-    w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.rjust(k) if i not in (0, 3, 8) else c.ljust(k) for i, (c, k) in
-                               enumerate(zip(r, w))).rstrip() for r in rows)
-
-
 def render_table(table: "pd.DataFrame") -> str:
     """Measured against simulated, a line per point; `!` marks a point outside its target."""
     head = ["benchmark", "ranks", "size", "role", "measured us", "simulated us", "error", "target", "why"]
@@ -33,7 +28,8 @@ def render_table(table: "pd.DataFrame") -> str:
         rows.append([r.benchmark, str(r.ranks), human_size(int(r.size)), r.role, f"{r.measured_us:.4g}{half}",
                      f"{r.simulated_us:.4g}", f"{r.error:+.1%}{' !' if r.outside else '  '}",
                      f"{r.target:.0%}", r.why])
-    return "validation: measured against simulated on the twin (error = simulated / measured - 1)\n" + _columns(rows)
+    return ("validation: measured against simulated on the twin (error = simulated / measured - 1)\n"
+            + aligned(rows, {0, 3, 8}))
 
 
 def summary_text(table: "pd.DataFrame") -> str:

@@ -1,0 +1,99 @@
+"""Simulated runs that answer a question of another command (`predict --simulate`, calibration's
+validation, `study grid` on a twin): benchmarks at sizes on a platform at one rank count, one run
+of the measurement session with one launch, and its launch-level frame. A simulation SimGrid
+stops part-way keeps the points it measured and names SimGrid's complaint; one that measured
+nothing is one line."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from mpiscope.util.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mpiscope.store.runs import Run
+
+SMPI = "smpi"  # the name `mpiscope mpi add smpi` registers SimGrid under
+
+
+@dataclass
+class Simulated:
+    """One rank count's simulated run: its launch-level frame and the host time it took."""
+    ranks: int
+    run: "Run"
+    frame: "pd.DataFrame"
+    host_s: float
+    stopped: str = ""  # SimGrid's complaint when it stopped part-way, else ""
+
+
+def hostfile(platform: str, ranks: int, together: bool = False) -> str | None:
+    """The hostfile of a platform file at `ranks` (its first hosts in order, or `together` all on
+    its first host), kept in mpiscope's home beside the described platforms' own; None for a
+    description, whose hostfile the smpirun adapter writes."""
+    from mpiscope.launchers.platform import file_hosts
+    from mpiscope.util import paths
+    if Path(platform).suffix != ".xml":
+        return None
+    hosts = file_hosts(Path(platform))
+    if not together and len(hosts) < ranks:
+        raise UsageError(f"--platform {platform}: {len(hosts)} host(s) for {ranks} ranks: simulate at most "
+                         f"{len(hosts)} ranks, or calibrate a twin with --nodes {ranks}")
+    names = [hosts[0]] * ranks if together else hosts[:ranks]
+    text = "".join(f"{h}\n" for h in names)
+    path = paths.home() / "platforms" / f"hosts-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return str(path)
+
+
+def twin_cfg(platform: str) -> list[str]:
+    """The SimGrid options a calibrated twin's runs take from its record (its file holds them too,
+    but smpirun's own options win over a file's): all but the mpich selector, which is the smpirun
+    adapter's default (given, it would turn the single-level algorithms the adapter names at one
+    rank a node back into SimGrid's two-level ones). Nothing for another platform."""
+    from mpiscope.analysis.calibrate.platform import read_twin
+    record = read_twin(Path(platform)) if Path(platform).suffix == ".xml" and Path(platform).is_file() else None
+    return [str(c) for c in (record or {}).get("cfg", []) if c != "smpi/coll-selector:mpich"]
+
+
+def simulate(platform: str, ranks: int, benchmarks: Sequence[str], sizes: str, runs_dir: Path,
+             cfg: Sequence[str] | None = None, together: bool = False, progress: bool = False,
+             engine_args: Sequence[str] = ()) -> Simulated:
+    """`benchmarks` at `sizes` on `platform` (a description or a SimGrid file) at `ranks`, one
+    launch, through the measurement session; `cfg` SimGrid options (KEY:VALUE; default: a
+    twin's own)."""
+    cfg = twin_cfg(platform) if cfg is None else cfg
+    from mpiscope.execute.planner import measurement
+    from mpiscope.execute.session import Session
+    from mpiscope.plan.describe import describe
+    from mpiscope.results.view import results_of
+    from mpiscope.util.console import err
+    d = describe({"benchmarks": list(benchmarks), "sizes": sizes, "ranks": ranks, "mpi": SMPI, "platform": platform,
+                  "hostfile": hostfile(platform, ranks, together), "launches": 1,
+                  "launcher_args": [f"--cfg={c}" for c in cfg] or None, "engine_args": list(engine_args) or None})
+    start = time.monotonic()
+    run, outcome = Session(Path(runs_dir), err, progress=progress).run(measurement(d))
+    host_s = time.monotonic() - start
+    if outcome.status == "interrupted":
+        raise KeyboardInterrupt(f"interrupted; the points simulated so far are kept in {run.path}")
+    frame = results_of([run]).frame
+    if not outcome.error:
+        return Simulated(ranks, run, frame, host_s)
+    complaint = simgrid_complaint(run, outcome.error)
+    if frame.empty:
+        raise UsageError(f"{platform}: the simulation at {ranks} ranks failed: {complaint}")
+    return Simulated(ranks, run, frame, host_s, complaint)
+
+
+def simgrid_complaint(run: "Run", error: str) -> str:
+    """SimGrid's own reason in the run's stderr, else the failure's first line."""
+    from mpiscope.execute.session import stderr_head
+    from mpiscope.launchers.smpirun import simgrid_error
+    reason = simgrid_error(stderr_head(run))
+    return f"SimGrid: {reason}"[:300] if reason != "no output" else (error.splitlines() or ["no message"])[0][:300]
