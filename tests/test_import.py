@@ -1,5 +1,5 @@
-"""`mpiscope import`: every real OSU 7.4 and IMB 2021 output in tests/data/imports (copied from
-../shared/samples, made here against the MPICH 5 wheel; see their README) becomes a run whose
+"""`mpiscope import`: every real OSU 7.4 and IMB 2021 output in tests/data/imports (made on
+the development machine against the MPICH 5 wheel; see their README) becomes a run whose
 points hold the files' own figures, sizes and names, checked against the files as this test reads
 them itself; a damaged copy is refused with its line and nothing is written; the imported runs go
 through show, table, model, predict, compare (beside a small real mpiscope run), plot and report."""

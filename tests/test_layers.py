@@ -2,7 +2,7 @@
 -> report -> store -> plan -> analysis -> ... -> records -> util. Read from the code's own
 imports, those inside functions and relative ones included, so a late import cannot hide a
 circle; between modules and between the stage folders. Also what the tree tracks: no stray
-binary, no link out of it, no path of one machine."""
+binary, no link out of it, no path of one machine, no text cited that its reader lacks."""
 from __future__ import annotations
 
 import ast
@@ -276,8 +276,14 @@ def test_no_tracked_link_leaves_the_tree():
     assert not out, f"links out of the tree: {out}"
 
 
-@needs_git
-def test_no_path_of_one_machine_is_tracked():
+# What a reader of the tree does not have: the files beside the development checkout and the texts
+# the experiments were first taken from (a comment or docstring describes the experiment itself).
+ELSEWHERE = re.compile(r"\.\./shared/|shared/(?:reference|samples)/|\bthe (?:chapter|newsletter|exercise)\b"
+                       r"|\b(?:chapter|exercise)'s\b", re.I)
+
+
+def tracked_lines(pattern: re.Pattern[str]) -> list[str]:
+    """`file:line: match` for every line of a tracked text file (outside RECORDED) that matches."""
     found = []
     for p in tracked():
         rel = str(p.relative_to(ROOT))
@@ -288,8 +294,20 @@ def test_no_path_of_one_machine_is_tracked():
         except UnicodeDecodeError:
             continue
         found += [f"{rel}:{n}: {m.group(0)}" for n, line in enumerate(text.splitlines(), 1)
-                  for m in [MACHINE_PATH.search(line)] if m]
+                  for m in [pattern.search(line)] if m]
+    return found
+
+
+@needs_git
+def test_no_path_of_one_machine_is_tracked():
+    found = tracked_lines(MACHINE_PATH)
     assert not found, "paths of one machine:\n" + "\n".join(found)
+
+
+@needs_git
+def test_no_tracked_file_cites_what_its_reader_lacks():
+    found = tracked_lines(ELSEWHERE)
+    assert not found, "describe the experiment itself; cite nothing a reader does not have:\n" + "\n".join(found)
 
 
 def test_the_machine_path_pattern():
@@ -298,6 +316,14 @@ def test_the_machine_path_pattern():
     for line in ("/home/<user>/mpi", "/home/me/runs", "--chdir=/home/me", "https://example.org/work/x",
                  "src/work/x", "under /tmp, a temporary file"):
         assert not MACHINE_PATH.search(line), line
+
+
+def test_the_citation_pattern():
+    for line in ("copied from ../shared/samples/", "see shared/reference/ring.f90", "as the chapter's x(:,1..3)",
+                 "The exercise asks", "the newsletter's figure"):
+        assert ELSEWHERE.search(line), line
+    for line in ("smpi/shared-malloc", "shared/ memory", "a chapter of docs/models.md", "exercises the reader"):
+        assert not ELSEWHERE.search(line), line
 
 
 def test_a_measurement_is_built_by_the_planner_only():

@@ -1,13 +1,13 @@
 /* The ring case study: each rank computes on a buffer of n doubles, then
- * passes it round the ring. One event is a block of --niter iterations (the
- * chapter's 10) between barriers, because the decoupling that algorithms 4
+ * passes it round the ring. One event is a block of --niter iterations (10 by
+ * default) between barriers, because the decoupling that algorithms 4
  * and 5 buy under load imbalance only shows across consecutive iterations.
  *
  * Load imbalance: iteration i (1-based) on rank r computes ncompute_A times
  * per element when i + r is even, ncompute_B times otherwise.
  *
- * Three buffers, as the chapter's x(:,1..3): the timing core's send buffer
- * and two receive slots. Their roles rotate within a block. */
+ * Three buffers of n doubles: the timing core's send buffer and two receive
+ * slots. Their roles rotate within a block. */
 #include "kernels/ringcs.h"
 #include "json.h"
 #include "mpicheck.h"
@@ -52,14 +52,14 @@ static const opt_spec_t specs[] = {
 
 const option_table_t ringcs_options = {"ring case study (ringcs1..ringcs5)", specs, NULL};
 
-/* Keeps the computation observable, the chapter's "dummy check". */
+/* Keeps the computation observable: a compiler may not drop a loop whose sum is stored here. */
 volatile double ringcs_sink;
 
 typedef enum { ALG_SEND_RECV = 1, ALG_SENDRECV_REPLACE, ALG_SENDRECV, ALG_NONBLOCKING, ALG_TESTALL } alg_t;
 
 int ringcs_slots(const bench_ctx_t *c) { (void)c; return 2; }
 double ringcs_iterations(const bench_ctx_t *c) { (void)c; return (double)niter; }
-/* The chapter's figure: 16e-6 * n / t, a send and a receive of n doubles per iteration. */
+/* The study's figure, 16 n / t: a send and a receive of n doubles per iteration. */
 double ringcs_bytes(const bench_ctx_t *c) { return 2.0 * (double)(c->size / 8 * 8); }
 
 static double *buffer(const bench_ctx_t *c, int which)
@@ -78,7 +78,7 @@ static void compute_kernel(int ncompute, long n, double *x, double *sum)
     }
 }
 
-/* The chapter's driver: iand(iter + me, 1) == 0 picks ncompute_A. */
+/* Iteration i on rank r computes ncompute_A times when i + r is even: neighbours alternate. */
 static int schedule(int rank, int iteration)
 {
     return (int)(((iteration + rank) & 1) == 0 ? ncompute_ab.a : ncompute_ab.b);
@@ -90,7 +90,7 @@ static int ncompute_for(const bench_ctx_t *c, int iteration)
     return schedule(c->rank, iteration);
 }
 
-/* The buffer roles of one block, in the chapter's order: send, recv, compute. */
+/* The buffer roles of one block: send, recv, compute. */
 typedef struct roles { int send, recv, comp; } roles_t;
 
 static roles_t first_roles(alg_t alg)
@@ -213,7 +213,7 @@ static void describe(const bench_ctx_t *c, alg_t alg, json_t *j)
     json_int(j, "ncompute_b", ncompute_ab.b);
     if (alg == ALG_TESTALL) json_int(j, "nblock", nblock);
     json_int(j, "words", c->size / 8);
-    /* bw_MBps is the chapter's 16 n / t: computation time is inside t */
+    /* bw_MBps is the study's 16 n / t: computation time is inside t */
     json_bool(j, "bw_includes_compute", 1);
     json_arr(j, "ncompute_schedule"); /* [rank][iteration 1..niter], as the kernel computes */
     int ranks = c->nranks < SCHEDULE_MAX_RANKS ? c->nranks : SCHEDULE_MAX_RANKS;
