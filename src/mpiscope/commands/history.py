@@ -75,31 +75,35 @@ class Cached:
 
     def __call__(self, run: Any) -> Any:
         import hashlib
-        import json
+        import os
+        import orjson
         from mpiscope.results.series import from_json, summarize, to_json
         from mpiscope.store.runs import RECORDS, RUN_FILE
         path = getattr(run, "path", None)
         if path is None or not (Path(path) / RUN_FILE).is_file():
             return summarize(run)  # an imported file: parsed again, it is small
         try:
-            stamp = [self.code, *((st.st_mtime_ns, st.st_size) for st in
+            stamp = [self.code, *([st.st_mtime_ns, st.st_size] for st in
                                   ((Path(path) / n).stat() for n in (RUN_FILE, RECORDS)))]
         except OSError:
             return summarize(run)
         file = self.where / (hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:32] + ".json")
         try:
-            kept = json.loads(file.read_text())
-            if kept["stamp"] == json.loads(json.dumps(stamp)):
+            kept = orjson.loads(file.read_bytes())
+            if kept["stamp"] == stamp:
                 return from_json(kept["summary"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
         summary = summarize(run)
+        # not synced: a summary lost or torn by a crash is read again from the run
+        tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
         try:
-            from mpiscope.util.atomic import write_atomic
             file.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(file, json.dumps({"stamp": stamp, "summary": to_json(summary)}))
-        except OSError:
-            pass
+            tmp.write_bytes(orjson.dumps({"stamp": stamp, "summary": to_json(summary)},
+                                         option=orjson.OPT_SERIALIZE_NUMPY))
+            os.replace(tmp, file)
+        except (OSError, TypeError):
+            tmp.unlink(missing_ok=True)
         return summary
 
 

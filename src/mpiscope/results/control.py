@@ -42,8 +42,8 @@ class Level:
     launches: tuple[float, ...]  # each launch's median, µs
     within: float  # the median over launches of their repetitions' log SD
 
-    @property
-    def level(self) -> float:
+    @cached_property
+    def level(self) -> float:  # a pooled level is compared with each of its runs: once
         return float(np.median(self.launches))
 
     @cached_property

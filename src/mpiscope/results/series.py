@@ -265,6 +265,7 @@ def from_json(d: Mapping[str, Any]) -> RunSummary:
     control = {(str(rid), int(launch)): parse_record(rec) for rid, launch, rec in d["control"]}
     points = {}
     for plat, key, config, values in d["points"]:
+        values[:4] = [math.nan if v is None else v for v in values[:4]]  # JSON has no NaN: null
         values[6] = sys.intern(values[6])
         points[_shared((str(plat), (str(key[0]), int(key[1]), int(key[2]), key[3]),
                         tuple((str(k), v) for k, v in config)))] = Obs(*values)
