@@ -48,10 +48,27 @@ VALUES = {
     "find_switches": (["--find-switches"], True, "true", True),
 }
 
+# `mpiscope tune`'s fields, set with tune's own flags (commands/tune.py)
+TUNE_VALUES = {
+    "rank_counts": (["-n", "4,2"], "2,4", "[2, 4]", (2, 4)),
+    "rounds": (["--rounds", "3"], 3, "3", 3),
+    "verify_launches": (["--verify-launches", "5"], 5, "5", 5),
+    "verify_max_launches": (["--verify-max-launches", "9"], 9, "9", 9),
+    "live_launches": (["--live-launches", "0"], 0, "0", 0),
+    "exhaustive": (["--exhaustive"], True, "true", True),
+    "algorithms": (["allreduce", "--algorithms", "allreduce=ring,tree"], ["allreduce=ring,tree"],
+                   '{allreduce = ["ring", "tree"]}', {"allreduce": ("ring", "tree")}),
+}
+VALUES.update(TUNE_VALUES)
 
-def cli_description(*args: str) -> Description:
+
+def cli_description(*args: str, command: str = "run") -> Description:
     from mpiscope.cli import parser
-    return description(parser().parse_args(["run", *args]))
+    a = parser().parse_args([command, *args])
+    if command == "tune":
+        from mpiscope.commands.tune import description_of
+        return description_of(a)
+    return description(a)
 
 
 def spec_description(name: str, toml_value: str) -> Description:
@@ -75,7 +92,7 @@ def test_every_field_is_settable_from_the_cli_the_api_and_a_spec(name, monkeypat
     argv, api_value, toml_value, expected = VALUES[name]
     default = getattr(Description(), name)
     assert expected != default
-    assert getattr(cli_description(*argv), name) == expected
+    assert getattr(cli_description(*argv, command="tune" if name in TUNE_VALUES else "run"), name) == expected
     assert getattr(describe({name: api_value}, API), name) == expected
     assert getattr(spec_description(name, toml_value), name) == expected
 

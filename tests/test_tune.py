@@ -152,9 +152,9 @@ def test_openmpi_ignores_json_rules_and_tune_says_so(openmpi_prefix, tmp_path, m
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.util.console import err
     from mpiscope.execute.session import Session, target
-    from mpiscope.execute.tune import Tune, TuneSpec
+    from mpiscope.execute.tune import Tune, tune_description
     os.environ.update(OMPI_ENV)
-    spec = TuneSpec(mpi="openmpi", collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05)
+    spec = tune_description({"mpi": "openmpi", "benchmarks": "allreduce", "sizes": "8,64K", "max_time": 0.05})
     t = Tune(tmp_path, spec, target("openmpi"), Session(tmp_path / "runs", err, progress=False))
     rules = {"allreduce": {2: [Band(0, "ring", "4")]}}
     assert t.canary(Tuning("openmpi", "5.0.11", rules))["refused"]
@@ -228,9 +228,9 @@ def test_side_by_side_of_a_forced_file(embedded_mpi, tmp_path):
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.util.console import err
     from mpiscope.execute.session import Session, target
-    from mpiscope.execute.tune import Tune, TuneSpec, evidence
-    spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8,64K", max_time=0.05, verify_launches=2,
-                    verify_max=3)
+    from mpiscope.execute.tune import Tune, evidence, tune_description
+    spec = tune_description({"benchmarks": "allreduce", "sizes": "8,64K", "max_time": 0.05, "verify_launches": 2,
+                             "verify_max_launches": 3})
     t = Tune(tmp_path, spec, target(None), Session(tmp_path / "runs", err, progress=False))
     tuning = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"),
                                                          Band(725, "ring", "MPIR_Allreduce_intra_ring")]}})

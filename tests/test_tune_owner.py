@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from mpiscope.execute.tune import FORMAT, STATE, TuneSpec
+from mpiscope.execute.tune import FORMAT, STATE, tune_description
+from mpiscope.plan.describe import to_json
 
 
 def one_error_line(r, *fragments: str) -> str:
@@ -27,8 +27,8 @@ def owned_tune(tmp_path):
     """A tune directory, and another process that owns it the way a running tune does."""
     directory = tmp_path / "runs" / "tune-x"
     directory.mkdir(parents=True)
-    spec = TuneSpec(mpi=None, collectives=["allreduce"], ranks=[2], sizes="8")
-    (directory / STATE).write_text(json.dumps({"format": FORMAT, "spec": asdict(spec), "failed": {}}))
+    d = tune_description({"benchmarks": "allreduce", "sizes": "8"})
+    (directory / STATE).write_text(json.dumps({"format": FORMAT, "description": to_json(d), "failed": {}}))
     owner = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
                               "from mpiscope.store.owner import claim; claim(Path(sys.argv[1]), 'x', 'y'); "
                               "print('owned', flush=True); time.sleep(120)", str(directory)],

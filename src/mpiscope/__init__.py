@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 
 # mpiscope.api.__all__ (tests/test_api.py checks that they agree)
 API = ("Comparison", "Description", "Model", "Prediction", "Run", "Runs", "RecordsWarning", "compare", "describe_run",
-       "fit", "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table", "write_plots",
+       "fit", "list_runs", "load", "load_runs", "load_sweep", "measure", "plan_run", "plots", "predict", "side_by_side", "table", "tune", "write_plots",
        "write_report", "import_runs")
 
 

@@ -16,7 +16,7 @@ from mpiscope.util import paths
 from mpiscope.store import runs as store
 from mpiscope.plan.describe import Description
 from mpiscope.results.policy import POLICY
-from mpiscope.util.errors import MeasurementError, UsageError
+from mpiscope.util.errors import MeasurementError, MpiscopeError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Comparison", "Description", "Model", "Prediction", "RecordsWarning", "Run", "Runs", "compare",
            "describe_run", "fit", "import_runs", "list_runs", "load", "load_runs", "load_sweep", "measure",
-           "plan_run", "plots", "predict", "side_by_side", "table", "write_plots", "write_report"]
+           "plan_run", "plots", "predict", "side_by_side", "table", "tune", "write_plots", "write_report"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # What the functions accept as runs: a run, several, or what names them (an id, a unique prefix
@@ -260,6 +260,25 @@ def measure(benchmarks: Sequence[str] | str | None = None, sizes: str | Sequence
                                + ("\nlauncher stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""),
                                run.path)
     return Run(run.path)
+
+
+def tune(collectives: Sequence[str] | str | None = None, *, description: Description | None = None,
+         runs_dir: PathLike | None = None, progress: bool = False, **options: Any) -> dict:
+    """`mpiscope tune` (docs/tune.md): race the collectives' algorithms, write the library's
+    tuning file and prove it; returns tune.json's figures. The options are the description's
+    fields a tune reads, as keywords (`rank_counts`, `sizes`, `rounds`, `algorithms`, `env`,
+    `hosts`, ...), over `description` when one is given."""
+    import time
+    from mpiscope.util.console import err
+    from mpiscope.execute.session import Session, target
+    from mpiscope.execute.tune import TUNE, tune as race, tune_description
+    d = tune_description({"benchmarks": collectives, **options}, base=description or TUNE)
+    directory = _runs_dir(runs_dir) / f"tune-{time.strftime('%Y%m%d-%H%M%S')}"
+    directory.mkdir(parents=True, exist_ok=True)
+    result = race(directory, d, target(d.mpi), Session(_runs_dir(runs_dir), err, progress=progress))
+    if result.get("error"):
+        raise MpiscopeError(result["error"])
+    return result
 
 
 # --- models ---------------------------------------------------------------------------------

@@ -156,3 +156,39 @@ def test_a_control_that_moved_withdraws_the_changes_of_its_rank_count():
     assert out[0]["settle"] == WITHDRAW and "a control moved: bcast at 8 B" in out[0]["reason"]
     assert out[2]["settle"] == KEEP  # the 4-rank controls held
     assert out[1] == rows[1] and rows[0]["settle"] == KEEP  # controls untouched, the input not changed
+
+
+def test_the_screen_drops_the_clear_losers_on_one_launch_and_keeps_the_best():
+    """With the machine's launch-to-launch noise learnt from the default's launches (the liveness
+    check's, shared with the race), an algorithm clearly slower leaves after one launch: over 4
+    rounds the race spends far fewer launches than without the screen, and still finds the best."""
+    from mpiscope.analysis.tune import launch_noise
+    rounds, trials = 4, 200
+    exhaustive = (len(TRUE) - 1) * rounds  # the default's launches are the liveness check's in both
+    spent = {True: 0, False: 0}
+    for screen in (True, False):
+        rng = np.random.default_rng(11)
+        for trial in range(trials):
+            samples = {a: [] for a in TRUE}
+            samples["default"] = [TRUE["default"] * float(np.exp(rng.normal(0, NOISE))) for _ in range(3)]
+            for r in range(rounds):
+                noise = launch_noise([samples["default"]]) if screen else None
+                for a in to_measure(samples, r, MARGIN, True, "default", noise):
+                    samples[a].append(TRUE[a] * float(np.exp(rng.normal(0, NOISE))))
+                    spent[screen] += a != "default"
+            assert choose(samples, "default").algorithm in ("ring", "recursive_doubling"), (trial, samples)
+            if screen:  # 2.5 and 4 x the best, at a noise of 4 %
+                assert all(len(samples[a]) == 1 for a in ("linear", "chain")), samples
+    assert spent[True] <= trials * exhaustive / 2 and spent[True] < spent[False], (spent, exhaustive)
+
+
+def test_no_noise_known_nothing_leaves_on_one_launch():
+    from mpiscope.analysis.tune import launch_noise
+    one = {"default": [12.0], "ring": [10.0], "chain": [400.0]}
+    assert launch_noise([[12.0, 12.5]]) is None  # two launches: no estimate
+    assert race(one, default="default").dropped == {}
+    assert set(race(one, default="default", noise=0.05).dropped) == {"chain"}
+    # a noisy machine keeps it: 40 x is within 3 standard errors of a launch-to-launch sd of 1.5
+    assert race(one, default="default", noise=1.5).dropped == {}
+    # the default never leaves on the screen: it is the baseline a change must be proven against
+    assert race({"default": [400.0], "ring": [10.0]}, default="default", noise=0.05).dropped == {}

@@ -18,6 +18,10 @@ from mpiscope.results.launches import LaunchPoint, aggregate_by
 from mpiscope.results.policy import POLICY
 
 MARGIN = POLICY.margin  # changes below it are the same (docs/statistics.md, the constants)
+# The screen (`screened`): an algorithm leaves on fewer than two launches only when it is slower
+# than the leader by more than SCREEN_Z standard errors of the machine's launch-to-launch noise;
+# one-sided, 3 sigma is wrong once in 740 comparisons for normal log launch medians.
+SCREEN_Z = 3.0
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,34 @@ def separated(leader: Sequence[float], other: Sequence[float], margin: float = M
     return min(other) > max(leader) * (1 + margin)
 
 
+def launch_noise(launches: Sequence[Sequence[float]]) -> float | None:
+    """The machine's launch-to-launch noise at a collective and rank count: the largest standard
+    deviation of the log launch medians over its points that have three launches or more (the
+    library's default measured in the liveness check's launches); None when none has."""
+    sds = [float(np.std(np.log(v), ddof=1)) for v in launches if len(v) >= 3]
+    return max(sds) if sds else None
+
+
+def screened(samples: Mapping[str, Sequence[float]], leader: str, noise: float, margin: float = MARGIN,
+             default: str | None = None) -> dict[str, Ratio]:
+    """The algorithms (never the default) whose geometric mean is above the leader's by more than
+    `margin` and SCREEN_Z standard errors of the launch-to-launch `noise` (the standard deviation
+    of a log launch median, measured on the default's launches): clearly slower on one launch
+    each, where Welch's interval would need two or more."""
+    out = {}
+    lead = np.log(samples[leader])
+    for a, v in samples.items():
+        if a in (leader, default):
+            continue
+        gap = float(np.mean(np.log(v)) - np.mean(lead))
+        bound = SCREEN_Z * noise * math.sqrt(1 / len(v) + 1 / len(lead)) + math.log1p(margin)
+        if gap > bound:
+            out[a] = Ratio(math.exp(gap), float("nan"), float("nan"), "slower", (len(lead), len(v)))
+    return out
+
+
 def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_launches: int = 2,
-         default: str | None = None) -> RaceState:
+         default: str | None = None, noise: float | None = None) -> RaceState:
     """One round's verdict on the algorithms still running at a point (their launch medians):
     an algorithm clearly slower than the leader leaves (its launches all slower than all of the
     leader's by more than `margin`, or its ratio's interval above 1 by at least `margin`); the
@@ -106,10 +136,14 @@ def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_lau
     proven "faster" than (`choose`, on all launches of both): it leaves only on the verdict
     "slower" with more than `min_launches` launches (on two, Welch's interval has one degree of
     freedom and a verdict reached there comes undone once the leader has more launches than it),
-    and the race is not over while more launches may still prove the leader faster than it."""
+    and the race is not over while more launches may still prove the leader faster than it. With
+    the machine's launch-to-launch `noise` known, an algorithm clearly slower leaves on one launch
+    (`screened`), before Welch's interval can say so."""
     leader = best(samples)
     if min(len(s) for s in samples.values()) < min_launches:
-        return RaceState(leader, {}, tuple(samples), len(samples) == 1)
+        dropped = screened(samples, leader, noise, margin, default) if noise is not None else {}
+        running = tuple(a for a in samples if a not in dropped)
+        return RaceState(leader, dropped, running, len(running) == 1)
     ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
     dropped = {a: r for a, r in ratios.items()
                if (a != default and (r.verdict == "slower" or separated(samples[leader], samples[a], margin)))
@@ -179,12 +213,26 @@ def void_by_controls(rows: list[dict], default: str, reason: Callable[[dict], st
 
 
 def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
-               racing: bool = True, default: str | None = None) -> list[str]:
+               racing: bool = True, default: str | None = None, noise: float | None = None) -> list[str]:
     """The algorithms of one point that get a launch in round `round_` (0-based): all of them
-    until each has launches to compare, then those still in a race that is not over (without
-    `racing`: all, every round). An algorithm that already has this round's launch is done."""
+    until each has a launch, then those still in a race that is not over, halved round by round
+    (`halved`; without `racing`: all, every round). An algorithm that already has this round's
+    launch is done."""
     names = list(samples)
     if racing and all(samples[a] for a in names):
-        st = race(samples, margin, default=default)
-        names = [] if st.over else list(st.running)
+        st = race(samples, margin, default=default, noise=noise)
+        names = [] if st.over else halved(samples, st.running, round_, default)
     return [a for a in names if len(samples[a]) <= round_]
+
+
+def halved(samples: Mapping[str, Sequence[float]], running: Sequence[str], round_: int,
+           default: str | None = None) -> list[str]:
+    """Successive halving: in round r, of the N algorithms raced besides the default, the best
+    ceil(N / 2^r) still running by the geometric mean of their launch medians, and the default
+    (the baseline, never left out by rank). A launch's start-up costs as much as its points, so
+    the launches spent on runners that are not clearly slower, only unlikely to lead, are what
+    halving saves: N + N/2 + N/4 + ... launches instead of N a round."""
+    contenders = [a for a in samples if a != default]
+    keep = math.ceil(len(contenders) / 2 ** round_)
+    ranked = sorted((a for a in running if a != default), key=lambda a: float(np.mean(np.log(samples[a]))))
+    return [a for a in running if a == default or a in ranked[:keep]]

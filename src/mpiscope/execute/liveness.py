@@ -10,10 +10,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpiscope.analysis.tune import fastest_mode, judge, launch_points
+from mpiscope.analysis.tune import MARGIN, fastest_mode, judge, launch_points
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
+from mpiscope.plan.describe import Description
 from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
-    ompi_verbose_lines, poor_algorithm, poor_parameters, steady_env
+    ompi_verbose_lines, poor_algorithm, poor_parameters
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
@@ -29,20 +30,19 @@ class Probe:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def nodes_of(placement: dict) -> int:
-    """The hosts a tune's placement names (1 when it names none: one node)."""
-    hosts = placement.get("hosts") or []
-    return max(len(hosts), int(placement.get("nodes") or 1), 1)
+def nodes_of(d: Description) -> int:
+    """The hosts a tune's description names (1 when it names none: one node)."""
+    return max(len(d.hosts or ()), d.nodes or 1, 1)
 
 
 def serving(t: Any, collectives: list[str]) -> dict[str, Serving]:
     """Per collective the layer that serves it at the tune's placement, asked of the library."""
     if t.vendor == "mpich":
         listed = mpivars(t.target.lib)
-        return {c: mpich_serving(listed, c, nodes_of(t.spec.placement), t.spec.env) for c in collectives}
+        return {c: mpich_serving(listed, c, nodes_of(t.d), t.d.env) for c in collectives}
     said = t.state.get("components")
     if said is None:  # one launch of every collective at its smallest size, the choice printed
-        n = min(t.spec.ranks)
+        n = min(t.ranks)
         group = t._group(collectives, n, {c: ([min(t.sizes(c, n))] if c != "barrier" else None) for c in collectives},
                          ompi_verbose_env(), {"check": "layers", "launch": 0})
         run, out = t.session.run(t._measurement([group], "layers"))
@@ -85,7 +85,7 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
         return []
     rng = random.Random()
     for p in found:
-        for n in t.spec.ranks:
+        for n in t.ranks:
             t._default_ran(p.collective, n)  # resumed after the library's own choice failed: the same end
     run = t._run("liveness")
     if run is None:
@@ -113,7 +113,7 @@ def _default_failed(t: Any, found: list[Probe], run: Any, out: Any) -> None:
     if out is None or out.status == "ok":
         return
     measured = {p.ranks for p in run.records().points if p.tag.get("probe") == DEFAULT}
-    for n in t.spec.ranks:
+    for n in t.ranks:
         if n not in measured:
             t._failed(found[0].collective, n, DEFAULT, out, t._said(run, 0))
 
@@ -121,13 +121,17 @@ def _default_failed(t: Any, found: list[Probe], run: Any, out: Any) -> None:
 def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
     """Round `k`'s launches: per rank count the library's choice, and each kind of knob's poor
     choices (each collective forced by its own variable), in a random order; every launch in the
-    layers' steady state (`mpi.layers.steady_env`)."""
-    steady = steady_env(t.vendor, mpivars(t.target.lib) if t.vendor == "mpich" else "")
+    layers' steady state (`mpi.layers.steady_env`), as the race's. The library's choice is
+    measured at every size the race measures and tagged as a race launch of the default: the
+    race starts with those launches, and learns the machine's launch-to-launch noise from them."""
+    steady = t.steady
     out = []
-    for n in t.spec.ranks:
+    for n in t.ranks:
         colls = dict.fromkeys(p.collective for p in found)
         wanted = {c: ([max(t.sizes(c, n))] if c != "barrier" else None) for c in colls}
-        out.append(t._group(list(wanted), n, wanted, steady, {"probe": DEFAULT, "launch": k}, rng))
+        every = {c: (t.sizes(c, n) if c != "barrier" else None) for c in colls}
+        out.append(t._group(list(every), n, every, steady,
+                            {"probe": DEFAULT, "launch": k, "algorithms": dict.fromkeys(colls, DEFAULT)}, rng))
         for kind in sorted({p.knob for p in found}):
             of = [p for p in found if p.knob == kind]
             env = {**steady, **{key: v for p in of for key, v in p.env.items()}}
@@ -143,7 +147,7 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
     points = launch_points(run.records().points, key="probe")
     rows = []
     for p in found:
-        for n in t.spec.ranks:
+        for n in t.ranks:
             size = max(t.sizes(p.collective, n)) if p.collective != "barrier" else 0
             at = {k: lp for (c, rn, s, k), lp in points.items() if c == p.collective and rn == n and
                   (s == size or p.collective == "barrier")}
@@ -156,7 +160,7 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
                            evidence=f"{len(d)} and {len(poor)} launches to compare (the others failed, were "
                                     f"disturbed or ran in a slower mode): not proven live")
             else:
-                r = judge(d, poor, t.spec.margin)
+                r = judge(d, poor, MARGIN)
                 # a verdict on two launches a side (one degree of freedom) comes undone with the third,
                 # as the race's verdicts on the default do: decided from three on
                 decided = r.verdict != "inconclusive" and min(len(d), len(poor)) >= 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from mpiscope.plan.describe import Description, to_json
+from mpiscope.plan.describe import TUNE_ONLY, Description, given, to_json
 from mpiscope.util.errors import UsageError
 from mpiscope.launchers.placement import Placement, check_room, make_placement
 from mpiscope.plan.engine import (DEFAULT_BENCHMARKS, DEFAULT_COLLECTIVE_SIZES, DEFAULT_COLLECTIVES, DEFAULT_PAIR_SIZES,
@@ -68,6 +68,10 @@ def measurement(d: Description, parts: Sequence[Group] | None = None, *, room: b
     beyond the cores and hosts is refused unless `d.oversubscribe` (a batch job's nodes are not
     known before it runs, so it does not ask)."""
     from mpiscope.launchers import local_cores
+    tuning = [k for k in given(d) if k in TUNE_ONLY]
+    if parts is None and tuning:  # the description's own run would ignore them
+        raise UsageError(f"{', '.join(tuning)}: only `mpiscope tune` reads {'it' if len(tuning) == 1 else 'them'}: "
+                         f"leave {'it' if len(tuning) == 1 else 'them'} out of a run")
     for g in parts or groups(d):  # before the engine is built or asked: a billion sizes is one line
         check_size_count(g.sizes, d.max_sizes)
     pol = policy(d)

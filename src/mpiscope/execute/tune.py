@@ -10,14 +10,14 @@ import json
 import random
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judge, launch_medians, settle, \
-    to_measure, void_by_controls
+from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judge, launch_medians, launch_noise, \
+    settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
 from mpiscope.report.tune import control_reason, settle_reason
@@ -27,8 +27,10 @@ from mpiscope.execute.part import Outcome, Target
 from mpiscope.execute.liveness import ALGORITHM, check, live_points, probes, serving
 from mpiscope.execute.planner import Group, measurement
 from mpiscope.launchers import local_cores
-from mpiscope.mpi.collectives import DEFAULT, Algorithm, discover, mpich_default_tree, vendor_of
-from mpiscope.plan.describe import API, Description, describe
+from mpiscope.mpi.collectives import DEFAULT, TUNABLE, TUNE_SIZES, Algorithm, discover, mpich_default_tree, mpivars, \
+    vendor_of
+from mpiscope.mpi.layers import steady_env
+from mpiscope.plan.describe import API, FIELDS, Description, Front, describe, given, to_json
 from mpiscope.plan.engine import Part, Planned, make_plan
 from mpiscope.execute.session import Measurement, Session
 from mpiscope.store.owner import claim
@@ -39,59 +41,56 @@ STATE, RESULT = "state.json", "tune.json"
 MAX_STATE_BYTES = 64 << 20  # a tune's state and result hold a few kB per collective
 # state.json's format: 2 since race launches force several collectives (tag "algorithms") and the
 # side-by-side measures a candidate file; 3 since the race follows the liveness check (a race of
-# format 2 raced knobs never proven live). A directory of an earlier tune is refused.
-FORMAT = 3
+# format 2 raced knobs never proven live); 4 since it keeps the one experiment description. A
+# directory of an earlier tune is refused.
+FORMAT = 4
 
 
-@dataclass
-class TuneSpec:
-    """What a tune measures; kept in state.json, so that --resume needs nothing else."""
-    mpi: str | None
-    collectives: list[str]
-    ranks: list[int]
-    sizes: str
-    rounds: int = 4  # launches per algorithm and size at most
-    verify_launches: int = 3
-    verify_max: int = 8  # launches a side at most while a change's side-by-side gain is inconclusive
-    max_time: float = 0.2  # engine cap per point and launch, seconds
-    race: bool = True  # False: every algorithm at every size in every round (the exhaustive sweep)
-    only: dict[str, list[str]] = field(default_factory=dict)  # collective -> algorithms to race
-    launcher_args: list[str] = field(default_factory=list)
-    placement: dict[str, Any] = field(default_factory=dict)
-    margin: float = MARGIN
-    env: dict[str, str] = field(default_factory=dict)  # every launch's (e.g. a layer forced: POSIX=mpir)
-    live_launches: int = 3  # launches a side of the liveness check (a knob's poor choice against the default; 0: none)
-    live_max: int = 6  # launches a side at most while a knob's liveness is inconclusive
+# What a tune measures where its description leaves a field out: its own sizes and cap per point
+# and one launch per part (the race, the check and the proof add launches round by round)
+TUNE = Description(sizes=TUNE_SIZES, max_time=0.2, launches=1)
+# the description's fields a tune reads; another one given is refused, not silently ignored
+TUNE_FIELDS = ("benchmarks", "sizes", "mpi", "max_time", "env", "launcher_args", "launcher", "hosts", "hostfile",
+               "nodes", "ranks_per_node", "map_by", "bind_to", "max_hosts", "max_sizes", "oversubscribe",
+               "rank_counts", "rounds", "verify_launches", "verify_max_launches", "live_launches", "exhaustive",
+               "algorithms", "launches")
 
 
-# TuneSpec.placement's keys -> the description's fields
-PLACEMENT_FIELDS = {"launcher": "launcher", "hosts": "hosts", "hostfile": "hostfile", "nodes": "nodes",
-                    "ranks_per_node": "ranks_per_node", "mapping": "map_by", "binding": "bind_to"}
-
-
-def description(spec: TuneSpec) -> Description:
-    """The one experiment description of a tune's launches: one launch per part, the engine's cap
-    per point, the placement and the environment every launch shares."""
-    values = {"mpi": spec.mpi, "sizes": spec.sizes, "max_time": spec.max_time, "launches": 1,
-              "launcher_args": list(spec.launcher_args), "env": dict(spec.env) or None,
-              **{PLACEMENT_FIELDS[k]: v for k, v in spec.placement.items() if k in PLACEMENT_FIELDS}}
-    return describe(values, API)
+def tune_description(values: dict[str, Any], front: Front = API, base: Description = TUNE) -> Description:
+    """A tune's description from `values` (field name -> value as `front` gives it, over `base`),
+    checked by the one description (`plan.describe`) and for what only a tune asks."""
+    d = describe(values, front, base)
+    unused = [FIELDS[k] for k in given(d) if k not in TUNE_FIELDS]
+    if unused:
+        raise UsageError(f"tune takes no {', '.join(front.name(f) for f in unused)}: leave "
+                         f"{'it' if len(unused) == 1 else 'them'} out")
+    unknown = [c for c in d.benchmarks or () if c not in TUNABLE]
+    if unknown:
+        raise UsageError(f"tune knows no collective '{unknown[0]}': give some of {', '.join(TUNABLE)}")
+    return replace(d, launches=1)
 
 
 class Tune:
     """One tune in its directory."""
 
-    def __init__(self, directory: Path, spec: TuneSpec, target: Target, session: Session):
-        self.dir, self.spec, self.target, self.session = directory, spec, target, session
+    def __init__(self, directory: Path, d: Description, target: Target, session: Session):
+        self.dir, self.d, self.target, self.session = directory, d, target, session
         self.vendor = vendor_of(target.lib)
+        self.ranks = list(d.rank_counts or (2,))
+        self.collectives = list(d.benchmarks or TUNABLE)
+        self.verify_max = d.verify_max_launches or max(8, d.verify_launches)
+        self.live_max = max(d.live_launches, 6)  # launches a side at most while a knob's liveness is inconclusive
         self.state = self._load_state()
-        self.description = description(spec)
         self.live: dict[tuple[str, int], bool] = {}  # (collective, ranks) -> its algorithm variable reaches the call
+        # every race launch in the layers' steady state, as the liveness check's: its launches of
+        # the library's default are then the race's first launches of the default
+        self.steady = steady_env(self.vendor, mpivars(target.lib) if self.vendor == "mpich" else "")
 
     # -- state ---------------------------------------------------------------------------------
     def _load_state(self) -> dict:
         path = self.dir / STATE
-        return read_state(path) if path.is_file() else {"format": FORMAT, "spec": asdict(self.spec), "failed": {}}
+        return read_state(path) if path.is_file() else {"format": FORMAT, "description": to_json(self.d),
+                                                        "failed": {}}
 
     def save(self) -> None:
         write_atomic(self.dir / STATE, json.dumps(self.state, indent=1))
@@ -100,19 +99,19 @@ class Tune:
     def choices(self) -> tuple[dict[str, list[Algorithm]], dict[str, str], dict[str, str]]:
         """Per collective the algorithms to race (the default first); the collectives the library
         cannot be told about, and the algorithms tune leaves out, each with the reason."""
-        found = discover(self.target.lib, tuple(self.spec.collectives), max(self.spec.ranks))
+        found = discover(self.target.lib, tuple(self.collectives), max(self.ranks))
         racing, cannot, left_out = {}, {}, {}
         for coll, ch in found.items():
             left_out.update({f"{coll} {name}": why for name, why in ch.left_out.items()})
             if ch.why_not:
                 cannot[coll] = ch.why_not
                 continue
-            wanted = self.spec.only.get(coll)
+            wanted = self.d.algorithms.get(coll)
             algs = [a for n in wanted if n != DEFAULT for a in ch.named(n)] if wanted else list(ch.algorithms)
             racing[coll] = [Algorithm(DEFAULT)] + algs
         if not racing:
             raise UsageError(f"{self.target.lib.name} offers no choice of algorithm for "
-                             f"{', '.join(self.spec.collectives)}: " + "; ".join(f"{c}: {w}" for c, w in cannot.items()))
+                             f"{', '.join(self.collectives)}: " + "; ".join(f"{c}: {w}" for c, w in cannot.items()))
         return racing, cannot, left_out
 
     # -- the race ------------------------------------------------------------------------------
@@ -126,12 +125,12 @@ class Tune:
                    and (wanted[e.benchmark] is None or e.size in wanted[e.benchmark])]
             shuffle(ids)  # the sizes and collectives of a launch in a random order
             return tuple(ids)
-        return Group(tuple(colls), self.spec.sizes, ranks=ranks, env=dict(env), tag=tag, points=points)
+        return Group(tuple(colls), self.d.sizes, ranks=ranks, env=dict(env), tag=tag, points=points)
 
     def _measurement(self, groups: list[Group], what: str, keep_going: bool = True) -> Measurement:
         """A run of parts already numbered by launch (one launch each, as given), planned by the
         one planner (`execute.planner.measurement`)."""
-        return measurement(self.description, groups, room=False, factors={"tune": what}, keep_going=keep_going)
+        return measurement(self.d, groups, room=False, factors={"tune": what}, keep_going=keep_going)
 
     def _parts(self, groups: list[Group]) -> list[Part]:
         """More launches of a run already measuring (`session.add_parts`), planned as the first."""
@@ -139,8 +138,8 @@ class Tune:
 
     def sizes(self, coll: str, ranks: int) -> list[int]:
         from mpiscope.plan.engine import engine_plan
-        plan, _ = make_plan(self.target.engine, [coll], ranks, sizes=self.spec.sizes if coll != "barrier" else None,
-                            max_time=self.spec.max_time)
+        plan, _ = make_plan(self.target.engine, [coll], ranks, sizes=self.d.sizes if coll != "barrier" else None,
+                            max_time=self.d.max_time)
         return sorted({e.size for e in engine_plan(self.target.engine, plan).points if not e.skip})
 
     def race_run(self, racing: dict[str, list[Algorithm]]) -> Run:
@@ -152,9 +151,9 @@ class Tune:
         if run is not None:
             self._resume(run)  # the part Ctrl-C cut short is finished first
         rng = random.Random()
-        for r in range(self.spec.rounds):
-            samples = launch_medians(run.records().points if run else [])
-            launches = [launch for n in self.spec.ranks for launch in self._packed(racing, n, samples, r, rng)]
+        for r in range(self.d.rounds):
+            samples = self.samples(run)
+            launches = [launch for n in self.ranks for launch in self._packed(racing, n, samples, r, rng)]
             if not launches:
                 break
             rng.shuffle(launches)
@@ -186,7 +185,7 @@ class Tune:
 
     def _launch(self, members: list[tuple[str, Algorithm, list[int] | None]], n: int, r: int,
                 rng: random.Random) -> Group:
-        env = {k: v for _, alg, _ in members for k, v in alg.env.items()}
+        env = {**self.steady, **{k: v for _, alg, _ in members for k, v in alg.env.items()}}
         return self._group([c for c, _, _ in members], n, {c: sizes for c, _, sizes in members}, env,
                           {"algorithms": {c: alg.name for c, alg, _ in members}, "launch": r}, rng)
 
@@ -196,11 +195,22 @@ class Tune:
         sizes = self.sizes(coll, n)
         running: dict[str, list[int]] = {}
         usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"]]
+        noise = launch_noise([samples.get((coll, n, size, DEFAULT), []) for size in sizes])
         for size in sizes:
             at = {a.name: samples.get((coll, n, size, a.name), []) for a in usable}
-            for name in to_measure(at, r, self.spec.margin, self.spec.race, DEFAULT):
+            for name in to_measure(at, r, MARGIN, not self.d.exhaustive, DEFAULT, noise):
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
+
+    def samples(self, race: Run | None) -> dict[tuple, list[float]]:
+        """(collective, ranks, size, algorithm) -> the launch medians of the race so far: its own
+        launches, and first the liveness check's launches of the library's default (every size,
+        in the same steady state), which the race therefore does not launch again."""
+        check = self._run("liveness")
+        out = launch_medians(check.records().points if check else [])
+        for key, medians in (launch_medians(race.records().points) if race else {}).items():
+            out[key] = out.get(key, []) + medians
+        return out
 
     def _resume(self, run: Run) -> Outcome | None:
         """session.resume, refused in the words of a tune: while another mpiscope measures the
@@ -299,15 +309,15 @@ class Tune:
     def decide(self, racing: dict[str, list[Algorithm]], run: Run) -> list[dict]:
         """Per collective, ranks and size the race's leader and the choice (`choose`: the leader
         only where the race proved it faster than the default)."""
-        samples = launch_medians(run.records().points)
+        samples = self.samples(run)
         rows = []
         for coll, algs in racing.items():
-            for n in self.spec.ranks:
+            for n in self.ranks:
                 for size in self.sizes(coll, n):
                     at = {a.name: samples[(coll, n, size, a.name)] for a in algs if (coll, n, size, a.name) in samples}
                     if DEFAULT not in at:
                         continue
-                    c = choose(at, DEFAULT, self.spec.margin)
+                    c = choose(at, DEFAULT, MARGIN)
                     rows.append({"collective": coll, "ranks": n, "size": size, "chosen": c.algorithm,
                                  "leader": c.leader, "launches": {a: len(v) for a, v in at.items()},
                                  # the geometric mean of each algorithm's launch medians, us
@@ -379,7 +389,7 @@ class Tune:
                       for n in sorted({n for by in tuning.rules.values() for n in by})}
         run = self._run("verify")
         if run is None:
-            groups = [g for k in range(self.spec.verify_launches) for g in self._sides(everything, k, env, rng)]
+            groups = [g for k in range(self.d.verify_launches) for g in self._sides(everything, k, env, rng)]
             run, out = self.session.run(self._measurement(groups, "verify", keep_going=False),
                                         announce=self._announce("verify"))
         else:
@@ -387,7 +397,7 @@ class Tune:
         self._verified(out, run, path)
         start = 1 + max((p.tag.get("launch", 0) for p in run.records().points), default=0)
         rows = self._side_by_side(run, tuning)
-        for k in range(max(start, self.spec.verify_launches), self.spec.verify_max):
+        for k in range(max(start, self.d.verify_launches), self.verify_max):
             wanted: dict[int, dict[str, list[int] | None]] = {}
             for row in rows:
                 if row["settle"] == MEASURE:
@@ -435,9 +445,9 @@ class Tune:
                     d, t = samples.get((coll, n, size, "default")), samples.get((coll, n, size, "tuned"))
                     if d and t:
                         band = [b for b in bs if b.low <= size][-1]
-                        r = judge(d, t, self.spec.margin)
-                        what = settle(r, self.spec.verify_max) if band.algorithm != DEFAULT else None
-                        if what == MEASURE and rounds >= self.spec.verify_max:
+                        r = judge(d, t, MARGIN)
+                        what = settle(r, self.verify_max) if band.algorithm != DEFAULT else None
+                        if what == MEASURE and rounds >= self.verify_max:
                             what = WITHDRAW
                         why = settle_reason(r, what) if what else None
                         rows.append({"collective": coll, "ranks": n, "size": size, "algorithm": band.algorithm,
@@ -445,37 +455,37 @@ class Tune:
         return rows
 
 
-def cost(run: Run, spec: TuneSpec, racing: dict[str, list[Algorithm]], sizes: dict[tuple, list[int]],
+def cost(run: Run, rounds: int, ranks: list[int], racing: dict[str, list[Algorithm]], sizes: dict[tuple, list[int]],
          seconds: float) -> dict:
     """What the race measured against measuring every algorithm at every size in every round:
     point-launches, and launches (a launch forces one algorithm of every collective at once)."""
     points = [p for p in run.records().points if "algorithms" in p.tag]
     measured = len(points)
-    exhaustive = sum(len(algs) * len(sizes[(c, n)]) * spec.rounds for c, algs in racing.items() for n in spec.ranks)
+    exhaustive = sum(len(algs) * len(sizes[(c, n)]) * rounds for c, algs in racing.items() for n in ranks)
     # a launch costs its start-up whatever it measures: the launches matter as much as the points
     launches = len(run.meta().launches)
-    exh_launches = max(len(algs) for algs in racing.values()) * spec.rounds * len(spec.ranks)
+    exh_launches = max(len(algs) for algs in racing.values()) * rounds * len(ranks)
     return {"launches": launches, "exhaustive_launches": exh_launches, "point_launches": measured,
             "exhaustive_point_launches": exhaustive,
             # one launch per algorithm and collective, as tune measured before it packed launches
-            "unpacked_launches": sum(len(algs) for algs in racing.values()) * spec.rounds * len(spec.ranks),
+            "unpacked_launches": sum(len(algs) for algs in racing.values()) * rounds * len(ranks),
             "share": measured / exhaustive if exhaustive else None, "seconds": seconds}
 
 
-def tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
+def tune(directory: Path, d: Description, target: Target, session: Session) -> dict:
     """The whole tune; its result (also written as tune.json in `directory`). One mpiscope at a
     time owns the directory: a second one (a `--resume` while it runs) is refused naming the first."""
     with claim(directory, f"tune {directory}", f"`mpiscope tune --resume {directory}`"):
-        return _tune(directory, spec, target, session)
+        return _tune(directory, d, target, session)
 
 
-def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> dict:
-    t = Tune(directory, spec, target, session)
+def _tune(directory: Path, d: Description, target: Target, session: Session) -> dict:
+    t = Tune(directory, d, target, session)
     racing, cannot, left_out = t.choices()
     started = time.monotonic()
     served = serving(t, list(racing))
     # live_launches 0: the check is skipped and every knob raced unproven (the race's own tests)
-    liveness = check(t, probes(t, racing, served), spec.live_launches, spec.live_max) if spec.live_launches else []
+    liveness = check(t, probes(t, racing, served), d.live_launches, t.live_max) if d.live_launches else []
     t.state.setdefault("liveness_seconds", time.monotonic() - started)  # a resumed check counts its first run only
     t.save()
     t.live = live_points(liveness)
@@ -487,16 +497,16 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
         "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
         "cost": {}, "liveness_seconds": t.state["liveness_seconds"]}
     decisions: list[dict] = []
-    raced = {c: algs for c, algs in racing.items() if any(t.live.get((c, n), True) for n in spec.ranks)}
+    raced = {c: algs for c, algs in racing.items() if any(t.live.get((c, n), True) for n in t.ranks)}
     if raced:
         started = time.monotonic()
         run = t.race_run(racing)
         seconds = time.monotonic() - started + t.state.get("race_seconds_before", 0.0)
         t.state["race_seconds_before"] = seconds
         t.save()
-        sizes = {(c, n): t.sizes(c, n) for c in racing for n in spec.ranks}
+        sizes = {(c, n): t.sizes(c, n) for c in racing for n in t.ranks}
         decisions = t.decide(racing, run)
-        result.update(race_run=str(run.path), cost=cost(run, spec, raced, sizes, seconds))
+        result.update(race_run=str(run.path), cost=cost(run, d.rounds, t.ranks, raced, sizes, seconds))
     result.update(failed=t.state["failed"], decisions=decisions)
     candidate = t.tuning_of(racing, decisions)
     if candidate.changes():
@@ -519,7 +529,7 @@ def _tune(directory: Path, spec: TuneSpec, target: Target, session: Session) -> 
     result["reaches"] = reaches(tuning, liveness)
     path, fmt = t.write(tuning)
     # what a centre installs: the file's variables, and the layer the tune forced for every launch
-    result.update({"file": str(path), "format": fmt, "env": {**spec.env, **environment(tuning.library, path)},
+    result.update({"file": str(path), "format": fmt, "env": {**d.env, **environment(tuning.library, path)},
                    "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()}
                              for c, by in tuning.rules.items()},
                    "changes": tuning.changes()})
@@ -592,23 +602,36 @@ def read_state(path: Path) -> dict:
     return state
 
 
-def load_spec(directory: Path) -> TuneSpec:
+def load_description(directory: Path) -> Description:
+    """The description of the tune in `directory`, to resume it."""
     path = directory / STATE
     state = read_state(path)
     try:
-        spec = TuneSpec(**state["spec"])
-    except (KeyError, TypeError) as e:
+        d = tune_description(state["description"]) if "description" in state else earlier(state["spec"])
+    except (KeyError, TypeError, AttributeError, UsageError) as e:
         raise UsageError(f"{directory} holds no tune to resume ({path}: {bounded.excerpt(str(e), 200)}): give the "
                          f"directory a tune printed") from e
     if state.get("format") != FORMAT:
-        # its race launches are tagged one collective each, and its side-by-side measured a file
-        # that held unproven changes: neither can be carried on
+        # its race launches are tagged one collective each, or its race ran without the liveness
+        # check, or its side-by-side measured a file that held unproven changes: none is carried on
         raise UsageError(f"{directory} was written by an earlier mpiscope tune and cannot be resumed (its runs stay "
-                         f"readable): start it again with `{again(spec)}`")
+                         f"readable): start it again with `{again(d)}`")
     if (directory / RESULT).exists():  # resuming would race its failed algorithms again
         raise UsageError(f"the tune in {directory} is finished, nothing is left to resume: `mpiscope tune --show "
-                         f"{_file_of(directory / RESULT)}` shows its file, `{again(spec)}` starts a new one")
-    return spec
+                         f"{_file_of(directory / RESULT)}` shows its file, `{again(d)}` starts a new one")
+    return d
+
+
+def earlier(spec: dict) -> Description:
+    """The description of a tune that kept its own spec (format 3 and before), for the command
+    that starts it again."""
+    placement = {"mapping": "map_by", "binding": "bind_to"}
+    values = {"mpi": spec.get("mpi"), "benchmarks": spec.get("collectives"), "rank_counts": spec.get("ranks"),
+              "sizes": spec.get("sizes"), "rounds": spec.get("rounds"), "max_time": spec.get("max_time"),
+              "live_launches": spec.get("live_launches"), "exhaustive": not spec.get("race", True),
+              "algorithms": spec.get("only") or None, "env": spec.get("env") or None,
+              **{placement.get(k, k): v for k, v in (spec.get("placement") or {}).items()}}
+    return tune_description(values)
 
 
 def _file_of(result: Path) -> str:
@@ -620,20 +643,23 @@ def _file_of(result: Path) -> str:
     return str(tuned.get("file", "FILE")) if isinstance(tuned, dict) else "FILE"
 
 
-def again(spec: TuneSpec) -> str:
-    """The command line of a new tune with `spec`'s measuring options."""
-    words = ["mpiscope", "tune", *spec.collectives, *(["--mpi", spec.mpi] if spec.mpi else []),
-             "-n", ",".join(map(str, spec.ranks)), "--sizes", spec.sizes, "--rounds", str(spec.rounds),
-             "--max-time", str(spec.max_time), "--live-launches", str(spec.live_launches),
-             *(["--exhaustive"] if not spec.race else []),
-             *[f"--algorithms={c}={','.join(a)}" for c, a in spec.only.items()],
-             *[f"--env={k}={v}" for k, v in spec.env.items()]]
-    flags = {"launcher": "--launcher", "hosts": "--hosts", "hostfile": "--hostfile", "nodes": "--nodes",
-             "ranks_per_node": "--ranks-per-node", "mapping": "--map-by", "binding": "--bind-to"}
-    for key, value in spec.placement.items():
-        if value is not None and key in flags:
-            words += [flags[key], ",".join(value) if isinstance(value, list) else str(value)]
-    if not spec.placement.get("hosts") and not spec.placement.get("hostfile") and max(spec.ranks) > local_cores():
+def again(d: Description) -> str:
+    """The command line of a new tune with `d`'s measuring options (each field by its flag)."""
+    words = ["mpiscope", "tune", *(d.benchmarks or ())]
+    options = given(d)
+    first = ("mpi", "rank_counts", "sizes")
+    for name in sorted(options, key=lambda k: first.index(k) if k in first else len(first) + list(FIELDS).index(k)):
+        value, flag = options[name], FIELDS[name].flag.split("/")[0]
+        if name in ("benchmarks", "launches"):
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, dict):
+            words += [f"{flag}={k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in value.items()]
+        elif isinstance(value, tuple):
+            words += [flag, ",".join(map(str, value))]
+        else:
+            words += [flag, str(value)]
+    if not d.hosts and not d.hostfile and not d.oversubscribe and max(d.rank_counts or (2,)) > local_cores():
         words.append("--oversubscribe")  # as the tune was started (the check of room asks for it)
     return " ".join(words)
-

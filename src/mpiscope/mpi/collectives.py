@@ -17,6 +17,7 @@ from mpiscope.mpi.library import MpiLibrary
 
 TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall", "barrier", "reduce_scatter", "gather",
            "scatter")
+TUNE_SIZES = "8,1K,64K,1M"  # what tune measures unless told: a latency-bound, a middle and two bandwidth-bound sizes
 DEFAULT = "default"  # the library's own choice: nothing forced
 # MPICH values that are no algorithm of their own: a wrapper round the nonblocking collective,
 # an offload library, or the selection itself.

@@ -55,6 +55,15 @@ class Description:
     max_sizes: int | None = None      # the cap on a size list (plan.sizecap.MAX_SIZES)
     oversubscribe: bool = False
     find_switches: bool = False
+    # `mpiscope tune` (docs/tune.md): the rank counts raced, the race's and the proof's launches,
+    # the liveness check's, no racing, the algorithms raced per collective
+    rank_counts: tuple[int, ...] | None = None
+    rounds: int = 4
+    verify_launches: int = 3
+    verify_max_launches: int | None = None  # None: max(8, verify_launches)
+    live_launches: int = 3
+    exhaustive: bool = False
+    algorithms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     factors: dict[str, Any] = field(default_factory=dict)  # a sweep configuration's levels: labels, not options
 
     @property
@@ -229,6 +238,46 @@ def _hosts(v: Any) -> tuple[str, ...]:
     return tuple(hosts)
 
 
+def _rank_counts(v: Any) -> tuple[int, ...]:
+    """Rank counts, each once, in order: 4, "2,4" or [2, 4]."""
+    items = v.split(",") if isinstance(v, str) else v if isinstance(v, (list, tuple)) else [v]
+    try:
+        out = tuple(sorted({_whole(x.strip() if isinstance(x, str) else x) for x in items if str(x).strip()}))
+    except ValueError:
+        out = ()
+    if not out or out[0] < 2:
+        raise ValueError(f"expects rank counts of 2 or more, e.g. 4 or 2,4, got '{v}'")
+    return out
+
+
+def _launches_a_side(why: str, allow_none: bool = False) -> Callable[[Any], int]:
+    """A count of launches that needs two or more (`why`); with `allow_none`, 0 too."""
+    def parse(v: Any) -> int:
+        n = 0 if allow_none and not isinstance(v, bool) and str(v).strip() == "0" else _whole(v)
+        if n == 1:
+            raise ValueError(f"must be {'0 (no check) or ' if allow_none else ''}2 or more: {why}")
+        return n
+    return parse
+
+
+def _algorithms(v: Any) -> dict[str, tuple[str, ...]]:
+    """COLLECTIVE=ALG,ALG items (or a table of lists): the algorithms raced per collective."""
+    if isinstance(v, Mapping):
+        items = [(str(k), x) for k, x in v.items()]
+    elif isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        items = [(x.partition("=")[0].strip(), x.partition("=")[2]) if "=" in x else ("", x) for x in v]
+    else:
+        raise ValueError(f"expects COLLECTIVE=ALG,ALG items or a table of lists, got {v!r}")
+    out: dict[str, tuple[str, ...]] = {}
+    for coll, names in items:
+        algs = tuple(_names(names)) if coll and names else ()
+        if not algs:
+            raise ValueError(f"expects COLLECTIVE=ALG,ALG, got '{coll}={names}'" if coll else
+                             f"expects COLLECTIVE=ALG,ALG, got '{names}'")
+        out[_no_nul(coll)] = algs
+    return out
+
+
 @dataclass(frozen=True)
 class Field:
     """One option of the description: how each front end names it and what it accepts."""
@@ -273,8 +322,18 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("max_sizes", _whole),
     Field("oversubscribe", _flag),
     Field("find_switches", _flag),
+    Field("rank_counts", _rank_counts, flag="-n/--ranks"),
+    Field("rounds", _launches_a_side("the race needs two launches to see the noise")),
+    Field("verify_launches", _launches_a_side("one launch a side gives no interval")),
+    Field("verify_max_launches", _whole),
+    Field("live_launches", _launches_a_side("one launch a side gives no interval", allow_none=True)),
+    Field("exhaustive", _flag),
+    Field("algorithms", _algorithms),
 )}
 SPEC_KEYS = {f.key: f.name for f in FIELDS.values()}
+# the fields only `mpiscope tune` reads (a run given one would ignore it)
+TUNE_ONLY = ("rank_counts", "rounds", "verify_launches", "verify_max_launches", "live_launches", "exhaustive",
+             "algorithms")
 
 
 @dataclass(frozen=True)
@@ -328,6 +387,14 @@ def describe(values: Mapping[str, Any], front: Front = API, base: Description | 
     if d.hosts is not None and d.hostfile is not None:
         raise UsageError(f"{front.name(FIELDS['hosts'])} and {front.name(FIELDS['hostfile'])} both name the "
                          f"hosts: give one of them")
+    if d.verify_max_launches is not None and d.verify_max_launches < d.verify_launches:
+        raise UsageError(f"{front.name(FIELDS['verify_max_launches'])} ({d.verify_max_launches}) is below "
+                         f"{front.name(FIELDS['verify_launches'])} ({d.verify_launches}): give at least "
+                         f"{d.verify_launches}")
+    raced = [c for c in d.algorithms if d.benchmarks is not None and c not in d.benchmarks]
+    if raced:
+        raise UsageError(f"{front.name(FIELDS['algorithms'])} names {raced[0]}, which is not among the collectives "
+                         f"measured: add it to them")
     return d
 
 
