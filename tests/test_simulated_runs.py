@@ -268,3 +268,40 @@ def test_smpis_breakpoints_follow_the_given_factors():
     assert 65472 in breakpoints([]) and 257 in breakpoints([])
     exact = breakpoints(["--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"])
     assert exact == {65536: "smpi/send-is-detached-thresh"}
+
+
+# -- the grid study on a twin ---------------------------------------------------------------------
+
+@needs_simgrid
+def test_the_grid_study_ranks_task_orders_on_a_platform_beside_a_measured_ranking(cli, smpi, tmp_path):
+    from mpiscope.analysis.grid import ranking
+    runs = tmp_path / "runs"
+    grid = ("study", "grid", "--mpi", "smpi", "--platform", "cluster", "--sizes", "64K", "--no-progress",
+            "--runs-dir", str(runs))
+    small = cli(*grid, "-n", "4", "--ranks-per-node", "2")
+    assert small.returncode == 0, small.stderr
+    (small_run,) = run_dirs(runs)
+    big = cli(*grid, "-n", "8", "--ranks-per-node", "2", "--beside", small_run.name)
+    assert big.returncode == 0, big.stderr
+    big_run = next(p for p in run_dirs(runs) if p != small_run)
+    ctx = Run(big_run).records().context
+    assert ctx.world_size == 8 and len(ctx.hosts) == 4  # two simulated ranks a node, as asked
+    table = ranking(results_of([Run(big_run)]).frame).set_index(["shape", "order"])
+    # a row of 8 under block order spans 4 nodes whose pairs share the loopback; cyclic puts
+    # neighbours on different nodes: the task order matters on the twin as on a machine
+    assert table.loc[("1x8", "block"), "row_hosts"] == 4
+    assert table.loc[("1x8", "block"), "step_us"] < table.loc[("1x8", "cyclic"), "step_us"]
+    beside = " ".join(big.stdout[big.stdout.index("this run beside"):].split())  # as rich wraps it
+    assert f"run {small_run.name}, 4 ranks on 2 host(s)" in beside
+    assert "1x8" in beside and "1x4" in beside and "measured order" in beside
+
+
+@needs_simgrid
+def test_the_grid_study_refuses_a_beside_run_without_grid_points(cli, smpi, tmp_path):
+    runs = tmp_path / "runs"
+    assert cli("run", "--mpi", "smpi", "-n", "2", "-b", "pingpong", "--sizes", "8", "--platform", "cluster",
+               "--no-report", "--runs-dir", str(runs)).returncode == 0
+    (other,) = run_dirs(runs)
+    r = cli("study", "grid", "--mpi", "smpi", "--platform", "cluster", "-n", "4", "--beside", other.name,
+            "--runs-dir", str(runs))
+    assert "no grid study points" in one_line_error(r) and run_dirs(runs) == [other]

@@ -167,7 +167,7 @@ def simulate(xml: Path, twin_nodes: int, jobs: dict[tuple[int, bool], "pd.DataFr
         # pair algorithm can't be used with non power of two number of processes"): measured last
         benchmarks = sorted(set(rows["benchmark"]), key=lambda b: (b == "alltoall", b))
         sizes = ",".join(str(s) for s in sorted({int(s) for s in rows["size"]}))
-        sim = simulated(str(xml), ranks, benchmarks, sizes, work / "runs", together=together)
+        sim = simulated(str(xml), ranks, benchmarks, sizes, work / "runs", per_node=ranks if together else 1)
         if sim.stopped:
             warn(f"the simulation at {ranks} ranks stopped part-way ({sim.stopped}): its "
                  f"{len(sim.frame)} points are compared")

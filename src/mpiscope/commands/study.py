@@ -73,10 +73,16 @@ def cmd_grid(a: argparse.Namespace) -> int:
     from mpiscope.execute.session import Session, conclude
     from mpiscope.studies import grid
     d = description(a)
+    beside = grid.beside(a.beside, paths.runs_dir(a.runs_dir)) if a.beside else None  # refused before measuring
+    if d.platform and d.ranks_per_node:  # a twin's nodes run several ranks each: the task order places them
+        from mpiscope.execute.simulate import placed
+        ranks = d.ranks or local_cores()
+        platform, hosts = placed(d.platform, ranks, d.ranks_per_node)
+        d = replace(d, ranks=ranks, ranks_per_node=None, platform=platform, hostfile=hosts)
     d = replace(d, ranks=placement(d).ranks(d.ranks) or local_cores())
     m = grid.measurement(d)
     run, outcome = Session(paths.runs_dir(a.runs_dir), err, progress=not a.no_progress).run(m)
-    return conclude(run, outcome, show=[grid.show_results], report=False)
+    return conclude(run, outcome, show=[grid.show_results, *([beside] if beside else [])], report=False)
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
@@ -92,6 +98,9 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for the ranks")
     p.add_argument("--launcher-args", help="extra launcher arguments, one quoted string")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--beside", metavar="RUN",
+                   help="a grid study measured at small scale (on the real machine) whose ranking is shown beside "
+                        "this one's (with --mpi smpi --platform: a twin at scale; docs/simulation.md)")
     add_launch_options(p)
     add_placement_options(p)
     p.set_defaults(func=cmd_grid)

@@ -31,25 +31,32 @@ class Simulated:
     stopped: str = ""  # SimGrid's complaint when it stopped part-way, else ""
 
 
-def hostfile(platform: str, ranks: int, together: bool = False) -> str | None:
-    """The hostfile of a platform file at `ranks` (its first hosts in order, or `together` all on
-    its first host), kept in mpiscope's home beside the described platforms' own; None for a
-    description, whose hostfile the smpirun adapter writes."""
-    from mpiscope.launchers.platform import file_hosts
+def placed(platform: str, ranks: int, per_node: int = 1) -> tuple[str, str | None]:
+    """The platform and hostfile that put `ranks` on the platform's first nodes in order,
+    `per_node` on each (the engine's --order then renumbers them, as on a real machine): a
+    description spelled out whole (its node count from `ranks`, as the smpirun adapter reads it, so
+    that a one-rank check of it names the same nodes); the hostfile kept in mpiscope's home
+    beside the described platforms' own, None for a description at one rank a node, whose
+    hostfile the adapter writes."""
+    from mpiscope.launchers.platform import file_hosts, parse
     from mpiscope.util import paths
-    if Path(platform).suffix != ".xml":
-        return None
-    hosts = file_hosts(Path(platform))
-    if not together and len(hosts) < ranks:
-        raise UsageError(f"--platform {platform}: {len(hosts)} host(s) for {ranks} ranks: simulate at most "
-                         f"{len(hosts)} ranks, or calibrate a twin with --nodes {ranks}")
-    names = [hosts[0]] * ranks if together else hosts[:ranks]
-    text = "".join(f"{h}\n" for h in names)
+    if Path(platform).suffix == ".xml":
+        hosts = file_hosts(Path(platform))
+    elif per_node == 1:
+        return platform, None
+    else:
+        spelled = parse(platform, ranks)
+        platform, hosts = spelled.description, spelled.hosts()
+    need = -(-ranks // per_node)
+    if len(hosts) < need:
+        raise UsageError(f"--platform {platform}: {len(hosts)} node(s) for {ranks} ranks at {per_node} a node: "
+                         f"simulate at most {len(hosts) * per_node} ranks, or calibrate a twin with --nodes {need}")
+    text = "".join(f"{hosts[r // per_node]}\n" for r in range(ranks))
     path = paths.home() / "platforms" / f"hosts-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return str(path)
+    return platform, str(path)
 
 
 def twin_cfg(platform: str) -> list[str]:
@@ -63,7 +70,7 @@ def twin_cfg(platform: str) -> list[str]:
 
 
 def simulate(platform: str, ranks: int, benchmarks: Sequence[str], sizes: str, runs_dir: Path,
-             cfg: Sequence[str] | None = None, together: bool = False, progress: bool = False,
+             cfg: Sequence[str] | None = None, per_node: int = 1, progress: bool = False,
              engine_args: Sequence[str] = ()) -> Simulated:
     """`benchmarks` at `sizes` on `platform` (a description or a SimGrid file) at `ranks`, one
     launch, through the measurement session; `cfg` SimGrid options (KEY:VALUE; default: a
@@ -74,8 +81,9 @@ def simulate(platform: str, ranks: int, benchmarks: Sequence[str], sizes: str, r
     from mpiscope.plan.describe import describe
     from mpiscope.results.view import results_of
     from mpiscope.util.console import err
+    platform, hosts = placed(platform, ranks, per_node)
     d = describe({"benchmarks": list(benchmarks), "sizes": sizes, "ranks": ranks, "mpi": SMPI, "platform": platform,
-                  "hostfile": hostfile(platform, ranks, together), "launches": 1,
+                  "hostfile": hosts, "launches": 1,
                   "launcher_args": [f"--cfg={c}" for c in cfg] or None, "engine_args": list(engine_args) or None})
     start = time.monotonic()
     run, outcome = Session(Path(runs_dir), err, progress=progress).run(measurement(d))
