@@ -12,6 +12,7 @@ from mpiscope_test_fixtures import engine, netns, slurm
 
 netns_hosts = netns.netns_hosts
 two_hosts = netns.two_hosts
+delay_hosts = netns.delay_hosts
 slurm_cluster = slurm.slurm_cluster
 mpich = engine.mpich
 openmpi = engine.openmpi

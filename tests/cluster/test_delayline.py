@@ -1,0 +1,123 @@
+"""A link with a known delay between namespace hosts (tests/fixtures/delayline.py): this
+kernel has no netem, so a user-space line holds every packet; `tbf` still sets the rate."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from mpiscope_test_fixtures import delayline, netns  # loaded by conftest.py
+from mpiscope_test_fixtures.delayline import round_trips, stream_seconds
+from mpiscope_test_fixtures.engine import QUICK, Records
+
+N = 50       # round trips per block
+BLOCKS = 4   # blocks with and without the delay, alternating: a machine's spell of load hits both
+
+
+def base_and_delayed(c, delay: float) -> tuple[list[float], list[float]]:
+    base: list[float] = []
+    delayed: list[float] = []
+    for _ in range(BLOCKS):
+        c.shape(None, delay=0)
+        base += round_trips(c, N)
+        c.shape(None, delay=delay)
+        delayed += round_trips(c, N)
+    c.unshape()
+    return base, delayed
+
+
+def recovered(base: list[float], delayed: list[float]) -> float:
+    """The one-way delay a ping-pong sees: half what the fastest round trip gained. The
+    fastest, because the median carries the waits of a loaded machine's scheduler."""
+    return (min(delayed) - min(base)) / 2
+
+
+@pytest.mark.parametrize("delay", [1e-3, 100e-6])
+def test_a_set_delay_is_recovered_by_a_pingpong(delay_hosts, delay):
+    c = delay_hosts
+    c.line.lateness()
+    base, delayed = base_and_delayed(c, delay)
+    late = c.line.lateness()
+    # never early: every round trip crosses the line twice
+    assert min(delayed) >= 2 * delay, (min(delayed), delay)
+    # 5 % for the line, plus 25 us for the base round trip moving under load (its fastest was
+    # 32-80 us within a minute at load 15; the line let 8-byte packets go 1-6 us late on average
+    # there). Seen at load 14-15: +0.6 to +4 % at 1 ms (the ends wake from an idle CPU), -10 to
+    # +16 % at 100 us, once +34 % for one second-long spell.
+    assert abs(recovered(base, delayed) - delay) <= 0.05 * delay + 25e-6, (recovered(base, delayed), delay)
+    # the line's own account: every packet of the ping-pongs, most on time (sleeping until due
+    # instead of spinning the last 50 us, every one was over 10 us late)
+    assert late.sent >= 4 * BLOCKS * N
+    assert late.share_over(10) < 0.25, late
+
+
+def test_rate_and_delay_together(delay_hosts):
+    """A token bucket of 200 Mbit/s with 1 ms after it: a stream gets the rate, a ping-pong the
+    delay. Within 10 %: the stream was 1-1.5 % under the rate (tbf counts the headers too)."""
+    c = delay_hosts
+    c.shape("200mbit", delay="1ms")
+    try:
+        assert "tbf" in c.qdisc(0) and "rate 200Mbit" in c.qdisc(0)
+        nbytes = 8 << 20
+        rate_bits = 8 * nbytes / stream_seconds(c, nbytes)
+        trips = round_trips(c, 20)
+    finally:
+        c.unshape()
+    assert rate_bits == pytest.approx(200e6, rel=0.1)
+    assert min(trips) >= 2e-3
+
+
+def test_mpi_crosses_the_line(delay_hosts, mpich):
+    """The engine's ranks on the two hosts talk through the delay line (MPICH, UCX over TCP on
+    the TUN devices): no half round trip is shorter than the delay."""
+    c = delay_hosts
+    c.shape(None, delay="500us")
+    try:
+        done = c.run([str(mpich.launcher), *c.mpich_args(1), str(mpich.engine), *QUICK, "--sizes", "8",
+                      "pingpong"], env=mpich.env(c.mpich_env), timeout=120)
+    finally:
+        c.unshape()
+    rec = Records.parse(done.stdout, done.returncode, done.stderr)
+    assert done.returncode == 0, rec.explain()
+    (point,) = rec.points("pingpong")
+    assert sorted(rec.context["hosts"]) == sorted(c.hosts)
+    assert point["time_us"]["min"] >= 500, point["time_us"]
+
+
+def test_the_line_and_its_devices_go_whatever_ends_them():
+    netns.require()
+    with netns.netns_cluster(3, delay="100us") as c:
+        assert c.bridge is None  # the line joins every host: no bridge needed
+        pid = c.line._proc.pid
+        assert "POINTOPOINT" in subprocess.run(["ip", "-n", c.hosts[2], "-o", "link", "show", c.iface],
+                                               capture_output=True, text=True).stdout
+        assert min(round_trips(c, 5, a=2, b=1)) >= 200e-6  # a third host is reached through it too
+        hosts = c.hosts
+    assert not os.path.exists(f"/proc/{pid}")
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(h in listed for h in hosts)
+
+    with netns.netns_cluster(2, delay=0) as c:
+        # the devices live only as long as the line: a line killed outright takes them along
+        os.kill(c.line._proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while c.iface in subprocess.run(["ip", "-n", c.hosts[0], "-o", "link"], capture_output=True,
+                                        text=True).stdout and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert c.iface not in subprocess.run(["ip", "-n", c.hosts[0], "-o", "link"], capture_output=True,
+                                             text=True).stdout
+        with pytest.raises(RuntimeError, match="has ended"):
+            c.shape(None, delay="1ms")
+
+
+def test_a_delay_needs_the_line():
+    netns.require()
+    with netns.netns_cluster(2) as c:
+        with pytest.raises(ValueError, match="delay line"):
+            c.shape("1gbit", delay="1ms")
+    with pytest.raises(ValueError, match="not a delay"):
+        delayline.seconds("1 fortnight")
+    assert delayline.seconds("100us") == pytest.approx(100e-6) and delayline.seconds("1ms") == 1e-3
