@@ -36,7 +36,7 @@ def literals_in_comparisons(path: Path, root: Path = SRC) -> list[str]:
 
 
 def modules() -> list[Path]:
-    return [p for layer in ("analysis", "results") for p in sorted((SRC / layer).glob("*.py"))
+    return [p for layer in ("analysis", "results") for p in sorted((SRC / layer).rglob("*.py"))
             if p.name != "policy.py" and (p.name, None) not in NOT_STATISTICS]
 
 
