@@ -133,21 +133,26 @@ def mpiscope_run(args: list[str], runs_dir: Path, timeout: float = 3600) -> tupl
     return saved, done.stdout, took
 
 
-def points(run: str) -> dict[tuple, tuple[float, float, float]]:
-    """Per (benchmark, size): (estimate, interval low, interval high), NaN where none is shown."""
+def points(run: str) -> dict[tuple, tuple[float, float, float, str]]:
+    """Per (benchmark, size): (estimate, interval low, interval high, why none is printed), the
+    interval NaN where `show`, the report and the headline print none: no interval, or one the
+    evidence column names instead ("machine busy: ...", "insufficient evidence: ...")."""
     out = {}
     for _, r in api.table(run).iterrows():
-        low, high = r.get("time_ci_low_us"), r.get("time_ci_high_us")
-        out[(r["benchmark"], int(r["size"]))] = (float(r["time_median_us"]), float("nan" if low is None else low),
-                                                 float("nan" if high is None else high))
+        low, high, why = r.get("time_ci_low_us"), r.get("time_ci_high_us"), str(r.get("evidence") or "")
+        if low is None or high is None or why:
+            low = high = float("nan")
+            why = why.split(":")[0] or "no interval"
+        out[(r["benchmark"], int(r["size"]))] = (float(r["time_median_us"]), float(low), float(high), why)
     return out
 
 
 class Tally:
     def __init__(self) -> None:
         self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
-        self.planted: list[tuple[str, str, str, tuple, float, str]] = []  # load, how, mpi, point, change, verdict
-        self.cover = defaultdict(lambda: [0, 0, 0, []])     # load -> [hits, pairs, no interval, half-widths]
+        self.planted: list[tuple[str, str, str, tuple, float, str, bool]] = []  # load, how, mpi, point, change, verdict, busy
+        # load -> [hits, pairs, why none -> points, half-widths, hits and pairs where the next run's point is not busy]
+        self.cover = defaultdict(lambda: [0, 0, defaultdict(list), [], 0, 0])
         self.controls: list[tuple[str, str, str, str, int, int]] = []  # load, how, role, run, level, switched
         self.protected = defaultdict(int)                   # (load, how) -> verdicts the control protected
 
@@ -157,35 +162,42 @@ class Tally:
             if not planted:
                 self.same[(load, how)][pc.verdict] += 1
             else:
-                self.planted.append((load, how, mpi, (pc.benchmark, pc.size), pc.change, pc.verdict))
+                self.planted.append((load, how, mpi, (pc.benchmark, pc.size), pc.change, pc.verdict, bool(pc.busy)))
 
-    def moved(self) -> tuple[dict, dict]:
+    def moved(self) -> tuple[dict, dict, dict]:
         """(load, how) -> verdict counts ("right": slower for a slowdown, faster for a speed-up)
-        over the points the perturbation moves by >= 50 % (their median change over every
-        comparison), and those points with the range of their changes."""
+        over the comparisons of the points the perturbation moves by >= 50 % (their median change
+        over every comparison) where neither side was "machine busy"; the same for the busy ones
+        (most launches of a side disturbed: the product answers inconclusive there by design, so
+        they are counted apart, not in the power); and those points with their changes' range."""
         changes = defaultdict(list)
-        for _, _, mpi, point, change, _ in self.planted:
+        for _, _, mpi, point, change, *_ in self.planted:
             changes[(mpi, point)].append(change)
         moving = {k: float(np.median(v)) for k, v in changes.items() if abs(np.median(v)) >= 0.5}
         out = defaultdict(lambda: defaultdict(int))
-        for load, how, mpi, point, _, verdict in self.planted:
+        busy = defaultdict(lambda: defaultdict(int))
+        for load, how, mpi, point, _, verdict, was_busy in self.planted:
             if (mpi, point) in moving:
                 right = verdict == ("slower" if moving[(mpi, point)] > 0 else "faster")
-                out[(load, how)]["right" if right else verdict] += 1
-        return out, {k: (min(changes[k]), max(changes[k])) for k in moving}
+                (busy if was_busy else out)[(load, how)]["right" if right else verdict] += 1
+        return out, busy, {k: (min(changes[k]), max(changes[k])) for k in moving}
 
     def coverage(self, load: str, first: str, second: str) -> None:
         pa, pb = points(first), points(second)
         c = self.cover[load]
-        for key, (m, lo, hi) in pa.items():
+        for key, (m, lo, hi, why) in pa.items():
             if key not in pb:
                 continue
             if not np.isfinite(hi - lo):
-                c[2] += 1
+                c[2][why].append(key)
                 continue
-            c[0] += bool(lo <= pb[key][0] <= hi)
+            hit = bool(lo <= pb[key][0] <= hi)
+            c[0] += hit
             c[1] += 1
             c[3].append((hi - lo) / 2 / m)
+            if pb[key][3] != "machine busy":
+                c[4] += hit
+                c[5] += 1
 
     def control(self, load: str, how: str, role: str, run: str) -> None:
         (view,) = api.compare_side(run)
@@ -260,31 +272,42 @@ def share(d: dict[str, int], *keys: str) -> str:
     return f"{hit}/{total} ({100 * hit / total:.0f} %)" if total else "-"
 
 
+def _named(keys: list[tuple]) -> str:
+    """'allreduce 1K x3, pingpong 1M': the points, with how often each was."""
+    counts = defaultdict(int)
+    for bench, size in keys:
+        counts[f"{bench} " + (f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K" if size >= 1024 else str(size))] += 1
+    return ", ".join(f"{k} x{n}" if n > 1 else k for k, n in sorted(counts.items()))
+
+
 def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> None:
-    moved, moving = tally.moved()
+    moved, busy, moving = tally.moved()
     print(f"\n{a.mpi}, -b {a.bench} --sizes {a.sizes} --launches {a.launches}, {a.repeats} repeat(s) per load, "
           f"{seconds:.0f} s")
     print(f"\n{'load':8} {'compared':12} {'same vs same: false':>22} {'inconcl.':>14} {'planted >=50%: power':>22} "
-          f"{'called same':>13} {'protected':>10}")
+          f"{'called same':>13} {'busy: right':>12} {'protected':>10}")
     for load in a.loads:
         for how in ("interleaved", "apart"):
-            s, m = tally.same[(load, how)], moved[(load, how)]
+            s, m, b = tally.same[(load, how)], moved[(load, how)], busy[(load, how)]
             print(f"{load:8} {how:12} {share(s, 'slower', 'faster'):>22} {share(s, 'inconclusive'):>14} "
-                  f"{share(m, 'right'):>22} {share(m, 'same'):>13} {tally.protected[(load, how)]:>10}")
+                  f"{share(m, 'right'):>22} {share(m, 'same'):>13} {share(b, 'right'):>12} "
+                  f"{tally.protected[(load, how)]:>10}")
     print("\npoints the perturbation moves by 50 % or more (median change over every comparison), their changes' "
           "range, and their verdicts interleaved / apart:")
     for (mpi, (bench, size)), (low, high) in sorted(moving.items()):
         per = {how: defaultdict(int) for how in ("interleaved", "apart")}
-        for _, how, m, point, change, verdict in tally.planted:
+        for _, how, m, point, change, verdict, was_busy in tally.planted:
             if (m, point) == (mpi, (bench, size)):
-                per[how][verdict] += 1
+                per[how][verdict + (" (busy)" if was_busy else "")] += 1
         print(f"  {mpi} {bench} {size} B: {1 + low:.2f}-{1 + high:.2f} x; "
               + "; ".join(f"{how} {dict(v)}" for how, v in per.items()))
     print("\ncoverage of the next run's estimate (measured apart), with the median relative half-width:")
     for load in a.loads:
-        hits, pairs, none, half = tally.cover[load]
-        print(f"  {load:8} {hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %), half-width "
-              f"{100 * float(np.median(half)) if half else float('nan'):.1f} %, {none} point(s) with no interval")
+        hits, pairs, none, half, calm_hits, calm = tally.cover[load]
+        print(f"  {load:8} {hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %; where the next run's point is not "
+              f"busy {calm_hits}/{calm}), half-width "
+              f"{100 * float(np.median(half)) if half else float('nan'):.1f} %; no interval printed: "
+              + ("; ".join(f"{why} {len(keys)} ({_named(keys)})" for why, keys in sorted(none.items())) or "none"))
     print("\ncontrol per run (level of its cache-line handoff, else its first piece, µs; "
           "launches flagged as a state switch):")
     for load, how, role, run, level, switched in tally.controls:

@@ -38,8 +38,8 @@ def _verdict(pc) -> str:
     """The verdict, and for an inconclusive one what would decide it: launches a side, or runs
     (the drift from run to run is wider than launches can narrow); * where the drift decided it."""
     text = pc.verdict
-    if pc.state:  # the sides' machine-state controls differ as much as the point (results.control)
-        return "inconclusive: machine state differs"
+    if pc.state:  # the sides' controls differ as much as the point (results.control), or a side was busy
+        return "inconclusive: machine busy" if pc.busy else "inconclusive: machine state differs"
     if pc.verdict == "inconclusive":
         text += f" ~{pc.launches_needed}L" if pc.launches_needed else \
             " R" if pc.drift is not None and not pc.busy else ""
@@ -90,16 +90,18 @@ def cmd_compare(a: argparse.Namespace) -> int:
                   highlight=False, soft_wrap=True)
     if any(pc.busy for pc in changes):
         out.print("busy: most launches of a side were disturbed (machine busy: the cause is in the summary); "
-                  "its verdict rests on disturbed launches: measure again when the machine is quiet",
+                  "a verdict on it rests on disturbed launches (measured apart it gets none): measure again when the "
+                  "machine is quiet",
                   highlight=False)
     if any((pc.verdict == "inconclusive" and not pc.state) or pc.drift_decided for pc in changes):
         out.print("inconclusive ~NL: about N launches a side would decide it; R: the drift from run to run "
                   "is wider than launches can narrow: compare several runs a side (RUN1,RUN2); *: the drift "
                   "decided the verdict (--history)", highlight=False)
-    state = next((pc.state for pc in changes if pc.state), "")
-    if state:
-        out.print(f"inconclusive: {state}; a change no larger than the machine's own move is no verdict "
-                  f"(measure both sides in one session)", highlight=False)
+    from mpiscope.results.compare import BUSY_APART
+    for state in dict.fromkeys(pc.state for pc in changes if pc.state):
+        out.print(f"inconclusive: {state}" + ("" if state == BUSY_APART else
+                  "; a change no larger than the machine's own move is no verdict (measure both sides in one "
+                  "session)"), highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
         out.print(c.launches, highlight=False)  # which test, on how many launches; interleaved or not
     if not any(pc.interleaved for pc in changes):

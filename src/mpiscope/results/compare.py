@@ -71,9 +71,9 @@ class PointChange:
     df: float = float("inf")
     launch_var: float = float("nan")
     # most launches of a side were disturbed ("machine busy"): 'baseline: CAUSE' / 'candidate: CAUSE'.
-    # The test still judges it (its launches' spread carries the disturbance: forcing such points
-    # to inconclusive cut the slowdowns found by bench/evidence from 8/10 to 2/10 and removed no
-    # false alarm, 0/40 either way); the verdict is shown with the cause beside it.
+    # Interleaved, the test still judges it (both sides met the same machine, block by block);
+    # measured apart, a busy side is another state of the machine and no verdict stands
+    # (`BUSY_APART`; docs/statistics.md, "A busy side measured apart").
     busy: str = ""
     # the two sides' machine-state controls differ and the change is within their move: why the
     # verdict is inconclusive ("the machine's state differs (control: ... x2.9 ...)")
@@ -90,6 +90,11 @@ class PointChange:
     @property
     def launch_level(self) -> bool:
         return self.test in (WELCH, ONE_VS_LAUNCHES, PAIRED)
+
+
+DECIDED = ("slower", "faster", "same")
+BUSY_APART = ("the machine was busy on a side measured apart (another state of the machine): "
+              "measure the two interleaved (run --vs) or when the machine is quiet")
 
 
 def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
@@ -375,6 +380,10 @@ def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Recor
         out = [_change(b_pts[key], c_pts[key], ((drift or {}).get(key) or fallback) if one_run_each else None)
                for key in b_pts if key in c_pts]
     _judge(out, alpha, min_change)
+    if blocks is None:
+        for pc in out:
+            if pc.busy and pc.verdict in DECIDED:
+                pc.verdict, pc.state, pc.launches_needed, pc.drift_decided = INCONCLUSIVE, BUSY_APART, None, False
     if shift is not None and shift.shifted and blocks is None:
         for pc in out:
             if pc.verdict != "untested" and not stands_across_states(pc.verdict, pc.diff, shift.cover()):
