@@ -175,3 +175,20 @@ def test_points_of_an_imported_side_are_said_untested_in_one_line(cli, runs, tmp
     text = page.text["comparison"]
     assert text.count("not tested: a side was imported") == 1
     assert "2 points not tested" in text  # 8 B and 1 KiB, the common points
+
+
+def test_an_inconclusive_row_says_why_the_machine_gave_no_verdict():
+    """A verdict voided by a busy side measured apart, or by the sides' controls, says so in its
+    row (not only in the terminal's compare)."""
+    from mpiscope.report.comparison import _changes
+    from mpiscope.results.compare import BUSY_APART, PointChange
+
+    def table(head, rows, cls):
+        return "".join("|".join(r) for r in rows)
+    busy = PointChange("pingpong", 8, 2, 1.0, 3.0, 2.0, "welch (launches)", 0.01, 1.0, verdict="inconclusive",
+                       busy="candidate: steal 30%", state=BUSY_APART)
+    moved = PointChange("pingpong", 64, 2, 1.0, 1.2, 0.2, "welch (launches)", 0.01, 1.0, verdict="inconclusive",
+                        state="the machine's state differs (control: handoff x3.9)")
+    html = _changes([busy, moved], table)
+    assert "machine busy: candidate: steal 30%" in html
+    assert "the machine&#x27;s state differs (control: handoff x3.9)" in html

@@ -75,7 +75,8 @@ def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[s
              ratio_text(pc), f'<span class="verdict {pc.verdict}">{pc.verdict}</span>'
              + (f' <span class="muted">(about {pc.launches_needed} launches a side)</span>'
                 if pc.verdict == "inconclusive" and pc.launches_needed else "")
-             + (f' <span class="muted">(machine busy: {escape(pc.busy)})</span>' if pc.busy else "")]
+             + (f' <span class="muted">(machine busy: {escape(pc.busy)})</span>' if pc.busy else
+                f' <span class="muted">({escape(pc.state)})</span>' if pc.state else "")]
             for pc in tested]
     head = ["benchmark", "size", "ranks", "baseline µs", "candidate µs", "ratio (95% interval)", "verdict"]
     return counts + note + (table(head, rows, "data comparison") if rows else "")
