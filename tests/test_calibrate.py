@@ -117,6 +117,40 @@ def test_calibrate_recovers_the_links_rate_and_latency_and_validates(cli, simula
 
 
 @needs_simgrid
+def test_the_validation_table_is_in_the_html_report_of_the_twin_and_of_runs_on_it(cli, simulated, tmp_path):
+    env, runs, run = simulated
+    out = tmp_path / "twin.xml"
+    r = cli("calibrate", run, "-o", str(out), "--runs-dir", str(runs), env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(read_twin(out)["validation"]) == 7  # the record keeps the table, point by point
+
+    def section(page: Path) -> str:
+        text = page.read_text()
+        return text[text.index('<section id="calibration">'):].split("</section>")[0]
+
+    # calibrate's own page: the source run with the twin's validation, summary and table
+    page = section(out.with_suffix(".html"))
+    assert str(out) in page and f"from runs {run}" in page and "all: 7 points" in page
+    assert page.count("<tr>") == 8 and "held out" in page and "pingpong" in page
+    # a run simulated on the twin: its report shows how far the twin was validated
+    later = tmp_path / "runs"
+    r = cli("run", "--mpi", "smpi", "--platform", str(out), "--hostfile", str(out.with_suffix(".hosts")), "-n", "2",
+            "-b", "pingpong", "--sizes", "1K", "--runs-dir", str(later), env=env)
+    assert r.returncode == 0, r.stderr
+    (twin_run,) = later.iterdir()
+    assert "all: 7 points" in section(twin_run / "report.html")
+    # the later validation writes its page when asked; a real run's report has no such section
+    html = tmp_path / "later.html"
+    r = cli("calibrate", "--validate", str(out), twin_run.name, "--report", str(html), "--runs-dir", str(later),
+            env=env)
+    assert r.returncode == 0, r.stderr
+    assert "all: 1 points" in section(html) and f"from runs {run}" in section(html)
+    plain = tmp_path / "plain.html"
+    assert cli("report", run, "-o", str(plain), "--runs-dir", str(runs), env=env).returncode == 0
+    assert 'id="calibration"' not in plain.read_text()
+
+
+@needs_simgrid
 def test_a_platform_simgrid_rejects_is_one_line(cli, simulated, tmp_path):
     env, runs, run = simulated
     good = tmp_path / "twin.xml"

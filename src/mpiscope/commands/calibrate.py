@@ -198,7 +198,7 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
     from mpiscope.analysis.calibrate.platform import read_twin
-    from mpiscope.report.calibrate import render_table, render_twin, summary_text
+    from mpiscope.report.calibrate import render_table, render_twin, summary_text, validation_rows
     from mpiscope.results.view import results_of
     from mpiscope.util.console import out
     from mpiscope.util.output import write_output
@@ -216,6 +216,8 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
         table = validate_twin(xml.resolve(), {**record, "fitted": {}, "held_out": {}}, runs, frame)
         out.print(render_table(table), markup=False, highlight=False, soft_wrap=True)
         out.print(summary_text(table), markup=False, highlight=False, soft_wrap=True)
+        if a.report:
+            _page(runs, Path(a.report), str(xml.resolve()), {**record, "validation": validation_rows(table)})
         return 0
     runs = _runs(a.runs, runs_dir)
     frame = results_of(runs).frame
@@ -230,12 +232,24 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     out.print(summary, markup=False, highlight=False, soft_wrap=True)
     target = Path(a.output)
     hosts = target.with_suffix(".hosts")
-    write_output(target, twin.xml(validation=summary))
+    rows = validation_rows(table)
+    write_output(target, twin.xml(validation=summary, table=rows))
     write_output(hosts, "\n".join(twin.hosts()) + "\n")
+    page = Path(a.report) if a.report else target.with_suffix(".html")
+    _page(runs, page, str(target.resolve()), {**twin.record(), "validation": rows})
     selector = "" if twin.selector == "mpich" else f" --launcher-args=--cfg=smpi/coll-selector:{twin.selector}"
-    out.print(f"wrote {target} and {hosts}: simulate with `mpiscope run --mpi smpi --platform {target} "
+    out.print(f"wrote {target}, {hosts} and {page}: simulate with `mpiscope run --mpi smpi --platform {target} "
               f"--hostfile {hosts}{selector} -n N`", markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def _page(runs: Sequence["Run"], path: Path, platform: str, record: dict) -> None:
+    """The HTML report of the runs with the twin's validation (report/html.py's calibration section)."""
+    from mpiscope.report.html import write_report
+    try:
+        write_report(list(runs), path, ((platform, record),))
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
@@ -251,4 +265,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--nodes", type=positive_int, metavar="N", help="the twin's node count (default: the most ranks measured)")
     p.add_argument("--validate", metavar="PLATFORM",
                    help="validate a platform calibrate wrote against RUN... instead of calibrating")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="the HTML report of the runs with the validation table (default: PLATFORM.html beside the "
+                        "platform; with --validate none unless given)")
     p.set_defaults(func=cmd_calibrate)

@@ -39,3 +39,60 @@ def summary_text(table: "pd.DataFrame") -> str:
         lines.append(f"{name}: {s.points} points, median |error| {s.median:.1%}, worst {s.worst:+.1%} "
                      f"({s.worst_at}), {s.outside} outside target")
     return "\n".join(lines)
+
+
+def validation_rows(table: "pd.DataFrame") -> list[dict]:
+    """The validation table as a twin's record keeps it (plain JSON values, null for NaN)."""
+    import json
+    return json.loads(table.to_json(orient="records"))
+
+
+def twins_of(contexts) -> list[tuple[str, dict]]:
+    """The calibrated twins runs were simulated on, with their records: each platform file that
+    still holds the twin the run saw (the same content digest) and keeps its validation."""
+    from pathlib import Path
+
+    from mpiscope.analysis.calibrate.platform import read_twin
+    from mpiscope.launchers.smpirun import platform_digest
+    from mpiscope.util.errors import UsageError
+    out: dict[str, dict] = {}
+    for ctx in contexts:
+        sim = getattr(ctx, "simulation", None) or {}
+        path = Path(str(sim.get("platform") or ""))
+        if path.suffix != ".xml" or str(path) in out or not path.is_file():
+            continue
+        try:
+            same = platform_digest(path) == sim.get("digest")
+        except UsageError:
+            continue
+        record = read_twin(path) if same else None
+        if record and record.get("validation"):
+            out[str(path)] = record
+    return list(out.items())
+
+
+def html_section(twins: "list[tuple[str, dict]]", table_html) -> str:
+    """Each twin's validation as the HTML report shows it: what it was calibrated from, the summary
+    per role, and measured against simulated point by point (`table_html(head, rows, cls)` makes
+    the table; a point outside its target is marked)."""
+    import pandas as pd
+    from html import escape
+    out = []
+    for path, record in twins:
+        table = pd.DataFrame(record["validation"])
+        rows = []
+        for r in table.itertuples(index=False):
+            half = r.measured_half_width
+            cells = [r.benchmark, str(r.ranks), human_size(int(r.size)), r.role,
+                     f"{r.measured_us:.4g}" + (f" ±{half:.0%}" if half is not None and half == half else ""),
+                     f"{r.simulated_us:.4g}", f"{r.error:+.1%}", f"{r.target:.0%}", r.why or ""]
+            rows.append([escape(c) if k != 6 or not r.outside else f"<strong>{escape(c)} !</strong>"
+                         for k, c in enumerate(cells)])
+        out.append(f"<h3>{escape(path)}</h3><p>A twin calibrated by mpiscope {escape(str(record.get('version')))} "
+                   f"from runs {escape(', '.join(record.get('runs', [])))} ({escape(str(record.get('library')))}): "
+                   f"{escape(str(record.get('description')))}. Measured against simulated on the twin, error = "
+                   f"simulated / measured - 1; ! marks a point outside its target.</p>"
+                   f"<ul>{''.join(f'<li>{escape(line)}</li>' for line in summary_text(table).splitlines())}</ul>"
+                   + table_html(["benchmark", "ranks", "size", "role", "measured µs", "simulated µs", "error",
+                                 "target", "why"], rows, "comparison"))
+    return "".join(out)

@@ -35,6 +35,7 @@ from mpiscope.util.units import human_size
 from mpiscope.store.runs import Run
 
 CSS = (Path(__file__).with_name("report.css")).read_text()
+OPTIONAL = ("calibration", "comparison", "history")  # sections shown only when they have something to show
 
 
 def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -341,7 +342,10 @@ def _cpus(cpus: list[int]) -> str:
 
 # --- the page -------------------------------------------------------------------------------
 
-def page(results: Results) -> str:
+def page(results: Results, twins: tuple[tuple[str, dict], ...] = ()) -> str:
+    """The page of `results`; `twins` (platform file, its calibration record) add their validation
+    to those of the platforms the runs were simulated on."""
+    from mpiscope.report.calibrate import html_section, twins_of
     runs = list(results.runs)
     records = {run.id: run.records() for run in runs}
     contexts = {rid: recs.context for rid, recs in records.items()}
@@ -356,10 +360,12 @@ def page(results: Results) -> str:
         from mpiscope.report.history import section as history_section
         from mpiscope.results.changes import history_of
         history = history_section(history_of(runs)[0], _svg, _table)
+    calibration = html_section([*dict([*twins_of(contexts.values()), *twins]).items()], _table)  # given win
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (("summary", "Summary"), ("warnings", "Warnings"),
                   ("setup", "Setup"), ("models", "Models"), ("plots", "Plots"), ("tables", "Tables"),
-                  ("comparison", "Comparison"), ("history", "History"), ("provenance", "Provenance"))
-                  if s not in ("comparison", "history") or (comparison if s == "comparison" else history))
+                  ("calibration", "Calibration"), ("comparison", "Comparison"), ("history", "History"),
+                  ("provenance", "Provenance"))
+                  if s not in OPTIONAL or {"calibration": calibration, "comparison": comparison, "history": history}[s])
     title = f"mpiscope report: {runs[0].id}" + (f" and {len(runs) - 1} more" if many else "")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     simulated = sorted({str(c.simulation.get("platform") or "a platform file")
@@ -372,13 +378,14 @@ def page(results: Results) -> str:
         ("models", "Models", _models(models)),
         ("plots", "Plots", _plots(plots)),
         ("tables", "Tables", _tables(df)),
+        ("calibration", "Calibration: the twin's validation", calibration),
         ("comparison", "Comparison", comparison),
         ("history", "History", history),
         ("provenance", "Provenance",
          "".join(_provenance(run, contexts[run.id], not many) for run in runs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{name}</h2>{html}</section>' for sid, name, html in sections
-                   if html or sid not in ("comparison", "history"))
+                   if html or sid not in OPTIONAL)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
@@ -389,18 +396,21 @@ def page(results: Results) -> str:
 
 @dataclass(frozen=True)
 class Html:
-    """The HTML reporter (`mpiscope report`, report.html after a run): one self-contained page."""
+    """The HTML reporter (`mpiscope report`, report.html after a run): one self-contained page;
+    `twins`: calibrated platforms whose validation it shows too (`mpiscope calibrate`'s page)."""
+    twins: tuple[tuple[str, dict], ...] = ()
+
     def render(self, results: Results) -> str:
-        return page(results)
+        return page(results, self.twins)
 
 
-def render(runs: list[Run] | Results) -> str:
+def render(runs: list[Run] | Results, twins: tuple[tuple[str, dict], ...] = ()) -> str:
     """The page of runs (or of their results, built already)."""
-    return report(runs, Html())
+    return report(runs, Html(twins))
 
 
-def write_report(runs: list[Run] | Results, path: Path) -> Path:
+def write_report(runs: list[Run] | Results, path: Path, twins: tuple[tuple[str, dict], ...] = ()) -> Path:
     """The report of runs or their results: a file written whole or not at all (a full disk leaves
     the previous one, or none); standard output ('-'), a FIFO or a device written into."""
-    write_output(path, render(runs))
+    write_output(path, render(runs, twins))
     return path

@@ -9,6 +9,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping, Sequence
 from xml.sax.saxutils import quoteattr
 
 from mpiscope.analysis.calibrate.fit import Figure, LinkClass
@@ -66,7 +67,9 @@ class Twin:
     def hosts(self) -> list[str]:
         return self.platform().hosts()
 
-    def xml(self, validation: str = "") -> str:
+    def xml(self, validation: str = "", table: Sequence[Mapping] = ()) -> str:
+        """The platform file; `validation` the summary and `table` the rows of the validation
+        table (analysis/calibrate/validation.py), which the record keeps for the HTML report."""
         doc = self.platform().xml()
         doc = re.sub(r"<!-- mpiscope .*? -->\n", "", doc, count=1)
         props = "".join(f'  <prop id={quoteattr(k)} value={quoteattr(v)}/>\n'
@@ -74,7 +77,8 @@ class Twin:
         head = "".join(f"<!-- {_comment(line)} -->\n" for line in self.provenance_lines())
         if validation:
             head += "<!--\n" + _comment(validation) + "\n-->\n"
-        head += f"<!-- {MARK} {_comment(json.dumps(self.record(), separators=(',', ':')))} -->\n"
+        record = {**self.record(), **({"validation": [dict(r) for r in table]} if table else {})}
+        head += f"<!-- {MARK} {_comment(json.dumps(record, separators=(',', ':'), default=str))} -->\n"
         return doc.replace('<platform version="4.1">\n', f'<platform version="4.1">\n{head}<config>\n{props}</config>\n', 1)
 
     def provenance_lines(self) -> list[str]:
