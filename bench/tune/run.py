@@ -10,7 +10,12 @@ per-algorithm-and-collective count of earlier tunes is printed beside them). Sta
 load first to see a noisy machine.
 
     python bench/tune/run.py [--mpi embedded,openmpi] [--collectives allreduce,bcast] [-n 2]
-                             [--sizes 8,1K,64K,1M] [--rounds 4] [--no-exhaustive]
+                             [--sizes 8,1K,64K,1M] [--rounds 4] [--no-exhaustive] [--pairs 3]
+                             [--hosts a,b --ranks-per-node 2 --launcher-args ...]
+
+With --pairs N the race and the exhaustive sweep run N times each, alternated (race first, then
+exhaustive first, ...), so that a machine drifting over the bench weighs on both alike; the
+summary gives each pair's race/exhaustive wall time and the median.
 """
 from __future__ import annotations
 
@@ -36,6 +41,8 @@ def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -
            "--max-time", str(args.max_time), "--live-launches", str(args.live_launches), "--no-progress",
            "--runs-dir", str(runs_dir), *[f"--env={e}" for e in args.env]]
     cmd += ["--exhaustive"] * exhaustive + ["--oversubscribe"] * args.oversubscribe
+    cmd += ["--hosts", args.hosts] * bool(args.hosts) + ["--ranks-per-node", str(args.ranks_per_node)] * bool(
+        args.ranks_per_node) + [f"--launcher-args={args.launcher_args}"] * bool(args.launcher_args)
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ROOT, "COLUMNS": "200"})
     took = time.monotonic() - t0
@@ -82,6 +89,42 @@ def show(mpi: str, res: dict, took: float) -> None:
           f"algorithm and collective {c['unpacked_launches']}); race {c['seconds']:.0f} s, whole tune {took:.0f} s")
 
 
+def pair(mpi: str, args: argparse.Namespace, tmp: Path, exhaustive_first: bool) -> float | None:
+    """One race and one exhaustive sweep (in the order asked); the race's wall time over the
+    sweep's, None when either did not race."""
+    runs = {}
+    for exhaustive in ([True, False] if exhaustive_first else [False, True]):
+        if exhaustive and args.no_exhaustive:
+            continue
+        res, took, err = tune(mpi, args, tmp / ("exhaustive" if exhaustive else "race"), exhaustive)
+        if res is None:
+            print(f"\n== {mpi}: {'exhaustive sweep' if exhaustive else 'tune'} failed: {err}")
+            return None
+        runs[exhaustive] = (res, took)
+    res, took = runs[False]
+    show(mpi, res, took)
+    if args.no_exhaustive:
+        return None
+    ex, _ = runs[True]
+    same = sum(a["chosen"] == b["chosen"] for a, b in zip(res["decisions"], ex["decisions"]))
+    ec, rc = ex["cost"], res["cost"]
+    if not ec or not rc:
+        print("  no race to weigh (no live knob)")
+        return None
+    print(f"  exhaustive sweep{' (run first)' if exhaustive_first else ''}: {ec['point_launches']} point-launches "
+          f"in {ec['launches']} launches, {ec['seconds']:.0f} s (racing: {rc['launches']} launches, "
+          f"{rc['seconds']:.0f} s, {100 * rc['seconds'] / ec['seconds']:.0f} % of the exhaustive time; with the "
+          f"liveness check {rc['seconds'] + res['liveness_seconds']:.0f} s against "
+          f"{ec['seconds'] + ex['liveness_seconds']:.0f} s); same choice at {same} of {len(res['decisions'])} points")
+    ex_verify = {(v["collective"], v["ranks"], v["size"]): v for v in ex.get("verify", [])}
+    for a, b in zip(res["decisions"], ex["decisions"]):
+        if a["chosen"] != b["chosen"]:
+            key = (b["collective"], b["ranks"], b["size"])
+            print(f"    {a['collective']} {a['ranks']} {human_size(a['size'])}: race {a['chosen']}, "
+                  f"exhaustive {written(b)} (its side-by-side gain {gain(ex_verify.get(key))})")
+    return rc["seconds"] / ec["seconds"]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mpi", default="embedded,openmpi")
@@ -96,37 +139,21 @@ def main() -> int:
     p.add_argument("--live-launches", type=int, default=3, help="the liveness check's launches a side (0: none)")
     p.add_argument("--env", action="append", default=[], help="KEY=VALUE for every launch (a layer forced)")
     p.add_argument("--no-exhaustive", action="store_true", help="only the race (half the time)")
+    p.add_argument("--pairs", type=int, default=1, help="race and exhaustive sweep N times each, alternated")
+    p.add_argument("--hosts", help="hosts, comma-separated (tune's --hosts)")
+    p.add_argument("--ranks-per-node", type=int, help="tune's --ranks-per-node")
+    p.add_argument("--launcher-args", help="tune's --launcher-args (e.g. what namespace hosts need)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="mpiscope-bench-tune-") as tmp:
         for mpi in args.mpi.split(","):
-            res, took, err = tune(mpi, args, Path(tmp) / mpi, exhaustive=False)
-            if res is None:
-                print(f"\n== {mpi}: tune failed: {err}")
-                continue
-            show(mpi, res, took)
-            if args.no_exhaustive:
-                continue
-            ex, ex_took, err = tune(mpi, args, Path(tmp) / f"{mpi}-exhaustive", exhaustive=True)
-            if ex is None:
-                print(f"  exhaustive sweep failed: {err}")
-                continue
-            same = sum(a["chosen"] == b["chosen"] for a, b in zip(res["decisions"], ex["decisions"]))
-            ec = ex["cost"]
-            if not ec or not res["cost"]:
-                print("  no race to weigh (no live knob)")
-                continue
-            print(f"  exhaustive sweep: {ec['point_launches']} point-launches in {ec['launches']} launches, "
-                  f"{ec['seconds']:.0f} s (racing: {res['cost']['seconds']:.0f} s, "
-                  f"{100 * res['cost']['seconds'] / ec['seconds']:.0f} % of the exhaustive time; with the "
-                  f"liveness check {res['cost']['seconds'] + res['liveness_seconds']:.0f} s against "
-                  f"{ec['seconds'] + ex['liveness_seconds']:.0f} s); "
-                  f"same choice at {same} of {len(res['decisions'])} points")
-            ex_verify = {(v["collective"], v["ranks"], v["size"]): v for v in ex.get("verify", [])}
-            for a, b in zip(res["decisions"], ex["decisions"]):
-                if a["chosen"] != b["chosen"]:
-                    key = (b["collective"], b["ranks"], b["size"])
-                    print(f"    {a['collective']} {a['ranks']} {human_size(a['size'])}: race {a['chosen']}, "
-                          f"exhaustive {written(b)} (its side-by-side gain {gain(ex_verify.get(key))})")
+            ratios = []
+            for k in range(args.pairs):
+                ratio = pair(mpi, args, Path(tmp) / f"{mpi}-{k}", exhaustive_first=k % 2 == 1)
+                if ratio is not None:
+                    ratios.append(ratio)
+            if len(ratios) > 1:
+                print(f"\n== {mpi}: race / exhaustive wall time over {len(ratios)} alternated pairs: "
+                      f"{', '.join(f'{r:.2f}' for r in ratios)}; median {sorted(ratios)[len(ratios) // 2]:.2f}")
     return 0
 
 

@@ -138,25 +138,37 @@ def race(samples: Mapping[str, Sequence[float]], margin: float = MARGIN, min_lau
     freedom and a verdict reached there comes undone once the leader has more launches than it),
     and the race is not over while more launches may still prove the leader faster than it. With
     the machine's launch-to-launch `noise` known, an algorithm clearly slower leaves on one launch
-    (`screened`), before Welch's interval can say so."""
-    leader = best(samples)
-    if min(len(s) for s in samples.values()) < min_launches:
+    (`screened`), before Welch's interval can say so. Once two algorithms have `min_launches`,
+    they are the field the verdicts are reached in (`judged`): one with fewer launches behind the
+    field's leader was screened or halved out (`halved`) and runs no more; one ahead of it runs
+    until it has launches to compare."""
+    field = judged(samples, min_launches)
+    if len(field) < 2:
+        leader = best(samples)
         dropped = screened(samples, leader, noise, margin, default) if noise is not None else {}
         running = tuple(a for a in samples if a not in dropped)
         return RaceState(leader, dropped, running, len(running) == 1)
+    leader = best(field)
+    ahead = [a for a in samples if a not in field and np.mean(np.log(samples[a])) < np.mean(np.log(field[leader]))]
+    samples = field
     ratios = {a: judge(samples[leader], s, margin) for a, s in samples.items() if a != leader}
     dropped = {a: r for a, r in ratios.items()
                if (a != default and (r.verdict == "slower" or separated(samples[leader], samples[a], margin)))
                or (a == default and r.verdict == "slower" and len(samples[a]) > min_launches)}
-    running = tuple(a for a in samples if a not in dropped)
+    running = tuple(a for a in samples if a not in dropped) + tuple(ahead)
     # over when no runner can be faster than the leader by more than the margin: the leader is
     # then within the margin of the true best, whatever more launches would show; and when the
     # default is proven slower than the leader, or cannot be slower by more than the margin (else
     # more launches may prove the gain)
     d = ratios.get(default)
-    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a not in (leader, default)) and \
-        (d is None or d.verdict == "slower" or d.high < 1 + margin)
+    over = all(ratios[a].low >= 1 / (1 + margin) for a in running if a not in (leader, default, *ahead)) and \
+        (d is None or d.verdict == "slower" or d.high < 1 + margin) and not ahead
     return RaceState(leader, dropped, running, over)
+
+
+def judged(samples: Mapping[str, Sequence[float]], min_launches: int = 2) -> dict[str, Sequence[float]]:
+    """The algorithms with launches enough to compare (`min_launches`)."""
+    return {a: v for a, v in samples.items() if len(v) >= min_launches}
 
 
 @dataclass(frozen=True)
@@ -169,8 +181,9 @@ class Choice:
 
 def choose(samples: Mapping[str, Sequence[float]], default: str, margin: float = MARGIN) -> Choice:
     """The leader only where its verdict against the default is "faster" (significant and beyond
-    `margin`, on every launch measured); else the default: no change without evidence."""
-    leader = best(samples)
+    `margin`, on every launch measured); else the default: no change without evidence. The
+    leader is among the algorithms with launches to compare where any has (`judged`)."""
+    leader = best(judged(samples) or samples)
     if leader == default or default not in samples:
         return Choice(default if leader == default else leader, leader, None)
     r = judge(samples[default], samples[leader], margin)
@@ -213,26 +226,30 @@ def void_by_controls(rows: list[dict], default: str, reason: Callable[[dict], st
 
 
 def to_measure(samples: Mapping[str, Sequence[float]], round_: int, margin: float = MARGIN,
-               racing: bool = True, default: str | None = None, noise: float | None = None) -> list[str]:
+               racing: bool = True, default: str | None = None, noise: float | None = None,
+               points: int = 1) -> list[str]:
     """The algorithms of one point that get a launch in round `round_` (0-based): all of them
     until each has a launch, then those still in a race that is not over, halved round by round
-    (`halved`; without `racing`: all, every round). An algorithm that already has this round's
-    launch is done."""
+    (`halved`, the round's launches shared among the `points` raced in one launch; without
+    `racing`: all, every round). An algorithm that already has this round's launch is done."""
     names = list(samples)
     if racing and all(samples[a] for a in names):
         st = race(samples, margin, default=default, noise=noise)
-        names = [] if st.over else halved(samples, st.running, round_, default)
+        names = [] if st.over else halved(samples, st.running, round_, default, points)
     return [a for a in names if len(samples[a]) <= round_]
 
 
 def halved(samples: Mapping[str, Sequence[float]], running: Sequence[str], round_: int,
-           default: str | None = None) -> list[str]:
-    """Successive halving: in round r, of the N algorithms raced besides the default, the best
-    ceil(N / 2^r) still running by the geometric mean of their launch medians, and the default
-    (the baseline, never left out by rank). A launch's start-up costs as much as its points, so
-    the launches spent on runners that are not clearly slower, only unlikely to lead, are what
-    halving saves: N + N/2 + N/4 + ... launches instead of N a round."""
+           default: str | None = None, points: int = 1) -> list[str]:
+    """Successive halving: in round r >= 1, of the N algorithms raced besides the default, the
+    best ceil(N / (2^(r+1) points)) still running by the geometric mean of their launch medians
+    (at least the leader), and the default (the baseline, never left out by rank). A launch's
+    start-up costs as much as its points, and one launch measures an algorithm at all the
+    `points` (sizes) it races at: the round's launches, N / 2^(r+1), are shared among the sizes.
+    The launches spent on runners not clearly slower, only unlikely to lead, are what halving
+    saves: N (1 + 1/4 + 1/8 + ...) launches and the leaders', where measuring everything spends N
+    a round."""
     contenders = [a for a in samples if a != default]
-    keep = math.ceil(len(contenders) / 2 ** round_)
+    keep = math.ceil(len(contenders) / (2 ** (round_ + 1) * points)) if round_ else len(contenders)
     ranked = sorted((a for a in running if a != default), key=lambda a: float(np.mean(np.log(samples[a]))))
     return [a for a in running if a == default or a in ranked[:keep]]

@@ -81,6 +81,7 @@ class Tune:
         self.verify_max = d.verify_max_launches or max(8, d.verify_launches)
         self.live_max = max(d.live_launches, 6)  # launches a side at most while a knob's liveness is inconclusive
         self.state = self._load_state()
+        self._sizes: dict[tuple[str, int], list[int]] = {}
         self.live: dict[tuple[str, int], bool] = {}  # (collective, ranks) -> its algorithm variable reaches the call
         # every race launch in the layers' steady state, as the liveness check's: its launches of
         # the library's default are then the race's first launches of the default
@@ -137,10 +138,15 @@ class Tune:
         return self._measurement(groups, "more").parts
 
     def sizes(self, coll: str, ranks: int) -> list[int]:
-        from mpiscope.plan.engine import engine_plan
-        plan, _ = make_plan(self.target.engine, [coll], ranks, sizes=self.d.sizes if coll != "barrier" else None,
-                            max_time=self.d.max_time)
-        return sorted({e.size for e in engine_plan(self.target.engine, plan).points if not e.skip})
+        """The sizes the engine measures of `coll` at `ranks`, asked of the engine once (each ask
+        is a process of its own, and the race asks every round)."""
+        if (coll, ranks) not in self._sizes:
+            from mpiscope.plan.engine import engine_plan
+            plan, _ = make_plan(self.target.engine, [coll], ranks, max_time=self.d.max_time,
+                                sizes=self.d.sizes if coll != "barrier" else None)
+            self._sizes[coll, ranks] = sorted({e.size for e in engine_plan(self.target.engine, plan).points
+                                               if not e.skip})
+        return list(self._sizes[coll, ranks])
 
     def race_run(self, racing: dict[str, list[Algorithm]]) -> Run:
         """Rounds of launches until every point's race is over. A launch forces one algorithm of
@@ -198,7 +204,7 @@ class Tune:
         noise = launch_noise([samples.get((coll, n, size, DEFAULT), []) for size in sizes])
         for size in sizes:
             at = {a.name: samples.get((coll, n, size, a.name), []) for a in usable}
-            for name in to_measure(at, r, MARGIN, not self.d.exhaustive, DEFAULT, noise):
+            for name in to_measure(at, r, MARGIN, not self.d.exhaustive, DEFAULT, noise, len(sizes)):
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
 
