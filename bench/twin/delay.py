@@ -30,19 +30,6 @@ from mpiscope.mpi.build import build_engine  # noqa: E402
 BURST = 64 << 10  # the fixture's tbf burst (NetnsCluster.shape's default, 64kb)
 
 
-def ping(c, dl, delay: str, trips: int, blocks: int) -> tuple[list[float], list[float]]:
-    """Round trips (s) without and with `delay`, alternating in `blocks`: a spell of load on
-    the machine falls on both."""
-    base: list[float] = []
-    delayed: list[float] = []
-    for _ in range(blocks):
-        c.shape(None, delay=0)
-        base += dl.round_trips(c, trips)
-        c.shape(None, delay=delay)
-        delayed += dl.round_trips(c, trips)
-    return base, delayed
-
-
 def engine_pingpong(c, lib, engine: Path, sizes: str) -> dict[int, dict]:
     """The engine's pingpong with one rank on each host: time_us by size."""
     if "open" in lib.vendor.lower():
@@ -86,7 +73,7 @@ def main() -> int:
             c.unshape()
             c.shape(None if rate == "none" else rate, delay=0)
             c.line.lateness()
-            base, delayed = ping(c, dl, delay or "0", a.trips, a.blocks)
+            base, delayed = dl.alternating(c, delay or "0", a.trips, a.blocks)
             late = c.line.lateness()
             stream = statistics.median(8 * nbytes / dl.stream_seconds(c, nbytes) for _ in range(3)) / 1e6
             mpi = None
@@ -110,8 +97,7 @@ def main() -> int:
     print(f"{'setting':>14} {'delay us':>8} {'fastest':>8} {'err':>6} {'median':>8} {'err':>6} "
           f"{'late us':>7} {'>10us':>6} {'>100us':>7} {'max us':>7} {'stream Mbit/s':>13} {'set':>6}")
     for setting, rate, d, base, delayed, late, stream, _, _ in rows:
-        fast = (min(delayed) - min(base)) / 2
-        med = (statistics.median(delayed) - statistics.median(base)) / 2
+        fast, med = dl.one_way(base, delayed), dl.one_way(base, delayed, statistics.median)
         want = rate_mbps(rate)
         print(f"{setting:>14} {d * 1e6:>8.0f} {fast * 1e6:>8.1f} {_err(fast, d):>6} {med * 1e6:>8.1f} "
               f"{_err(med, d):>6} {late.mean_s * 1e6:>7.1f} {late.share_over(10):>6.1%} {late.share_over(100):>7.2%} "
