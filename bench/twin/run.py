@@ -5,9 +5,9 @@ setting: pingpong and bw across two hosts, the default collectives at 3 and 4 ho
 calibrate` of those runs (its validation table: measured against simulated point by point), the
 fitted figures against the tc settings (a delay needs netem in the kernel; without one the
 rate alone is shaped, by a token bucket), then the twin behind a shared backbone at larger rank
-counts: the simulated allreduce beside the closed form and its contention check. Prints the host
-time each step took. A benchmark script, not a test (root; docs/simulation.md, "A twin of your
-machine").
+counts: the simulated allreduce beside the closed form and its contention check (`mpiscope predict
+--simulate`). Prints the host time each step took. A benchmark script, not a test (root;
+docs/simulation.md, "A twin of your machine").
 
 Usage: sudo python bench/twin/run.py [--settings 1gbit/100us,200mbit/1ms] [--predict-ranks 64,256]
                                      [--backbone-links 8] [--keep DIR]
@@ -145,35 +145,12 @@ def predict_at_scale(a, env: dict[str, str], runs: Path, ids: list[str], rate: s
         print(f"scale twin failed: {done.stderr.strip()}")
         return
     step(f"the twin at {most} nodes behind a {bb} backbone", t0)
-    closed = mpiscope(["predict", "--from", ids[0], "--runs-dir", str(runs), "-n", a.predict_ranks, "--sizes",
-                       a.predict_sizes, "--collective", "allreduce", "--platform", str(twin), "--format", "csv"], env)
-    import io
-
-    import pandas as pd
-    table = pd.read_csv(io.StringIO(closed.stdout))
-    warn = mpiscope(["predict", "--from", ids[0], "--runs-dir", str(runs), "-n", a.predict_ranks, "--sizes",
-                     a.predict_sizes, "--collective", "allreduce", "--platform", str(twin)], env)
-    print("\n".join(ln for ln in warn.stdout.splitlines() if "contention" in ln))
-    print(f"{'ranks':>6} {'size':>8} {'simulated us':>13} {'closed form us':>15} {'error':>8} {'shared link':>12} "
-          f"{'host s':>7}")
-    for p in (int(r) for r in a.predict_ranks.split(",")):
-        t0 = time.monotonic()
-        hosts = twin.with_suffix(".hosts")
-        sim_runs = runs / f"sim-{p}"
-        done = mpiscope(["run", "--mpi", "smpi", "-n", str(p), "-b", "allreduce", "--sizes", a.predict_sizes,
-                         "--platform", str(twin), "--hostfile", str(hosts), "--launches", "1", "--runs-dir",
-                         str(sim_runs), "--no-progress", "--no-report"], env)
-        host_s = time.monotonic() - t0
-        if done.returncode != 0:
-            print(f"{p:>6} simulation failed: {done.stderr.strip()[-300:]}")
-            continue
-        from mpiscope.results.view import results_of
-        from mpiscope.store.runs import list_runs
-        frame = results_of(list_runs(sim_runs)[-1:]).frame
-        for r in frame.itertuples():
-            row = table[(table.p == p) & (table.n == r.size)].iloc[0]
-            print(f"{p:>6} {int(r.size):>8} {r.time_median_us:>13.1f} {row.best_us:>15.1f} "
-                  f"{row.best_us / r.time_median_us - 1:>+8.1%} {row.contention:>11.2g}x {host_s:>7.0f}", flush=True)
+    # predict --simulate: each rank count simulated on the twin beside the closed form and its check
+    done = mpiscope(["predict", "--from", ids[0], "--runs-dir", str(runs / "scale"), "-n", a.predict_ranks,
+                     "--sizes", a.predict_sizes, "--collective", "allreduce", "--platform", str(twin), "--simulate"],
+                    env)
+    print(done.stdout if done.returncode == 0 else f"prediction by simulation failed: {done.stderr.strip()[-300:]}",
+          flush=True)
 
 
 if __name__ == "__main__":
