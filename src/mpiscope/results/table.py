@@ -159,15 +159,119 @@ def _gather(runs: Iterable[RunView], columns: "_Columns") -> None:
         meta = run.meta()
         base = run_columns(run, None, meta)
         drift = drifts_kept(meta.extra)
+        batch = _Batch(columns)
         for rec in run.records():
             if isinstance(rec, Context):
+                batch.flush()
                 ctx = rec
                 base = run_columns(run, ctx, meta)
-            elif isinstance(rec, Point):
+            elif isinstance(rec, Point) and (drift or not batch.took(rec, base, ctx)):
                 row = point_columns(rec)  # a fresh dict: the drift, cause and record set in it, not copied
                 row.update(_drift_columns(drift.get((rec.key, configuration_of(rec))) if drift else None))
                 row["disturbed"], row["point"] = disturbed(rec, ctx), rec
                 columns.add(base, row)
+        batch.flush()
+
+
+class _Batch:
+    """The points of one launch whose columns `point_columns` would name alike (`_shape`), each
+    with its row, gathered a column at a time: a column's values read off every point in one
+    pass in C (an attribute getter), not a dict per point. Each column's getter reads what
+    `point_columns` writes into it last, so the rows are those of its dicts; points of other
+    shapes (a clock sync, an import, a nested detail) take the dict path."""
+
+    def __init__(self, columns: "_Columns") -> None:
+        self.columns = columns
+        self.base: Mapping[str, Any] | None = None
+        self.ctx: Context | None = None
+        self.open: dict[tuple, tuple[list[Point], list[int]]] = {}  # shape -> its points and their rows
+        self.names: dict[tuple, tuple[str, ...]] = {}  # shape -> its columns
+
+    def took(self, p: Point, base: Mapping[str, Any], ctx: Context | None) -> bool:
+        """Whether `p` is of a shape this takes; then its row is kept for it."""
+        shape = _shape(p)
+        if shape is None:
+            return False
+        if base is not self.base:
+            self.flush()
+            self.base, self.ctx = base, ctx
+        got = self.open.get(shape)
+        if got is None:
+            got = self.open[shape] = ([], [])
+            names = self.names.get(shape)
+            if names is None:
+                row = point_columns(p)
+                row["disturbed"] = row["point"] = None
+                names = self.names[shape] = tuple(row)
+            self.columns.first(base, names)  # a table's columns are in the order they first appear
+        got[0].append(p)
+        got[1].append(self.columns.next_row())
+        return True
+
+    def flush(self) -> None:
+        for shape, (pts, rows) in self.open.items():
+            names = self.names[shape]
+            causes = [disturbed(p, self.ctx) for p in pts]
+            values = [causes if g is _CAUSE else pts if g is _SELF else list(map(g, pts))
+                      for g in _getters_of(shape, names)]
+            self.columns.add_many(names, values, rows)
+        self.open.clear()
+
+
+_CAUSE, _SELF = object(), object()  # the `disturbed` and `point` columns' getters: worked out per batch
+
+
+def _shape(p: Point) -> tuple | None:
+    """What decides the columns `point_columns` makes of a point `_Batch` takes (no clock sync,
+    import or check; details and tag of plain values): which rates and optional fields it has,
+    its details' and tag's keys. None for the other points."""
+    if p.clock_sync or p.imported is not None or p.check is not None:
+        return None
+    details, tag = p.details, p.tag
+    if details and not _PLAIN.issuperset(map(type, details.values())):
+        return None
+    if tag and not _PLAIN.issuperset(map(type, tag.values())):
+        return None
+    bw, busbw = p.bw_MBps, p.busbw_MBps
+    return (bw is not None, bw is not None and bw.mean is not None, busbw is not None,
+            busbw is not None and busbw.mean is not None, *(v is not None for v in _optional_values(p)),
+            tuple(details), tuple(tag))
+
+
+@lru_cache(maxsize=256)
+def _getters_of(shape: tuple, names: tuple[str, ...]) -> tuple[Any, ...]:
+    """Each column's getter for points of `shape`: the source `point_columns` writes the column
+    from last (a tag key that names a field of the point wins over the field, as in its dict)."""
+    details, tag = set(shape[7]), set(shape[8])
+    optional = {k for k, there in zip(_OPTIONAL, shape[4:7]) if there}
+    rates: dict[str, Any] = {}
+    for (key, median, most, mean), there, mean_there in zip(_RATE_COLUMNS, shape[0:4:2], shape[1:4:2]):
+        if there:
+            rates.update({median: attrgetter(f"{key}.median"), most: attrgetter(f"{key}.max")})
+        if mean_there:
+            rates[mean] = attrgetter(f"{key}.mean")
+    time_of = {col: attrgetter(f"time_us.{name}") for col, name in zip(_TIME_COLUMNS, STATS_FIELDS)}
+
+    def getter(name: str) -> Any:
+        if name in ("point", "disturbed"):
+            return _SELF if name == "point" else _CAUSE
+        if name in ("placement", "launch"):
+            return attrgetter("placement") if name == "placement" else _launch_column
+        if name in tag:
+            return lambda p: p.tag[name]
+        if name in details:
+            return lambda p: p.details[name]
+        if name in _TAIL or name in optional:
+            return attrgetter(name)
+        if name in rates:
+            return rates[name]
+        return time_of[name] if name in time_of else attrgetter(name)  # the point's head
+    return tuple(map(getter, names))
+
+
+def _launch_column(p: Point) -> int:
+    launch = p.tag.get("launch", 0)
+    return launch if isinstance(launch, int) else 0
 
 
 class _Columns:
@@ -192,10 +296,7 @@ class _Columns:
     def add(self, base: Mapping[str, Any], row: Mapping[str, Any]) -> None:
         """One row: the launch's columns `base` (the same object for every point of a launch),
         then the point's own `row`, which wins where both name a column (as in {**base, **row})."""
-        if base is not self._last:  # the first row of a launch
-            self._last, self._last_names = base, tuple(base)
-            places = self._places.setdefault(self._last_names, {name: k for k, name in enumerate(self._last_names)})
-            self.bases.append((tuple(base.values()), places))
+        self._launch(base)
         at = len(self.bases) - 1
         names = tuple(row)
         key = (self._last_names, names)
@@ -208,6 +309,33 @@ class _Columns:
         block[1].append(at)
         deque(map(list.append, block[2], row.values()), maxlen=0)  # each value onto its column, in C
         self.rows += 1
+
+    def first(self, base: Mapping[str, Any], names: tuple[str, ...]) -> None:
+        """Rows of the launch `base` with the columns `names` start here (`add_many` adds them)."""
+        self._launch(base)
+        self.names.update(dict.fromkeys(base))
+        self.names.update(dict.fromkeys(names))
+
+    def next_row(self) -> int:
+        self.rows += 1
+        return self.rows - 1
+
+    def add_many(self, names: tuple[str, ...], values: list[list[Any]], rows: list[int]) -> None:
+        """Rows of the last launch (`first`) whose numbers `next_row` gave, a list of values per
+        column: as `add` of each row in turn."""
+        key = (self._last_names, names)
+        block = self.blocks.get(key)
+        if block is None:
+            block = self.blocks[key] = ([], [], [[] for _ in names])
+        block[0].extend(rows)
+        block[1].extend([len(self.bases) - 1] * len(rows))
+        deque(map(list.extend, block[2], values), maxlen=0)
+
+    def _launch(self, base: Mapping[str, Any]) -> None:
+        if base is not self._last:  # the first row of a launch
+            self._last, self._last_names = base, tuple(base)
+            places = self._places.setdefault(self._last_names, {name: k for k, name in enumerate(self._last_names)})
+            self.bases.append((tuple(base.values()), places))
 
     def frame(self) -> pd.DataFrame:
         """As pd.DataFrame(rows) makes it: a missing value is NaN, each column's type inferred."""
@@ -248,8 +376,8 @@ class _Columns:
             except OverflowError:  # a whole number beyond 64 bits: inferred as before
                 pass
             else:
-                if len(typed) == 1 and filled == self.rows:  # one block holds every row, in order
-                    return pd.Series(typed[0][1], copy=False)
+                if len(typed) == 1 and filled == self.rows and (typed[0][0][1:] > typed[0][0][:-1]).all():
+                    return pd.Series(typed[0][1], copy=False)  # one block holds every row, in order
                 out = np.full(self.rows, np.nan) if kind is float else np.empty(self.rows, _TYPED[kind])
                 for rows, values in typed:
                     out[rows] = values
