@@ -127,11 +127,11 @@ def results_of(runs: Iterable[LaunchRun]) -> Results:
     if not df.empty and "run_id" in df:
         launch = df["launch"] if "launch" in df else pd.Series(0, index=df.index)
         df["launch_disturbed"] = [whole.get((r, int(n) if pd.notna(n) else 0), "")
-                                  for r, n in zip(df["run_id"], launch)]
+                                  for r, n in zip(df["run_id"].tolist(), launch.tolist())]  # read whole, not per cell
     controls = {run.id: rc for run in rs for rc in [run_control(run.records(), run.id)] if rc is not None}
     if controls and not df.empty and "run_id" in df:
         switched = {k: cause for rc in controls.values() for k, cause in rc.switched().items()}
         launch = df["launch"] if "launch" in df else pd.Series(0, index=df.index)
         df["control_switched"] = [switched.get((r, int(n) if pd.notna(n) else 0), "")
-                                  for r, n in zip(df["run_id"], launch)]
+                                  for r, n in zip(df["run_id"].tolist(), launch.tolist())]
     return Results(rs, df, whole, controls)
