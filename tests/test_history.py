@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mpiscope.records import Context
-from mpiscope.records.model import Control, ControlFigure
+from mpiscope.records.model import Control, ControlFigure, HostFacts
 from mpiscope.results.changes import analyse
 from mpiscope.results.series import Obs, RunSummary, Series
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
@@ -74,18 +74,21 @@ def _control(launch: int, handoff: float) -> Control:
 
 
 def _store(runs_dir: Path, medians: list[float], env_from: int | None = None, library: str = "MPICH Version: 5.0.2",
-           hosts: tuple[str, ...] = ("vm",), busy: tuple[int, ...] = (), handoff: list[float] | None = None
-           ) -> list[str]:
+           hosts: tuple[str, ...] = ("vm",), busy: tuple[int, ...] = (), handoff: list[float] | None = None,
+           kernels: list[str] | None = None) -> list[str]:
     """One run per median (pingpong 64 KiB, 3 launches 1 % apart); from run `env_from` the ranks'
     environment holds MPIR_CVAR_CH4_CMA_ENABLE=0; runs in `busy` have every launch disturbed;
-    `handoff`: each run's machine-state control (its cache-line handoff, us)."""
+    `handoff`: each run's machine-state control (its cache-line handoff, us); `kernels`: each
+    run's kernel release on every host."""
     ids = []
     for i, m in enumerate(medians):
         env = {"MPIR_CVAR_CH4_CMA_ENABLE": "0"} if env_from is not None and i >= env_from else {}
         records = []
         for launch in range(3):
+            facts = tuple(HostFacts(h, kernels[i], "Intel(R) Xeon(R) Gold 6230", "performance") for h in hosts
+                          ) if kernels else ()
             records.append(Context(world_size=2, hosts=hosts, engine_version="0.1.0", mpi_library_version=library,
-                                   env=env, tag={"launch": launch}))
+                                   env=env, host_facts=facts, tag={"launch": launch}))
             if handoff is not None:
                 records.append(_control(launch, handoff[i]))
             p = launch_point(m * (1 + 0.01 * (launch - 1)), launch, size=65536)
@@ -113,6 +116,17 @@ def test_change_named_with_what_changed(tmp_path, cli_offline):
     assert f"since run {ids[12]} " in line
     assert "MPIR_CVAR_CH4_CMA_ENABLE=0 appeared in the environment" in line
     assert "1 series, 1 change point(s)" in r.stdout
+
+
+def test_kernel_change_named(tmp_path, cli_offline):
+    """The host's kernel changed with the level, nothing else: the kernel is named; the CPU model
+    and governor, the same on every run, are not."""
+    kernels = ["6.8.0-45-generic"] * 12 + ["6.8.0-47-generic"] * 8
+    ids = _store(tmp_path, _medians(20, 12, 1.7), kernels=kernels)
+    r = cli_offline("history", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if " since run " in x)
+    assert f"since run {ids[12]} " in line and line.endswith(": kernel 6.8.0-45-generic -> 6.8.0-47-generic"), line
 
 
 def test_fail_on_exit_codes(tmp_path, cli_offline):

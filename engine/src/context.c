@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,7 +51,53 @@ static double cpu_mhz(int cpu, char *source, size_t len)
     return mhz > 0 ? mhz : 0;
 }
 
-static void my_info(rank_info_t *me)
+/* The first line of a file without its newline ("" when it cannot be read). */
+static void first_line(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    out[0] = 0;
+    if (!f) return;
+    if (fgets(out, (int)len, f)) out[strcspn(out, "\n")] = 0;
+    fclose(f);
+}
+
+/* The CPU model as /proc/cpuinfo names it: "model name" (x86 and some Arm), "cpu model"
+ * (MIPS), "cpu" (POWER), "Processor" (older Arm); else Arm's implementer and part numbers. */
+static void cpu_model(char *out, size_t len)
+{
+    static const char *const names[] = {"model name", "cpu model", "cpu", "Processor"};
+    char line[256], implementer[32] = "", part[32] = "";
+    out[0] = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    while (!out[0] && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        size_t key = (size_t)(colon - line);
+        while (key > 0 && (line[key - 1] == ' ' || line[key - 1] == '\t')) key--;
+        char *value = colon + 1 + strspn(colon + 1, " \t");
+        value[strcspn(value, "\n")] = 0;
+        if (!*value) continue;
+        for (size_t n = 0; n < sizeof names / sizeof *names; n++)
+            if (key == strlen(names[n]) && strncmp(line, names[n], key) == 0) snprintf(out, len, "%s", value);
+        if (key == 15 && strncmp(line, "CPU implementer", key) == 0) snprintf(implementer, sizeof implementer, "%s", value);
+        if (key == 8 && strncmp(line, "CPU part", key) == 0) snprintf(part, sizeof part, "%s", value);
+    }
+    fclose(f);
+    if (!out[0] && implementer[0] && part[0]) snprintf(out, len, "implementer %s part %s", implementer, part);
+}
+
+/* What a host runs on that can change between two nights with nothing else changed: its
+ * kernel, its CPU, and how cpufreq drives the clock. */
+static void host_facts(rank_info_t *me)
+{
+    struct utsname u;
+    if (uname(&u) == 0) snprintf(me->kernel, sizeof me->kernel, "%s", u.release);
+    cpu_model(me->cpu_model, sizeof me->cpu_model);
+    first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", me->governor, sizeof me->governor);
+}
+
+static void my_info(rank_info_t *me, int simulated)
 {
     memset(me, 0, sizeof *me);
     int len = 0;
@@ -64,6 +111,7 @@ static void my_info(rank_info_t *me)
             if (CPU_ISSET(c, &set)) me->cpus[c / 8] |= (unsigned char)(1u << (c % 8));
     me->cpu = sched_getcpu();
     if (me->cpu >= 0) me->cpu_mhz = cpu_mhz(me->cpu, me->mhz_source, sizeof me->mhz_source);
+    if (!simulated) host_facts(me);  /* a simulated host has none: the machine simulating is not it */
 }
 
 static int cpu_count(const rank_info_t *r)
@@ -88,7 +136,7 @@ void world_init(world_t *w, int simulated)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &w->nranks));
     rank_info_t me;
-    my_info(&me);
+    my_info(&me, simulated);
     /* calloc: the untouched pages of the other ranks are never resident */
     w->ranks = calloc((size_t)w->nranks, sizeof *w->ranks);
     w->host_of = calloc((size_t)w->nranks, sizeof *w->host_of);
@@ -297,6 +345,22 @@ void context_emit(FILE *out, const world_t *w, const options_t *o, int argc, cha
         for (int r = 0; r < w->nranks; r++)
             if (w->host_of[r] == h) { json_str(&j, NULL, w->ranks[r].host); break; }
     json_close_arr(&j);
+    if (!o->simulated) {
+        json_arr(&j, "host_facts");
+        for (int h = 0; h < w->nhosts; h++)
+            for (int r = 0; r < w->nranks; r++)
+                if (w->host_of[r] == h) {
+                    const rank_info_t *ri = &w->ranks[r];
+                    json_obj(&j, NULL);
+                    json_str(&j, "host", ri->host);
+                    if (ri->kernel[0]) json_str(&j, "kernel", ri->kernel);
+                    if (ri->cpu_model[0]) json_str(&j, "cpu_model", ri->cpu_model);
+                    if (ri->governor[0]) json_str(&j, "governor", ri->governor);
+                    json_close_obj(&j);
+                    break;
+                }
+        json_close_arr(&j);
+    }
     json_arr(&j, "ranks");
     for (int r = 0; r < w->nranks; r++) {
         const rank_info_t *ri = &w->ranks[r];

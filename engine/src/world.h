@@ -16,6 +16,9 @@ typedef struct rank_info {
     int cpu;                 /* the CPU it ran on at the start (-1: unknown) */
     double cpu_mhz;          /* that CPU's clock then (0: unknown) */
     char mhz_source[24];     /* where cpu_mhz came from: scaling_cur_freq or cpuinfo */
+    char kernel[65];         /* its host's kernel release (uname) */
+    char cpu_model[96];      /* its host's CPU model (/proc/cpuinfo) */
+    char governor[24];       /* its host's cpufreq governor of cpu0 ("": none) */
 } rank_info_t;
 
 typedef struct world {

@@ -117,6 +117,22 @@ def test_context_record(engine_mpich, mpich_launch, tmp_path):
     assert records[-1]["type"] == "end"
 
 
+def test_context_records_each_hosts_kernel_cpu_and_governor(engine_mpich, mpich_launch):
+    """What history names when it changes (docs/history.md): per host, the kernel release, the
+    CPU model and cpu0's frequency governor (absent where cpufreq is not exposed)."""
+    import os
+    from pathlib import Path
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8", "--reps", "3", "pingpong")
+    assert run.returncode == 0, run.stderr
+    (host,) = run.context["host_facts"]
+    assert host["host"] == run.context["hosts"][0] and host["kernel"] == os.uname().release
+    cpuinfo = Path("/proc/cpuinfo").read_text()
+    if "model name" in cpuinfo:
+        assert host["cpu_model"] in cpuinfo and f"model name\t: {host['cpu_model']}" in cpuinfo
+    governor = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    assert host.get("governor") == (governor.read_text().strip() if governor.is_file() else None)
+
+
 def test_where_each_rank_ran_and_its_clock(engine_mpich, mpich_launch):
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "8,1K", "--reps", "5", "pingpong", "allreduce")
     assert run.returncode == 0, run.stderr

@@ -98,6 +98,16 @@ class RankPlace:
     cpu_mhz_source: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HostFacts:
+    """What one host runs on (the context record's `host_facts`): what can change between two
+    nights with nothing else changed. None where the host does not tell."""
+    host: str = "?"
+    kernel: str | None = None
+    cpu_model: str | None = None
+    governor: str | None = None
+
+
 # What a point's `estimate` may name: the figure of `time_us` (and of its rates) that is the
 # point's estimate. mpiscope measures medians; another tool's output may give only its mean.
 ESTIMATES = ("median", "mean")
@@ -130,6 +140,7 @@ class Context:
     simulation: Mapping[str, Any] | None = None  # SMPI: {"simulator", "platform"}; None: a real run
     start_time: str = ""
     hosts: tuple[str, ...] = ()
+    host_facts: tuple[HostFacts, ...] = ()  # one per host, in the order of `hosts`; none simulated
     ranks: tuple[RankPlace, ...] = ()
     order: str = "launch"
     ranks_by_host: tuple[tuple[int, ...], ...] = ()

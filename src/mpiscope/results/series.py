@@ -136,6 +136,10 @@ def context_facts(meta: Any, ctx: Context) -> dict[str, str]:
              "timer": str(ctx.timer.get("source", "")) if isinstance(ctx.timer, Mapping) else "",
              "thread level": str((ctx.thread_level or {}).get("provided", "") or ""),
              "simulated platform": str((ctx.simulation or {}).get("platform", "") or "")}
+    for host in ctx.host_facts:  # a kernel, CPU or governor changed on one host of several is named with it
+        on = f" on {host.host}" if len(ctx.host_facts) > 1 else ""
+        facts |= {f"kernel{on}": host.kernel or "", f"CPU model{on}": host.cpu_model or "",
+                  f"CPU governor{on}": host.governor or ""}
     clocks = [r.cpu_mhz for r in ctx.ranks if r.cpu_mhz]
     if clocks or ctx.cpu_mhz:
         # to 100 MHz: the reading moves by a few MHz from launch to launch
