@@ -151,6 +151,22 @@ def test_the_validation_table_is_in_the_html_report_of_the_twin_and_of_runs_on_i
 
 
 @needs_simgrid
+def test_the_validation_leaves_out_the_alltoall_simgrid_aborts_on_and_says_so(cli, simulated, tmp_path):
+    env, runs, run = simulated
+    three = tmp_path / "runs"
+    r = cli("run", "--mpi", "smpi", "-n", "3", "-b", "alltoall,allreduce", "--sizes", "8,64K", "--launches", "1",
+            "--platform", "cluster:nodes=3,bw=125MBps,lat=50us", "--launcher-args", f"{EXACT} --cfg=smpi/alltoall:ring",
+            "--runs-dir", str(three), env=env)
+    assert r.returncode == 0, r.stderr
+    (coll,) = three.iterdir()
+    r = cli("calibrate", run, str(coll), "-o", str(tmp_path / "twin.xml"), "--runs-dir", str(runs), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "alltoall at 3 ranks from 32 KiB blocks is not simulated" in r.stderr
+    validated = set(re.findall(r"^(alltoall|allreduce)\s+3\s+(\S+ \S+)", r.stdout, re.M))
+    assert validated == {("alltoall", "8 B"), ("allreduce", "8 B"), ("allreduce", "64 KiB")}, r.stdout
+
+
+@needs_simgrid
 def test_a_platform_simgrid_rejects_is_one_line(cli, simulated, tmp_path):
     env, runs, run = simulated
     good = tmp_path / "twin.xml"

@@ -305,3 +305,27 @@ def test_the_grid_study_refuses_a_beside_run_without_grid_points(cli, smpi, tmp_
     r = cli("study", "grid", "--mpi", "smpi", "--platform", "cluster", "-n", "4", "--beside", other.name,
             "--runs-dir", str(runs))
     assert "no grid study points" in one_line_error(r) and run_dirs(runs) == [other]
+
+
+# -- SimGrid's mpich alltoall at an odd rank count -----------------------------------------------
+
+def test_the_alltoall_simgrid_aborts_on_is_known_by_its_rank_count_size_and_options():
+    from mpiscope.execute.simcheck import alltoall_aborts
+    assert alltoall_aborts(3, 32768, ()) and alltoall_aborts(5, 1 << 20, ("--cfg=smpi/coll-selector:mpich",))
+    assert not alltoall_aborts(3, 32767, ())  # its scatter_dest below 32 KiB blocks
+    assert not alltoall_aborts(6, 32768, ()) and not alltoall_aborts(4, 32768, ())  # even: its ring
+    assert not alltoall_aborts(3, 32768, ("--cfg=smpi/alltoall:ring",))
+    assert not alltoall_aborts(3, 32768, ("smpi/coll-selector:ompi",))
+
+
+@needs_simgrid
+def test_an_alltoall_simgrid_would_abort_on_is_one_line_that_names_the_way_round(cli, smpi, tmp_path):
+    runs = tmp_path / "runs"
+    args = ("run", "--mpi", "smpi", "-n", "3", "-b", "alltoall", "--sizes", "16K,32K", "--platform", "cluster",
+            "--no-report", "--runs-dir", str(runs))
+    said = one_line_error(cli(*args))
+    assert "--cfg=smpi/alltoall:ring" in said and "even -n" in said and not runs.exists()
+    done = cli(*args, "--launcher-args=--cfg=smpi/alltoall:ring")
+    assert done.returncode == 0, done.stderr
+    (path,) = run_dirs(runs)
+    assert sorted(results_of([Run(path)]).frame["size"]) == [16384, 32768]

@@ -1,7 +1,7 @@
 """What a simulated run checks before its run directory exists, so that bad input is one line
-and nothing is half-written: room in this host's memory for its ranks, and its platform and
---cfg options as SimGrid itself reads them (one rank, the engine's --mpi-info: a fraction of
-a second)."""
+and nothing is half-written: room in this host's memory for its ranks, no alltoall that SimGrid's
+mpich selector aborts on, and its platform and --cfg options as SimGrid itself reads them (one
+rank, the engine's --mpi-info: a fraction of a second)."""
 from __future__ import annotations
 
 import os
@@ -20,6 +20,12 @@ from mpiscope.util.errors import UsageError
 # 1024 and 3.17 GB at 4096 (`/usr/bin/time -f %M`), 650-780 KiB a rank; counted with a margin.
 RANK_BYTES = 1 << 20
 CHECK_LIMIT_S = 120.0
+# SimGrid 3.32's mpich selector hands alltoall blocks of this many bytes and more to its `pair`
+# algorithm when the rank count is odd (it tests p % 2 where MPICH's rule, as its own comment says,
+# is a power of two), and `pair` aborts the whole simulation at any rank count that is not a power of
+# two ("alltoall pair algorithm can't be used with non power of two number of processes"); even
+# counts get `ring`, which MPICH itself uses for long blocks at a count that is not a power of two.
+ALLTOALL_PAIR_BYTES = 32768
 
 
 def available_bytes() -> int | None:
@@ -65,9 +71,36 @@ def check_platform(lib: MpiLibrary, engine: Path, part: Part, hostfile_given: bo
         raise UsageError(f"SimGrid refuses {what}: {simgrid_error(done.stderr)}")
 
 
+def alltoall_aborts(ranks: int, size: int, options: Sequence[str]) -> bool:
+    """Would SimGrid's mpich selector abort an alltoall of `size`-byte blocks at `ranks` under the
+    smpirun options (`--cfg=KEY:VALUE` or `KEY:VALUE` each)? Not when they name the alltoall
+    algorithm or another selector."""
+    given = dict(o.removeprefix("--cfg=").split(":", 1) for o in options if ":" in o)
+    return (ranks >= 3 and ranks % 2 == 1 and size >= ALLTOALL_PAIR_BYTES and "smpi/alltoall" not in given
+            and given.get("smpi/coll-selector", "mpich") == "mpich")
+
+
+def check_alltoall(engine: Path, part: Part) -> None:
+    """UsageError when `part` asks SimGrid for an alltoall its mpich selector aborts on."""
+    if "alltoall" not in part.plan.benchmarks or part.plan.ranks % 2 == 0:
+        return
+    from mpiscope.plan.engine import engine_plan
+    from mpiscope.util.units import human_size
+    bad = [e.size for e in part.entries(engine_plan(engine, part.plan))
+           if e.benchmark == "alltoall" and e.skip is None and alltoall_aborts(e.ranks, e.size, part.launcher_args)]
+    if bad:
+        raise UsageError(f"-n {part.plan.ranks}: SimGrid 3.32's mpich selector aborts alltoall blocks of "
+                         f"{human_size(ALLTOALL_PAIR_BYTES)} and more at an odd rank count (its pair algorithm takes "
+                         f"powers of two only; {human_size(min(bad))} asked): give an even -n, sizes below "
+                         f"{human_size(ALLTOALL_PAIR_BYTES)}, or --launcher-args=--cfg=smpi/alltoall:ring (MPICH's own "
+                         f"algorithm there)")
+
+
 def check_simulation(lib: MpiLibrary, engine: Path, parts: Sequence[Part]) -> None:
-    """Both checks, once per distinct platform, hostfile and options of `parts`."""
+    """The checks, the platform's once per distinct platform, hostfile and options of `parts`."""
     check_memory(max(p.plan.ranks for p in parts))
+    for part in parts:
+        check_alltoall(engine, part)
     seen = set()
     for part in parts:
         key = (part.placement.platform, part.placement.hostfile, tuple(part.launcher_args),
