@@ -70,7 +70,7 @@ def test_mpi_crosses_the_line(delay_hosts, mpich):
 
 
 def test_the_line_and_its_devices_go_whatever_ends_them():
-    netns.require()
+    netns.require(delay_line=True)
     with netns.netns_cluster(3, delay="100us") as c:
         assert c.bridge is None  # the line joins every host: no bridge needed
         pid = c.line._proc.pid
