@@ -118,6 +118,27 @@ def test_change_named_with_what_changed(tmp_path, cli_offline):
     assert "1 series, 1 change point(s)" in r.stdout
 
 
+def test_json_holds_the_change_and_the_series(tmp_path, cli_offline):
+    import json
+    ids = _store(tmp_path, _medians(20, 12, 1.7), env_from=12, busy=(3,))
+    r = cli_offline("history", str(tmp_path), "--json", "--fail-on", "5%")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert d["schema"] == 1 and d["failed"] is False and [x["id"] for x in d["runs"]] == ids
+    (s,) = d["series"]
+    assert (s["benchmark"], s["size"], s["ranks"], s["runs"]) == ("pingpong", 65536, 2, 20)
+    assert [x["run"] for x in s["kept_apart"]] == [ids[3]] and s["kept_apart"][0]["why"].startswith("disturbed")
+    assert [(x["from"], x["to"]) for x in s["segments"]] == [(ids[0], ids[11]), (ids[12], ids[19])]
+    (c,) = s["changes"]
+    assert c["run"] == ids[12] and c["verdict"] == "slower" and 1.6 < c["ratio"] < 1.8 and not c["newest"]
+    assert c["ratio_low"] < c["ratio"] < c["ratio_high"] and d["changes"] == 1
+    assert "MPIR_CVAR_CH4_CMA_ENABLE=0 appeared in the environment" in c["changed"]
+    slowed = tmp_path / "slowed"
+    _store(slowed, _medians(12, 11, 1.5))
+    r = cli_offline("history", str(slowed), "--json", "--fail-on", "5%")
+    assert r.returncode == 1 and json.loads(r.stdout)["failed"] is True
+
+
 def test_kernel_change_named(tmp_path, cli_offline):
     """The host's kernel changed with the level, nothing else: the kernel is named; the CPU model
     and governor, the same on every run, are not."""

@@ -110,9 +110,8 @@ class Cached:
 def cmd_history(a: argparse.Namespace) -> int:
     from mpiscope.commands.compare import verdict_options
     from mpiscope.importers import ImportFailed
-    from mpiscope.report.history import line, platform_of, runs_line, sentence
     from mpiscope.results.changes import history_of, newest_changes
-    from mpiscope.util.console import err, out
+    from mpiscope.util.console import err
     from mpiscope.util.errors import UsageError
 
     fail_on, margin = verdict_options(a)
@@ -133,6 +132,26 @@ def cmd_history(a: argparse.Namespace) -> int:
     if not histories:
         raise UsageError("no point measured in these runs" + (" matches -b/--sizes/--since" if
                                                                benches or wanted or after else ""))
+    bad = [] if fail_on is None or not summaries else [
+        (h, c) for h, c in newest_changes(histories, summaries[-1].id) if c.slower and c.verdict.ratio - 1 > fail_on]
+    if a.json:
+        import json
+        from mpiscope.report.history_json import history_json
+        failed = None if fail_on is None else bool(bad)
+        print(json.dumps(history_json(histories, summaries, margin, a.alpha, failed), indent=1, allow_nan=False))
+    else:
+        _print(a, histories, summaries, margin)
+    if bad:
+        err.print(f"mpiscope: the newest run {summaries[-1].id} starts {len(bad)} change(s) slower by more than "
+                  f"{a.fail_on}", highlight=False, soft_wrap=True)
+        return 1
+    return 0
+
+
+def _print(a: argparse.Namespace, histories: list, summaries: list, margin: float) -> None:
+    """The terminal's history: a line per series under its platform, a sentence per change."""
+    from mpiscope.report.history import line, platform_of, runs_line, sentence
+    from mpiscope.util.console import out
     out.print(f"history of {runs_line(summaries)} (margin ±{100 * margin:g}%)", highlight=False)
     platform = None
     for h in histories:
@@ -155,15 +174,6 @@ def cmd_history(a: argparse.Namespace) -> int:
     out.print(f"{len(histories)} series, {len(changes)} change point(s)"
               + (f"; {apart} run estimates kept apart (× disturbed, ~ another state of the machine)" if apart else ""),
               highlight=False)
-    if fail_on is None or not summaries:
-        return 0
-    bad = [(h, c) for h, c in newest_changes(histories, summaries[-1].id)
-           if c.slower and c.verdict.ratio - 1 > fail_on]
-    if bad:
-        err.print(f"mpiscope: the newest run {summaries[-1].id} starts {len(bad)} change(s) slower by more than "
-                  f"{a.fail_on}", highlight=False, soft_wrap=True)
-        return 1
-    return 0
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
@@ -186,4 +196,6 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--format", choices=("osu", "imb"), help="the tool of a directory of output files "
                                                             "(default: detected per file)")
     p.add_argument("--all", action="store_true", help="a line for every series, however many")
+    p.add_argument("--json", action="store_true", help="change points and series summaries as JSON (the schema: "
+                                                       "docs/history.md)")
     p.set_defaults(func=cmd_history)
