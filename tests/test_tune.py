@@ -52,8 +52,12 @@ def test_mpich_tune_writes_the_whole_tree_and_proves_it(cli, tmp_path, embedded_
     tags = [p.tag["algorithms"] for p in Run(Path(res["race_run"])).records().points]
     assert any(set(t) == {"allreduce", "barrier"} for t in tags)
     assert res["cost"]["launches"] < res["cost"]["unpacked_launches"]
-    # a launch that fails is put on the algorithm MPICH names, never on one packed with it
-    assert all("not usable" in why for why in res["failed"].values()), res["failed"]
+    # a launch that fails is put on the algorithm MPICH names, or that fails alone, never on one
+    # packed with it: these three are refused at 2 ranks on a node (barrier smp crashes MPICH when
+    # the POSIX layer serves from the first call, as the race's launches have it)
+    assert set(res["failed"]) <= {"allreduce|2|smp", "allreduce|2|reduce_scatter_allgather", "barrier|2|smp"}, \
+        res["failed"]
+    assert all("not usable" in why or "Segmentation fault" in why for why in res["failed"].values()), res["failed"]
     assert "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE" in r.stdout and "export MPIR_CVAR_" in r.stdout
     written = json.loads(Path(res["file"]).read_text())
     library = mpich_default_tree(identify(embedded_mpi))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -153,7 +154,7 @@ def main() -> int:
                     ratios.append(ratio)
             if len(ratios) > 1:
                 print(f"\n== {mpi}: race / exhaustive wall time over {len(ratios)} alternated pairs: "
-                      f"{', '.join(f'{r:.2f}' for r in ratios)}; median {sorted(ratios)[len(ratios) // 2]:.2f}")
+                      f"{', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}")
     return 0
 
 
