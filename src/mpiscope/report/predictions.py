@@ -53,6 +53,7 @@ def format_simulated(table: pd.DataFrame, platform: str, link) -> str:
     platform's shared link (`link`, None when there is none to read); then the median error where
     the closed form's assumption holds and where it does not."""
     from mpiscope.analysis.predict import CONTENTION_SHARE
+    from mpiscope.report.numbers import num
     from mpiscope.util.units import human_size
 
     def share(x: float) -> str:
@@ -62,8 +63,8 @@ def format_simulated(table: pd.DataFrame, platform: str, link) -> str:
 
     parts = []
     for coll, g in table.groupby("collective", sort=False):
-        rows = [[str(r.p), human_size(int(r.size)), human_size(int(r.n)), r.closed_form, f"{r.closed_form_us:.4g}",
-                 f"{r.simulated_us:.4g}", f"{r.error:+.1%}", share(r.contention)]
+        rows = [[str(r.p), human_size(int(r.size)), human_size(int(r.n)), r.closed_form, num(r.closed_form_us, 4),
+                 num(r.simulated_us, 4), f"{r.error:+.1%}", share(r.contention)]
                 for r in g.sort_values(["p", "size"]).itertuples()]
         parts.append(f"{coll} on {platform}: the closed form against the simulation (error = closed form / "
                      f"simulated - 1)\n" + aligned([["p", "size", "n", "closed form", "us", "simulated us",
