@@ -4,6 +4,7 @@ checked by the one validation; a run refuses the fields only tune reads. No laun
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -16,12 +17,12 @@ from mpiscope.util.errors import UsageError
 FLAGS = ["allreduce", "bcast", "-n", "2,4", "--sizes", "8,64K", "--rounds", "3", "--verify-launches", "4",
          "--verify-max-launches", "6", "--live-launches", "0", "--exhaustive", "--algorithms",
          "allreduce=ring,recursive_doubling", "--env", "MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=mpir",
-         "--max-time", "0.1", "--hosts", "a,b", "--ranks-per-node", "2"]
+         "--max-time", "0.1", "--hosts", "a,b", "--ranks-per-node", "2", "--launcher-args", "-launcher ssh -iface v0"]
 KEYWORDS = {"benchmarks": ["allreduce", "bcast"], "rank_counts": [2, 4], "sizes": "8,64K", "rounds": 3,
             "verify_launches": 4, "verify_max_launches": 6, "live_launches": 0, "exhaustive": True,
             "algorithms": {"allreduce": ["ring", "recursive_doubling"]},
             "env": {"MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM": "mpir"}, "max_time": 0.1, "hosts": ["a", "b"],
-            "ranks_per_node": 2}
+            "ranks_per_node": 2, "launcher_args": "-launcher ssh -iface v0"}
 SPEC = """
 [measure]
 benchmarks = ["allreduce", "bcast"]
@@ -36,6 +37,7 @@ algorithms = {allreduce = ["ring", "recursive_doubling"]}
 max_time = 0.1
 hosts = ["a", "b"]
 ranks_per_node = 2
+launcher_args = "-launcher ssh -iface v0"
 
 [measure.env]
 MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM = "mpir"
@@ -61,7 +63,7 @@ def test_the_cli_the_api_and_a_spec_give_one_description(tmp_path):
     assert from_json(stored, "tune") == tune_description(stored) == cli
     line = again(cli)
     assert line.startswith("mpiscope tune allreduce bcast -n 2,4 --sizes 8,64K") and "--exhaustive" in line
-    assert from_cli(*line.split()[2:]) == cli
+    assert from_cli(*shlex.split(line)[2:]) == cli
 
 
 def test_tune_defaults_are_its_own():

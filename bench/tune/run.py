@@ -11,7 +11,11 @@ load first to see a noisy machine.
 
     python bench/tune/run.py [--mpi embedded,openmpi] [--collectives allreduce,bcast] [-n 2]
                              [--sizes 8,1K,64K,1M] [--rounds 4] [--no-exhaustive] [--pairs 3]
-                             [--hosts a,b --ranks-per-node 2 --launcher-args ...]
+                             [--namespace-hosts 2 --ranks-per-node 1]
+
+--namespace-hosts N makes N network-namespace hosts (tests/fixtures/netns.py; root, iproute2)
+and runs every tune inside the first, over TCP between them, with what each library needs to
+reach them (the ssh stand-in, the interface).
 
 With --pairs N the race and the exhaustive sweep run N times each, alternated (race first, then
 exhaustive first, ...), so that a machine drifting over the bench weighs on both alike; the
@@ -35,6 +39,16 @@ from mpiscope.util.units import human_size
 ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
+def across(cluster, mpi: str) -> list[str]:
+    """What `mpi` needs to reach namespace hosts and use TCP between them (tests/cluster's options)."""
+    if mpi == "openmpi":
+        return ["--bind-to", "none", f"--launcher-args=--prtemca plm_ssh_agent {cluster.agent} --prtemca "
+                f"oob_tcp_if_include {cluster.iface} --mca btl_tcp_if_include {cluster.iface} --mca "
+                f"mpi_yield_when_idle 1"]
+    return [f"--launcher-args=-launcher ssh -launcher-exec {cluster.agent} -iface {cluster.iface}",
+            "--env=UCX_TLS=self,tcp", f"--env=UCX_NET_DEVICES={cluster.iface}"]
+
+
 def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -> tuple[dict | None, float, str]:
     cmd = [sys.executable, "-m", "mpiscope", "tune", *args.collectives.split(","), "--mpi", mpi, "-n", args.ranks,
            "--sizes", args.sizes, "--rounds", str(args.rounds), "--verify-launches", str(args.verify_launches),
@@ -42,10 +56,14 @@ def tune(mpi: str, args: argparse.Namespace, runs_dir: Path, exhaustive: bool) -
            "--max-time", str(args.max_time), "--live-launches", str(args.live_launches), "--no-progress",
            "--runs-dir", str(runs_dir), *[f"--env={e}" for e in args.env]]
     cmd += ["--exhaustive"] * exhaustive + ["--oversubscribe"] * args.oversubscribe
-    cmd += ["--hosts", args.hosts] * bool(args.hosts) + ["--ranks-per-node", str(args.ranks_per_node)] * bool(
-        args.ranks_per_node) + [f"--launcher-args={args.launcher_args}"] * bool(args.launcher_args)
+    cmd += ["--ranks-per-node", str(args.ranks_per_node)] * bool(args.ranks_per_node)
     t0 = time.monotonic()
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ROOT, "COLUMNS": "200"})
+    env = {**ROOT, "COLUMNS": "200"}
+    if args.cluster is not None:  # inside the first namespace host, as a user on a login node
+        cmd += ["--hosts", ",".join(args.cluster.hosts), *across(args.cluster, mpi)]
+        done = args.cluster.run(cmd, env=env, timeout=7200)
+    else:
+        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
     took = time.monotonic() - t0
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("tune: /")), None)
     if line is None or not (Path(line.split()[1]) / "tune.json").is_file():
@@ -141,10 +159,20 @@ def main() -> int:
     p.add_argument("--env", action="append", default=[], help="KEY=VALUE for every launch (a layer forced)")
     p.add_argument("--no-exhaustive", action="store_true", help="only the race (half the time)")
     p.add_argument("--pairs", type=int, default=1, help="race and exhaustive sweep N times each, alternated")
-    p.add_argument("--hosts", help="hosts, comma-separated (tune's --hosts)")
+    p.add_argument("--namespace-hosts", type=int, default=0, metavar="N",
+                   help="tune across N network-namespace hosts (TCP between them)")
     p.add_argument("--ranks-per-node", type=int, help="tune's --ranks-per-node")
-    p.add_argument("--launcher-args", help="tune's --launcher-args (e.g. what namespace hosts need)")
     args = p.parse_args()
+    args.cluster = None
+    if args.namespace_hosts:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
+        from shaping import netns_module  # the bench that loads the fixture
+        with netns_module().netns_cluster(args.namespace_hosts) as args.cluster:
+            return bench(args)
+    return bench(args)
+
+
+def bench(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mpiscope-bench-tune-") as tmp:
         for mpi in args.mpi.split(","):
             ratios = []

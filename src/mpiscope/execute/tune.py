@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -658,7 +659,9 @@ def again(d: Description) -> str:
         value, flag = options[name], FIELDS[name].flag.split("/")[0]
         if name in ("benchmarks", "launches"):
             continue
-        if value is True:
+        if name == "launcher_args":  # one word of the shell, as it was given
+            words.append(f"{flag}={shlex.join(value)}")
+        elif value is True:
             words.append(flag)
         elif isinstance(value, dict):
             words += [f"{flag}={k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in value.items()]
@@ -668,4 +671,4 @@ def again(d: Description) -> str:
             words += [flag, str(value)]
     if not d.hosts and not d.hostfile and not d.oversubscribe and max(d.rank_counts or (2,)) > local_cores():
         words.append("--oversubscribe")  # as the tune was started (the check of room asks for it)
-    return " ".join(words)
+    return shlex.join(words)
