@@ -150,6 +150,20 @@ def test_kernel_change_named(tmp_path, cli_offline):
     assert f"since run {ids[12]} " in line and line.endswith(": kernel 6.8.0-45-generic -> 6.8.0-47-generic"), line
 
 
+def test_change_placed_where_the_facts_changed_when_its_first_runs_were_kept_apart(tmp_path, cli_offline):
+    """The variable appeared at run 12, whose runs 12-14 were disturbed: the change is since run
+    12, measured from run 15; a level change without a recorded one stays at its first clean run."""
+    ids = _store(tmp_path / "named", _medians(20, 12, 1.7), env_from=12, busy=(12, 13, 14))
+    r = cli_offline("history", str(tmp_path / "named"))
+    line = next(x for x in r.stdout.splitlines() if " since run " in x)
+    assert f"since run {ids[12]} (" in line and f"(measured from run {ids[15]}: the runs between were kept apart)" in line
+    assert "MPIR_CVAR_CH4_CMA_ENABLE=0 appeared in the environment" in line
+    ids = _store(tmp_path / "unnamed", _medians(20, 12, 1.7), busy=(12, 13, 14))
+    r = cli_offline("history", str(tmp_path / "unnamed"))
+    line = next(x for x in r.stdout.splitlines() if " since run " in x)
+    assert f"since run {ids[15]} (" in line and "measured from" not in line, line
+
+
 def test_fail_on_exit_codes(tmp_path, cli_offline):
     quiet = tmp_path / "quiet"
     _store(quiet, _medians(12))

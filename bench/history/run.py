@@ -14,7 +14,8 @@ with other than 20 runs, at the same shares of the series.
 case. Prints a table of power and false alarms.
 
     .venv/bin/python bench/history/run.py --scale 100,1000,10000
-    .venv/bin/python bench/history/run.py --truth --runs 20 [--load]
+    .venv/bin/python bench/history/run.py --truth --runs 20 [--load] [--keep DIR]
+    .venv/bin/python bench/history/run.py --reanalyse DIR/history-truth-XXXX
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -121,19 +123,42 @@ def measure(store: Path, runs: int, env_from: int | None, load_runs: range | Non
 
 
 def tally(store: Path) -> dict:
+    """Each change point (its point, run index, ratio, whether the planted variable is named) and
+    each run estimate kept apart, by the history of the runs in `store` as the code now reads it."""
     from mpiscope.results.changes import history_of
     from mpiscope.store.runs import list_runs
-    runs = list_runs(store)
-    histories, summaries = history_of(runs)
+    histories, summaries = history_of(list_runs(store))
     ids = [s.id for s in summaries]
-    out = {"series": len(histories), "changes": [], "apart": []}
+    out: dict = {"series": len(histories), "runs": len(ids), "changes": [], "apart": []}
     for h in histories:
         point = f"{h.series.key[1][0]} {h.series.key[1][1]}"
-        out["apart"] += [(point, ids.index(r.id)) for r, f in zip(h.series.runs, h.flags) if f]
+        out["apart"] += [(point, ids.index(r.id), f) for r, f in zip(h.series.runs, h.flags) if f]
         for c in h.changes:
             out["changes"].append({"point": point, "at": ids.index(c.run), "ratio": round(c.verdict.ratio, 3),
                                    "newest": c.newest, "named": any("MPIR_CVAR_CH4_CMA_ENABLE" in x for x in c.changed)})
     return out
+
+
+def case_row(name: str, store: Path) -> str:
+    """One case's row: change points at the planted run (within one run, the variable named) and
+    the others (false alarms), the run estimates kept apart, and where each change was found."""
+    planted = int(m.group(1)) if (m := re.search(r"from-run-(\d+)", store.name)) else None
+    loaded = range(int(m.group(1)), int(m.group(2)) + 1) if (m := re.search(r"runs-(\d+)-(\d+)", store.name)) else None
+    r = tally(store)
+    hits = [c for c in r["changes"] if planted is not None and abs(c["at"] - planted) <= 1 and c["named"]]
+    false = [c for c in r["changes"] if c not in hits]
+    found = ", ".join(f"{c['point'].split()[1]} B at run {c['at']} ({c['ratio']}x{', named' if c['named'] else ''})"
+                      for c in r["changes"]) or "-"
+    print(f"  {json.dumps(r)}", file=sys.stderr, flush=True)
+    apart = f"{len(r['apart'])} of {r['series'] * r['runs']}"
+    if loaded is not None:
+        apart += f" ({sum(i in loaded for _, i, _ in r['apart'])} of the loaded runs' {r['series'] * len(loaded)})"
+    return (f"| {name} | {r['series']} | {len(hits) if planted is not None else '-'} | {len(false)} | {apart} | "
+            f"{found} |")
+
+
+HEADER = ("| case | series | change points at the planted run (+-1), variable named | other change points | "
+          "run estimates kept apart | found |\n| --- | --- | --- | --- | --- | --- |")
 
 
 def truth(runs: int, background: bool, keep: Path | None) -> None:
@@ -143,21 +168,24 @@ def truth(runs: int, background: bool, keep: Path | None) -> None:
              f"load in runs {busy.start}-{busy.stop - 1}": (None, busy)}
     bg = load(24 * 3600, 1) if background else []
     try:
-        print(f"| case ({'under load' if background else 'quiet'}) | series | change points | at the planted run "
-              f"(+-1) named | runs kept apart |")
-        print("| --- | --- | --- | --- | --- |")
+        print(f"{'under load' if background else 'quiet'}, {runs} runs a case\n{HEADER}")
         for name, (env_from, load_runs) in cases.items():
             store = base / name.replace(" ", "-")
             t = time.time()
             measure(store, runs, env_from, load_runs)
-            r = tally(store)
-            hits = [c for c in r["changes"] if env_from is not None and abs(c["at"] - env_from) <= 1 and c["named"]]
-            print(f"| {name} | {r['series']} | {len(r['changes'])} | {len(hits)} | {len(r['apart'])} |", flush=True)
-            print(f"  {json.dumps(r)} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
+            print(case_row(name, store), flush=True)
+            print(f"  ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
     finally:
         for p in bg:
             p.terminate()
     print(f"runs kept in {base}", file=sys.stderr)
+
+
+def reanalyse(base: Path) -> None:
+    """The cases a --truth run kept in `base`, read again by the code as it is now."""
+    print(HEADER)
+    for store in sorted((d for d in base.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime):
+        print(case_row(re.sub(r"(?<!\d)-|-(?!\d)", " ", store.name), store), flush=True)
 
 
 def main() -> None:
@@ -167,11 +195,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20, help="runs per ground-truth case (default 20)")
     ap.add_argument("--load", action="store_true", help="a background load through every ground-truth case")
     ap.add_argument("--keep", type=Path, help="where the stores are made (default a temporary directory)")
+    ap.add_argument("--reanalyse", type=Path, metavar="DIR", help="the cases a --truth run kept in DIR, read again")
     a = ap.parse_args()
     if a.scale:
         scale([int(x) for x in a.scale.split(",")], a.keep)
     if a.truth:
         truth(a.runs, a.load, a.keep)
+    if a.reanalyse:
+        reanalyse(a.reanalyse)
 
 
 if __name__ == "__main__":

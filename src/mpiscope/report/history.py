@@ -42,6 +42,7 @@ def sentence(h: History, c: Change) -> str:
     """'pingpong 64 KiB 1.70x slower (...) since run R (2026-11-30): MPIR_CVAR_...=0 appeared in
     the environment'."""
     text = f"{point_label(h)} {ratio_words(c)} since run {c.run} ({c.date})"
+    text += f" (measured from run {c.measured_from}: the runs between were kept apart)" if c.measured_from else ""
     text += " (the newest run alone: later runs will confirm it or not)" if c.newest else ""
     if c.changed:
         text += ": " + "; ".join(c.changed)

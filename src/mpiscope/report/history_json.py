@@ -22,7 +22,8 @@ def change_json(h: History, c: Change) -> dict[str, Any]:
     v = c.verdict
     return {"run": c.run, "date": c.date, "verdict": v.verdict, "ratio": _num(v.ratio), "ratio_low": _num(v.low),
             "ratio_high": _num(v.high), "p": _num(c.p), "runs_before": c.before, "runs_after": c.after,
-            "newest": c.newest, "changed": list(c.changed), "varying": c.varying, "text": sentence(h, c)}
+            "newest": c.newest, "measured_from": c.measured_from or None, "changed": list(c.changed),
+            "varying": c.varying, "text": sentence(h, c)}
 
 
 def series_json(h: History) -> dict[str, Any]:

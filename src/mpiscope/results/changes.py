@@ -30,7 +30,7 @@ from mpiscope.results.location import robust_location
 from mpiscope.results.policy import POLICY
 from mpiscope.records.run import RunView
 from mpiscope.results.series import (Obs, RunSummary, Series, SeriesKey, line_up, persistent_differences,
-                                     summarize, time_order)
+                                     steady_facts, summarize, time_order)
 from mpiscope.results.verdict import FASTER, SLOWER, Verdict, decide, stands_across_states
 
 # The penalty of one more change point, in units of the weighted cost (a chi-square of the
@@ -103,6 +103,7 @@ class Change:
     varying: int = 0         # facts that differ between the two runs but vary within a side
     newest: bool = False     # the newest run alone against the level before it
     p: float = math.nan      # unadjusted; the verdict is decided on the adjusted one
+    measured_from: str = ""  # the first clean run after, when `run` is a run kept apart where the facts changed
 
     @property
     def slower(self) -> bool:
@@ -268,7 +269,7 @@ def _decide(candidates: list[_Candidate], margin: float, alpha: float) -> None:
     p_adj = stats.false_discovery_control([c.p for c in candidates], method="bh")
     policy = replace(POLICY, alpha=alpha)
     shifts: dict[tuple, Shift | None] = {}  # the points of a run share its control: one test per split
-    changed: dict[tuple, tuple[list[str], int]] = {}  # and their facts: one comparison per split
+    changed: dict[tuple, tuple[list[str], int, int]] = {}  # and their facts: one comparison per split
     for c, pa in zip(candidates, p_adj):
         v = decide(c.diff, c.se, c.df, float(pa), c.var, 0.0, margin, policy)
         if v.verdict not in (SLOWER, FASTER):
@@ -285,12 +286,33 @@ def _decide(candidates: list[_Candidate], margin: float, alpha: float) -> None:
         if shift is not None and shift.shifted and not stands_across_states(v.verdict, c.diff, shift.cover()):
             c.history.state_notes.append(f"run {run.id}: {v.ratio:.3g}x, but {shift.text}: not a change")
             continue
-        facts = (sides, tuple(s.obs[i].configuration for i in (*before, *after)))
-        if facts not in changed:
-            changed[facts] = persistent_differences([s.facts(i) for i in before], [s.facts(i) for i in after])
-        named, varying = changed[facts]
-        c.history.changes.append(Change(c.at, run.id, run.date, v, len(before), len(after), tuple(named),
-                                        varying, c.newest, c.p))
+        # the same runs (the same summaries, kept apart the same way between): the same facts
+        key = tuple(tuple(id(s.runs[i]) for i in side) for side in (before, after, range(before[-1] + 1, c.at))
+                    ) + tuple(s.obs[i].configuration for i in range(before[0], after[-1] + 1))
+        if key not in changed:
+            facts = ([s.facts(i) for i in before], [s.facts(i) for i in after])
+            steady, _ = steady_facts(*facts)
+            changed[key] = (*persistent_differences(*facts), _facts_changed_at(s, before[-1], c.at, steady))
+        named, varying, at = changed[key]
+        first = s.runs[at]
+        c.history.changes.append(Change(at, first.id, first.date, v, len(before), len(after), tuple(named), varying,
+                                        newest=c.newest, p=c.p, measured_from=run.id if at != c.at else ""))
+
+
+def _facts_changed_at(s: Series, last: int, first: int, steady: list[str]) -> int:
+    """Where what changed steadily between the clean runs `last` and `first` was first recorded:
+    a run kept apart between them (its figures unusable, its context still what it ran with)
+    when from it on every run between holds the new facts; else `first`."""
+    if not steady:
+        return first
+    new = s.facts(first)
+    at = first
+    for i in range(first - 1, last, -1):
+        f = s.facts(i)
+        if any(f.get(n) != new.get(n) for n in steady):
+            break
+        at = i
+    return at
 
 
 def _segments(h: History, clean: list[int], starts: list[int]) -> list[Segment]:
@@ -313,7 +335,7 @@ def _segments(h: History, clean: list[int], starts: list[int]) -> list[Segment]:
 
 def newest_changes(histories: Sequence[History], newest_run: str) -> list[tuple[History, Change]]:
     """The changes the newest run starts (what `--fail-on` looks at)."""
-    return [(h, c) for h in histories for c in h.changes if c.run == newest_run]
+    return [(h, c) for h in histories for c in h.changes if (c.measured_from or c.run) == newest_run]
 
 
 def state_flags_by_platform(runs: Sequence[RunSummary]) -> dict[str, str]:

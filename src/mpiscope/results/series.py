@@ -236,18 +236,25 @@ def differences(before: Mapping[str, str], after: Mapping[str, str]) -> list[str
     return out
 
 
-def persistent_differences(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, str]]
-                           ) -> tuple[list[str], int]:
-    """What changed between the last run before a change and the first after it and stayed so: the
-    same on every run of each side (a CPU clock that wanders from run to run is no explanation);
-    and how many other facts differ between those two runs but vary within a side."""
+def steady_facts(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, str]]) -> tuple[list[str], int]:
+    """The facts that differ between the last run before a change and the first after it and are
+    the same on every run of each side (a CPU clock that wanders from run to run is no
+    explanation); and how many other facts differ between those two runs but vary within a side."""
     last, first = before[-1], after[0]
     names = [n for n in set(last) | set(first) if last.get(n) != first.get(n)]
     steady = [n for n in names if all(f.get(n) == last.get(n) for f in before)
               and all(f.get(n) == first.get(n) for f in after)]
-    pick = set(steady)
-    return (differences({k: v for k, v in last.items() if k in pick}, {k: v for k, v in first.items() if k in pick}),
-            len(names) - len(steady))
+    return steady, len(names) - len(steady)
+
+
+def persistent_differences(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, str]]
+                           ) -> tuple[list[str], int]:
+    """What changed with a change and stayed so (`steady_facts`), in words, and how many other
+    facts differ but vary within a side."""
+    steady, varying = steady_facts(before, after)
+    last, first = before[-1], after[0]
+    return (differences({k: last[k] for k in steady if k in last}, {k: first[k] for k in steady if k in first}),
+            varying)
 
 
 def time_order(runs: Iterable[RunSummary]) -> list[RunSummary]:
