@@ -48,6 +48,21 @@ def test_detector_false_alarms_and_power():
     assert sum(any(abs(c.at - 12) <= 1 and c.slower for c in h.changes) for h in small) >= 90
 
 
+def test_splits_are_ruptures_own():
+    """The split search from prefix sums chooses what ruptures' own per-position loop chooses,
+    ties and all, on random series with and without steps."""
+    import ruptures
+    from mpiscope.results.changes import MIN_SEGMENT, Binseg, WeightedL2
+    rng = np.random.default_rng(11)
+    for n in rng.integers(4, 80, 150):
+        y = rng.normal(0, 0.05, n) + np.where(np.arange(n) >= rng.integers(0, n), rng.choice([0, 0.1, 0.5]), 0)
+        signal = np.column_stack([np.round(y, int(rng.integers(1, 4))), rng.uniform(10, 1000, n)])
+        pen = float(rng.choice([0.5, 4 * math.log(n), 50]))
+        ours = Binseg(custom_cost=WeightedL2(), min_size=MIN_SEGMENT, jump=1).fit(signal).predict(pen=pen)
+        theirs = ruptures.Binseg(custom_cost=WeightedL2(), min_size=MIN_SEGMENT, jump=1).fit(signal).predict(pen=pen)
+        assert ours == theirs, (n, pen)
+
+
 def test_a_level_within_the_margin_is_no_change():
     """A 3 % step on runs that agree to 0.5 %: the detector finds it, the verdict's margin (5 %)
     keeps it out."""
