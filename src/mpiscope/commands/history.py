@@ -124,7 +124,7 @@ def cmd_history(a: argparse.Namespace) -> int:
         return (not benches or bench in benches) and (wanted is None or size in wanted)
     try:
         runs = (r for r in _runs(a.runs, paths.runs_dir(a.runs_dir), a.format)  # one at a time: read, let go
-                if str(r.meta().status) == "ok" and str(r.meta().started or "") >= after)
+                if str((meta := r.meta()).status) == "ok" and str(meta.started or "") >= after)
         histories, summaries = history_of(runs, margin, a.alpha, keep, Cached())
     except ImportFailed as e:
         raise UsageError(str(e)) from None
