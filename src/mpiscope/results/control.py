@@ -81,13 +81,13 @@ class RunControl:
 
     def switched(self, policy: Policy = POLICY) -> dict[tuple[str, int], str]:
         """The launches whose control moved beyond the run's noise from its level, each with the
-        cause ("machine state switched: ..."); a run of fewer than 3 launches has no level to
-        move from."""
-        if len(self.launches) < 3:
+        cause ("machine state switched: ..."); a run of fewer than `policy.min_launches` launches
+        has no level to move from."""
+        if len(self.launches) < policy.min_launches:
             return {}
         out: dict[tuple[str, int], str] = {}
         for piece, lv in self.levels.items():
-            if piece not in PIECES or len(lv.launches) < 3:
+            if piece not in PIECES or len(lv.launches) < policy.min_launches:
                 continue
             for key, c in self.launches.items():
                 fig = getattr(c, piece)
