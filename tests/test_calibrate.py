@@ -93,12 +93,20 @@ def simulated(cli, mpiscope_home, tmp_path_factory):
     return env, runs, run.name
 
 
-@needs_simgrid
-def test_calibrate_recovers_the_links_rate_and_latency_and_validates(cli, simulated, tmp_path):
+@pytest.fixture(scope="module")
+def calibrated(cli, simulated, tmp_path_factory):
+    """`mpiscope calibrate` of the simulated pingpong: its result and the platform it wrote."""
     env, runs, run = simulated
-    out = tmp_path / "twin.xml"
+    out = tmp_path_factory.mktemp("twin") / "twin.xml"
     r = cli("calibrate", run, "-o", str(out), "--runs-dir", str(runs), env=env)
     assert r.returncode == 0, r.stderr
+    return r, out
+
+
+@needs_simgrid
+def test_calibrate_recovers_the_links_rate_and_latency_and_validates(cli, simulated, calibrated):
+    env, runs, run = simulated
+    r, out = calibrated
     record = read_twin(out)
     keys = dict(kv.split("=") for kv in record["description"].split(":", 1)[1].split(","))
     assert float(keys["bw"].removesuffix("Bps")) == pytest.approx(RATE_BPS, rel=0.05)
@@ -117,11 +125,10 @@ def test_calibrate_recovers_the_links_rate_and_latency_and_validates(cli, simula
 
 
 @needs_simgrid
-def test_the_validation_table_is_in_the_html_report_of_the_twin_and_of_runs_on_it(cli, simulated, tmp_path):
+def test_the_validation_table_is_in_the_html_report_of_the_twin_and_of_runs_on_it(cli, simulated, calibrated,
+                                                                                 tmp_path):
     env, runs, run = simulated
-    out = tmp_path / "twin.xml"
-    r = cli("calibrate", run, "-o", str(out), "--runs-dir", str(runs), env=env)
-    assert r.returncode == 0, r.stderr
+    _, out = calibrated
     assert len(read_twin(out)["validation"]) == 7  # the record keeps the table, point by point
 
     def section(page: Path) -> str:
