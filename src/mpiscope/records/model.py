@@ -377,13 +377,15 @@ def parse_record(d: Any, line: int = 0) -> Record:
     if tag is not None and not isinstance(tag, dict):
         raise RecordError(f"{kind} record: 'tag' must be an object, got {tag!r}")
     legacy, details = {}, {}
-    for k in [k for k in d if k not in _KNOWN]:  # in the line's order
-        v = d[k]
-        if k in _LEGACY_TAGS or k.startswith("env_"):
-            legacy[k] = v
-        else:
-            details[k] = sys.intern(v) if type(v) is str else v  # a datatype's or an operation's name
-    body = {**d, "tag": {**legacy, **(tag or {})}, "line": line}
+    if not d.keys() <= _KNOWN:  # most lines hold only known fields
+        for k in [k for k in d if k not in _KNOWN]:  # in the line's order
+            v = d[k]
+            if k in _LEGACY_TAGS or k.startswith("env_"):
+                legacy[k] = v
+            else:
+                details[k] = sys.intern(v) if type(v) is str else v  # a datatype's or an operation's name
+    # the tag as it is when there is nothing to merge (the loader copies it)
+    body = {**d, "tag": {**legacy, **(tag or {})} if legacy or tag is None else tag, "line": line}
     if kind != "point":
         return load(RECORD_TYPES[kind], body, f"{kind} record")
     body["details"] = details

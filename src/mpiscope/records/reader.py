@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Hashable, Iterator, TypeVar
+from typing import Any, BinaryIO, Hashable, Iterator, TypeVar
 
 from orjson import loads as _fast_loads  # about 3 x json's speed on a records line; json reads what it refuses
 
@@ -120,20 +120,25 @@ class Repeats:
     same key, rank order, sync and tag): a record is measured once, so a repeat is a copied line,
     and a copy with other figures would silently replace the measurement. The first is kept."""
     SHOWN = 3  # repeated points named in the warning
+    TAGS_KEPT = 1 << 12
 
     def __init__(self, name: str):
         self.name = name
         self.seen: dict[Hashable, int] = {}               # identity -> line of its first record
         self.repeated: dict[Hashable, list] = {}          # identity -> [point, first line, repeats, first repeat]
         self.count = 0
+        # id of a tag -> the tag and its hashable form: the points of a launch share one tag
+        # (records.model), so a launch's points share one key part, worked out once
+        self._tags: dict[int, tuple[Any, Hashable]] = {}
 
     def first(self, p: Point, number: int) -> bool:
         """True for the first record of its point; a repeat is counted."""
-        try:
-            tag: Hashable = frozenset(p.tag.items()) if p.tag else None
-        except TypeError:  # a list in a tag
-            tag = json.dumps(p.tag, sort_keys=True, default=str)
-        ident = (p.benchmark, p.size, p.ranks, p.variant, p.order, p.sync, p.sample_from, tag)
+        hit = self._tags.get(id(p.tag))
+        if hit is None or hit[0] is not p.tag:
+            if len(self._tags) >= self.TAGS_KEPT:
+                self._tags.clear()
+            hit = self._tags[id(p.tag)] = (p.tag, _hashable(p.tag))
+        ident = (p.benchmark, p.size, p.ranks, p.variant, p.order, p.sync, p.sample_from, hit[1])
         at = self.seen.setdefault(ident, number)
         if at == number:
             return True
@@ -150,6 +155,13 @@ class Repeats:
         return (f"{self.name} holds {self.count:,} repeated point record(s) of {len(self.repeated):,} point(s) "
                 f"({'; '.join(shown)}{f'; {more:,} more' if more else ''}): a point is recorded once per launch, "
                 f"so each first record is kept and the repeats are left out")
+
+
+def _hashable(tag: Any) -> Hashable:
+    try:
+        return frozenset(tag.items()) if tag else None
+    except TypeError:  # a list in a tag
+        return json.dumps(tag, sort_keys=True, default=str)
 
 
 def _where(p: Point) -> str:
