@@ -165,6 +165,8 @@ def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> i
             out.print(f"simulated {p} ranks in {sim.host_s:.3g} s of host time: run {sim.run.id}", markup=False)
         sims.append(sim)
     table = against_simulation(sims, params, link)
+    table = table.sort_values(["collective", "p", "size"], key=lambda c: c.map(colls.index) if c.name == "collective"
+                              else c, kind="stable", ignore_index=True)  # as asked
     if a.format == "csv":
         print(table.to_csv(index=False), end="")
     elif a.format == "json":
