@@ -136,8 +136,8 @@ def contention_lines(collective: str, t, link, platform: str) -> str:
     cells = ", ".join(f"p={int(r.p)} n={human_size(int(r.n))} ({r.contention:.2g}x)" for r in bad.itertuples())
     return (f"warning: {collective}: contention makes the closed form unreliable on {platform}: the bytes that "
             f"must cross {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) take this share of the predicted time "
-            f"or more (1x: the prediction is impossible): {cells}; simulate instead: "
-            f"mpiscope run --mpi smpi --platform PLATFORM -n P -b {collective}")
+            f"or more (1x: the prediction is impossible): {cells}; add --simulate for the simulated figures "
+            f"beside these")
 
 
 def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> int:
