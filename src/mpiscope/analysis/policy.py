@@ -141,5 +141,24 @@ class AnalysisPolicy:
     # samples; one place per epoch (--rma-buffers single) reads 2.5-38x the out-of-cache rate.
     copy_margin: float = 1.5
 
+    # --- the twin: calibration and the closed form's contention check (docs/simulation.md) ---
+    # A held-out size is every twin_hold_every-th size inside a regime of at least twin_hold_min
+    # sizes, never a regime's first or last two: the sizes that fix a regime's ends stay in its fit.
+    twin_hold_every: int = 3
+    twin_hold_min: int = 5
+    # A flat regime (no bandwidth to fit) prices its largest size's bytes at this share of its latency.
+    twin_flat_share: float = 0.01
+    # Validation targets by what a point is to the fit: the sizes it fitted, the sizes it left out,
+    # and what the pingpong never showed it (a window of messages, the collectives' algorithms).
+    twin_target_fitted: float = 0.05
+    twin_target_held_out: float = 0.10
+    twin_target_not_fitted: float = 0.15
+    # Where the bytes that must cross the platform's narrowest shared link take this share of the
+    # closed form's time or more, contention makes the closed form unreliable: on SimGrid's
+    # `cluster` at 1024 ranks the 8 B reduce, bcast and allreduce (share below 0.01) missed the
+    # simulation by 1-11 %, the 1 KiB binomial reduce and bcast (share 0.5) by 31-33 %, the 64 KiB
+    # allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16 ranks, validated at 1024 ranks").
+    contention_share: float = 0.1
+
 
 ANALYSIS = AnalysisPolicy()

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .hockney import HockneyFit
+from .policy import ANALYSIS
 
 if TYPE_CHECKING:
     from mpiscope.records import Record
@@ -299,13 +300,9 @@ def fit_algorithm(collective: str, algorithm: str, observed: "Iterable[tuple[int
 
 # --- the closed form's own assumption: no shared link binds -----------------------------------
 
-# Where the bytes that must cross the platform's narrowest shared link take this share of the
-# closed form's time or more, contention makes the closed form unreliable there: on SimGrid's
-# `cluster` (100 GB/s backbone, 2 us and 12.5 GB/s routes) at 1024 ranks the 8 B reduce, bcast and
-# allreduce (share below 0.01) missed the simulation by 1-11 %, the 1 KiB binomial reduce and bcast
-# (share 0.5) by 31-33 %, the 64 KiB allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16
-# ranks, validated at 1024 ranks").
-CONTENTION_SHARE = 0.1
+# the share of the closed form's time at which contention makes it unreliable (value and
+# evidence: analysis.policy, "the twin")
+CONTENTION_SHARE = ANALYSIS.contention_share
 
 
 @dataclass(frozen=True)

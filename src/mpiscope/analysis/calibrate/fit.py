@@ -20,12 +20,10 @@ from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.switches import find_switches
 from mpiscope.records.measured import Measured
 
-# A held-out size is every HOLD_EVERY-th size inside a regime of at least HOLD_MIN sizes, never
-# a regime's first or last two: the sizes that fix a regime's ends stay in its fit (four at least).
-HOLD_EVERY = 3
-HOLD_MIN = 5
-# A flat regime (no bandwidth to fit) prices its largest size's bytes at this share of its latency.
-FLAT_SHARE = 0.01
+# held-out sizes and flat regimes (values and evidence: analysis.policy, "the twin")
+HOLD_EVERY = ANALYSIS.twin_hold_every
+HOLD_MIN = ANALYSIS.twin_hold_min
+FLAT_SHARE = ANALYSIS.twin_flat_share
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-# Targets by what a point is to the fit: the sizes it fitted, the sizes it left out, and what the
-# pingpong never showed it (a window of messages, the collectives' algorithms): issue 45's targets.
-TARGETS = {"fitted": 0.05, "held out": 0.10, "not fitted": 0.15}
+from mpiscope.analysis.policy import ANALYSIS
+
+# targets by what a point is to the fit (values and evidence: analysis.policy, "the twin")
+TARGETS = {"fitted": ANALYSIS.twin_target_fitted, "held out": ANALYSIS.twin_target_held_out,
+           "not fitted": ANALYSIS.twin_target_not_fitted}
 KEY = ["benchmark", "ranks", "size"]
 
 
