@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from mpiscope.mpi.layers import MPIR, POSIX, mpich_serving, ompi_serving, poor_algorithm
+from mpiscope.store.runs import Run
 
 TUNE = ["allreduce", "-n", "2", "--sizes", "64K", "--algorithms", "allreduce=tree", "--rounds", "2",
         "--verify-launches", "2", "--verify-max-launches", "2", "--max-time", "0.05", "--no-progress"]
@@ -97,6 +98,13 @@ def test_posix_falling_back_to_mpir_makes_the_mpir_algorithms_live_and_raced(cli
     (alg,) = [row for row in res["liveness"] if row["knob"] == "algorithm"]
     assert alg["live"] and alg["verdict"] == "slower" and alg["ratio"] > 1.05, alg
     assert res["race_run"] and {d["size"] for d in res["decisions"]} == {65536}
+    # the check's launches of the library's default are the race's: it launches the default no more
+    # (two rounds, three launches of it already), runs in the same steady state, and counts them
+    race = Run(Path(res["race_run"]))
+    assert all(p.tag["algorithms"]["allreduce"] != "default" for p in race.records().points)
+    assert all(part.env.get("MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD") == "0" for part in race.meta().parts)
+    (decision,) = res["decisions"]
+    assert decision["launches"]["default"] >= 1  # every one of them the check's
     # what a centre installs: the layer forced for the tune, beside the file's variable
     assert res["env"]["MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM"] == "mpir"
     assert "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE" in res["env"]
