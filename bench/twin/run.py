@@ -105,7 +105,8 @@ def main() -> int:
             (home / "builds").symlink_to(paths.home() / "builds")  # this machine's engine builds
         env = {"MPISCOPE_HOME": str(home)}
         for lib in ("smpi", *([a.mpi] if a.mpi else [])):
-            if mpiscope(["mpi", "add", lib], env).returncode != 0:
+            added = mpiscope(["mpi", "add", lib], env)
+            if added.returncode != 0 and "exists already" not in added.stderr:  # a kept home has it
                 raise SystemExit(f"`mpiscope mpi add {lib}` failed" + (
                     " (SimGrid's smpicc/smpirun: apt-get install libsimgrid-dev)" if lib == "smpi" else ""))
         lib_opts = launcher_options(c, a.mpi)
