@@ -33,13 +33,11 @@ from mpiscope.results.series import (Obs, RunSummary, Series, SeriesKey, line_up
                                      steady_facts, summarize, time_order)
 from mpiscope.results.verdict import FASTER, SLOWER, Verdict, decide, stands_across_states
 
-# The penalty of one more change point, in units of the weighted cost (a chi-square of the
-# standardised runs): PENALTY_PER_LOG_RUN x log(runs). Its false alarms and power, simulated, are
-# in docs/history.md ("Parameters").
-PENALTY_PER_LOG_RUN = 4.0
-MIN_SEGMENT = 2      # runs a segment needs (a single odd run is an outlier, not a level)
-MIN_RUNS = 4         # clean runs a series needs before it is segmented
-MIN_DRIFT_RUNS = 5   # clean runs from which the run-to-run variance is learnt (else the prior)
+# the detector's parameters (values and evidence: results.policy, "history", and docs/history.md)
+PENALTY_PER_LOG_RUN = POLICY.history_penalty
+MIN_SEGMENT = POLICY.history_min_segment
+MIN_RUNS = POLICY.history_min_runs
+MIN_DRIFT_RUNS = POLICY.history_drift_runs
 MAD_SIGMA = POLICY.mad_sigma
 
 

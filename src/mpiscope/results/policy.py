@@ -171,5 +171,14 @@ class Policy:
     # freedom at the drift's own (a smaller one barely moves Welch's test).
     drift_material: float = 0.05
 
+    # --- history: change points along a series of runs (results.changes; docs/history.md, "Parameters") ---
+    # The penalty of one more change point, in units of the weighted cost (a chi-square of the
+    # standardised runs): history_penalty x ln(runs); 3 found twice the spurious changes, 5 lost a
+    # fifth of the 1.1x steps (simulated, docs/history.md).
+    history_penalty: float = 4.0
+    history_min_segment: int = 2    # runs a segment needs (a single odd run is an outlier, not a level)
+    history_min_runs: int = 4       # clean runs a series needs before it is segmented (two segments of two)
+    history_drift_runs: int = 5     # clean runs from which the run-to-run variance is learnt (else the prior)
+
 
 POLICY = Policy()
