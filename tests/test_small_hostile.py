@@ -86,8 +86,9 @@ def _tune_dir(where: Path) -> Path:
     from mpiscope.execute.tune import FORMAT, STATE
     d = where / "tune-1"
     d.mkdir()
-    spec = {"mpi": None, "collectives": ["allreduce"], "ranks": [2], "sizes": "8", "rounds": 2}
-    (d / STATE).write_text(json.dumps({"format": FORMAT, "spec": spec, "failed": {"allreduce|2|ring": "x"}}))
+    description = {"benchmarks": ["allreduce"], "rank_counts": [2], "sizes": "8", "rounds": 2, "launches": 1}
+    (d / STATE).write_text(json.dumps({"format": FORMAT, "description": description,
+                                       "failed": {"allreduce|2|ring": "x"}}))
     return d
 
 
