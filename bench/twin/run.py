@@ -185,11 +185,13 @@ def predict_at_scale(a, env: dict[str, str], runs: Path, ids: list[str], bw_MBps
         return
     step(f"the twin at {most} nodes behind a {bb} backbone", t0)
     # predict --simulate: each rank count simulated on the twin beside the closed form and its check
+    t0 = time.monotonic()
     done = mpiscope(["predict", "--from", ids[0], "--runs-dir", str(runs), "-n", a.predict_ranks,
                      "--sizes", a.predict_sizes, "--collective", "allreduce", "--platform", str(twin), "--simulate"],
                     env)
     print(done.stdout if done.returncode == 0 else f"prediction by simulation failed: {done.stderr.strip()[-300:]}",
           flush=True)
+    step("predict --simulate", t0)
 
 
 if __name__ == "__main__":
