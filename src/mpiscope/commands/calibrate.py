@@ -32,6 +32,7 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     from mpiscope.analysis.calibrate.platform import read_twin
     from mpiscope.execute.twin import fit_twin, validate_draft, validate_twin
     from mpiscope.report.calibrate import render_table, render_twin, summary_text, validation_rows
+    from mpiscope.report.twin import twin_xml
     from mpiscope.results.view import results_of
     from mpiscope.util.console import out
     from mpiscope.util.output import write_output
@@ -63,7 +64,7 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     target = Path(a.output)
     hosts = target.with_suffix(".hosts")
     rows = validation_rows(table)
-    write_output(target, twin.xml(validation=summary, table=rows))
+    write_output(target, twin_xml(twin, validation=summary, table=rows))
     write_output(hosts, "\n".join(twin.hosts()) + "\n")
     page = Path(a.report) if a.report else target.with_suffix(".html")
     _page(runs, page, str(target.resolve()), {**twin.record(), "validation": rows})

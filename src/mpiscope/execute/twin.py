@@ -198,7 +198,8 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
 
 def validate_draft(twin: "Twin", runs: Sequence["Run"], frame: "pd.DataFrame") -> "pd.DataFrame":
     """The validation of a twin not yet written (its file drafted in a directory of its own)."""
+    from mpiscope.report.twin import twin_xml
     with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
         draft = Path(tmp) / "twin.xml"
-        draft.write_text(twin.xml())
+        draft.write_text(twin_xml(twin))
         return validate_twin(draft, twin.record(), runs, frame, twin.link.switches)

@@ -1,22 +1,43 @@
 """The words of `mpiscope calibrate`: the twin's fitted figures, the validation table (measured
-against simulated, point by point) and its summary."""
+against simulated, point by point) with why a point is outside its target, and its summary."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from mpiscope.report.predictions import aligned
+from mpiscope.report.twin import provenance_lines
 from mpiscope.util.units import human_size
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from mpiscope.analysis.calibrate.platform import Twin
+    from mpiscope.analysis.calibrate.validation import Reason
 
 
 def render_twin(twin: "Twin") -> str:
     lines = [f"twin of {', '.join(twin.runs)} ({twin.library}): {twin.nodes} nodes, {twin.description}",
-             *(f"  {line}" for line in twin.provenance_lines()[2:])]
+             *(f"  {line}" for line in provenance_lines(twin)[2:])]
     return "\n".join(lines)
+
+
+# Why a point is outside its target, by the kind of its reason (analysis/calibrate/validation.py's
+# `Reason`, whose figures fill the blanks).
+WHY = {
+    "disturbed": "the measurement was disturbed: {cause}",
+    "oversubscribed": "the measurement was disturbed: more ranks than cores: the times measure the scheduler",
+    "spread": "the measurement itself spans +-{spread:.0%}",
+    "switch": "at the switch between {between[0]} and {between[1]} B: SMPI changes its factors at one size",
+    "regime": "the regime's line misses this size",
+    "in_flight": "messages in flight together: SMPI shares the link, the library pipelines them",
+    "algorithm": "SimGrid's {selector} algorithm of {benchmark}, not the library's own code",
+}
+
+
+def why(reason: "Reason | None", benchmark: str) -> str:
+    """Why a point of `benchmark` is outside its target, in words ("" inside it: no reason)."""
+    kind = getattr(reason, "kind", None)
+    return WHY[kind].format(**vars(reason), benchmark=benchmark) if kind else ""
 
 
 def render_table(table: "pd.DataFrame") -> str:
@@ -27,7 +48,7 @@ def render_table(table: "pd.DataFrame") -> str:
         half = f" +-{r.measured_half_width:.0%}" if r.measured_half_width == r.measured_half_width else ""
         rows.append([r.benchmark, str(r.ranks), human_size(int(r.size)), r.role, f"{r.measured_us:.4g}{half}",
                      f"{r.simulated_us:.4g}", f"{r.error:+.1%}{' !' if r.outside else '  '}",
-                     f"{r.target:.0%}", r.why])
+                     f"{r.target:.0%}", why(r.reason, r.benchmark)])
     return ("validation: measured against simulated on the twin (error = simulated / measured - 1)\n"
             + aligned(rows, {0, 3, 8}))
 
@@ -37,14 +58,16 @@ def summary_text(table: "pd.DataFrame") -> str:
     lines = []
     for name, s in summaries(table).items():
         lines.append(f"{name}: {s.points} points, median |error| {s.median:.1%}, worst {s.worst:+.1%} "
-                     f"({s.worst_at}), {s.outside} outside target")
+                     f"({s.worst_benchmark} {s.worst_size} B at {s.worst_ranks} ranks), {s.outside} outside target")
     return "\n".join(lines)
 
 
 def validation_rows(table: "pd.DataFrame") -> list[dict]:
-    """The validation table as a twin's record keeps it (plain JSON values, null for NaN)."""
+    """The validation table as a twin's record keeps it (plain JSON values, null for NaN), each
+    point's reason in words (`why`)."""
     import json
-    return json.loads(table.to_json(orient="records"))
+    said = [why(r, b) for r, b in zip(table["reason"], table["benchmark"])]
+    return json.loads(table.drop(columns="reason").assign(why=said).to_json(orient="records"))
 
 
 def twins_of(contexts) -> list[tuple[str, dict]]:

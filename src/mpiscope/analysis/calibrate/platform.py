@@ -1,18 +1,15 @@
 """The twin as SimGrid reads it: a platform of the given shape whose links carry the fitted route
-figures, SMPI's configuration in its `<config>` (the same options as `--cfg`), and the provenance
-in comments: the source runs, every fitted parameter with its interval, the mpiscope version, and
-one machine-readable line that `calibrate --validate` reads back."""
+figures, SMPI's configuration (the same options as `--cfg`) and its provenance as a record (the
+source runs, the fitted and held-out sizes, the mpiscope version). report/twin.py writes the file,
+the record in one machine-readable comment that `read_twin` reads back."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
-from xml.sax.saxutils import quoteattr
 
-from mpiscope.analysis.calibrate.fit import Figure, LinkClass
+from mpiscope.analysis.calibrate.fit import LinkClass
 from mpiscope.launchers.platform import Platform, parse
 
 MARK = "mpiscope-twin"
@@ -67,53 +64,11 @@ class Twin:
     def hosts(self) -> list[str]:
         return self.platform().hosts()
 
-    def xml(self, validation: str = "", table: Sequence[Mapping] = ()) -> str:
-        """The platform file; `validation` the summary and `table` the rows of the validation
-        table (analysis/calibrate/validation.py), which the record keeps for the HTML report."""
-        doc = self.platform().xml()
-        doc = re.sub(r"<!-- mpiscope .*? -->\n", "", doc, count=1)
-        props = "".join(f'  <prop id={quoteattr(k)} value={quoteattr(v)}/>\n'
-                        for k, v in (c.split(":", 1) for c in self.cfg()))
-        head = "".join(f"<!-- {_comment(line)} -->\n" for line in self.provenance_lines())
-        if validation:
-            head += "<!--\n" + _comment(validation) + "\n-->\n"
-        record = {**self.record(), **({"validation": [dict(r) for r in table]} if table else {})}
-        head += f"<!-- {MARK} {_comment(json.dumps(record, separators=(',', ':'), default=str))} -->\n"
-        return doc.replace('<platform version="4.1">\n', f'<platform version="4.1">\n{head}<config>\n{props}</config>\n', 1)
-
-    def provenance_lines(self) -> list[str]:
-        lines = [f"a twin calibrated by mpiscope {self.version} from runs {', '.join(self.runs)} ({self.library})",
-                 f"shape: {self.description}",
-                 f"smpirun options: " + " ".join(f"cfg={c}" for c in self.cfg())]
-        for c in filter(None, (self.link, self.loopback)):
-            lines.append(f"{c.placement}: route latency {_fig(c.latency_us, 'us')}, bandwidth "
-                         f"{_fig(c.bandwidth_Bps.scaled(1e-6), 'MB/s')}; fitted sizes {_sizes(c.fitted)}, "
-                         f"held out {_sizes(c.held_out) or 'none'}")
-            for r in c.regimes:
-                lines.append(f"  {c.placement} regime {r.sizes[0]}..{r.sizes[1]} B (factor above {r.above} B): "
-                             f"latency {_fig(r.latency_us, 'us')}, bandwidth {_fig(r.bandwidth_Bps.scaled(1e-6), 'MB/s')}, "
-                             f"lat-factor {_fig(r.lat_factor, '')}, bw-factor {_fig(r.bw_factor, '')}")
-        return lines
-
     def record(self) -> dict:
         return {"version": self.version, "runs": list(self.runs), "library": self.library, "nodes": self.nodes,
                 "description": self.description, "cfg": self.cfg(),
                 "held_out": {c.placement: list(c.held_out) for c in filter(None, (self.link, self.loopback))},
                 "fitted": {c.placement: list(c.fitted) for c in filter(None, (self.link, self.loopback))}}
-
-
-def _fig(f: Figure, unit: str) -> str:
-    interval = f" [{f.low:.4g}, {f.high:.4g}]" if math.isfinite(f.low) and math.isfinite(f.high) else ""
-    return f"{f.value:.4g}{' ' + unit if unit else ''}{interval}"
-
-
-def _sizes(sizes: tuple[int, ...]) -> str:
-    return ",".join(str(s) for s in sizes)
-
-
-def _comment(text: str) -> str:
-    """Text a comment may hold: XML forbids "--" inside one (JSON keeps it as an escape)."""
-    return text.replace("--", "-\\u002d")
 
 
 def read_twin(path: Path) -> dict | None:

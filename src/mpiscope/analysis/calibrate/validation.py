@@ -1,7 +1,9 @@
 """Measured against simulated, point by point: the launch-level estimates of the source runs
-and of the twin's simulated runs, each point's error, its target and, outside it, why."""
+and of the twin's simulated runs, each point's error, its target and, outside it, why (a
+`Reason`: its kind and figures; report/calibrate.py says it in words)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -17,22 +19,38 @@ KEY = ["benchmark", "ranks", "size"]
 
 
 @dataclass(frozen=True)
+class Reason:
+    """Why a point lies outside its target, most direct first: its launches were `disturbed`
+    (`cause`: what the results layer found) or `oversubscribed`; the measurement's own `spread`
+    (its relative half-width) exceeds the target; a pingpong at a `switch` of regimes (`between`
+    the two sizes) or off its regime's line (`regime`); messages `in_flight` together; SimGrid's
+    `algorithm` (of `selector`) for a collective."""
+    kind: str
+    cause: str = ""
+    spread: float = math.nan
+    between: tuple[int, int] = (0, 0)
+    selector: str = ""
+
+
+@dataclass(frozen=True)
 class Summary:
     points: int
     median: float          # of |error|
     worst: float           # largest |error|, signed
-    worst_at: str
+    worst_benchmark: str   # the point of the largest |error|
+    worst_size: int
+    worst_ranks: int
     outside: int
 
 
-def _cause(frame: pd.DataFrame) -> list[str]:
-    """What disturbed each point's launches, as the results layer judged it ("" for nothing)."""
+def _cause(frame: pd.DataFrame) -> list[Reason | None]:
+    """What disturbed each point's launches, as the results layer judged it (None for nothing)."""
     points = frame["point"] if "point" in frame else [None] * len(frame)
     over = frame["oversubscribed"] if "oversubscribed" in frame else [False] * len(frame)
-    out = []
+    out: list[Reason | None] = []
     for lp, o in zip(points, over):
         said = getattr(lp, "busy", "") or next(iter(getattr(lp, "disturbed", ()) or ()), "")
-        out.append(said or ("more ranks than cores: the times measure the scheduler" if o is True else ""))
+        out.append(Reason("disturbed", cause=said) if said else Reason("oversubscribed") if o is True else None)
     return out
 
 
@@ -44,7 +62,8 @@ def _estimates(frame: pd.DataFrame) -> pd.DataFrame:
     # one figure a point: several source runs of one point, their median
     return rows.groupby(KEY, as_index=False).agg(
         time_median_us=("time_median_us", "median"), time_ci_low_us=("time_ci_low_us", "median"),
-        time_ci_high_us=("time_ci_high_us", "median"), cause=("cause", lambda c: next((x for x in c if x), "")))
+        time_ci_high_us=("time_ci_high_us", "median"),
+        cause=("cause", lambda c: next((x for x in c if isinstance(x, Reason)), None)))
 
 
 def role(benchmark: str, size: int, fitted: set[int], held: set[int]) -> str:
@@ -58,8 +77,8 @@ def role(benchmark: str, size: int, fitted: set[int], held: set[int]) -> str:
 def compare(measured: pd.DataFrame, simulated: pd.DataFrame, fitted: set[int], held: set[int],
             switches: tuple[tuple[int, int], ...] = (), selector: str = "mpich") -> pd.DataFrame:
     """A row per point both sides have: the measured estimate and its interval, the simulated
-    one, the error (simulated / measured - 1), the point's role and target, and why a point
-    outside its target is."""
+    one, the error (simulated / measured - 1), the point's role and target, and the `Reason` a
+    point outside its target is (None inside it)."""
     m, s = _estimates(measured), _estimates(simulated)
     both = m.merge(s[[*KEY, "time_median_us"]], on=KEY, suffixes=("", "_sim"))
     rows = []
@@ -73,26 +92,26 @@ def compare(measured: pd.DataFrame, simulated: pd.DataFrame, fitted: set[int], h
                      "measured_us": r.time_median_us, "measured_half_width": half,
                      "simulated_us": r.time_median_us_sim, "error": err, "target": target,
                      "outside": abs(err) > target,
-                     "why": _why(r.benchmark, int(r.size), half, target, switches, selector, r.cause)
-                     if abs(err) > target else ""})
+                     "reason": _reason(r.benchmark, int(r.size), half, target, switches, selector, r.cause)
+                     if abs(err) > target else None})
     return pd.DataFrame(rows, columns=["benchmark", "ranks", "size", "role", "measured_us", "measured_half_width",
-                                       "simulated_us", "error", "target", "outside", "why"])
+                                       "simulated_us", "error", "target", "outside", "reason"])
 
 
-def _why(benchmark: str, size: int, half: float, target: float, switches: tuple[tuple[int, int], ...],
-         selector: str, cause: str = "") -> str:
-    if cause:
-        return f"the measurement was disturbed: {cause}"
+def _reason(benchmark: str, size: int, half: float, target: float, switches: tuple[tuple[int, int], ...],
+            selector: str, cause: Reason | None = None) -> Reason:
+    if isinstance(cause, Reason):
+        return cause
     if pd.notna(half) and half > target:
-        return f"the measurement itself spans +-{half:.0%}"
+        return Reason("spread", spread=float(half))
     near = next(((a, b) for a, b in switches if a <= size <= b), None)
     if benchmark == "pingpong" and near:
-        return f"at the switch between {near[0]} and {near[1]} B: SMPI changes its factors at one size"
+        return Reason("switch", between=near)
     if benchmark == "pingpong":
-        return "the regime's line misses this size"
+        return Reason("regime")
     if benchmark in ("bw", "bibw", "pingpong_window"):
-        return "messages in flight together: SMPI shares the link, the library pipelines them"
-    return f"SimGrid's {selector} algorithm of {benchmark}, not the library's own code"
+        return Reason("in_flight")
+    return Reason("algorithm", selector=selector)
 
 
 def summaries(table: pd.DataFrame) -> Mapping[str, Summary]:
@@ -103,6 +122,6 @@ def summaries(table: pd.DataFrame) -> Mapping[str, Summary]:
             continue
         worst = g.loc[g["error"].abs().idxmax()]
         out[str(name)] = Summary(len(g), float(g["error"].abs().median()), float(worst["error"]),
-                                 f"{worst['benchmark']} {int(worst['size'])} B at {int(worst['ranks'])} ranks",
+                                 str(worst["benchmark"]), int(worst["size"]), int(worst["ranks"]),
                                  int(g["outside"].sum()))
     return out
