@@ -44,7 +44,9 @@ class HockneyFit:
     size_range: tuple[int, int]
     n_points: int
     outliers: tuple[int, ...]           # sizes the robust fit gave zero weight
-    ci_method: str
+    ci_method: str                      # "bootstrap" over points, else "covariance" (WLS, normal)
+    ci_level: float
+    ci_reps: int = 0                    # the bootstrap's resamples
     clock: Clock | None = None
 
     @property
@@ -170,17 +172,18 @@ def fit_hockney(points: Sequence[Measured], clock: Clock | None = None, level: f
     bw, nh = _derived(np.array([a]), np.array([b]))
     if len(np.unique(x[rw > 0])) >= ANALYSIS.bootstrap_min_points:
         a_ci, b_ci, bw_ci, nh_ci = _bootstrap(x, y, sigma, rw, reps, level, seed)
-        method = f"bootstrap over points ({reps} resamples), {level:.0%}"
+        method, resamples = "bootstrap", reps
     else:
         cov = line_covariance(x, y, sigma, rw, a, b)
         a_ci, b_ci, bw_ci, nh_ci = _delta(a, b, cov, level)
-        method = f"WLS covariance, normal, {level:.0%}"
+        method, resamples = "covariance", 0
     return HockneyFit(
         alpha_us=a, alpha_ci=a_ci, beta_us_per_byte=b, beta_ci=b_ci,
         bandwidth_MiBps=float(bw[0]), bandwidth_ci=bw_ci,
         n_half=float(nh[0]), n_half_ci=nh_ci,
         size_range=(int(x.min()), int(x.max())), n_points=len(points),
-        outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, clock=clock)
+        outliers=tuple(int(v) for v in x[rw == 0]), ci_method=method, ci_level=level,
+        ci_reps=resamples, clock=clock)
 
 
 def implausible(fit: HockneyFit, max_bandwidth_MiBps: float | None = None) -> Issue | None:

@@ -29,6 +29,13 @@ def issue_text(issue: Issue | None) -> str | None:
     raise ValueError(f"no words for the issue {issue.kind!r}")
 
 
+def ci_text(fit: HockneyFit) -> str:
+    """How the fit's intervals were found, e.g. 'bootstrap over points (2000 resamples), 95%'."""
+    if fit.ci_method == "bootstrap":
+        return f"bootstrap over points ({fit.ci_reps} resamples), {fit.ci_level:.0%}"
+    return f"WLS covariance, normal, {fit.ci_level:.0%}"
+
+
 def why(fit: HockneyFit) -> str:
     """Why the fit is not valid ("" when it is): each parameter's reason."""
     return "; ".join(issue_text(i) or "" for i in fit.issues)
@@ -78,6 +85,6 @@ def format_hockney_table(fits: Mapping[str, HockneyFit], with_ci: bool = True, s
     outl = {k: f.outliers for k, f in fits.items() if f.outliers}
     if outl:
         notes.append("outliers left out: " + "; ".join(f"{k}: {list(v)}" for k, v in outl.items()))
-    methods = {f.ci_method for f in fits.values()}
+    methods = {ci_text(f) for f in fits.values()}
     notes.append("intervals: " + "; ".join(sorted(methods)))
     return "\n".join(out + [""] + notes)

@@ -19,7 +19,7 @@ from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.switches import SwitchReport, find_switches
 from mpiscope.records import Record
 from mpiscope.report.hardware import format_hardware, format_loggp
-from mpiscope.report.hockney import format_hockney_table, issue_text
+from mpiscope.report.hockney import ci_text, format_hockney_table, issue_text
 from mpiscope.report.switches import format_switches
 
 
@@ -160,7 +160,7 @@ def fit_json(f: HockneyFit) -> dict:
     return {**{k: None if k in hidden else _json_value(v) for k, v in figures.items()},
             "valid": f.valid,
             "not_identifiable": {"latency": issue_text(f.latency_issue), "per_byte": issue_text(f.per_byte_issue)},
-            "outliers": list(f.outliers), "ci_method": f.ci_method}
+            "outliers": list(f.outliers), "ci_method": ci_text(f)}
 
 
 def to_json(s: ModelSummary) -> dict:
