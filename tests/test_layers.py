@@ -203,6 +203,43 @@ def test_analysis_returns_values_and_never_prints():
                 assert not node.module.startswith("rich"), f"{f.name} imports {node.module}"
 
 
+# Three words or more in the literal text of an f-string: a phrase a reader is meant to read.
+PHRASE = re.compile(r"[A-Za-z']+(?: [A-Za-z']+){2,}")
+
+
+def sentences(source: str) -> list[tuple[int, str]]:
+    """The f-strings of `source` whose own text holds a phrase (line, that text), except in a
+    `raise`: a refusal's one-line message is the error's, not a figure's words. Labels (column
+    names, units, SimGrid's `key:value` options) have no phrase; a sentence written as a plain
+    literal is not told from a label here, so it is left to review."""
+    tree = ast.parse(source)
+    raised = {id(n) for r in ast.walk(tree) if isinstance(r, ast.Raise) for n in ast.walk(r)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and id(node) not in raised:
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            if PHRASE.search(text):
+                found.append((node.lineno, text))
+    return found
+
+
+def test_analysis_builds_no_sentence():
+    """Analysis returns values (a kind and its figures: `hockney.Issue`, the twin's validation
+    `Reason`); report/ says them in words (docs/architecture.md)."""
+    built = [f"{f.relative_to(PACKAGE)}:{line}: {text!r}" for f in sorted((PACKAGE / "analysis").rglob("*.py"))
+             for line, text in sentences(f.read_text())]
+    assert not built, "analysis builds text for a reader (say it in report/):\n" + "\n".join(built)
+
+
+def test_the_sentence_finder_finds_one():
+    source = ('def why(n):\n'
+              '    if n < 0:\n'
+              '        raise ValueError(f"a size of {n} bytes cannot be")\n'
+              '    label = f"{n}:bw-factor"\n'
+              '    return f"the measurement itself spans +-{n:.0%}"\n')
+    assert sentences(source) == [(5, "the measurement itself spans +-")]
+
+
 # --- facades --------------------------------------------------------------------------------
 
 def test_package_facades_import_no_submodule():
