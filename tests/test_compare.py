@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiscope.results.compare import (CI_Z, MANN_WHITNEY, ONE_VS_LAUNCHES, WELCH, compare_points, compare_runs,
-                                       launches_line, regressions)
+from mpiscope.report.comparison import launches_line
+from mpiscope.results.compare import CI_Z, MANN_WHITNEY, ONE_VS_LAUNCHES, WELCH, compare_points, compare_runs, regressions
 from mpiscope.results.launches import aggregate, drift_between_runs
 from mpiscope.records import Context, End, Point, Stats
 from mpiscope_test_fixtures.synthetic import launch_point, records_of, saved_id, stored_run

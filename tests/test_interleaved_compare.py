@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mpiscope import api
-from mpiscope.results.compare import PAIRED, WELCH, compare_runs, how_measured, launches_line
+from mpiscope.report.comparison import how_measured, launches_line
+from mpiscope.results.compare import PAIRED, WELCH, compare_runs
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
 
 SIZES = (8, 1024, 65536)

@@ -420,13 +420,13 @@ class Comparison:
     @property
     def summary(self) -> str:
         """How many points got slower, faster, stayed the same."""
-        from mpiscope.results.compare import summary
+        from mpiscope.report.comparison import summary
         return summary(self.changes)
 
     @property
     def launches(self) -> str:
         """Which test judged the points, on how many launches."""
-        from mpiscope.results.compare import launches_line
+        from mpiscope.report.comparison import launches_line
         return launches_line(self.changes)
 
     def regressions(self, fail_on: float) -> list[PointChange]:

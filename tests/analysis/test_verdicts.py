@@ -171,7 +171,8 @@ def test_a_busy_side_is_named_beside_its_verdict():
     so even a large slowdown gets no verdict (bench/evidence: 6 of 7 false verdicts apart had a busy
     side); interleaved, paired by block, it is still found. An inconclusive busy point asks for no
     more launches."""
-    from mpiscope.results.compare import BUSY_APART, summary
+    from mpiscope.report.comparison import summary
+    from mpiscope.results.compare import BUSY_APART
     rng = np.random.default_rng(7)
     base = [launches(rng, 3)]
     cand = [launches(rng, 3, slower=4.0, disturbed={0: "steal 30%", 1: "steal 30%"})]

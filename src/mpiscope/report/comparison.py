@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Callable
 
-from mpiscope.results.compare import PointChange, launches_line, summary
+from mpiscope.results.compare import CI_Z, ONE_VS_LAUNCHES, PAIRED, WELCH, PointChange
 from mpiscope.results.policy import POLICY
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
@@ -80,3 +80,84 @@ def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[s
             for pc in tested]
     head = ["benchmark", "size", "ranks", "baseline µs", "candidate µs", "ratio (95% interval)", "verdict"]
     return counts + note + (table(head, rows, "data comparison") if rows else "")
+
+
+# --- the comparison's words (compare's terminal output, the report, the API) ---
+
+def summary(changes: list[PointChange]) -> str:
+    """'N points compared: a slower, b faster, c same, d inconclusive (...)'; the worst and best."""
+    count = {v: [pc for pc in changes if pc.verdict == v] for v in ("slower", "faster", "same", "inconclusive",
+                                                                      "untested")}
+    slower, faster, untested = count["slower"], count["faster"], count["untested"]
+    parts = [f"{len(changes)} points compared: {len(slower)} slower, {len(faster)} faster, "
+             f"{len(count['same'])} same (within the margin), {len(count['inconclusive'])} inconclusive"]
+    if untested:
+        parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
+                     f"tool's, with no interval or samples to test)")
+    state = [pc for pc in changes if pc.state]
+    if state:
+        parts.append(f"{len(state)} inconclusive because {state[0].state}")
+    busy = [pc for pc in changes if pc.busy]
+    if busy:
+        parts.append(f"{len(busy)} on a busy machine ({busy[0].busy}" + (", ..." if len(busy) > 1 else "")
+                     + "): their verdicts rest on disturbed launches, and measured apart they get none")
+    needed = [pc.launches_needed for pc in count["inconclusive"] if pc.launches_needed]
+    if needed:
+        parts.append(f"inconclusive points would need about {min(needed)}-{max(needed)} launches a side"
+                     if min(needed) != max(needed) else
+                     f"inconclusive points would need about {needed[0]} launches a side")
+    if slower:
+        w = max(slower, key=lambda pc: pc.change)
+        parts.append(f"worst: {w.label} {w.size} B {100 * w.change:+.1f}%")
+    if faster:
+        b = min(faster, key=lambda pc: pc.change)
+        parts.append(f"best: {b.label} {b.size} B {100 * b.change:+.1f}%")
+    decided = [pc for pc in changes if pc.drift_decided]
+    if decided:
+        parts.append(f"the drift from run to run decided {len(decided)} verdict(s) "
+                     f"({decided[0].drift.described if decided[0].drift else ''})")
+    tests = sorted({pc.test for pc in changes})
+    if tests == [CI_Z]:
+        parts.append("(no raw samples: medians' CIs compared; measure with --raw for Mann-Whitney U)")
+    return "; ".join(parts)
+
+
+def launches_line(changes: list[PointChange]) -> str:
+    """Which test judged the points and on how many launches each side had (for the output)."""
+    level = [pc for pc in changes if pc.launch_level]
+    line = _launches_line(changes, level)
+    return f"{how_measured(changes)}: {line}" if any(pc.interleaved for pc in changes) else line
+
+
+def how_measured(changes: list[PointChange]) -> str:
+    """'interleaved (N blocks)' or 'measured apart': what a verdict across time rests on
+    (docs/statistics.md, "What a verdict across time can and cannot prove")."""
+    if not any(pc.interleaved for pc in changes):
+        return "measured apart"
+    blocks = [pc.blocks for pc in changes if pc.test == PAIRED]
+    if not blocks:
+        return "interleaved (too few launches to pair by block)"
+    return (f"interleaved ({min(blocks)} blocks)" if min(blocks) == max(blocks) else
+            f"interleaved ({min(blocks)}-{max(blocks)} blocks)")
+
+
+def _launches_line(changes: list[PointChange], level: list[PointChange]) -> str:
+    if not level:
+        return ("one launch per side: each point's samples compared (they show that launch's sampling "
+                "error only, not launch-to-launch variation)")
+
+    def span(xs: list[int]) -> str:
+        return str(min(xs)) if min(xs) == max(xs) else f"{min(xs)}-{max(xs)}"
+    named = {WELCH: "Welch's t test on the log launch medians", PAIRED: "a paired t test over blocks",
+             ONE_VS_LAUNCHES: "a t test of one launch against the other side's launches"}
+    tests = " and ".join(sorted({named[pc.test] for pc in level}))
+    drifted = [pc for pc in level if pc.drift_runs]
+    prior = [pc for pc in level if pc.drift is not None and pc.drift.prior]
+    if drifted:
+        tests += (f", with the drift from run to run learnt from {span([pc.drift_runs for pc in drifted])} runs "
+                  f"({len(drifted)} of {len(level)} points)")
+    return (f"launch level: {tests}; baseline {span([pc.base_launches for pc in level])} launches, "
+            f"candidate {span([pc.cand_launches for pc in level])} per point"
+            + (f" ({len(changes) - len(level)} points with one launch per side: samples compared)"
+               if len(level) < len(changes) else "")
+            + (f"; with {prior[0].drift.described} for {len(prior)} of {len(level)} points" if prior else ""))
