@@ -1,5 +1,6 @@
-"""A link with a known delay between namespace hosts (tests/fixtures/delayline.py): this
-kernel has no netem, so a user-space line holds every packet; `tbf` still sets the rate."""
+"""A link with a known rate and delay between namespace hosts (tests/fixtures/delayline.py): this
+kernel has no netem, so a user-space line holds every packet and charges its bytes at the rate;
+`tbf` at the same rate paces TCP in front of it."""
 from __future__ import annotations
 
 import os
@@ -49,6 +50,25 @@ def test_rate_and_delay_together(delay_hosts):
         c.unshape()
     assert rate_bits == pytest.approx(200e6, rel=0.1)
     assert min(trips) >= 2e-3
+
+
+def test_a_medium_message_pays_every_byte_at_the_rate(delay_hosts):
+    """No burst: a 64 KiB message after an idle spell takes its bytes / rate longer than 8 B,
+    as on SimGrid's link (tbf alone let it through at once: its bucket holds 64 KiB)."""
+    c = delay_hosts
+    c.shape("200mbit", delay="1ms")
+    c.line.lateness()
+    try:
+        small, medium = round_trips(c, 20, 8), round_trips(c, 20, 64 << 10)
+        late = c.line.lateness()
+    finally:
+        c.unshape()
+    per_way = (min(medium) - min(small)) / 2
+    # the message's packets carry 40 B of IP and TCP headers each, +0.1 %
+    assert per_way == pytest.approx((64 << 10) / 25e6, rel=0.05), per_way
+    # the line's own cost, printed by bench/twin/delay.py: it polls only the last few us before a
+    # packet falls due (50 us at most), not the whole wait
+    assert late.cpu_share < 0.5, late
 
 
 def test_mpi_crosses_the_line(delay_hosts, mpich):

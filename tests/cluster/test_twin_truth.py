@@ -1,5 +1,5 @@
 """A twin against ground truth: two namespace hosts joined by the delay line (a known one-way
-delay; tests/fixtures/delayline.py) behind a token bucket (a known rate), MPICH over TCP between
+delay and rate, no burst; tests/fixtures/delayline.py), MPICH over TCP between
 them, and `mpiscope calibrate` of the pingpong measured across them must give back the delay and
 the rate (issue 45, point 5; docs/simulation.md, "A link with a known delay on this machine")."""
 from __future__ import annotations
@@ -18,6 +18,9 @@ from mpiscope.store.runs import resolve
 
 RATE, RATE_BPS = "200mbit", 25e6
 DELAY_US = 1000.0
+# Runnable tasks the measurement itself brings (the two ranks, the delay line, the engine's own
+# reading of the counter): a run queue above this was another process's load.
+OWN_TASKS = 4
 # The latency from the small sizes; the rate from sizes far past the token bucket's 64 kB burst,
 # where the bytes take 10-40 ms and a busy machine's scheduling is a few per cent of that.
 SIZES = "0,8,64,512,256K,512K,1M"
@@ -34,6 +37,12 @@ def _run(cluster, env: dict[str, str], runs: Path, *args: str) -> str:
                        env={"PATH": path, **env}, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return re.findall(r"saved in (\S+)", done.stdout + done.stderr)[-1]
+
+
+def _run_queue(run_id: str, runs: Path) -> float:
+    """The largest run queue the run's points recorded (the host's runnable tasks)."""
+    recs = resolve(run_id, runs).records()
+    return max((max(p.disturbance.get("run_queue") or [0]) for p in recs.points if p.disturbance), default=0)
 
 
 @pytest.fixture
@@ -75,10 +84,16 @@ def test_calibration_recovers_the_delay_lines_delay_and_rate(delay_hosts, mpich,
     # Never below the truth: the line holds every packet the delay, and a loaded machine only adds
     # to a busy-polling rank's round trip.
     assert route_us >= 0.95 * truth_us, (route_us, truth_us, r.stdout)
-    if "measured while the machine was disturbed" in r.stderr:
-        # then the medians carry the scheduler, not the link (docs/simulation.md, "Ground truth")
-        pytest.skip(f"the machine was too busy for ground truth: route {route_us:.0f} us against {truth_us:.0f} us, "
-                    f"{bw / 1e6:.1f} MB/s against {RATE_BPS / 1e6:g} MB/s; calibrate said: {r.stderr.strip()[-200:]}")
-    # Issue 45's 5 %: the line's delay and tbf's rate are each known within 3 % (bench/twin/delay.py)
+    queue = max(_run_queue(base, runs), _run_queue(run, runs))
+    if "measured while the machine was disturbed" in r.stderr and queue > OWN_TASKS:
+        # then the medians carry other processes' load, not the link (docs/simulation.md, "Ground
+        # truth"). With nothing else runnable calibrate still says so: on 2 cores each wake-up of the
+        # line takes a core from a polling rank (3-4 an 8 B round trip), and the rule counts those
+        # switches, but they are the link's own cost, in the truth measured through the same line
+        # (on an idle machine: route +0.7 %, rate -0.8 %).
+        pytest.skip(f"the machine was too busy for ground truth (run queue {queue:g}): route {route_us:.0f} us "
+                    f"against {truth_us:.0f} us, {bw / 1e6:.1f} MB/s against {RATE_BPS / 1e6:g} MB/s; calibrate "
+                    f"said: {r.stderr.strip()[-200:]}")
+    # Issue 45's 5 %: the line's delay and rate are each known within 3 % (bench/twin/delay.py)
     assert route_us == pytest.approx(truth_us, rel=0.05), (route_us, truth_us, r.stdout)
     assert bw == pytest.approx(RATE_BPS, rel=0.05), (bw, r.stdout)
