@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A twin against ground truth: network-namespace hosts (tests/fixtures/netns.py) joined by the
-user-space delay line (tests/fixtures/delayline.py: this kernel has no netem), every host's link
-shaped by `tbf` to a known rate and the line holding each packet a known one-way delay, MPI over
-TCP between them. For each setting: the pingpong across two hosts without the delay (the line
-costs time of its own, so the ground truth is that link plus the set delay), then with it
-pingpong and bw across two hosts and the default collectives at `--coll-hosts`, `mpiscope
+user-space delay line (tests/fixtures/delayline.py: this kernel has no netem), every host sending
+at a known rate (the line charges each packet its bytes / rate, no burst; `tbf` at the same rate
+in front) and the line holding each packet a known one-way delay, MPI over TCP between them. For
+each setting: the pingpong across two hosts at the rate without the delay (the line costs time of
+its own, so the ground truth is that link plus the set delay), then with it pingpong and bw across
+two hosts and the default collectives at `--coll-hosts` (after each run, what the line did and how
+often the ranks lost their core), `mpiscope
 calibrate` of those runs (its validation table: measured against simulated point by point), the
 fitted figures against the settings, then the twin behind a shared backbone at larger rank
 counts: the simulated allreduce beside the closed form and its contention check (`mpiscope
@@ -15,7 +17,8 @@ MPICH busy-polls: more ranks than the machine has cores measure its scheduler, n
 `--mpi openmpi` (its ranks yield when idle) for the collectives at 3-4 hosts on a small machine.
 
 Usage: sudo python bench/twin/run.py [--settings 1gbit/100us,200mbit/1ms] [--coll-hosts 2,3,4]
-                                     [--mpi openmpi] [--predict-ranks 64,256,1024] [--keep DIR]
+                                     [--sizes 0:4M] [--bw-sizes 0:256K] [--mpi openmpi]
+                                     [--predict-ranks 64,256,1024] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -74,6 +77,32 @@ def across(c, hosts: list[str], runs: Path, env: dict[str, str], options: list[s
     return re.findall(r"saved in (\S+)", done.stdout + done.stderr)[-1]
 
 
+def measured(c, hosts: list[str], runs: Path, env: dict[str, str], options: list[str], what: str) -> str:
+    """`across`, then its host time, what the line did meanwhile and how often the ranks lost their
+    core: on 2 cores each wake-up of the line takes one from a polling rank."""
+    c.line.lateness()
+    t0 = time.monotonic()
+    run_id = across(c, hosts, runs, env, options)
+    late = c.line.lateness()
+    step(what, t0)
+    switches = events = queue = 0
+    for pt in resolve(run_id, runs).records().points:
+        d = pt.disturbance or {}
+        switches += max(d.get("nivcsw") or [0])
+        events += pt.time_us.n + pt.invalid + pt.warmup
+        queue = max(queue, *(d.get("run_queue") or [0]))
+    events = max(events, 1)
+    print(f"  the line: {late.sent} packets, {late.mean_s * 1e6:.1f} us late on average ({late.share_over(10):.1%} "
+          f"over 10 us, {late.share_over(100):.2%} over 100 us), {late.cpu_share:.1%} of a core "
+          f"({_share(late.spin_s, late.wall_s):.1%} polling), {late.wakes / events:.2f} wake-ups an event; the "
+          f"worst rank {switches / events:.2f} involuntary switches an event; run queue up to {queue:g}", flush=True)
+    return run_id
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
 def step(name: str, t0: float) -> None:
     print(f"  [{name}: {time.monotonic() - t0:.0f} s host time]", flush=True)
 
@@ -81,7 +110,9 @@ def step(name: str, t0: float) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--settings", default="1gbit/100us,200mbit/1ms", help="RATE/DELAY,... (tc units; RATE none: no bucket)")
-    p.add_argument("--sizes", default="0:4M", help="pingpong and bw sizes")
+    p.add_argument("--sizes", default="0:4M", help="pingpong sizes")
+    p.add_argument("--bw-sizes", default="0:256K",
+                   help="bw sizes (a window of 64 messages: 4 MiB takes 11 s a sample at 200 Mbit/s)")
     p.add_argument("--coll-sizes", default="8,1K,64K")
     p.add_argument("--coll-hosts", default="2", help="host counts for the collectives (one rank each)")
     p.add_argument("--mpi", default=None, help="the MPI of every run (default: the embedded MPICH; openmpi)")
@@ -122,18 +153,14 @@ def main() -> int:
             base_us = pingpong_us(base_id, runs)
             step(f"pingpong 0 B across 2 hosts without the delay: {base_us:.1f} us", t0)
             shape(c, rate, delay)
-            c.line.lateness()
-            t0 = time.monotonic()
             common = ["--launches", a.launches, "--max-time", a.max_time, *lib_opts]
-            ids = [across(c, c.hosts[:2], runs, env, ["-b", "pingpong,bw", "--sizes", a.sizes, *common])]
-            step("pingpong and bw across 2 hosts", t0)
+            ids = [measured(c, c.hosts[:2], runs, env, ["-b", "pingpong", "--sizes", a.sizes, *common],
+                            "pingpong across 2 hosts"),
+                   measured(c, c.hosts[:2], runs, env, ["-b", "bw", "--sizes", a.bw_sizes, *common],
+                            "bw across 2 hosts")]
             for n in coll_hosts:
-                t0 = time.monotonic()
-                ids.append(across(c, c.hosts[:n], runs, env, ["-b", COLLECTIVES, "--sizes", a.coll_sizes, *common]))
-                step(f"collectives at {n} hosts", t0)
-            late = c.line.lateness()
-            print(f"  the line: {late.sent} packets, {late.mean_s * 1e6:.1f} us late on average, "
-                  f"{late.share_over(10):.1%} over 10 us, {late.share_over(100):.2%} over 100 us", flush=True)
+                ids.append(measured(c, c.hosts[:n], runs, env, ["-b", COLLECTIVES, "--sizes", a.coll_sizes, *common],
+                                    f"collectives at {n} hosts"))
             t0 = time.monotonic()
             twin = Path(tmp) / f"{runs.name}.xml"
             done = mpiscope(["calibrate", *ids, "--runs-dir", str(runs), "-o", str(twin)], env)
