@@ -107,6 +107,7 @@ def test_predict_simulates_beside_the_closed_form_at_16_ranks(cli, simulated_hom
     text = cli(*args, env=simulated_home)
     assert text.returncode == 0, text.stderr
     assert "simulated 16 ranks in" in text.stdout and "64 KiB" in text.stdout and "unreliable" in text.stdout
+    assert "simulating 1 rank count(s) up to 16: about" in text.stdout  # said before it starts
     assert "where contention on the backbone makes it unreliable: median |error|" in text.stdout
 
 
@@ -115,7 +116,9 @@ def test_predict_simulate_refuses_bad_input_in_one_line(cli, simulated_home, tmp
             "--runs-dir", str(tmp_path / "runs"))
     for extra, said in ((("-n", "4"), "give --platform"),
                         (("-n", "1048576", "--platform", "cluster"), "simulated ranks need about"),
-                        (("-n", "8", "--platform", "cluster:nodes=4"), "4 node(s) for 8 ranks")):
+                        (("-n", "8", "--platform", "cluster:nodes=4"), "4 node(s) for 8 ranks"),
+                        # predict's default rank counts and sizes: about 3 min of host time here
+                        (("--platform", "cluster", "--max-host-time", "10"), "give --max-host-time 180")):
         r = cli(*base, *extra, env=simulated_home)
         assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "runs").exists()  # nothing half-written

@@ -151,10 +151,13 @@ def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> i
     if min(ps) < 2:
         raise UsageError(f"-n {a.ranks}: a simulated collective needs 2 ranks or more")
     check_memory(max(ps))  # before the first simulation, not after the small ones
+    estimate = _check_host_time(a, ps, len(colls) * len(default_expand(a.sizes)))
     link = _shared_link(a.platform)
     text = a.format == "text"
     if text:
         out.print(f"parameters: {source}", markup=False, soft_wrap=True)
+        out.print(f"simulating {len(ps)} rank count(s) up to {max(ps)}: about {_duration(estimate)} of host time",
+                  markup=False, highlight=False)
     sims = []
     for p in ps:
         sim = simulate(a.platform, p, colls, a.sizes, paths.runs_dir(a.runs_dir), progress=text)
@@ -175,6 +178,24 @@ def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> i
     else:
         out.print(format_simulated(table, a.platform, link), markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def _check_host_time(a: argparse.Namespace, ranks: list[int], points: int) -> float:
+    """The host time the simulations are expected to take (execute.simulate.HOST_COST); beyond
+    --max-host-time (default HOST_COST.limit_s) a UsageError naming it."""
+    from mpiscope.execute.simulate import HOST_COST
+    est = HOST_COST.estimate_s(ranks, points)
+    limit = HOST_COST.limit_s if a.max_host_time is None else a.max_host_time
+    if est > limit:
+        raise UsageError(f"--simulate at {','.join(map(str, ranks))} ranks, {points} collective/size pairs each, "
+                         f"would take about {_duration(est)} of host time (limit {_duration(limit)}): give "
+                         f"--max-host-time {math.ceil(est / 60) * 60:.0f} to run it, or fewer rank counts (-n), "
+                         f"sizes or collectives")
+    return est
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def against_simulation(sims, params, link) -> "pd.DataFrame":
@@ -273,5 +294,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
     p.add_argument("--simulate", action="store_true",
                    help="also run the collectives on --platform at each rank count (SimGrid, one run each) and "
                         "print the simulated figure beside the closed form's")
+    p.add_argument("--max-host-time", type=_nonneg, metavar="S",
+                   help="--simulate: the host time the simulations may take, in seconds (default 600; the "
+                        "estimate is printed before they start)")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=cmd_predict)

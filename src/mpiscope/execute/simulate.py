@@ -21,6 +21,25 @@ if TYPE_CHECKING:
 SMPI = "smpi"  # the name `mpiscope mpi add smpi` registers SimGrid under
 
 
+@dataclass(frozen=True)
+class HostCost:
+    """What simulations cost this host, to say before they start. Measured on a 2-core virtual
+    machine (SimGrid 3.32, docs/simulation.md, *Prediction by simulation*): `predict --simulate`
+    of allreduce and bcast at 8 B and 64 KiB took 2.1 s at 16 ranks, 4.1 s at 64, 19 s at 256 and
+    84 s at 1024; allreduce alone at the same sizes 1.8-1.9, 5.7-6.9 and 46-48 s at 64, 256 and
+    1024: about 0.02 s a simulated rank for each collective and size, and a second a run."""
+    start_s: float = 1.0             # smpirun's start-up and the session's checks, per rank count
+    rank_point_s: float = 0.02       # per simulated rank, per (collective, size)
+    limit_s: float = 600.0           # beyond this predict --simulate asks for --max-host-time
+
+    def estimate_s(self, ranks: Sequence[int], points: int) -> float:
+        """The host time of simulating `points` (collective, size) pairs at each rank count."""
+        return sum(self.start_s + self.rank_point_s * p * points for p in ranks)
+
+
+HOST_COST = HostCost()
+
+
 @dataclass
 class Simulated:
     """One rank count's simulated run: its launch-level frame and the host time it took."""
