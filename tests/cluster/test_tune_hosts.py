@@ -17,6 +17,18 @@ def mpiscope_in(cluster, args: list[str], timeout: float):
     return cluster.run([sys.executable, "-m", "mpiscope", *args], env={"PATH": path}, timeout=timeout)
 
 
+def tune_across(cluster, runs: Path, args: list[str], options: list[str]) -> tuple[object, dict]:
+    """`mpiscope tune allreduce` over both hosts with a short side-by-side; the command's result
+    and its tune.json."""
+    h0, h1 = cluster.hosts
+    r = mpiscope_in(cluster, ["tune", "allreduce", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}", *args,
+                              "--verify-launches", "2", "--verify-max-launches", "2", "--max-time", "0.05",
+                              "--no-progress", *options], timeout=900)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    (directory,) = runs.glob("tune-*")
+    return r, json.loads((Path(directory) / "tune.json").read_text())
+
+
 def openmpi_options(cluster) -> list[str]:
     """What Open MPI needs to reach the namespace hosts and use TCP between them."""
     return ["--mpi", "openmpi", "--bind-to", "none", "--launcher-args",
@@ -25,16 +37,9 @@ def openmpi_options(cluster) -> list[str]:
 
 
 def test_openmpi_han_serves_allreduce_across_two_hosts(two_hosts, openmpi_prefix, tmp_path):
-    h0, h1 = two_hosts.hosts
-    runs = tmp_path / "runs"
-    r = mpiscope_in(two_hosts, ["tune", "allreduce", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}",
-                                "--ranks-per-node", "2", "-n", "4", "--sizes", "8", "--algorithms",
-                                "allreduce=ring", "--rounds", "2", "--live-launches", "2", "--verify-launches", "2",
-                                "--verify-max-launches", "2", "--max-time", "0.05", "--no-progress",
-                                *openmpi_options(two_hosts)], timeout=900)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
-    (directory,) = runs.glob("tune-*")
-    res = json.loads((Path(directory) / "tune.json").read_text())
+    r, res = tune_across(two_hosts, tmp_path / "runs", ["--ranks-per-node", "2", "-n", "4", "--sizes", "8",
+                                                        "--algorithms", "allreduce=ring", "--rounds", "2",
+                                                        "--live-launches", "2"], openmpi_options(two_hosts))
     served = res["layers"]["allreduce"]
     assert served["component"] == "han" and not served["algorithms_steer"], served
     assert "han 35" in served["why"] and "tuned 30" in served["why"]
@@ -52,15 +57,10 @@ def test_mpich_tune_across_two_hosts_races_mpir_under_the_composition(two_hosts,
     algorithms: the layer is named, the algorithm variable is checked live, the race runs and the
     file is written (a rank count of the hosts' ranks), as on one node."""
     h0, h1 = two_hosts.hosts
-    runs = tmp_path / "runs"
-    r = mpiscope_in(two_hosts, ["tune", "allreduce", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}",
-                                "--ranks-per-node", "1", "-n", "2", "--sizes", "8,64K", "--algorithms",
-                                "allreduce=ring,recursive_doubling", "--rounds", "2", "--live-launches", "3",
-                                "--verify-launches", "2", "--verify-max-launches", "2", "--max-time", "0.05",
-                                "--no-progress", *mpich_options(two_hosts)], timeout=900)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
-    (directory,) = runs.glob("tune-*")
-    res = json.loads((Path(directory) / "tune.json").read_text())
+    r, res = tune_across(two_hosts, tmp_path / "runs", ["--ranks-per-node", "1", "-n", "2", "--sizes", "8,64K",
+                                                        "--algorithms", "allreduce=ring,recursive_doubling",
+                                                        "--rounds", "2", "--live-launches", "3"],
+                         mpich_options(two_hosts))
     served = res["layers"]["allreduce"]
     assert served["layer"] == "composition" and served["algorithms_steer"], served
     assert "on 2 nodes" in served["why"] and "MPIR_CVAR_ALLREDUCE_COMPOSITION" in served["why"]
@@ -69,3 +69,99 @@ def test_mpich_tune_across_two_hosts_races_mpir_under_the_composition(two_hosts,
     run = Run(Path(res.get("race_run") or check["run"]))
     assert {r.host for r in run.records().context.ranks} == {h0, h1}  # the launches spanned both hosts
     assert Path(res["file"]).is_file() and res["reaches"]
+
+
+def race_names(res: dict) -> set[str]:
+    """The settings the race launched for allreduce (its launches' tags)."""
+    run = Run(Path(res["race_run"]))
+    return {p.tag["algorithms"]["allreduce"] for p in run.records().points if "algorithms" in p.tag}
+
+
+def test_mpich_compositions_are_raced_across_two_hosts(two_hosts, mpiscope_home, tmp_path):
+    """Across nodes MPICH's compositions are choices of their own beside the MPIR algorithms:
+    raced (the check skipped, so that the race runs whatever the machine's noise does to it); one
+    MPICH cannot run here leaves with the library's reason (at one rank a node every composition
+    but the netmod-only one is "not usable"; with more a node they are choices, but 4 ranks on
+    these 2 shared cores took minutes a launch), and the file holds the node-count band (ranks per
+    node) the format has."""
+    r, res = tune_across(two_hosts, tmp_path / "runs", ["--ranks-per-node", "1", "-n", "2", "--sizes", "8,64K",
+                                                        "--algorithms", "allreduce=composition,ring", "--rounds", "2",
+                                                        "--live-launches", "0"], mpich_options(two_hosts))
+    assert "composition:2" in res["algorithms"]["allreduce"] and "ring" in res["algorithms"]["allreduce"]
+    launched = race_names(res) | {k.split("|")[2] for k in res["failed"]}
+    assert {"default", "composition:1", "composition:2", "composition:3", "ring"} <= launched, (launched, res["failed"])
+    assert "composition:2" in race_names(res)  # the netmod alone runs at one rank a node: raced
+    assert "not usable" in res["failed"]["allreduce|2|composition:3"]  # SHM only, across nodes
+    assert all(d["times"] for d in res["decisions"])
+    tree = json.loads(Path(res["file"]).read_text())["collective=allreduce"]["comm_type=intra"]
+    assert list(tree["comm_size<=2"]) == ["comm_avg_ppn<1", "comm_avg_ppn<=1", "comm_avg_ppn=any"]
+    assert res["nodes"] == 2 and res["node_keys"]["MPIR tree"] == "comm_avg_ppn" and "on 2 node(s)" in r.stdout
+
+
+def test_mpich_node_band_is_read_across_two_hosts(two_hosts, mpiscope_home, tmp_path):
+    """The library reaches a band by its ranks per node: a band forcing an algorithm this MPICH
+    cannot use fails a run on two hosts (1 rank each) when written for 2 nodes, not when written
+    for one node (2 ranks on one node)."""
+    from mpiscope.analysis.tunefile import Band, Tuning, render
+    from mpiscope.execute.session import target
+    from mpiscope.mpi.collectives import mpich_default_tree
+    h0, h1 = two_hosts.hosts
+    tree = mpich_default_tree(target(None).lib)
+    for nodes, reached in ((2, True), (1, False)):
+        path = tmp_path / f"nodes-{nodes}.json"
+        path.write_text(render(Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "ccl", "MPIR_Allreduce_intra_ccl")]}},
+                                      nodes=nodes), tree)[0])
+        r = mpiscope_in(two_hosts, ["run", "-b", "allreduce", "--hosts", f"{h0},{h1}", "--ranks-per-node", "1",
+                                    "-n", "2", "--sizes", "64K", "--launches", "1", "--max-time", "0.05",
+                                    "--no-report", "--no-progress", "--runs-dir", str(tmp_path / f"runs-{nodes}"),
+                                    "--env", f"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={path}", "--env",
+                                    "MPIR_CVAR_COLLECTIVE_FALLBACK=error", *mpich_options(two_hosts)], timeout=600)
+        assert (r.returncode != 0) == reached, (nodes, r.stdout[-2000:], r.stderr[-2000:])
+
+
+def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefix, tmp_path):
+    """Across nodes coll/han serves allreduce: its own choices (hand the call to tuned; the
+    component of a level) are read from ompi_info, checked live with basic over the whole
+    communicator as the poor choice, and raced (here unproven too, in a second tune, so that the
+    race runs whatever the machine's noise did to the check)."""
+    common = ["--ranks-per-node", "2", "-n", "4", "--sizes", "64K", "--algorithms",
+              "allreduce=han:global_communicator=tuned,han:inter_node=basic", "--rounds", "2"]
+    for live in ("2", "0"):
+        r, res = tune_across(two_hosts, tmp_path / f"runs-{live}", [*common, "--live-launches", live],
+                             openmpi_options(two_hosts))
+        served = res["layers"]["allreduce"]
+        assert served["component"] == "han", served
+        if live == "2":
+            (layer,) = [row for row in res["liveness"] if row["knob"] == "layer"]
+            assert layer["variable"] == "OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module"
+            assert layer["poor"] == "1 (basic)" and layer["verdict"] in ("slower", "same", "faster", "inconclusive")
+        else:
+            assert {"default", "han:global_communicator=tuned", "han:inter_node=basic"} <= race_names(res)
+            assert res["node_keys"]["coll_tuned rules"] == "" and "no node-count key" in r.stdout
+
+
+def test_openmpi_han_file_is_read_across_two_hosts(two_hosts, openmpi_prefix, tmp_path):
+    """The han rules file tune writes is read by the library and steers the call: with
+    coll_han_verbose the rule found for the timed allreduce names the file's component at the
+    file's configuration (2 nodes at the inter-node level); a file naming a component han does
+    not know is refused in han's words."""
+    from mpiscope.analysis.tunefile import Band, Tuning
+    from mpiscope.analysis.tunelayers import han_rules
+    h0, h1 = two_hosts.hosts
+    for name, component in (("good", "basic"), ("canary", "no_such_component")):
+        path = tmp_path / f"{name}-han.conf"
+        path.write_text(han_rules(Tuning("openmpi", "5.0.11", {"allreduce": {4: [
+            Band(0, f"han:inter_node={component}", f"inter_node={component}", layer="coll/han")]}}, nodes=2)))
+        r = mpiscope_in(two_hosts, ["run", "-b", "allreduce", "--hosts", f"{h0},{h1}", "--ranks-per-node", "2", "-n",
+                                    "4", "--sizes", "64K", "--launches", "1", "--max-time", "0.05", "--no-report",
+                                    "--no-progress", "--runs-dir", str(tmp_path / f"runs-{name}"),
+                                    "--env", "OMPI_MCA_coll_han_use_dynamic_file_rules=1",
+                                    "--env", f"OMPI_MCA_coll_han_dynamic_rules_filename={path}",
+                                    "--env", "OMPI_MCA_coll_han_verbose=80", *openmpi_options(two_hosts)], timeout=600)
+        assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+        (run,) = (tmp_path / f"runs-{name}").glob("*/stderr.txt")
+        said = run.read_text()
+        if name == "good":
+            assert "for a 2 configuration size" in said and "component 1 (basic)" in said, said[-3000:]
+        else:
+            assert "could not fully read dynamic rules file" in said, said[-3000:]

@@ -29,6 +29,7 @@ OMPI_IDS = {"allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "all
 OMPI_TIMES_RANKS = {"allgather", "alltoall", "gather", "scatter"}
 MPICH_TOTAL = {"allgather", "gather", "scatter", "reduce_scatter"}  # total_msg_size; others avg_msg_size
 MPICH_REDUCTIONS = {"allreduce", "reduce", "reduce_scatter"}  # a forced leaf for commutative ops only
+HAN_HEADER = "# coll/han dynamic rules"  # the first line of the han rules file tune writes
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Band:
     algorithm: str
     value: str = ""
     params: tuple[tuple[str, str], ...] = ()  # MPICH: the tree leaf's parameter keys, e.g. (("k", "4"),)
+    layer: str = ""  # "": an algorithm (MPIR tree, coll_tuned rules); else a choice of that layer (its own file)
 
 
 @dataclass
@@ -45,9 +47,32 @@ class Tuning:
     library: str  # openmpi | mpich
     version: str
     rules: dict[str, dict[int, list[Band]]] = field(default_factory=dict)  # collective -> ranks -> bands
+    nodes: int = 1  # the nodes the tune ran on: the files' node-count bands where the format has them
+    layer_defaults: dict[str, str] = field(default_factory=dict)  # "<coll> <level>" -> han's default component
 
     def changes(self) -> bool:
         return any(b.algorithm != DEFAULT for by in self.rules.values() for bands in by.values() for b in bands)
+
+    def per_node(self, n: int) -> int | None:
+        """The ranks per node of `n` ranks on the tune's nodes (None: they do not divide evenly)."""
+        return n // self.nodes if n % self.nodes == 0 else None
+
+
+def algorithms_only(bs: list[Band]) -> list[Band]:
+    """The bands as the algorithm layer's file holds them: a layer's choice keeps the library's
+    algorithm there (the layer's own file carries it)."""
+    return of_layer(bs, "")
+
+
+def of_layer(bs: list[Band], layer: str) -> list[Band]:
+    """The bands as `layer`'s file holds them: another layer's choice keeps the library's there,
+    and neighbours that then both keep it are one band."""
+    out: list[Band] = []
+    for b in bs:
+        b = b if b.layer == layer else Band(b.low, DEFAULT)
+        if not (out and out[-1].algorithm == DEFAULT == b.algorithm):
+            out.append(b)
+    return out
 
 
 def bands(choices: list[tuple[int, str, str, dict[str, str]]]) -> list[Band]:
@@ -76,7 +101,7 @@ def ompi_classic(t: Tuning) -> str:
     for coll, by_ranks in t.rules.items():
         scale = coll in OMPI_TIMES_RANKS
         entries = {n: [f"{b.low * (n if scale else 1)} {b.value if b.algorithm != DEFAULT else 0} 0 0"
-                       for b in by_ranks[n]] for n in by_ranks}
+                       for b in algorithms_only(by_ranks[n])] for n in by_ranks}
         for n in [1, *[m + 1 for m in by_ranks]]:
             entries.setdefault(n, ["0 0 0 0"])
         lines += [str(OMPI_IDS[coll]), str(len(entries))]
@@ -92,7 +117,7 @@ def ompi_json(t: Tuning) -> dict:
         entries = []
         for n in sorted(by_ranks):
             scale = n if coll in OMPI_TIMES_RANKS else 1
-            bs = by_ranks[n]
+            bs = algorithms_only(by_ranks[n])
             rules = [{"msg_size_min": b.low * scale,
                       "msg_size_max": bs[k + 1].low * scale - 1 if k + 1 < len(bs) else "inf", "alg": int(b.value)}
                      for k, b in enumerate(bs) if b.algorithm != DEFAULT]
@@ -109,29 +134,54 @@ def ompi_uses_json(version: str) -> bool:
 
 # -- MPICH --------------------------------------------------------------------------------------
 
-def mpich_tree(t: Tuning, default_tree: dict) -> dict:
+def mpich_tree(t: Tuning, default_tree: dict, layer: str = "", kind: str = "algorithm") -> dict:
     """The library's whole tree with, for each tuned collective, its intra-communicator subtree
-    split by communicator size: the tuned sizes get their bands, every other size the original."""
+    split by communicator size and ranks per node (the format's rank-count and node-count bands):
+    the tuned ones get their bands, every other the original. `layer` "" writes the MPIR tree's
+    algorithms; "composition" the CH4 tree's compositions (`kind` the leaf's key)."""
     tree = copy.deepcopy(default_tree)
     for coll, by_ranks in t.rules.items():
         key = f"collective={coll}"
         if key not in tree or "comm_type=intra" not in tree[key]:
             raise UsageError(f"the library's selection tree has no intra subtree for {coll}: it cannot be tuned")
         original = tree[key]["comm_type=intra"]
-        split: dict = {}
+        at: dict[int, tuple[int | None, dict]] = {}
         for n in sorted(by_ranks):
+            bs = of_layer(by_ranks[n], layer)
+            ppn = t.per_node(n)
+            at[n] = (ppn, _mpich_bands(coll, n, bs, original, kind))
+            if not layer and t.nodes > 1 and ppn and ppn > 1:
+                # the forced MPIR algorithm ran in the composition's inter-node step, on one rank per node
+                at.setdefault(n // ppn, (1, _mpich_bands(coll, n // ppn, bs, original, kind)))
+        split: dict = {}
+        for n in sorted(at):
+            ppn, bands_of = at[n]
             split[f"comm_size<{n}"] = copy.deepcopy(original)
-            split[f"comm_size<={n}"] = _mpich_bands(coll, n, by_ranks[n], original)
+            split[f"comm_size<={n}"] = _per_node(t.nodes, n, ppn, bands_of, original)
         split["comm_size=any"] = copy.deepcopy(original)
         tree[key]["comm_type=intra"] = split
     return tree
 
 
-def _mpich_bands(coll: str, n: int, bs: list[Band], original: dict) -> dict:
+def _per_node(nodes: int, n: int, ppn: int | None, bands_of: dict, original: dict) -> dict:
+    """The node-count band of `n` ranks on `nodes` nodes: MPICH's tree has no key for the nodes
+    but `comm_avg_ppn` (ranks / nodes of a communicator that knows its nodes), so at `n` ranks
+    the nodes are fixed by the ranks per node. More nodes than tuned (fewer per node) keep the
+    original; on one node so does nothing else (a communicator that does not know its nodes
+    takes the bands, as before there were node bands); on several, fewer nodes keep it too."""
+    if ppn is None:  # ranks that do not divide evenly: the rank-count band alone
+        return bands_of
+    if nodes == 1:
+        return {f"comm_avg_ppn<{n}": copy.deepcopy(original), "comm_avg_ppn=any": bands_of}
+    return {f"comm_avg_ppn<{ppn}": copy.deepcopy(original), f"comm_avg_ppn<={ppn}": bands_of,
+            "comm_avg_ppn=any": copy.deepcopy(original)}
+
+
+def _mpich_bands(coll: str, n: int, bs: list[Band], original: dict, kind: str = "algorithm") -> dict:
     def leaf(b: Band) -> dict:
         if b.algorithm == DEFAULT:
             return copy.deepcopy(original)
-        forced = {f"algorithm={b.value}": {f"{k}={v}": {} for k, v in b.params}}
+        forced = {f"{kind}={b.value}": {f"{k}={v}": {} for k, v in b.params}}
         if coll in MPICH_REDUCTIONS:  # a user's non-commutative op keeps the built-in choice
             return {"is_commutative=yes": forced, "is_commutative=no": copy.deepcopy(original)}
         return forced
@@ -168,9 +218,10 @@ def environment(library: str, path: Path) -> dict[str, str]:
     return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
 
 
-def read(path: Path) -> list[tuple[str, int, int, str]]:
-    """A tuning file as rows (collective, ranks, from bytes in the file's own size unit, algorithm);
-    UsageError naming the line or key when it does not parse."""
+def read(path: Path) -> list[tuple[str, int | str, int, str]]:
+    """A tuning file as rows (collective, ranks and where the format says so the nodes' share, from
+    bytes in the file's own size unit, algorithm or the layer's choice); UsageError naming the
+    line or key when it does not parse (coll/han's file: `analysis.tunelayers.read_file`)."""
     try:
         text = bounded.read_text(path, MAX_TUNING_BYTES, "a tuning file")
         data = bounded.loads(text) if text.lstrip().startswith("{") else None
@@ -179,7 +230,8 @@ def read(path: Path) -> list[tuple[str, int, int, str]]:
     if data is not None:
         if isinstance(data, dict) and "rule_file_version" in data:
             return _read_ompi_json(data, path)
-        return _read_mpich(data, path)
+        composition = '"composition=' in text
+        return _read_mpich(data, path, "composition" if composition else "algorithm")
     return _read_classic(text, path)
 
 
@@ -229,10 +281,13 @@ def _read_ompi_json(data: dict, path: Path) -> list[tuple[str, int, int, str]]:
     return rows
 
 
-def _read_mpich(data: object, path: Path) -> list[tuple[str, int, int, str]]:
+def _read_mpich(data: object, path: Path, kind: str = "algorithm") -> list[tuple[str, int | str, int, str]]:
+    """The bands of an MPICH tree (the MPIR tree's algorithms, or with `kind` "composition" the CH4
+    tree's): per collective and `comm_size<=N` (and `comm_avg_ppn<=P`: "N, P per node"; a
+    one-node band, `comm_avg_ppn=any` beside `comm_avg_ppn<N`, reads as N)."""
     if not isinstance(data, dict) or not any(str(k).startswith("collective=") for k in data):
         raise UsageError(f"{path}: not an MPICH selection tree (no 'collective=' keys): give a tuning file tune wrote")
-    rows = []
+    rows: list[tuple[str, int | str, int, str]] = []
     for key, sub in data.items():
         intra = sub.get("comm_type=intra", {}) if isinstance(sub, dict) else {}
         for ck, by_size in intra.items():
@@ -240,25 +295,44 @@ def _read_mpich(data: object, path: Path) -> list[tuple[str, int, int, str]]:
             if not m or not isinstance(by_size, dict):
                 continue
             n = int(m.group(1))
-            if not any(re.match(r"(avg|total)_msg_size", str(k)) for k in by_size):  # barrier: one leaf
-                rows.append((key.removeprefix("collective="), n, 0, _mpich_leaf(by_size)))
-                continue
-            low = 0
-            for sk, node in by_size.items():
-                bound = re.search(r"(<=?)(\d+)$", sk)
-                rows.append((key.removeprefix("collective="), n, low, _mpich_leaf(node)))
-                if bound:
-                    high = int(bound.group(2)) + (1 if bound.group(1) == "<=" else 0)
-                    low = high // n if sk.startswith("total_msg_size") else high
+            for where, node in _per_node_bands(n, by_size):
+                rows += [(key.removeprefix("collective="), where, low, alg) for low, alg in _bands_of(n, node, kind)]
     return rows
 
 
-def _mpich_leaf(node: dict) -> str:
-    """The forced algorithm of a band, or DEFAULT where the band holds the original subtree."""
+def _per_node_bands(n: int, node: dict) -> list[tuple[int | str, dict]]:
+    """The node-count bands under a `comm_size<=N` key: (where, its size bands)."""
+    ppn = [(k, v) for k, v in node.items() if str(k).startswith("comm_avg_ppn")]
+    if not ppn:
+        return [(n, node)]
+    keys = [k for k, _ in ppn]
+    if keys == [f"comm_avg_ppn<{n}", "comm_avg_ppn=any"]:  # one node
+        return [(n, node["comm_avg_ppn=any"])]
+    return [(f"{n}, {k.removeprefix('comm_avg_ppn<=')} per node", v) for k, v in ppn
+            if isinstance(v, dict) and k.startswith("comm_avg_ppn<=")]
+
+
+def _bands_of(n: int, node: dict, kind: str) -> list[tuple[int, str]]:
+    """The size bands of one rank-count (and node-count) band: (from bytes, leaf)."""
+    if not any(re.match(r"(avg|total)_msg_size", str(k)) for k in node):  # barrier: one leaf
+        return [(0, _mpich_leaf(node, kind))]
+    out, low = [], 0
+    for sk, leaf in node.items():
+        bound = re.search(r"(<=?)(\d+)$", sk)
+        out.append((low, _mpich_leaf(leaf, kind)))
+        if bound:
+            high = int(bound.group(2)) + (1 if bound.group(1) == "<=" else 0)
+            low = high // n if sk.startswith("total_msg_size") else high
+    return out
+
+
+def _mpich_leaf(node: dict, kind: str = "algorithm") -> str:
+    """The forced algorithm (or composition) of a band, or DEFAULT where the band holds the
+    original subtree."""
     if "is_commutative=yes" in node and len(node) == 2:
         node = node["is_commutative=yes"]
-    algs = [k for k in node if k.startswith("algorithm=")] if isinstance(node, dict) else []
+    algs = [k for k in node if k.startswith(f"{kind}=")] if isinstance(node, dict) else []
     if len(node) != 1 or not algs:
         return DEFAULT
     params = ",".join(str(k) for k in node[algs[0]])
-    return algs[0].removeprefix("algorithm=") + (f" ({params})" if params else "")
+    return algs[0].removeprefix(f"{kind}=") + (f" ({params})" if params else "")

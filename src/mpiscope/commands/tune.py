@@ -15,7 +15,8 @@ from mpiscope.mpi.collectives import TUNABLE, TUNE_SIZES
 
 def show(path: str) -> int:
     """The file's bands; beside the tune.json of the tune that wrote it, its gains too."""
-    from mpiscope.analysis.tunefile import MAX_TUNING_BYTES, read
+    from mpiscope.analysis.tunefile import MAX_TUNING_BYTES
+    from mpiscope.analysis.tunelayers import read_file as read
     from mpiscope.util import bounded
     from mpiscope.util.console import out
     from mpiscope.report.tune import bands_table, print_result
@@ -64,6 +65,11 @@ def cmd_tune(a: argparse.Namespace) -> int:
     if result.get("error"):
         raise MpiscopeError(result["error"])
     out.print(f"tuning file: {result['file']} ({result['format']})", highlight=False)
+    if result.get("node_keys"):  # what the formats can say about node counts, and at how many nodes it ran
+        keys = "; ".join(f"{f}: by {k}" if k else f"{f}: no node-count key, its bands hold at every node count"
+                         for f, k in result["node_keys"].items())
+        out.print(f"bands: at the rank counts tuned, on {result.get('nodes', 1)} node(s) ({keys})", highlight=False,
+                  soft_wrap=True)
     withdrawn = [d for d in result["decisions"] if d.get("withdrawn")]
     if withdrawn:
         out.print(f"{len(withdrawn)} change(s) of the race withdrawn, their gain not proven side by side: the file "

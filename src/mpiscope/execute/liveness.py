@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpiscope.analysis.tune import MARGIN, fastest_mode, judge, launch_points
-from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars
+from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars, ompi_han_parameters
 from mpiscope.plan.describe import Description
-from mpiscope.mpi.layers import POSIX, POSIX_POOR, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
-    ompi_verbose_lines, poor_algorithm, poor_parameters
+from mpiscope.mpi.layers import Knob, Serving, mpich_serving, ompi_serving, ompi_verbose_env, ompi_verbose_lines, \
+    poor_algorithm, poor_parameters, timed_communicator, with_han_knobs
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
@@ -51,12 +51,20 @@ def serving(t: Any, collectives: list[str]) -> dict[str, Serving]:
         said = ompi_verbose_lines(t._said(run, 0))
         t.state["components"] = said
         t.save()
-    return {c: ompi_serving(said, c) for c in collectives}
+    comm = timed_communicator(said)
+    enabled = set(comm[1]) if comm else set()
+    served = {c: ompi_serving(said, c) for c in collectives}
+    if any(s.component == "han" for s in served.values()):  # han's own choices, from the library
+        han = ompi_han_parameters(t.target.lib)
+        served = {c: with_han_knobs(s, han, enabled) for c, s in served.items()}
+    return served
 
 
 def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving]) -> list[Probe]:
     """The knobs to prove: each collective's raced algorithm variable (its poor algorithm), and
-    where MPICH's POSIX layer serves, that layer's variable (falling back to MPIR)."""
+    the variable of the layer that serves it where that has a poor choice: MPICH's POSIX layer on
+    a node (falling back to MPIR), its composition across nodes (the netmod alone), Open MPI's
+    coll/han (basic's linear algorithms over the whole communicator)."""
     out = []
     for coll, algs in racing.items():
         candidates = [a for a in algs if a.name != DEFAULT]
@@ -68,10 +76,16 @@ def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving
             name = alg.name + "".join(f",{k.split('_', 3)[-1].lower()}={v}" for k, v in poorer.items())
             out.append(Probe(coll, ALGORITHM, variable, name, {**alg.env, **poorer}))
         s = served.get(coll)
-        layer = next((k for k in (s.knobs if s else ()) if k.layer == POSIX), None)
-        if s is not None and s.layer == POSIX and layer is not None and POSIX_POOR in layer.values:
-            out.append(Probe(coll, LAYER, layer.variable, POSIX_POOR, {layer.variable: POSIX_POOR}))
+        layer = next((k for k in (s.knobs if s else ()) if k.poor and k.layer in (s.layer, s.component)), None)
+        if s is not None and layer is not None:
+            out.append(Probe(coll, LAYER, layer.variable, _label(layer, layer.poor), {layer.variable: layer.poor}))
     return out
+
+
+def _label(k: Knob, value: str) -> str:
+    """A knob's value with the library's words for it (han's component ids by name)."""
+    words = dict(zip(k.values, k.labels)).get(value)
+    return f"{value} ({words})" if words and words != value else value
 
 
 def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
@@ -175,6 +189,7 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
     return rows
 
 
-def live_points(rows: list[dict]) -> dict[tuple[str, int], bool]:
-    """(collective, ranks) -> whether its raced algorithm variable reaches the timed calls."""
-    return {(r["collective"], r["ranks"]): r["live"] for r in rows if r["knob"] == ALGORITHM}
+def live_points(rows: list[dict], knob: str = ALGORITHM) -> dict[tuple[str, int], bool]:
+    """(collective, ranks) -> whether its raced algorithm variable (or the layer's variable, `knob`
+    LAYER) reaches the timed calls."""
+    return {(r["collective"], r["ranks"]): r["live"] for r in rows if r["knob"] == knob}

@@ -21,16 +21,17 @@ from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judg
     settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
+from mpiscope.analysis.tunelayers import ch4_tree, han_rules, layer_changes, layer_environment, layer_file, node_keys
 from mpiscope.report.tune import control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
-from mpiscope.execute.liveness import ALGORITHM, check, live_points, probes, serving
+from mpiscope.execute.liveness import ALGORITHM, LAYER, check, live_points, nodes_of, probes, serving
 from mpiscope.execute.planner import Group, measurement
 from mpiscope.launchers import local_cores
-from mpiscope.mpi.collectives import DEFAULT, TUNABLE, TUNE_SIZES, Algorithm, discover, mpich_default_tree, mpivars, \
-    vendor_of
-from mpiscope.mpi.layers import steady_env
+from mpiscope.mpi.collectives import DEFAULT, TUNABLE, TUNE_SIZES, Algorithm, discover, libmpi_strings, \
+    mpich_default_tree, mpivars, vendor_of
+from mpiscope.mpi.layers import COMPOSITION, HAN, Serving, layer_algorithms, steady_env
 from mpiscope.plan.describe import API, FIELDS, Description, Front, describe, given, to_json
 from mpiscope.plan.engine import Part, Planned, make_plan
 from mpiscope.execute.session import Measurement, Session
@@ -45,6 +46,8 @@ MAX_STATE_BYTES = 64 << 20  # a tune's state and result hold a few kB per collec
 # format 2 raced knobs never proven live); 4 since it keeps the one experiment description. A
 # directory of an earlier tune is refused.
 FORMAT = 4
+# coll/han's words for a rules file it cannot read (it then runs by its MCA parameters, without failing)
+HAN_REFUSED = "could not fully read dynamic rules file"
 
 
 # What a tune measures where its description leaves a field out: its own sizes and cap per point
@@ -84,6 +87,9 @@ class Tune:
         self.state = self._load_state()
         self._sizes: dict[tuple[str, int], list[int]] = {}
         self.live: dict[tuple[str, int], bool] = {}  # (collective, ranks) -> its algorithm variable reaches the call
+        self.live_layer: dict[tuple[str, int], bool] = {}  # ... the serving layer's variable does
+        self.nodes = nodes_of(d)
+        self.served: dict[str, Serving] = {}
         # every race launch in the layers' steady state, as the liveness check's: its launches of
         # the library's default are then the race's first launches of the default
         self.steady = steady_env(self.vendor, mpivars(target.lib) if self.vendor == "mpich" else "")
@@ -98,12 +104,19 @@ class Tune:
         write_atomic(self.dir / STATE, json.dumps(self.state, indent=1))
 
     # -- what the library offers --------------------------------------------------------------
-    def choices(self) -> tuple[dict[str, list[Algorithm]], dict[str, str], dict[str, str]]:
-        """Per collective the algorithms to race (the default first); the collectives the library
-        cannot be told about, and the algorithms tune leaves out, each with the reason."""
+    def choices(self, served: dict[str, Serving] | None = None
+                ) -> tuple[dict[str, list[Algorithm]], dict[str, str], dict[str, str]]:
+        """Per collective the algorithms to race (the default first), and the choices of the layer
+        serving it across nodes (`mpi.layers.layer_algorithms`: MPICH's compositions, coll/han's
+        components); the collectives the library cannot be told about, and the algorithms tune
+        leaves out, each with the reason."""
         found = discover(self.target.lib, tuple(self.collectives), max(self.ranks))
+        strings = libmpi_strings(self.target.lib) if self.vendor == "mpich" and served else None
         racing, cannot, left_out = {}, {}, {}
         for coll, ch in found.items():
+            if served and coll in served and not ch.why_not:
+                layered, left = layer_algorithms(served[coll], strings)
+                ch = replace(ch, algorithms=ch.algorithms + tuple(layered), left_out={**ch.left_out, **left})
             left_out.update({f"{coll} {name}": why for name, why in ch.left_out.items()})
             if ch.why_not:
                 cannot[coll] = ch.why_not
@@ -180,7 +193,7 @@ class Tune:
         """Round `r`'s launches at `n` ranks: the runners of each collective in a random order,
         the k-th runner of every collective in launch k."""
         todo = {coll: self._round(coll, algs, n, samples, r) for coll, algs in racing.items()
-                if self.live.get((coll, n), True)}
+                if self.races(coll, n, algs)}
         for runners in todo.values():
             rng.shuffle(runners)
         out = []
@@ -201,13 +214,22 @@ class Tune:
         self._default_ran(coll, n)
         sizes = self.sizes(coll, n)
         running: dict[str, list[int]] = {}
-        usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"]]
+        usable = [a for a in algs if f"{coll}|{n}|{a.name}" not in self.state["failed"] and self._live(coll, n, a)]
         noise = launch_noise([samples.get((coll, n, size, DEFAULT), []) for size in sizes])
         for size in sizes:
             at = {a.name: samples.get((coll, n, size, a.name), []) for a in usable}
             for name in to_measure(at, r, MARGIN, not self.d.exhaustive, DEFAULT, noise, len(sizes)):
                 running.setdefault(name, []).append(size)
         return [(a, running[a.name] if coll != "barrier" else None) for a in usable if a.name in running]
+
+    def _live(self, coll: str, n: int, a: Algorithm) -> bool:
+        """Whether `a` is raced at `n` ranks: the default always; an algorithm or a layer's choice
+        where the liveness check found its variable live (or did not run)."""
+        return a.name == DEFAULT or (self.live_layer if a.layer else self.live).get((coll, n), True)
+
+    def races(self, coll: str, n: int, algs: list[Algorithm]) -> bool:
+        """Whether anything besides the default is raced for `coll` at `n` ranks."""
+        return any(a.name != DEFAULT and self._live(coll, n, a) for a in algs)
 
     def samples(self, race: Run | None) -> dict[tuple, list[float]]:
         """(collective, ranks, size, algorithm) -> the launch medians of the race so far: its own
@@ -337,14 +359,20 @@ class Tune:
 
     def tuning_of(self, racing: dict[str, list[Algorithm]], rows: list[dict]) -> Tuning:
         """The file's bands from the rows' choices (`chosen` per collective, ranks and size)."""
-        tuning = Tuning(self.vendor, self.target.lib.version)
+        defaults = {f"{c} {k.variable.split('_dynamic_')[1].removesuffix('_module')}": dict(zip(k.values, k.labels))
+                    .get(k.default, k.default) for c, s in self.served.items() for k in s.knobs
+                    if k.layer == HAN and "_dynamic_" in k.variable}
+        tuning = Tuning(self.vendor, self.target.lib.version, nodes=self.nodes, layer_defaults=defaults)
         by: dict[tuple[str, int], list[tuple[int, str, str, dict[str, str]]]] = {}
+        layer_of: dict[str, str] = {}
         for row in rows:
             alg = next(a for a in racing[row["collective"]] if a.name == row["chosen"])
+            layer_of[alg.name] = alg.layer
             by.setdefault((row["collective"], row["ranks"]), []).append(
                 (row["size"], alg.name, alg.json_name or alg.value, alg.params))
         for (coll, n), chosen in by.items():
-            tuning.rules.setdefault(coll, {})[n] = bands(chosen)
+            tuning.rules.setdefault(coll, {})[n] = [replace(b, layer=layer_of.get(b.algorithm, ""))
+                                                   for b in bands(chosen)]
         return tuning
 
     def file_path(self, stem: str = "tuning") -> Path:
@@ -352,45 +380,73 @@ class Tune:
         return self.dir / (stem + (".json" if json_file else ".conf"))
 
     def write(self, tuning: Tuning, stem: str = "tuning") -> tuple[Path, str]:
+        """The algorithm layer's file, and beside it the serving layer's file where the tuning
+        changes a layer's choice (`analysis.tunelayers`: MPICH's CH4 tree, coll/han's rules)."""
         tree = mpich_default_tree(self.target.lib) if self.vendor == "mpich" else None
         text, fmt = render(tuning, tree)
         path = self.file_path(stem)
         write_atomic(path, text)
+        layer = layer_file(tuning, mpich_default_tree(self.target.lib, COMPOSITION) if self.vendor == "mpich" and
+                           layer_changes(tuning, COMPOSITION) else None)
+        if layer is not None:
+            text, what = layer
+            write_atomic(self.layer_path(path), text)
+            fmt += f", and {what} ({self.layer_path(path).name})"
         return path, fmt
+
+    def layer_path(self, path: Path) -> Path:
+        """The serving layer's file beside the algorithm layer's file `path`."""
+        return path.with_name(path.stem + ("-ch4.json" if self.vendor == "mpich" else "-han.conf"))
+
+    def file_env(self, tuning: Tuning, path: Path) -> dict[str, str]:
+        """The variables that make the library read the files written for `tuning` at `path`."""
+        env = environment(tuning.library, path)
+        if layer_changes(tuning, COMPOSITION if self.vendor == "mpich" else HAN):
+            env.update(layer_environment(tuning.library, self.layer_path(path)))
+        return env
 
     # -- proof ---------------------------------------------------------------------------------
     def canary(self, tuning: Tuning) -> dict:
-        """A copy of the file whose first tuned band names an algorithm the library does not have:
-        a library that reads the file refuses it (the job fails); one that ignores it runs."""
+        """A copy of the file whose first tuned band names an algorithm (or a layer's choice) the
+        library does not have: a library that reads the file refuses it (the job fails, or coll/han
+        says it could not read its rules file); one that ignores it runs."""
         coll, n, band = next((c, n, b) for c, by in tuning.rules.items() for n, bs in by.items() for b in bs
                              if b.algorithm != DEFAULT)
-        bad = Tuning(tuning.library, tuning.version,
-                     {coll: {n: [replace(b, value="97" if tuning.library == "openmpi" else "MPIR_No_such_algorithm")
-                                 if b is band else b for b in tuning.rules[coll][n]]}})
-        if tuning.library == "mpich":
-            text = json.dumps(mpich_tree(bad, mpich_default_tree(self.target.lib)))
+        wrong = {COMPOSITION: "MPIDI_No_such_composition", HAN: band.value.split("=")[0] + "=no_such_component",
+                 "": "97" if tuning.library == "openmpi" else "MPIR_No_such_algorithm"}[band.layer]
+        bad = replace(tuning, rules={coll: {n: [replace(b, value=wrong) if b is band else b
+                                                for b in tuning.rules[coll][n]]}})
+        if band.layer == COMPOSITION:
+            text, suffix = json.dumps(ch4_tree(bad, mpich_default_tree(self.target.lib, COMPOSITION))), "-ch4.json"
+        elif band.layer == HAN:
+            text, suffix = han_rules(bad), "-han.conf"
+        elif tuning.library == "mpich":
+            text, suffix = json.dumps(mpich_tree(bad, mpich_default_tree(self.target.lib))), self.file_path().suffix
         else:
             text = json.dumps(ompi_json(bad)) if ompi_uses_json(tuning.version) else ompi_classic(bad)
-        path = self.dir / ("canary" + self.file_path().suffix)
+            suffix = self.file_path().suffix
+        path = self.dir / ("canary" + suffix)
         write_atomic(path, text)
+        env = layer_environment(tuning.library, path) if band.layer else environment(tuning.library, path)
         # a measured size inside the band: the band's lower edge itself may round down (the engine
         # counts whole elements) into the band below, which keeps the default
         size = min(s for s in self.sizes(coll, n) if s >= band.low) if coll != "barrier" else None
-        group = self._group([coll], n, {coll: [size] if size else None}, environment(tuning.library, path),
-                            {"check": "canary", "launch": 0})
+        group = self._group([coll], n, {coll: [size] if size else None}, env, {"check": "canary", "launch": 0})
         run, out = self.session.run(self._measurement([group], "canary", keep_going=False))
         if out.status == "interrupted":
             raise KeyboardInterrupt
-        refused = out.status == "failed"
+        said = [ln.strip() for ln in self._said(run, 0).splitlines() if HAN_REFUSED in ln]
+        refused = out.status == "failed" or bool(said)
+        error = (out.error or "").splitlines()[0][:300] if out.error else (said[0][:300] if said else None)
         return {"collective": coll, "ranks": n, "size": size, "file": str(path), "run": str(run.path),
-                "refused": refused, "error": (out.error or "").splitlines()[0][:300] if out.error else None}
+                "refused": refused, "error": error}
 
     def verify(self, racing: dict[str, list[Algorithm]], path: Path, tuning: Tuning) -> tuple[Run, list[dict]]:
         """The default against the file, side by side: in each of `verify_launches` rounds one
         launch a side (every tuned collective and size in it), the two in a random order; then,
         while a change's gain is inconclusive, one more round of those points only, up to
         `verify_max` launches a side (`settle`)."""
-        env = environment(tuning.library, path)
+        env = self.file_env(tuning, path)
         rng = random.Random()
         everything = {n: {c: (self.sizes(c, n) if c != "barrier" else None) for c in tuning.rules if n in tuning.rules[c]}
                       for n in sorted({n for by in tuning.rules.values() for n in by})}
@@ -488,14 +544,15 @@ def tune(directory: Path, d: Description, target: Target, session: Session) -> d
 
 def _tune(directory: Path, d: Description, target: Target, session: Session) -> dict:
     t = Tune(directory, d, target, session)
-    racing, cannot, left_out = t.choices()
     started = time.monotonic()
-    served = serving(t, list(racing))
+    served = serving(t, t.collectives)
+    t.served = served
+    racing, cannot, left_out = t.choices(served if t.nodes > 1 else None)
     # live_launches 0: the check is skipped and every knob raced unproven (the race's own tests)
     liveness = check(t, probes(t, racing, served), d.live_launches, t.live_max) if d.live_launches else []
     t.state.setdefault("liveness_seconds", time.monotonic() - started)  # a resumed check counts its first run only
     t.save()
-    t.live = live_points(liveness)
+    t.live, t.live_layer = live_points(liveness), live_points(liveness, LAYER)
     result: dict[str, Any] = {
         "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name,
         "layers": {c: asdict(s) for c, s in served.items()}, "liveness": liveness,
@@ -504,7 +561,7 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
         "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
         "cost": {}, "liveness_seconds": t.state["liveness_seconds"]}
     decisions: list[dict] = []
-    raced = {c: algs for c, algs in racing.items() if any(t.live.get((c, n), True) for n in t.ranks)}
+    raced = {c: algs for c, algs in racing.items() if any(t.races(c, n, algs) for n in t.ranks)}
     if raced:
         started = time.monotonic()
         run = t.race_run(racing)
@@ -536,7 +593,8 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
     result["reaches"] = reaches(tuning, liveness)
     path, fmt = t.write(tuning)
     # what a centre installs: the file's variables, and the layer the tune forced for every launch
-    result.update({"file": str(path), "format": fmt, "env": {**d.env, **environment(tuning.library, path)},
+    result.update({"file": str(path), "format": fmt, "env": {**d.env, **t.file_env(tuning, path)},
+                   "node_keys": node_keys(t.vendor), "nodes": t.nodes,
                    "bands": {c: {str(n): [asdict(b) for b in bs] for n, bs in by.items()}
                              for c, by in tuning.rules.items()},
                    "changes": tuning.changes()})

@@ -32,6 +32,7 @@ class Algorithm:
     value: str = ""  # Open MPI: its number; MPICH: the CVAR value
     json_name: str | None = None  # MPICH: its name in the selection tree (None: not writable there)
     params: dict[str, str] = field(default_factory=dict)  # MPICH: its tree leaf's parameter keys (k, tree_type, ...)
+    layer: str = ""  # "": an algorithm of the MPIR/coll_tuned layer; else the layer whose choice it is (mpi.layers)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Choices:
         of it that tune races (tree: tree:k=2,tree_type=kary, ...)."""
         exact = [a for a in self.algorithms if a.name == name]
         found = exact or [a for a in self.algorithms if a.params and a.value == name]
+        found = found or [a for a in self.algorithms if a.layer and a.name.split(":")[0] == name]
         if found:
             return found
         if name == DEFAULT:
@@ -84,6 +86,11 @@ def _ask(argv: list[str]) -> str:
 def mpivars(lib: MpiLibrary) -> str:
     """MPICH's list of its CVARs, each with its default and values (`mpivars`)."""
     return _ask([str(_tool(lib, "mpivars"))])
+
+
+def ompi_han_parameters(lib: MpiLibrary) -> str:
+    """Open MPI's coll/han parameters with their values (`ompi_info --param coll han --level 9 --parsable`)."""
+    return _ask([str(_tool(lib, "ompi_info")), "--param", "coll", "han", "--level", "9", "--parsable"])
 
 
 def discover(lib: MpiLibrary, collectives: tuple[str, ...] = TUNABLE, ranks: int = 2) -> dict[str, Choices]:
@@ -229,11 +236,13 @@ def libmpi_strings(lib: MpiLibrary, least: int = 8) -> set[str]:
     return {m.decode() for m in re.findall(rb"[\x20-\x7e]{%d,}" % least, data)}
 
 
-def mpich_default_tree(lib: MpiLibrary) -> dict:
+def mpich_default_tree(lib: MpiLibrary, layer: str = "") -> dict:
     """MPICH's built-in MPIR selection tree, as compiled into this libmpi (the generic.json of its
-    release): the one string holding `"collective=allreduce"` with `MPIR_Allreduce_intra_` leaves."""
+    release): the one string holding `"collective=allreduce"` with `MPIR_Allreduce_intra_` leaves;
+    with `layer` "composition" its CH4 tree (`composition=MPIDI_Allreduce_intra_composition_...`)."""
+    leaf = "composition=MPIDI_Allreduce_intra_" if layer == "composition" else "MPIR_Allreduce_intra_"
     for s in libmpi_strings(lib, least=2000):
-        if '"collective=allreduce"' in s and "MPIR_Allreduce_intra_" in s:
+        if '"collective=allreduce"' in s and leaf in s:
             try:
                 return json.loads(s)
             except json.JSONDecodeError:

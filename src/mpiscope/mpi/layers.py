@@ -14,9 +14,13 @@ components "Enabled" on every communicator); `coll_tuned_<c>_algorithm` steers o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from mpiscope.mpi.collectives import Algorithm
 
 POSIX, MPIR, COMPOSITION = "posix", "mpir", "composition"
+# MPICH names its compositions alpha, beta, ... in the CH4 tree, numbered 1, 2, ... by the CVAR
+GREEK = ("alpha", "beta", "gamma", "delta")
 ENV_TRUE = ("1", "yes", "true", "on")
 
 
@@ -27,6 +31,8 @@ class Knob:
     variable: str
     values: tuple[str, ...]
     default: str
+    labels: tuple[str, ...] = ()    # the library's words for each value, where it gives them
+    poor: str = ""                  # the deliberately poor value a liveness check forces ("": none)
 
 
 @dataclass(frozen=True)
@@ -60,9 +66,18 @@ def _blocks(mpivars: str) -> dict[str, tuple[str, list[str], str]]:
     return out
 
 
-def _numbered(description: str) -> list[str]:
-    """The numbered choices of a composition's description ('0 Auto selection 1 NM + SHM ...')."""
-    return [m.group(1) for m in re.finditer(r"(?:^|\s)(\d+) [A-Z]", description)]
+def _numbered(description: str) -> dict[str, str]:
+    """The numbered choices of a composition's description ('0 Auto selection 1 NM + SHM ...'):
+    number -> the library's words for it."""
+    marks = list(re.finditer(r"(?:^|\s)(\d+) (?=[A-Z])", description))
+    return {m.group(1): description[m.end():marks[k + 1].start() if k + 1 < len(marks) else None].strip()
+            for k, m in enumerate(marks)}
+
+
+def _nm_only(choices: dict[str, str]) -> str:
+    """A composition's deliberately poor choice across nodes: the netmod alone, which also carries
+    the ranks of one node between each other instead of shared memory."""
+    return next((v for v, words in choices.items() if v != "0" and "NM only" in words), "")
 
 
 def _value(default: str, values: list[str]) -> str:
@@ -81,10 +96,12 @@ def mpich_serving(mpivars: str, collective: str, nodes: int = 1, env: dict[str, 
     knobs, others = [], {}
     if posix in blocks:
         default, values, _ = blocks[posix]
-        knobs.append(Knob(POSIX, posix, tuple(values), _value(default, values)))
+        knobs.append(Knob(POSIX, posix, tuple(values), _value(default, values),
+                          poor=POSIX_POOR if POSIX_POOR in values else ""))
     if nodes > 1 and comp in blocks:
         default, _, text = blocks[comp]
-        knobs.insert(0, Knob(COMPOSITION, comp, tuple(_numbered(text)), default))
+        choices = _numbered(text)
+        knobs.insert(0, Knob(COMPOSITION, comp, tuple(choices), default, tuple(choices.values()), _nm_only(choices)))
         chosen = env.get(comp, default)
         return Serving(collective, COMPOSITION, f"composition {chosen}",
                        f"{comp}={chosen} on {nodes} nodes: the inter-node step runs MPIR's algorithms on the "
@@ -161,6 +178,69 @@ def ompi_serving(verbose: str, collective: str) -> Serving:
                    f"coll_base_verbose on {name or 'the timed communicator'}: Enabled by priority {stack}; {top} is "
                    f"the highest that implements {collective}", top == "tuned",
                    (Knob(f"coll/{top}", f"OMPI_MCA_coll_{top}_priority", (), str(comps[top])),), others)
+
+
+# coll/han's own choices (Open MPI 5.0, coll_han_dynamic.h): per collective and topological level
+# the component han calls, set by `coll_han_<c>_dynamic_<level>_module` (a component id) or its
+# rules file; at the global level a component other than han hands the whole call to it.
+HAN = "coll/han"
+HAN_COMPONENTS = ("self", "basic", "libnbc", "tuned", "sm", "adapt", "han")  # COMPONENT_T: the ids
+HAN_LEVELS = ("intra_node", "inter_node", "global_communicator")  # the rules file's levels 0, 1, 2
+HAN_DYNAMIC = {"allgather", "allreduce", "bcast", "gather", "reduce", "scatter"}  # what han's rules steer
+HAN_POOR = "basic"  # at the global level: basic's linear algorithms over the whole communicator
+
+
+def with_han_knobs(s: Serving, parsable: str, enabled: set[str]) -> Serving:
+    """`s` with coll/han's per-level component choices as knobs, where han serves the collective:
+    the values are the components Enabled on the timed communicator that implement it (han's
+    storage holds only those), the defaults `ompi_info` prints."""
+    if s.component != "han" or s.collective not in HAN_DYNAMIC:
+        return s
+    # libnbc implements only the nonblocking collectives: han finds its module and says it "cannot
+    # handle this collective" (Open MPI 5.0.11, coll_han_verbose)
+    able = [c for c in HAN_COMPONENTS if c in enabled and c not in ("self", "han", "libnbc")
+            and (c in ("tuned", "basic") or s.collective in OMPI_PROVIDES.get(c, ()))]
+    knobs = []
+    for level in HAN_LEVELS:
+        var = f"coll_han_{s.collective}_dynamic_{level}_module"
+        m = re.search(rf"^mca:coll:han:param:{var}:value:(\d+)$", parsable, re.M)
+        if m is None:
+            continue
+        names = able + (["han"] if level == "global_communicator" else [])
+        poor = str(HAN_COMPONENTS.index(HAN_POOR)) if level == "global_communicator" and HAN_POOR in able else ""
+        knobs.append(Knob(HAN, "OMPI_MCA_" + var, tuple(str(HAN_COMPONENTS.index(c)) for c in names), m.group(1),
+                          tuple(names), poor))
+    return replace(s, knobs=s.knobs + tuple(knobs))
+
+
+def layer_algorithms(s: Serving, strings: set[str] | None = None) -> tuple[list[Algorithm], dict[str, str]]:
+    """The choices of the layer serving a collective across nodes, raced beside its algorithms:
+    MPICH's compositions (`MPIR_CVAR_<C>_COMPOSITION`, written as the CH4 tree's
+    `composition=MPIDI_<Coll>_intra_composition_<alpha..delta>`, checked in libmpi's `strings`),
+    coll/han's component per level. Each value but the default (and MPICH's 0, auto) is one;
+    what cannot be written to a file is left out with the reason."""
+    out: list[Algorithm] = []
+    left: dict[str, str] = {}
+    for k in s.knobs:
+        if k.layer == COMPOSITION:
+            coll = s.collective.capitalize()
+            for v, words in zip(k.values, k.labels):
+                if v in ("0", k.default):
+                    continue
+                name = f"composition:{v}"
+                json_name = f"MPIDI_{coll}_intra_composition_{GREEK[int(v) - 1]}" if int(v) <= len(GREEK) else ""
+                if strings is not None and f"composition={json_name}" not in strings and json_name not in strings:
+                    left[name] = f"libmpi has no {json_name or 'composition ' + v} for the CH4 selection tree ({words})"
+                    continue
+                out.append(Algorithm(name, {k.variable: v, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}, v, json_name,
+                                     layer=COMPOSITION))
+        elif k.layer == HAN:
+            level = k.variable.removeprefix(f"OMPI_MCA_coll_han_{s.collective}_dynamic_").removesuffix("_module")
+            for v, component in zip(k.values, k.labels):
+                if v != k.default:
+                    out.append(Algorithm(f"han:{level}={component}", {k.variable: v}, f"{level}={component}",
+                                         layer=HAN))
+    return out, left
 
 
 def ompi_verbose_lines(verbose: str) -> str:

@@ -1,0 +1,149 @@
+"""The files of the layers above the algorithms, written from tune's choices across nodes and read
+back: MPICH's CH4 composition tree (`MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE`, the library's
+whole tree with the tuned collectives' bands by communicator size and ranks per node) and Open
+MPI's coll/han rules file (`coll_han_dynamic_rules_filename`: per collective, topological level,
+configuration size and message size the component han calls; coll_han_dynamic_file.h).
+
+A band whose choice is a layer's (`Band.layer`) goes into that layer's file; the algorithm layer's
+file keeps the library's algorithm there (`tunefile.algorithms_only`)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, OMPI_IDS, Band, Tuning, mpich_tree, read
+from mpiscope.mpi.collectives import DEFAULT
+from mpiscope.mpi.layers import COMPOSITION, HAN, HAN_LEVELS
+from mpiscope.util import bounded
+from mpiscope.util.errors import UsageError
+
+# The size a han level's configuration counts: ranks on a node, nodes, ranks of the communicator.
+HAN_CONFIGURATION = {"intra_node": "ranks per node", "inter_node": "nodes", "global_communicator": "ranks"}
+
+
+def layer_changes(t: Tuning, layer: str) -> bool:
+    return any(b.layer == layer and b.algorithm != DEFAULT for by in t.rules.values() for bs in by.values()
+               for b in bs)
+
+
+def ch4_tree(t: Tuning, default_ch4: dict) -> dict:
+    """MPICH's CH4 tree with the compositions chosen (`composition=MPIDI_<Coll>_intra_composition_x`)."""
+    return mpich_tree(t, default_ch4, COMPOSITION, "composition")
+
+
+def han_configuration(t: Tuning, level: str, n: int) -> int | None:
+    """The configuration size of a han level for `n` ranks on the tune's nodes (None: uneven)."""
+    ppn = t.per_node(n)
+    return {"intra_node": ppn, "inter_node": t.nodes if ppn else None, "global_communicator": n}[level]
+
+
+def han_rules(t: Tuning) -> str:
+    """coll/han's rules file: per collective with a han choice, each level it changes; per level
+    the configuration sizes 1 (han's own default component), the tuned one (the bands: the
+    component chosen where it changes, the default elsewhere) and the next (the default again):
+    han takes the largest configuration size not above the communicator's, so every other
+    configuration keeps the default. Message sizes are the engine's (han's own count x type size)."""
+    lines = [HAN_HEADER + " (mpiscope tune): collective, levels; per level (0 intra-node: configuration = ranks "
+             "per node, 1 inter-node: = nodes, 2 global: = ranks) its configurations, each with "
+             "'message-size component' rules"]
+    blocks = []
+    for coll, by_ranks in t.rules.items():
+        levels = []
+        for k, level in enumerate(HAN_LEVELS):
+            default = t.layer_defaults.get(f"{coll} {level}", "han" if level == "global_communicator" else "tuned")
+            configs: dict[int, list[str]] = {1: [f"0 {default}"]}
+            for n, bs in sorted(by_ranks.items()):
+                size = han_configuration(t, level, n)
+                mine = [b for b in bs if b.layer == HAN and b.value.startswith(level + "=") and b.algorithm != DEFAULT]
+                if not mine or size is None:
+                    continue
+                rules = [f"{b.low} {b.value.split('=', 1)[1] if b in mine else default}" for b in _merged(bs, mine)]
+                configs[size] = rules
+                configs.setdefault(size + 1, [f"0 {default}"])
+            if len(configs) > 1:
+                levels.append([str(k), str(len(configs))] + [x for size in sorted(configs)
+                                                              for x in (str(size), str(len(configs[size])),
+                                                                        *configs[size])])
+        if levels:
+            blocks.append([coll, str(len(levels))] + [x for lv in levels for x in lv])
+    return "\n".join(lines + [str(len(blocks))] + [x for b in blocks for x in b]) + "\n"
+
+
+def _merged(bs: list[Band], mine: list[Band]) -> list[Band]:
+    """The size bands of one level: the bands of its choices, the others merged into the default."""
+    out: list[Band] = []
+    for b in bs:
+        chosen = b in mine
+        if out and not chosen and out[-1] not in mine:
+            continue
+        out.append(b if chosen else Band(b.low, DEFAULT))
+    return out
+
+
+def layer_file(t: Tuning, ch4_default: dict | None) -> tuple[str, str] | None:
+    """The layer's file of `t` when it changes a layer's choice: (text, format)."""
+    if t.library == "mpich" and layer_changes(t, COMPOSITION):
+        if ch4_default is None:
+            raise UsageError("an MPICH CH4 tuning file carries the library's whole CH4 tree: it was not read")
+        return json.dumps(ch4_tree(t, ch4_default)) + "\n", "MPICH CH4 composition tree (JSON)"
+    if t.library == "openmpi" and layer_changes(t, HAN):
+        return han_rules(t), "Open MPI coll/han dynamic rules"
+    return None
+
+
+def layer_environment(library: str, path: Path) -> dict[str, str]:
+    """The variables that make the library read a layer's file."""
+    if library == "openmpi":
+        return {"OMPI_MCA_coll_han_use_dynamic_file_rules": "1", "OMPI_MCA_coll_han_dynamic_rules_filename": str(path)}
+    return {"MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
+
+
+def node_keys(library: str) -> dict[str, str]:
+    """Per file of `library` the key its format has for the node count ("" where it has none)."""
+    if library == "mpich":
+        return {"MPIR tree": "comm_avg_ppn", "CH4 tree": "comm_avg_ppn"}
+    return {"coll_tuned rules": "", "coll/han rules": "inter_node level configuration size"}
+
+
+def read_file(path: Path) -> list[tuple[str, int | str, int, str]]:
+    """Any file tune writes, as rows (`tunefile.read`'s; coll/han's rules by level and configuration)."""
+    try:
+        head = bounded.read_text(path, MAX_TUNING_BYTES, "a tuning file")
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read {path}: {bounded.why(e)}: give a tuning file tune wrote") from e
+    return read_han(head, path) if head.startswith(HAN_HEADER) else read(path)
+
+
+def read_han(text: str, path: Path) -> list[tuple[str, int | str, int, str]]:
+    """A han rules file as rows (collective, "level configuration", from bytes, component)."""
+    tokens = [w for ln in text.splitlines() for w in ln.split("#", 1)[0].split()]
+    pos = 0
+
+    def word(what: str) -> str:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise UsageError(f"{path}: the file ends where {what} should be: not a complete coll/han rules file")
+        pos += 1
+        return tokens[pos - 1]
+
+    def number(what: str) -> int:
+        w = word(what)
+        try:
+            return int(w)
+        except ValueError:
+            raise UsageError(f"{path}: '{bounded.excerpt(w)}' is no {what}: not a coll/han rules file") from None
+    names = {str(v): k for k, v in OMPI_IDS.items()}
+    rows: list[tuple[str, int | str, int, str]] = []
+    for _ in range(number("the number of collectives")):
+        coll = word("a collective")
+        coll = names.get(coll, coll)
+        for _ in range(number("a number of levels")):
+            level = word("a topological level")
+            level = HAN_LEVELS[int(level)] if level.isdigit() and int(level) < len(HAN_LEVELS) else level
+            for _ in range(number("a number of configurations")):
+                size = number("a configuration size")
+                for _ in range(number("a number of message size rules")):
+                    low = number("a message size")
+                    rows.append((coll, f"{level} {size} ({HAN_CONFIGURATION.get(level, '?')})", low,
+                                 word("a component")))
+    return rows
