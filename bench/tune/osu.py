@@ -10,14 +10,14 @@ ranking tune acted on.
 
     python bench/tune/osu.py --build OSU_SRC --osu /tmp/h/osu/build [--mpi embedded]
     python bench/tune/osu.py --osu /tmp/h/osu/build --tune mpiscope-runs/tune-... [--rounds 9]
-                             [--settings default,ring] [--sizes 8,65536]
+                             [--setting default --setting ring] [--sizes 8,65536]
 
 --build compiles osu_allreduce and osu_bcast from an OSU 7.x checkout (c/util's osu_util*.c and
 c/mpi/collective/blocking; no configure, no automake) with the library's mpicc into --osu.
 Each setting is forced as the tune forced it: its variables (the algorithm's CVAR or MCA
 parameter, a layer's choice), over the tune's own --env and the layers' steady state
-(`mpi.layers.steady_env`). --settings defaults to every setting the tune measured at the
-collective's sizes. One node only: the reference runs with the library's own launcher.
+(`mpi.layers.steady_env`). --setting defaults to every setting the tune measured at the
+collective's sizes (a name may hold commas: tree:k=2,tree_type=kary). One node only: the reference runs with the library's own launcher.
 """
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ def main() -> int:
     p.add_argument("--tune", type=Path, help="a finished tune's directory (its tune.json and state.json)")
     p.add_argument("--collective", default="allreduce", choices=PROGRAMS)
     p.add_argument("-n", "--ranks", type=int, default=2)
-    p.add_argument("--settings", help="the settings to force, comma-separated (default: the tune's)")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME",
+                   help="a setting to force, as tune names it (repeat; default: every one the tune measured)")
     p.add_argument("--sizes", default=None, help="sizes in bytes, comma-separated (default: the tune's)")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--iterations", type=int, default=1000)
@@ -98,8 +99,7 @@ def main() -> int:
     if a.build:
         build(a.build, a.osu, lib.mpicc)
     vendor = vendor_of(lib)
-    names = settings_of(result, a.collective, a.ranks, a.settings.split(",") if a.settings else None) \
-        if result or a.settings else [DEFAULT]
+    names = settings_of(result, a.collective, a.ranks, a.setting or None) if result or a.setting else [DEFAULT]
     found = {x.name: x for x in discover(lib, (a.collective,), a.ranks)[a.collective].algorithms}
     unknown = [n for n in names if n != DEFAULT and n not in found]
     if unknown:
