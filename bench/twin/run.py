@@ -144,7 +144,7 @@ def main() -> int:
         for setting in a.settings.split(","):
             rate, _, delay = setting.partition("/")
             runs = Path(tmp) / setting.replace("/", "-")
-            print(f"\n=== {rate} by tbf, {delay or 'no'} one-way delay by the delay line, on every host's link ===",
+            print(f"\n=== {rate} from every host, {delay or 'no'} one-way delay, by the delay line (tbf in front) ===",
                   flush=True)
             t0 = time.monotonic()
             shape(c, rate, "")
@@ -191,7 +191,7 @@ def against_settings(rec: dict, rate: str, delay: str, base_us: float) -> float:
     bw = float(keys["bw"].removesuffix("Bps")) / 1e6
     truth_us = base_us + seconds(delay or "0") * 1e6
     want = rate_mbps(rate)
-    rate_said = f"tbf {want:g} MB/s: {bw / want - 1:+.1%}" if want else "no bucket"
+    rate_said = f"the rate {want:g} MB/s: {bw / want - 1:+.1%}" if want else "no rate"
     print(f"fitted against the settings: route latency {lat_us:.1f} us (without the delay {base_us:.1f} us "
           f"+ the delay {truth_us - base_us:g} us = {truth_us:.1f} us: {lat_us / truth_us - 1:+.1%}), "
           f"bandwidth {bw:.2f} MB/s ({rate_said})", flush=True)
