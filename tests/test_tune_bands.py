@@ -137,5 +137,8 @@ def test_the_serving_layer_s_variable_is_checked_live_with_its_poor_choice(embed
     assert probes(mpich, racing, {"allreduce": forced}) == []  # MPIR serves: no layer above it to probe
     han = with_han_knobs(Serving("allreduce", HAN, "han", "", False),
                          ompi_han_parameters(load_registered()["openmpi"]), {"han", "tuned", "basic"})
-    (p,) = probes(SimpleNamespace(vendor="openmpi"), racing, {"allreduce": han})
+    ring = Algorithm("ring", {"OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}, "4")
+    (alg, p) = probes(SimpleNamespace(vendor="openmpi"), {"allreduce": [Algorithm(DEFAULT), *layer_algorithms(han)[0],
+                                                                        ring]}, {"allreduce": han})
+    assert (alg.knob, alg.poor) == ("algorithm", "ring")  # the algorithm's probe forces an algorithm, never a han choice
     assert p.env == {"OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module": "1"} and p.poor == "1 (basic)"

@@ -67,7 +67,7 @@ def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving
     coll/han (basic's linear algorithms over the whole communicator)."""
     out = []
     for coll, algs in racing.items():
-        candidates = [a for a in algs if a.name != DEFAULT]
+        candidates = [a for a in algs if a.name != DEFAULT and not a.layer]  # the layer's own are probed below
         poor = poor_algorithm(t.vendor, coll, [a.value for a in candidates])
         alg = next((a for a in candidates if a.value == poor), None)
         if alg is not None:
