@@ -165,3 +165,52 @@ def test_openmpi_han_file_is_read_across_two_hosts(two_hosts, openmpi_prefix, tm
             assert "for a 2 configuration size" in said and "component 1 (basic)" in said, said[-3000:]
         else:
             assert "could not fully read dynamic rules file" in said, said[-3000:]
+
+
+PROOF = """
+import json, sys
+from pathlib import Path
+from mpiscope.analysis.tunefile import Band, Tuning
+from mpiscope.execute.session import Session, target
+from mpiscope.execute.tune import Tune, tune_description
+from mpiscope.util.console import err
+values, band, tuning, directory = json.loads(sys.argv[1])
+t = Tune(Path(directory), tune_description(values), target(values.get("mpi")),
+         Session(Path(directory) / "runs", err, progress=False))
+tuning = Tuning(**{**tuning, "rules": {"allreduce": {values["rank_counts"][0]: [Band(**band)]}}})
+path, fmt = t.write(tuning, "candidate")
+canary = t.canary(tuning)
+run, rows = t.verify({}, path, tuning)
+print(json.dumps({"fmt": fmt, "env": t.file_env(tuning, path), "canary": canary, "rows": rows}))
+"""
+
+
+def test_a_layer_s_band_is_proven_as_an_algorithm_s(two_hosts, openmpi_prefix, tmp_path):
+    """A band that changes a layer's choice goes through the same proof as an algorithm's: its
+    layer's file beside the algorithm file, a canary the library refuses (MPICH stops on a
+    composition it lacks; coll/han says it could not read its rules), and a side-by-side run with
+    both files' variables set."""
+    h0, h1 = two_hosts.hosts
+    ompi = {"mpi": "openmpi", "ranks_per_node": 2, "rank_counts": [4], "bind_to": "none",
+            "launcher_args": openmpi_options(two_hosts)[-1].split()}
+    mpich = {"ranks_per_node": 1, "rank_counts": [2], "env": dict(e.split("=", 1) for e in mpich_options(two_hosts)[3::2]),
+             "launcher_args": mpich_options(two_hosts)[1].split()}
+    cases = (("openmpi", ompi, {"low": 0, "algorithm": "han:inter_node=basic", "value": "inter_node=basic",
+                                "layer": "coll/han"}, "OMPI_MCA_coll_han_dynamic_rules_filename"),
+             ("mpich", mpich, {"low": 0, "algorithm": "composition:2", "value": "MPIDI_Allreduce_intra_composition_beta",
+                               "layer": "composition"}, "MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE"))
+    for library, placement, band, variable in cases:
+        values = {"benchmarks": "allreduce", "sizes": "64K", "max_time": 0.05, "verify_launches": 2,
+                  "verify_max_launches": 2, "hosts": [h0, h1], **placement}
+        tuning = {"library": library, "version": "5", "nodes": 2}
+        directory = tmp_path / library
+        directory.mkdir()
+        r = two_hosts.run([sys.executable, "-c", PROOF, json.dumps([values, band, tuning, str(directory)])],
+                          env={"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+                          timeout=900)
+        assert r.returncode == 0, (library, r.stdout[-3000:], r.stderr[-3000:])
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        assert res["canary"]["refused"], (library, res["canary"])
+        assert Path(res["env"][variable]).is_file() and variable in res["env"]
+        (row,) = res["rows"]
+        assert row["algorithm"] == band["algorithm"] and row["verdict"] in ("faster", "slower", "same", "inconclusive")

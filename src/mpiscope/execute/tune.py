@@ -46,8 +46,10 @@ MAX_STATE_BYTES = 64 << 20  # a tune's state and result hold a few kB per collec
 # format 2 raced knobs never proven live); 4 since it keeps the one experiment description. A
 # directory of an earlier tune is refused.
 FORMAT = 4
-# coll/han's words for a rules file it cannot read (it then runs by its MCA parameters, without failing)
+# coll/han's words for a rules file it cannot read (it then runs by its MCA parameters, without failing),
+# printed only with its verbose output on
 HAN_REFUSED = "could not fully read dynamic rules file"
+HAN_SAYS = {"OMPI_MCA_coll_han_verbose": "1"}
 
 
 # What a tune measures where its description leaves a field out: its own sizes and cap per point
@@ -427,7 +429,8 @@ class Tune:
             suffix = self.file_path().suffix
         path = self.dir / ("canary" + suffix)
         write_atomic(path, text)
-        env = layer_environment(tuning.library, path) if band.layer else environment(tuning.library, path)
+        env = {**layer_environment(tuning.library, path), **(HAN_SAYS if band.layer == HAN else {})} if band.layer \
+            else environment(tuning.library, path)
         # a measured size inside the band: the band's lower edge itself may round down (the engine
         # counts whole elements) into the band below, which keeps the default
         size = min(s for s in self.sizes(coll, n) if s >= band.low) if coll != "barrier" else None
