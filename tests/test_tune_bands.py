@@ -142,3 +142,13 @@ def test_the_serving_layer_s_variable_is_checked_live_with_its_poor_choice(embed
                                                                         ring]}, {"allreduce": han})
     assert (alg.knob, alg.poor) == ("algorithm", "ring")  # the algorithm's probe forces an algorithm, never a han choice
     assert p.env == {"OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module": "1"} and p.poor == "1 (basic)"
+
+
+def test_show_reads_a_han_file(cli_offline, tmp_path):
+    t = Tuning("openmpi", "5.0.11", {"allreduce": {4: [Band(0, "han:inter_node=basic", "inter_node=basic",
+                                                            layer=HAN)]}}, nodes=2)
+    path = tmp_path / "tuning-han.conf"
+    path.write_text(han_rules(t))
+    r = cli_offline("tune", "--show", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "inter_node 2 (nodes)" in r.stdout and "basic" in r.stdout
