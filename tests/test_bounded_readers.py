@@ -7,24 +7,22 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from mpiscope.util import bounded
+from mpiscope_test_fixtures.cli import run_forked
 
 MEMORY = 1 << 30
 
 
 def limited(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    """mpiscope as its own process, its address space capped (a hang is the timeout's error)."""
-    return subprocess.run([sys.executable, "-m", "mpiscope", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, env=os.environ.copy(),
-                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY)))
+    """mpiscope as its own process (forked from this one, its imports paid), its address space
+    capped at MEMORY beyond what it holds (a hang is the timeout's error)."""
+    return run_forked(*args, memory=MEMORY, cwd=cwd, timeout=timeout)
 
 
 def one_line_error(r: subprocess.CompletedProcess) -> str:
@@ -124,6 +122,5 @@ def test_a_registry_of_mpis_that_is_no_file_is_said(tmp_path, kind):
     home = tmp_path / "home"
     home.mkdir()
     words = HOSTILE[kind](home / "mpis.json")
-    r = subprocess.run([sys.executable, "-m", "mpiscope", "mpi", "list"], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "MPISCOPE_HOME": str(home)})
+    r = run_forked("mpi", "list", memory=MEMORY, env={"MPISCOPE_HOME": str(home)})
     assert words in one_line_error(r)
