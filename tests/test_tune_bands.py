@@ -152,3 +152,18 @@ def test_show_reads_a_han_file(cli_offline, tmp_path):
     r = cli_offline("tune", "--show", str(path))
     assert r.returncode == 0, r.stderr
     assert "inter_node 2 (nodes)" in r.stdout and "basic" in r.stdout
+
+
+def test_reaches_names_the_layer_s_file():
+    """Where only a layer's choice changes, `reaches` says the layer's file changes the calls and
+    on which check, and that no algorithm band can change what the algorithm variable cannot."""
+    from mpiscope.execute.tune import reaches
+    t = Tuning("openmpi", "5.0.11", {"allreduce": {4: [Band(0, "han:inter_node=basic", "inter_node=basic",
+                                                            layer=HAN)]}}, nodes=2)
+    rows = [{"collective": "allreduce", "ranks": 4, "knob": "layer", "live": True, "evidence": "x2",
+             "variable": "OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module"},
+            {"collective": "allreduce", "ranks": 4, "knob": "algorithm", "live": False, "evidence": "x1",
+             "variable": "OMPI_MCA_coll_tuned_allreduce_algorithm"}]
+    text = reaches(t, rows)
+    assert "the layer's file changes 1 band(s)" in text and "global_communicator_module" in text
+    assert "no algorithm band can change allreduce at 4 ranks (x1)" in text

@@ -8,8 +8,8 @@ of tune's one comparison (`analysis.tune.judge`, an OSU run being one launch), a
 tune's own time and ratio from the tune's tune.json: whether the reference agrees with the
 ranking tune acted on.
 
-    python bench/tune/osu.py --build OSU_SRC --osu /tmp/h/osu/build [--mpi embedded]
-    python bench/tune/osu.py --osu /tmp/h/osu/build --tune mpiscope-runs/tune-... [--rounds 9]
+    python bench/tune/osu.py --build OSU_SRC --osu ~/osu-mpich [--mpi embedded]
+    python bench/tune/osu.py --osu ~/osu-mpich --tune mpiscope-runs/tune-... [--rounds 9]
                              [--setting default --setting ring] [--sizes 8,65536]
 
 --build compiles osu_allreduce and osu_bcast from an OSU 7.x checkout (c/util's osu_util*.c and

@@ -613,12 +613,20 @@ def reaches(tuning: Tuning, liveness: list[dict]) -> str:
     live = [f"{r['collective']} at {r['ranks']} ranks" for r in liveness if r["knob"] == ALGORITHM and r["live"]]
     dead = [f"{r['collective']} at {r['ranks']} ranks ({r['evidence']})" for r in liveness
             if r["knob"] == ALGORITHM and not r["live"]]
-    changed = sum(b.algorithm != DEFAULT for by in tuning.rules.values() for bs in by.values() for b in bs)
+    bands_of = [b for by in tuning.rules.values() for bs in by.values() for b in bs if b.algorithm != DEFAULT]
+    changed, layered = sum(not b.layer for b in bands_of), sum(bool(b.layer) for b in bands_of)
     text = (f"the file changes the timed calls where it changes the algorithm ({changed} band(s)): the variable "
             f"it steers was proven live for {', '.join(live)}" if changed else
-            "the file changes no band: it leaves every timed call to the library's choice")
+            "the file changes no band: it leaves every timed call to the library's choice" if not layered else
+            "the algorithm file changes no band")
+    if layered:  # across nodes: the serving layer's file (its variable's own check; POSIX's is no file's)
+        steered = [f"{r['collective']} at {r['ranks']} ranks ({r['variable']})" for r in liveness
+                   if r["knob"] == LAYER and r["live"] and "_POSIX_" not in r["variable"]]
+        text += (f"; the layer's file changes {layered} band(s): the layer's variable was proven live for "
+                 f"{', '.join(steered) or 'none (the check was undecided or skipped there)'}")
     if dead:
-        text += f"; no file can change {'; '.join(dead)}: the variable it steers is not live there"
+        text += (f"; no {'algorithm band' if layered else 'file'} can change {'; '.join(dead)}: the variable it "
+                 f"steers is not live there")
     return text
 
 
