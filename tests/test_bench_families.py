@@ -3,6 +3,7 @@ the only list), and `mpiscope bench list` with each family's availability for th
 (from the engine built for it: an MPI without persistent collectives gets them as skips)."""
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -42,8 +43,9 @@ def test_plans_and_default_ranks_take_family_names(mpich_engine):
 
 def test_availability_comes_from_the_engine_build(mpich_engine, mpich_mpicc, tmp_path):
     assert all(f.available == f.benchmarks and not f.reasons for f in availability(mpich_engine))
-    # an engine built as for an MPI without persistent collectives
-    done = subprocess.run(["make", "-s", "-C", str(ENGINE_SRC), f"MPICC={mpich_mpicc}", f"BUILD={tmp_path}",
+    # an engine built as for an MPI without persistent collectives (on every core, as mpi/build.py does)
+    done = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "-C", str(ENGINE_SRC), f"MPICC={mpich_mpicc}",
+                           f"BUILD={tmp_path}",
                            "CFLAGS=-O2 -DMPISCOPE_NO_PERSISTENT_COLL"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     by = {f.family: f for f in availability(tmp_path / "mpiscope-engine")}
