@@ -1,7 +1,8 @@
 """The machine-state control (results.control, engine/src/control.c). Synthetic runs whose
 controls moved turn a would-be "slower" into "inconclusive: machine state differs", unchanged
 controls still allow "slower", a switched launch is flagged with its cause, history learns no
-drift across a switch and runs without a control read as before. Real runs (mpi lane): every
+drift across a switch and runs without a control read as before. The MPI pingpong decides
+between runs of one configuration (and within a run), never across configurations. Real runs (mpi lane): every
 launch records a control, and a run under four busy processes started by the test compared
 with a quiet one follows the rule whichever way its control went."""
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from mpiscope.records.model import Context, Control, ControlFigure, End, parse_record
 from mpiscope.results.compare import compare_runs
 from mpiscope.results.control import control_shift, run_control, side_control
-from mpiscope.results.history import learn_drift
+from mpiscope.results.history import learn_drift, same_configuration
 from mpiscope.results.view import results_of
 from mpiscope.store.runs import Run
 from mpiscope_test_fixtures.synthetic import launch_point, records_of, saved_id, stored_run
@@ -28,20 +29,24 @@ def figure(rng, median: float, spread: float = 0.02) -> ControlFigure:
     return ControlFigure(float(np.median(samples)), min(samples), max(samples), samples)
 
 
-def control(rng, launch: int, handoff: float = 0.27, compute: float = 52.0, copy: float = 100.0) -> Control:
+def control(rng, launch: int, handoff: float = 0.27, compute: float = 52.0, copy: float = 100.0,
+            mpi: float = 1.2) -> Control:
     return Control(reps=5, ranks=(0, 1), compute_us=figure(rng, compute), copy_us=figure(rng, copy, 0.1),
-                   handoff_us=figure(rng, handoff), mpi_pingpong_us=figure(rng, 1.2), tag={"launch": launch})
+                   handoff_us=figure(rng, handoff), mpi_pingpong_us=figure(rng, mpi, 0.05), tag={"launch": launch})
 
 
-def run_records(rng, launches: int = 5, slower: float = 1.0, handoff=0.27, with_control: bool = True) -> list:
-    """A run of `launches` launches of three pingpong sizes, each launch opened by a context and
-    (`with_control`) a control whose handoff is `handoff` (a number, or one per launch)."""
+def run_records(rng, launches: int = 5, slower: float = 1.0, handoff=0.27, with_control: bool = True,
+                mpi=1.2, env: dict | None = None) -> list:
+    """A run of `launches` launches of three pingpong sizes, each launch opened by a context
+    (its environment `env`) and (`with_control`) a control whose handoff is `handoff` and whose
+    MPI pingpong is `mpi` (each a number, or one per launch)."""
     handoffs = handoff if isinstance(handoff, (list, tuple)) else [handoff] * launches
+    mpis = mpi if isinstance(mpi, (list, tuple)) else [mpi] * launches
     out: list = []
     for k in range(launches):
-        out.append(Context(world_size=2, tag={"launch": k}))
+        out.append(Context(world_size=2, env=env or {}, tag={"launch": k}))
         if with_control:
-            out.append(control(rng, k, handoffs[k]))
+            out.append(control(rng, k, handoffs[k], mpi=mpis[k]))
         effect = 0.03 * rng.standard_normal()
         out += [launch_point(t * slower * math.exp(effect + 0.01 * rng.standard_normal()), k, 0.01, size)
                 for size, t in SIZES.items()]
@@ -126,6 +131,66 @@ def test_history_learns_no_drift_across_a_control_shift(tmp_path):
         assert set(p["from"]) == {earlier[0].id, earlier[2].id}
 
 
+def _stored_pair(tmp_path, cand_env: dict | None = None) -> tuple:
+    """Open MPI's two whole-run states as seen here: the candidate's points 1.8x slower and its
+    MPI pingpong 3x, the pieces no configuration changes alike (docs/statistics.md)."""
+    rng = np.random.default_rng(11)
+    base = stored_run(tmp_path, run_records(rng, mpi=0.25))
+    cand = stored_run(tmp_path, run_records(rng, slower=1.8, mpi=0.75, env=cand_env))
+    return base, cand
+
+
+def test_the_mpi_pingpong_decides_between_runs_of_one_configuration(tmp_path):
+    from dataclasses import replace
+    from mpiscope import api
+    from mpiscope.results.policy import POLICY
+    from mpiscope.results.sides import compare_sides
+    base, cand = _stored_pair(tmp_path)
+    changes = api.compare(base.id, cand.id, runs_dir=tmp_path).changes
+    assert changes and all(pc.verdict == "inconclusive" for pc in changes)
+    assert all(pc.state.startswith("the machine's state differs (control: MPI pingpong x") for pc in changes)
+    assert all(pc.launches_needed is None for pc in changes)
+    # the rule switched off (the policy's switch, bench/evidence's before): the state reads as slower
+    before = compare_sides([base], [cand], POLICY.alpha, POLICY.margin,
+                           policy=replace(POLICY, control_mpi_same_config=False))
+    assert all(pc.verdict == "slower" and not pc.state for pc in before)
+
+
+def test_the_mpi_pingpong_does_not_decide_across_configurations(tmp_path):
+    """The same move between two configurations (another eager limit): the library's
+    configuration may be what moved it, so only the pieces it cannot change decide, and the
+    slowdown is called."""
+    from mpiscope import api
+    base, cand = _stored_pair(tmp_path, cand_env={"OMPI_MCA_btl_sm_eager_limit": "256"})
+    changes = api.compare(base.id, cand.id, runs_dir=tmp_path).changes
+    assert changes and all(pc.verdict == "slower" and not pc.state for pc in changes)
+
+
+def test_history_learns_no_drift_across_an_mpi_pingpong_shift(tmp_path):
+    rng = np.random.default_rng(12)
+    earlier = [stored_run(tmp_path, run_records(rng, mpi=m)) for m in (0.25, 0.75, 0.25)]
+    run = stored_run(tmp_path, run_records(rng, mpi=0.25))
+    kept = learn_drift(run, earlier[::-1])
+    assert kept["points"]
+    for p in kept["points"]:
+        assert set(p["from"]) == {earlier[0].id, earlier[2].id}
+        (why,) = [why for rid, why in p["left_out"] if rid == earlier[1].id]
+        assert why.startswith("the machine's state differs (control: MPI pingpong x")
+
+
+def test_a_launch_in_another_state_is_named_by_the_run(tmp_path):
+    from mpiscope.report.warnings import run_warnings
+    rng = np.random.default_rng(13)
+    run = stored_run(tmp_path, run_records(rng, mpi=[0.25, 0.25, 0.75, 0.25, 0.25]))
+    switched = results_of([run]).launches_switched
+    assert set(switched) == {(run.id, 2)}
+    assert switched[(run.id, 2)].startswith("machine state switched: MPI pingpong x")
+    (said,) = [w for w in run_warnings(run) if "another state of the machine" in w]
+    assert said.startswith("1 of 5 launches ran in another state") and "launch 2: machine state switched" in said
+    quiet = stored_run(tmp_path, run_records(rng, mpi=0.25))
+    assert not [w for w in run_warnings(quiet) if "another state of the machine" in w]
+
+
 def test_a_control_record_reads_back_and_old_records_still_load():
     line = {"type": "control", "reps": 5, "ranks": [0, 1],
             "compute_us": {"median": 52.0, "min": 51.0, "max": 55.0, "samples": [52.0, 51.0, 55.0, 52.5, 51.5]},
@@ -179,12 +244,16 @@ def test_a_loaded_run_against_a_quiet_one_follows_the_control(cli, tmp_path):
     point whose change lies within the machine's move is slower, faster or same, and each such
     point says why; where they agree, no point blames the machine. Whether the load moves the
     control is the machine's business (here it mostly did not: the handoff follows which cores
-    the machine gives, docs/statistics.md), so the test asserts the rule, not the move."""
+    the machine gives, docs/statistics.md), so the test asserts the rule, not the move: the two
+    runs are one configuration, so the MPI pingpong decides too."""
     from mpiscope import api
     quiet, loaded = _measured(cli, tmp_path, 0), _measured(cli, tmp_path, 4)
     for run in (quiet, loaded):
         assert sum(isinstance(r, Control) for r in run.records()) == 3
-    shift = control_shift(side_control([(quiet.id, quiet.records())]), side_control([(loaded.id, loaded.records())]))
+    # one configuration both times: the MPI pingpong decides too (results.history.same_configuration)
+    assert same_configuration([quiet], [loaded])
+    shift = control_shift(side_control([(quiet.id, quiet.records())]), side_control([(loaded.id, loaded.records())]),
+                          same_config=True)
     assert shift is not None and shift.ratio > 0
     changes = api.compare(quiet.id, loaded.id, runs_dir=tmp_path).changes
     assert changes

@@ -100,8 +100,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from mpiscope.results.compare import BUSY_APART
     for state in dict.fromkeys(pc.state for pc in changes if pc.state):
         out.print(f"inconclusive: {state}" + ("" if state == BUSY_APART else
-                  "; a change no larger than the machine's own move is no verdict (measure both sides in one "
-                  "session)"), highlight=False)
+                  f"; a change within {POLICY.control_max_cover:g}x, the most a switch of state was seen to "
+                  "move a point, is no verdict (measure both sides in one session: run --vs)"), highlight=False)
     if any(pc.launch_level for pc in changes) or len(b_runs) + len(c_runs) > 2:
         out.print(c.launches, highlight=False)  # which test, on how many launches; interleaved or not
     if not any(pc.interleaved for pc in changes):

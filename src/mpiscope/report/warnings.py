@@ -1,5 +1,6 @@
 """Everything about a run that makes its numbers less trustworthy, as sentences: oversubscription,
-points slowed past the watchdog's limit, disturbed launches, points that did not converge, invalid
+points slowed past the watchdog's limit, disturbed launches, launches measured in another state of
+the machine than the run's others, points that did not converge, invalid
 samples, points still wider than the target when the budget ran out, data errors, time-outs, skips,
 damaged files. The HTML report lists them; the terminal prints them as one block after the run
 (`print_warnings`)."""
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from mpiscope.records import Context, Point, RecordFile, Skip, Timeout
+from mpiscope.results.control import run_control
 from mpiscope.results.disturbance import disturbed
 from mpiscope.results.view import Judged, launch_causes, results_of
 from mpiscope.store.runs import Run, RunMeta
@@ -98,6 +100,19 @@ def disturbed_launches(recs: RecordFile, judged: Judged | None = None) -> list[s
     return out
 
 
+def switched_launches(recs: RecordFile) -> list[str]:
+    """A sentence naming the launches whose machine-state control moved from the run's level
+    (results.control): another state of the machine, which the run's interval mixes in."""
+    rc = run_control(recs.records)
+    switched = sorted(rc.switched().items()) if rc is not None else []
+    if not switched:
+        return []
+    named = "; ".join(f"launch {launch}: {cause}" for (_, launch), cause in switched)
+    return [f"{len(switched)} of {len(rc.launches)} launches ran in another state of the machine than the "
+            f"run's others ({named}): their points stay in the estimate and widen its interval; runs "
+            f"measured in one state, or interleaved (run --vs), compare cleanly"]
+
+
 def slowed_points(points: Sequence[Point]) -> list[str]:
     """Points that ran past the watchdog's limit while they still progressed (docs/reliability.md):
     a busy machine slowed them; they are measured, not hung. Whether their samples are kept in
@@ -176,6 +191,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judg
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
     out += disturbed_launches(recs, judged)
+    out += switched_launches(recs)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})

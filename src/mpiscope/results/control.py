@@ -1,8 +1,10 @@
 """The machine-state control (docs/statistics.md, "The machine-state control"): each launch's
 control record, each run's level and noise per piece, the launches whose control moved beyond
 that noise, and whether two runs (or two sides of runs) were measured in different states of
-the machine. Only the pieces no configuration can change (`PIECES`) decide; the MPI pingpong is
-kept for the reader.
+the machine. The pieces no configuration can change (`PIECES`) decide everywhere; the MPI
+pingpong decides only between launches of one configuration (`IDENTITY_PIECES`: a run's own
+launches, or two sides of the same configuration identity, results.history.same_configuration),
+where nothing but the machine can move it.
 
 A run's noise for a piece is the larger of its launches' spread (a robust SD of their log
 medians) and what one launch's median can tell (its repetitions' log SD over the root of their
@@ -22,7 +24,9 @@ from mpiscope.results.points import launch_of
 from mpiscope.results.policy import POLICY, Policy
 
 PIECES = ("compute_us", "copy_us", "handoff_us")  # what no option, environment or library changes
-RECORDED = PIECES + ("mpi_pingpong_us",)
+# ...and what only the machine can change between launches of one configuration (same library,
+# environment, options and placement): Open MPI's two whole-run states here leave the handoff alone
+RECORDED = IDENTITY_PIECES = PIECES + ("mpi_pingpong_us",)
 NAMES = {"compute_us": "compute loop", "copy_us": "memory copy", "handoff_us": "cache-line handoff",
          "mpi_pingpong_us": "MPI pingpong"}
 
@@ -81,28 +85,45 @@ class RunControl:
 
     def switched(self, policy: Policy = POLICY) -> dict[tuple[str, int], str]:
         """The launches whose control moved beyond the run's noise from its level, each with the
-        cause ("machine state switched: ..."); a run of fewer than `policy.min_launches` launches
-        has no level to move from."""
+        cause ("machine state switched: ...", the piece that moved most against its noise); a run
+        of fewer than `policy.min_launches` launches has no level to move from. A run is one
+        configuration, so its MPI pingpong decides too (`_moved`). The copy names no launch: its
+        launches moved 1.3-1.9x from their run's with the points unmoved (docs/statistics.md)."""
         if len(self.launches) < policy.min_launches:
             return {}
-        out: dict[tuple[str, int], str] = {}
+        best: dict[tuple[str, int], tuple[float, str]] = {}
         for piece, lv in self.levels.items():
-            if piece not in PIECES or len(lv.launches) < policy.min_launches:
+            if piece not in deciding(policy, True) or piece == "copy_us" or len(lv.launches) < policy.min_launches:
                 continue
+            noise = lv.noise(policy)
             for key, c in self.launches.items():
                 fig = getattr(c, piece)
-                if fig is None or key in out:
+                if fig is None:
                     continue
-                moved = _moved(fig.median / lv.level, lv.noise(policy), policy)
-                if moved:
-                    out[key] = f"machine state switched: {NAMES[piece]} {moved} the run's level"
-        return out
+                ratio = fig.median / lv.level
+                moved = _moved(ratio, noise, policy, piece)
+                if moved and abs(math.log(ratio)) / noise > best.get(key, (0.0, ""))[0]:
+                    best[key] = (abs(math.log(ratio)) / noise, f"machine state switched: {NAMES[piece]} {moved} the run's level")
+        return {key: cause for key, (_, cause) in best.items()}
 
 
-def _moved(ratio: float, noise: float, policy: Policy) -> str:
-    """'x2.9 of' when `ratio` lies beyond the noise and the least ratio, else ''."""
+def deciding(policy: Policy, same_config: bool) -> tuple[str, ...]:
+    """The pieces that may tell a switch of state: the MPI pingpong too between launches of one
+    configuration, unless the policy's switch (`control_mpi_same_config`) turns that off."""
+    return IDENTITY_PIECES if same_config and policy.control_mpi_same_config else PIECES
+
+
+def _moved(ratio: float, noise: float, policy: Policy, piece: str = "") -> str:
+    """'x2.9 of' when `ratio` lies beyond the noise and the piece's least ratio, else ''. An MPI
+    pingpong beyond `control_max_cover` is no state: its ranks waited for a time slice during
+    the control (x240-x1000 a launch, a run's level at 197 us, under a load of 12-16), which the
+    disturbance counters judge on the points themselves."""
     d = abs(math.log(ratio))
-    if d > policy.control_shift_sd * noise and d > math.log(policy.control_min_ratio):
+    mpi = piece == "mpi_pingpong_us"
+    if mpi and d > math.log(policy.control_max_cover):
+        return ""
+    least = policy.control_mpi_min_ratio if mpi else policy.control_min_ratio
+    if d > policy.control_shift_sd * noise and d > math.log(least):
         return f"x{ratio:.3g} of"
     return ""
 
@@ -132,12 +153,12 @@ class Shift:
     ratio: float
     noise: float  # the larger side's log noise of that piece
     shifted: bool
+    covers: float = 0.0  # the log change the switch can explain (`cover`)
 
-    def cover(self, policy: Policy = POLICY) -> float:
-        """The log change the machine's own move can explain, a point's change within it cannot
-        be told from the state's: the control's, up to the largest move a switch of state was
-        seen to give a point (a handoff that waited for a time slice moves by 1000x)."""
-        return min(abs(math.log(self.ratio)), math.log(policy.control_max_cover))
+    def cover(self) -> float:
+        """The log change the machine's switch can explain, a point's change within it cannot be
+        told from the state's (`control_shift` sets it from its policy)."""
+        return self.covers
 
     @property
     def text(self) -> str:
@@ -146,23 +167,35 @@ class Shift:
                 f"the controls agree ({NAMES[self.piece]} x{self.ratio:.3g})")
 
 
-def control_shift(base: RunControl | None, cand: RunControl | None, policy: Policy = POLICY) -> Shift | None:
-    """Whether `cand` was measured in another state of the machine than `base`: the piece of
-    `PIECES` measured on both sides whose levels differ most against the larger of their noises;
+def control_shift(base: RunControl | None, cand: RunControl | None, policy: Policy = POLICY,
+                  same_config: bool = False) -> Shift | None:
+    """Whether `cand` was measured in another state of the machine than `base`: the piece
+    measured on both sides whose levels differ most against the larger of their noises, of
+    `PIECES`, or of `IDENTITY_PIECES` when both sides are one configuration (`same_config`);
     None when a side has no control."""
     if base is None or cand is None:
         return None
     bl, cl = base.levels, cand.levels
     best: Shift | None = None
-    for piece in PIECES:
+    for piece in deciding(policy, same_config):
         if piece not in bl or piece not in cl:
             continue
         ratio = cl[piece].level / bl[piece].level
         noise = max(bl[piece].noise(policy), cl[piece].noise(policy))
-        s = Shift(piece, ratio, noise, bool(_moved(ratio, noise, policy)))
+        s = Shift(piece, ratio, noise, bool(_moved(ratio, noise, policy, piece)), _covers(ratio, policy))
         if best is None or _rank(s) > _rank(best):
             best = s
     return best
+
+
+def _covers(ratio: float, policy: Policy) -> float:
+    """The log change a switch of state can give a point: up to the most one was seen to give
+    (`control_max_cover`) whatever the control's own move, since a point moves by more than the
+    piece that shows the switch (Open MPI's 2 KiB pingpong 3.8x where the handoff moved 3.7x and
+    the MPI pingpong 2.5x); with `control_cover_max` off (the rule before), the control's own
+    move up to that (a handoff that waited for a time slice moves by 1000x)."""
+    most = math.log(policy.control_max_cover)
+    return most if policy.control_cover_max else min(abs(math.log(ratio)), most)
 
 
 def _rank(s: Shift) -> tuple[bool, float]:

@@ -51,6 +51,19 @@ def configuration_digest(run: RunView, ctx: Context) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def configurations(run: RunView) -> frozenset[str]:
+    """The configuration digests of a run's launches (`configuration_digest`), one for a run of
+    one configuration; none for a run without a context."""
+    return frozenset(configuration_digest(run, rec) for rec in run.records() if isinstance(rec, Context))
+
+
+def same_configuration(base: Sequence[RunView], cand: Sequence[RunView]) -> bool:
+    """Whether every run of both sides measured one and the same configuration: the identity a
+    drift is learnt within, between whose runs only the machine can move the MPI pingpong."""
+    found = {configurations(run) for run in (*base, *cand)}
+    return len(found) == 1 and len(next(iter(found))) == 1
+
+
 def simulated_platform(ctx: Context) -> Any:
     """What a simulated launch's figures depend on beyond the engine: its platform's XML by
     digest and every --cfg smpirun was given (the context's `simulation`), the platform's
@@ -193,13 +206,14 @@ def drift_scope(history: str, base: Sequence[RunView], cand: Sequence[RunView],
 
 
 def shifted_runs(run: RunView, others: Sequence[RunView]) -> dict[str, str]:
-    """The runs of `others` whose machine-state control moved against `run`'s (results.control),
-    each with the reason: a drift learnt across a switch of the machine's state would be that
-    switch's, not the configuration's."""
+    """The runs of `others` whose machine-state control moved against `run`'s (results.control;
+    its MPI pingpong too where both are one configuration), each with the reason: a drift learnt
+    across a switch of the machine's state would be that switch's, not the configuration's."""
     mine = run_control(run.records(), run.id)
     out = {}
     for other in others:
-        shift = control_shift(mine, run_control(other.records(), other.id))
+        shift = control_shift(mine, run_control(other.records(), other.id),
+                              same_config=same_configuration([run], [other]))
         if shift is not None and shift.shifted:
             out[other.id] = shift.text
     return out

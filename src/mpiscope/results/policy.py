@@ -159,6 +159,20 @@ class Policy:
     # handoff that waits for a time slice moves 1000x): the largest, MPICH's 256 KiB bcast
     # at 33 against 160 us, 4.8x. A change beyond the control's move (or this) is still called.
     control_max_cover: float = 5.0
+    # ...and a switch covers every change within that, not only within the control's own move: a
+    # point's protocol moves by more than the piece that shows the switch (Open MPI's 2 KiB
+    # pingpong 3.65-3.85x where the handoff moved 3.7-3.9x: 9 of 435 pairs of one configuration
+    # called it "slower", load 0-7, 2026-12-02). False: the control's own move (the rule before).
+    control_cover_max: bool = True
+    # Between launches of one configuration identity (a run's own; two runs of the same library,
+    # environment, options and placement: results.history.same_configuration) the MPI pingpong
+    # decides too, since nothing but the machine can move it there: it moved with Open MPI's
+    # whole-run states 2.5x (0.16-0.17 against 0.41-0.43 us, the 64 B points 2.7x) and with
+    # MPICH's 1.6x. False: the pieces above only (the rule before, bench/evidence's before/after).
+    control_mpi_same_config: bool = True
+    # ...a move of it beyond this ratio (and control_shift_sd noises) is a switch: runs of one
+    # state spread by up to 1.07x (Open MPI) and 1.29x (MPICH) quiet, the states 1.6-2.5x apart.
+    control_mpi_min_ratio: float = 1.4
 
     # --- comparisons ---
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment

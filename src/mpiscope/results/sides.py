@@ -7,18 +7,21 @@ from typing import Callable, Sequence
 
 from mpiscope.results.compare import PointChange, compare_runs
 from mpiscope.results.control import control_shift, side_control
-from mpiscope.results.history import drift_scope, run_platforms
+from mpiscope.results.history import drift_scope, run_platforms, same_configuration
 from mpiscope.results.launches import PRIOR_DRIFT
+from mpiscope.results.policy import POLICY, Policy
 from mpiscope.records.run import RunView
 
 
 def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float, min_change: float,
-                  history: str = "auto", resolve: Callable[[str], Sequence[RunView]] | None = None) -> list[PointChange]:
+                  history: str = "auto", resolve: Callable[[str], Sequence[RunView]] | None = None,
+                  policy: Policy = POLICY) -> list[PointChange]:
     """The common points of `base` and `cand` with their verdicts, sorted by benchmark, variant and
     size; with one run a side the drift from run to run joins the test as `history` says
     (results.history.drift_scope; `resolve` reads the runs a `history` of run ids names); where
     the sides' machine-state controls differ, no verdict that the move could explain
-    (results.control). Two runs of one interleaved session are compared by block instead, with
+    (results.control; its MPI pingpong too where both sides are one configuration, `policy`'s
+    switch allowing). Two runs of one interleaved session are compared by block instead, with
     neither drift nor control shift (results.compare.compare_runs)."""
     blocks = interleaved_blocks(base, cand)
     if blocks is not None:
@@ -26,7 +29,8 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
                             blocks=blocks)
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
-                          side_control([(r.id, r.records()) for r in cand]))
+                          side_control([(r.id, r.records()) for r in cand]), policy,
+                          same_configuration(base, cand))
     # simulated sides repeat their figures: no stated prior drift, only one learnt from runs that differ
     simulated = all(run_platforms(r) for r in (*base, *cand))
     return compare_runs([r.records().points for r in base], [r.records().points for r in cand],

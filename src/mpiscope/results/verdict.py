@@ -75,6 +75,6 @@ def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, d
 def stands_across_states(verdict: str, diff: float, cover: float) -> bool:
     """Whether a verdict between two runs measured in different states of the machine still
     stands (docs/statistics.md, "The machine-state control"): only a slower or faster whose log
-    change `diff` exceeds the change the machine's own move `cover` (its control's log ratio) can
-    explain. A "same" does not: a move as large as the control's can hide a change."""
+    change `diff` exceeds the change the machine's switch `cover` can explain (results.control's
+    `Shift.cover`). A "same" does not: a move as large as the switch's can hide a change."""
     return verdict in (SLOWER, FASTER) and abs(diff) > cover
