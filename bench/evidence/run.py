@@ -21,7 +21,9 @@ and on and off every few seconds during an interleaved session). Per load:
 * the control: each run's level (its first piece, µs), its launches flagged as a state switch,
   and the verdicts it protected ("inconclusive: the machine's state differs");
 * coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
-  median relative half-width beside it and the points with no interval counted;
+  median relative half-width beside it and the points with no interval counted; apart from it,
+  the pairs whose controls say the machine's state differs (the MPI pingpong deciding too, the
+  two runs being one configuration): an interval of one state does not speak for the other;
 * false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
   processes, each run's time against the quiet time of the same command, and the points
   recorded hung (target 0, each run within twice its quiet time).
@@ -33,6 +35,7 @@ minutes: one MPI, one repeat, one hang run of a short command.
     python bench/evidence/run.py [--mpi embedded,openmpi] [--loads quiet,half,four,moving]
         [--repeats N] [--launches N] [--hang-runs N] [--hang-args ARGS] [--quick] [--keep DIR]
     python bench/evidence/run.py --reanalyse DIR   # the cells a --keep DIR holds, analysed again
+        # (after the full tables, the state rule before and after: `BEFORE`)
 """
 from __future__ import annotations
 
@@ -52,13 +55,21 @@ from pathlib import Path
 
 import numpy as np
 
+from dataclasses import replace
+
 from mpiscope import api
-from mpiscope.results.control import run_control
+from mpiscope.results.control import control_shift, run_control
+from mpiscope.results.history import same_configuration
+from mpiscope.results.policy import POLICY, Policy
+from mpiscope.results.sides import compare_sides
 from mpiscope.results.table import unmeasured
 
 PERTURB = {"embedded": "MPIR_CVAR_CH4_CMA_ENABLE=0", "openmpi": "OMPI_MCA_btl_sm_eager_limit=256"}
 SAME = "MPISCOPE_EVIDENCE_SAME=1"  # a variable nothing reads: the configuration against itself
 LOADS = ("quiet", "half", "four", "moving")
+# The state rule switched off (docs/statistics.md, "The machine-state control"): the MPI pingpong
+# never decides, and a switch covers only the control's own move.
+BEFORE = replace(POLICY, control_mpi_same_config=False, control_cover_max=False)
 
 
 def _busy(stop: "multiprocessing.synchronize.Event", duty: float) -> None:
@@ -148,16 +159,21 @@ def points(run: str) -> dict[tuple, tuple[float, float, float, str]]:
 
 
 class Tally:
-    def __init__(self) -> None:
+    def __init__(self, policy: Policy = POLICY) -> None:
+        self.policy = policy  # the verdicts' and the control's (a switch off: the rule before)
         self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
         self.planted: list[tuple[str, str, str, tuple, float, str, bool]] = []  # load, how, mpi, point, change, verdict, busy
         # load -> [hits, pairs, why none -> points, half-widths, hits and pairs where the next run's point is not busy]
         self.cover = defaultdict(lambda: [0, 0, defaultdict(list), [], 0, 0])
         self.controls: list[tuple[str, str, str, str, int, int]] = []  # load, how, role, run, level, switched
         self.protected = defaultdict(int)                   # (load, how) -> verdicts the control protected
+        # load -> [hits, pairs, half-widths] of the pairs whose controls say the state differs
+        self.other_state = defaultdict(lambda: [0, 0, []])
 
     def compare(self, load: str, how: str, mpi: str, base: str, cand: str, planted: bool) -> None:
-        for pc in api.compare(base, cand).changes:
+        """`api.compare`'s verdicts (history auto), under this tally's policy."""
+        sides = api.compare_side(base), api.compare_side(cand)
+        for pc in compare_sides(*sides, POLICY.alpha, POLICY.margin, policy=self.policy):
             self.protected[(load, how)] += bool(pc.state)
             if not planted:
                 self.same[(load, how)][pc.verdict] += 1
@@ -183,7 +199,20 @@ class Tally:
         return out, busy, {k: (min(changes[k]), max(changes[k])) for k in moving}
 
     def coverage(self, load: str, first: str, second: str) -> None:
+        """The first run's printed intervals against the second's estimates; a pair whose controls
+        say the machine's state differs is counted apart (`other_state`)."""
         pa, pb = points(first), points(second)
+        (va,), (vb,) = api.compare_side(first), api.compare_side(second)
+        shift = control_shift(run_control(va.records(), va.id), run_control(vb.records(), vb.id), self.policy,
+                              same_configuration([va], [vb]))
+        if shift is not None and shift.shifted:
+            o = self.other_state[load]
+            for key, (m, lo, hi, _) in pa.items():
+                if key in pb and np.isfinite(hi - lo):
+                    o[0] += bool(lo <= pb[key][0] <= hi)
+                    o[1] += 1
+                    o[2].append((hi - lo) / 2 / m)
+            return
         c = self.cover[load]
         for key, (m, lo, hi, why) in pa.items():
             if key not in pb:
@@ -205,9 +234,11 @@ class Tally:
         if rc is None or not rc.levels:
             self.controls.append((load, how, role, view.id, "-", 0))
             return
-        # the handoff is the piece that tells the machine's states apart here (docs/statistics.md)
-        piece, lv = next(((k, v) for k, v in rc.levels.items() if k == "handoff_us"), next(iter(rc.levels.items())))
-        self.controls.append((load, how, role, view.id, f"{piece} {lv.level:.3g}", len(rc.switched())))
+        # the handoff and the MPI pingpong tell the machine's states apart here (docs/statistics.md)
+        shown = [(k, v) for k, v in rc.levels.items() if k in ("handoff_us", "mpi_pingpong_us")] or \
+            [next(iter(rc.levels.items()))]
+        self.controls.append((load, how, role, view.id, ", ".join(f"{k} {v.level:.3g}" for k, v in shown),
+                              len(rc.switched(self.policy))))
 
 
 def cell(a: argparse.Namespace, mpi: str, runs_dir: Path, load: str, tally: Tally) -> None:
@@ -308,16 +339,44 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
               f"busy {calm_hits}/{calm}), half-width "
               f"{100 * float(np.median(half)) if half else float('nan'):.1f} %; no interval printed: "
               + ("; ".join(f"{why} {len(keys)} ({_named(keys)})" for why, keys in sorted(none.items())) or "none"))
-    print("\ncontrol per run (level of its cache-line handoff, else its first piece, µs; "
+        o_hits, o_pairs, o_half = tally.other_state[load]
+        if o_pairs:
+            print(f"  {'':8} and apart, next run in another state of the machine (its control): {o_hits}/{o_pairs} "
+                  f"({100 * o_hits / o_pairs:.0f} %), half-width {100 * float(np.median(o_half)):.1f} %")
+    print("\ncontrol per run (level of its cache-line handoff and MPI pingpong, else its first piece, µs; "
           "launches flagged as a state switch):")
     for load, how, role, run, level, switched in tally.controls:
-        print(f"  {load:8} {how:12} {role:8} {run:28} {level:24} switched {switched}")
+        print(f"  {load:8} {how:12} {role:8} {run:28} {level:40} switched {switched}")
     if hung:
         print(f"\nfalse hangs, `mpiscope run {a.hang_args}` under four busy processes:")
         for run, took, quiet, h, slowed in hung:
             print(f"  {run:28} {took:6.0f} s = {took / quiet:4.1f} x quiet ({quiet:.0f} s), hung {h}, slowed {slowed}")
         print(f"  hung points: {sum(h for *_, h, _ in hung)} in {len(hung)} runs; within twice the quiet time: "
               f"{sum(t <= 2 * q for _, t, q, _, _ in hung)}/{len(hung)}")
+
+
+def before_after(a: argparse.Namespace, before: Tally, after: Tally) -> None:
+    """Per load, the figures the state rule changes, before (the policy's switch off) -> after:
+    false verdicts same against same (apart; interleaved, which the control never touches),
+    power on the points moved by >= 50 % (not busy), coverage of the next run where the states
+    agree (and the pairs in another state), median half-width."""
+    def cells(t: Tally, load: str) -> list[str]:
+        moved, _, _ = t.moved()
+        hits, pairs, _, half, *_ = t.cover[load]
+        other = t.other_state[load]
+        return [share(t.same[(load, "apart")], "slower", "faster"), share(t.same[(load, "interleaved")], "slower", "faster"),
+                share(moved[(load, "apart")], "right"), share(moved[(load, "interleaved")], "right"),
+                f"{hits}/{pairs}" + (f" ({100 * hits / pairs:.0f} %)" if pairs else ""),
+                f"{other[1]} pairs" + (f", {other[0]} covered" if other[1] else ""),
+                f"{100 * float(np.median(half)):.1f} %" if half else "-"]
+    heads = ("same vs same false, apart", "interleaved", "power apart", "power interleaved",
+             "coverage, same state", "next run in another state", "median half-width")
+    print("\nthe state rule (POLICY.control_mpi_same_config: the MPI pingpong decides between runs of one "
+          "configuration; control_cover_max: a switch covers changes up to control_max_cover), before -> after:")
+    for load in a.loads:
+        print(f"  {load}:")
+        for head, b, c in zip(heads, cells(before, load), cells(after, load)):
+            print(f"    {head:28} {b:>18} -> {c}")
 
 
 def main() -> None:
@@ -351,11 +410,14 @@ def main() -> None:
     t0 = time.monotonic()
     if a.reanalyse:
         reanalyse(a.reanalyse, tally)
+        before = Tally(BEFORE)
+        reanalyse(a.reanalyse, before)
         cells = [d.name.split("-") for d in a.reanalyse.iterdir() if d.is_dir() and d.name.count("-") == 2]
         a.mpi = ",".join(sorted({mpi for mpi, _, _ in cells}))
         a.repeats = max(int(r) for _, _, r in cells) + 1 if cells else 0
         a.loads = [x for x in a.loads if any(k[0] == x for k in tally.same)]
         report(a, tally, [], time.monotonic() - t0)
+        before_after(a, before, tally)
         return
     with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as scratch:
         tmp = Path(a.keep or scratch)
@@ -364,7 +426,10 @@ def main() -> None:
                 for r in range(a.repeats):
                     cell(a, mpi, tmp / f"{mpi}-{load}-{r}", load, tally)
         hung = hangs(a, tmp / "hangs") if a.hang_runs else []
+        before = Tally(BEFORE)
+        reanalyse(tmp, before)
     report(a, tally, hung, time.monotonic() - t0)
+    before_after(a, before, tally)
 
 
 if __name__ == "__main__":
