@@ -263,15 +263,39 @@ static void rank_means(timing_t *t, const bench_ctx_t *c, long n, double ops, po
 }
 
 static void warm_up(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, const sync_method_t *m,
-                    long count)
+                    long from, long to)
 {
     int active = is_active(b, c);
-    for (long it = 0; it < count; it++) {
+    for (long it = from; it < to; it++) {
         use_slot(c, bufs, it);
         if (m->barrier_warmup) MPI_CHECK(MPI_Barrier(c->comm));
         if (active) b->event(c);
         watchdog_progress();
     }
+}
+
+/* The point's warm-up: --warmup events always, then up to `count` (the bytes of --warmup-bytes,
+ * at most WARMUP_CAP) while it has lasted less than --max-time by rank 0's clock, which decides
+ * for everybody after each doubling of the events done (one MPI_Bcast, outside any timing).
+ * A starved rank (ranks sharing their cores with busy processes) takes its 1000 events of a
+ * 64-message bw window in 0.5-0.9 s against 30 ms alone; its samples stop at --max-time anyway,
+ * so warming up longer than that buys nothing. Returns the events done. */
+static long warm_up_within(const bench_t *b, bench_ctx_t *c, const buffers_t *bufs, const sync_method_t *m,
+                           long floor, long count, double cap_s)
+{
+    double start = now_s();
+    long done = floor < count ? floor : count;
+    warm_up(b, c, bufs, m, 0, done);
+    while (done < count) {
+        int go = now_s() - start < cap_s;
+        MPI_CHECK(MPI_Bcast(&go, 1, MPI_INT, 0, c->comm));
+        if (!go) break;
+        long next = done * 2 > done + 1 ? done * 2 : done + 1;
+        if (next > count) next = count;
+        warm_up(b, c, bufs, m, done, next);
+        done = next;
+    }
+    return done;
 }
 
 /* A strategy that plans starts ahead learns how long one event takes: the
@@ -336,7 +360,7 @@ static void later_phases(timing_t *t, const bench_t *b, bench_ctx_t *c, const bu
         watchdog_bystander(sy->polite);
         watchdog_progress();  /* the group finished the phase before */
         double w0 = now_s();
-        warm_up(b, c, bufs, sy->m, PHASE_WARMUP);
+        warm_up(b, c, bufs, sy->m, 0, PHASE_WARMUP);
         /* a calibrated phase is made to last about as long as phase 0 (phase 2,
          * compute and operation overlapped, up to twice): a floor for start planning */
         begin_sampling(sy, c, now_s() - w0, PHASE_WARMUP, b->calibrate ? phase * phase0_s : 0);
@@ -399,9 +423,9 @@ void time_point(timing_t *t, const bench_t *b, bench_ctx_t *c, const buffers_t *
 
     if (o->check) verify_pass(b, c, bufs, p);
 
-    p->warmup = (b->flags & BENCH_ONCE) ? 0 : warmup_count(o, c->size);
     double w0 = now_s();
-    warm_up(b, c, bufs, sy.m, p->warmup);
+    p->warmup = (b->flags & BENCH_ONCE) ? 0 : warm_up_within(b, c, bufs, sy.m, o->warmup, warmup_count(o, c->size),
+                                                             o->max_time_s);
     begin_sampling(&sy, c, now_s() - w0, p->warmup, 0);
     MPI_CHECK(MPI_Barrier(c->comm));
 

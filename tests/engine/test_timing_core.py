@@ -72,7 +72,7 @@ def test_caps_end_a_point_that_cannot_converge(engine_mpich, mpich_launch):
 
 def test_warmup_pumps_data_through(engine_mpich, mpich_launch):
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "0,1K,1M", "--warmup", "3",
-                     "--warmup-bytes", "4M", "--reps", "5", "pingpong")
+                     "--warmup-bytes", "4M", "--max-time", "600", "--reps", "5", "pingpong")
     assert [p["warmup"] for p in run.points()] == [1000, 1000, 4]
 
 
