@@ -25,8 +25,9 @@ and on and off every few seconds during an interleaved session). Per load:
   the pairs whose controls say the machine's state differs (the MPI pingpong deciding too, the
   two runs being one configuration): an interval of one state does not speak for the other;
 * false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
-  processes, each run's time against the quiet time of the same command, and the points
-  recorded hung (target 0, each run within twice its quiet time).
+  processes, each beside a quiet run of the same command (alternated, so that other work on the
+  machine falls on both), each run's time against its quiet run's, and the points recorded hung
+  and slowed (target 0 hung, each run within twice its quiet time).
 
 It uses only `mpiscope run` and the Python API, so the same file runs on the code before and
 after a change (PYTHONPATH=OLD/src python bench/evidence/run.py). `--quick` is a smoke of a few
@@ -282,19 +283,29 @@ def reanalyse(kept: Path, tally: Tally) -> None:
 
 
 def hangs(a: argparse.Namespace, runs_dir: Path) -> list[tuple[str, float, float, int, int]]:
-    """The hang command once quiet, then `--hang-runs` times under four busy processes: per run
-    its id, time, quiet time, points recorded hung and slowed."""
+    """The hang command `--hang-runs` times under four busy processes, each beside a quiet run of
+    its own (alternated quiet-loaded, loaded-quiet, ...: other work on the machine then falls on
+    both alike, where one quiet run taken first would be a stored number); per loaded run its id,
+    time, its pair's quiet time, points recorded hung and slowed, printed as it ends."""
     args = shlex.split(a.hang_args)
-    _, _, quiet = mpiscope_run(args, runs_dir / "quiet")
     out = []
-    with Load(4):
-        for i in range(a.hang_runs):
-            (run,), _, took = mpiscope_run(args, runs_dir / f"four-{i}")
-            gaps = unmeasured(api.compare_side(run))
-            out.append((Path(run).name, took, quiet, int((gaps["what"] == "hung").sum()),
-                        int((gaps["what"] == "slowed").sum())))
-            print(f"  hang run {i + 1}/{a.hang_runs}: {took:.0f} s", flush=True)
+    for i in range(a.hang_runs):
+        took = {}
+        for load in (("quiet", "four") if i % 2 == 0 else ("four", "quiet")):
+            with load_of(load):
+                (run,), _, took[load] = mpiscope_run(args, runs_dir / f"{load}-{i}")
+            if load == "four":
+                loaded = run
+        gaps = unmeasured(api.compare_side(loaded))
+        row = (Path(loaded).name, took["four"], took["quiet"], int((gaps["what"] == "hung").sum()),
+               int((gaps["what"] == "slowed").sum()))
+        out.append(row)
+        print(f"  hang run {i + 1}/{a.hang_runs}: {hang_line(*row)}", flush=True)
     return out
+
+
+def hang_line(run: str, took: float, quiet: float, hung: int, slowed: int) -> str:
+    return f"{run:28} {took:6.0f} s, quiet {quiet:4.0f} s: {took / quiet:4.1f} x, hung {hung}, slowed {slowed}"
 
 
 def share(d: dict[str, int], *keys: str) -> str:
@@ -349,8 +360,9 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
         print(f"  {load:8} {how:12} {role:8} {run:28} {level:40} switched {switched}")
     if hung:
         print(f"\nfalse hangs, `mpiscope run {a.hang_args}` under four busy processes:")
-        for run, took, quiet, h, slowed in hung:
-            print(f"  {run:28} {took:6.0f} s = {took / quiet:4.1f} x quiet ({quiet:.0f} s), hung {h}, slowed {slowed}")
+        print("  (each run beside a quiet run of its own, alternated)")
+        for row in hung:
+            print(f"  {hang_line(*row)}")
         print(f"  hung points: {sum(h for *_, h, _ in hung)} in {len(hung)} runs; within twice the quiet time: "
               f"{sum(t <= 2 * q for _, t, q, _, _ in hung)}/{len(hung)}")
 
