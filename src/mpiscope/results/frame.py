@@ -119,12 +119,12 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     for _, g in df.groupby(group, sort=False):
         at = dict(zip(map(id, g["point"].tolist()), range(len(g))))
         runs = g["run_id"].nunique()
-
-        def first(lp: LaunchPoint) -> dict[str, Any]:  # only these rows as dicts: not one per point
-            return g.iloc[[at[id(lp.points[0])]]].to_dict("records")[0]
         switched = g["control_switched"].to_numpy() if "control_switched" in g else None
-        for lp in pooled(g):
-            base = first(lp)
+        lps = pooled(g)
+        # each point's first row as a dict, all in one call (not a dict per launch row; one call a
+        # point took 0.56 of 0.62 CPU s of a default run's frame, a busy machine's seconds)
+        firsts = g.iloc[[at[id(lp.points[0])] for lp in lps]].to_dict("records")
+        for lp, base in zip(lps, firsts):
             rows.append(_row(base, _drifted(base, lp, runs)))
             if switched is not None:  # launches whose machine-state control moved (results.control)
                 rows[-1]["state_switched_launches"] = sum(bool(switched[at[id(p)]]) for p in lp.points)
