@@ -21,7 +21,7 @@ from mpiscope.records import Point
 from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
                                        launch_of, launches_needed, simulated_tolerance_us)
-from mpiscope.results.points import tag_configuration
+from mpiscope.results.points import disturbed_of, tag_configuration
 from mpiscope.results.policy import POLICY
 
 
@@ -110,6 +110,17 @@ def affordable(short: Sequence[LaunchPoint], room_s: float, overhead_s: float, p
     return chosen
 
 
+def still_busy(lp: LaunchPoint) -> bool:
+    """A point whose launches were mostly disturbed ("machine busy") and whose latest launch was
+    disturbed too: the machine is still busy, so its next launch would be disturbed again and
+    leave the point without a usable interval, however many are made. Under four busy processes
+    on two cores such points took the auto launches' time and came out as busy as before; once a
+    launch of the point comes out clean, the machine has calmed and it gets launches again."""
+    if not lp.busy or not lp.points:
+        return False
+    return bool(disturbed_of(max(lp.points, key=launch_of)))
+
+
 def samples_differ(lp: LaunchPoint) -> bool:
     """A simulated point whose samples differ, within a launch or between launches (beyond
     `simulated_tolerance_us`): the one kind a simulation launches again."""
@@ -144,11 +155,13 @@ def next_launch(records, first_round: Sequence[Part], engine, policy: LaunchPoli
     if policy.simulated:
         return _simulated_next(lps, records, first_round, engine, launched, rng)
     wide = [lp for lp in lps if launches_needed(lp, policy.target) > lp.launches]
-    short = [lp for lp in wide if not drift_dominates(lp, (drift or {}).get((lp.key, lp.config)))]
+    narrowable = [lp for lp in wide if not drift_dominates(lp, (drift or {}).get((lp.key, lp.config)))]
+    short = [lp for lp in narrowable if not still_busy(lp)]
     if not short:
         return [], ("every point within the target" if not wide else
-                    f"every point within the target but {len(wide)} whose drift from run to run more launches "
-                    f"cannot narrow")
+                    f"every point within the target but {len(wide)} that more launches cannot narrow: "
+                    + ", ".join(f"{n} {why}" for n, why in ((len(wide) - len(narrowable), "by the drift from run to "
+                                                              "run"), (len(narrowable), "on a busy machine")) if n))
     if own_launches(records) >= MAX_LAUNCHES:
         return [], f"{len(short)} point(s) still wider than the target after {MAX_LAUNCHES} launches"
     ci = engine_ci_target(lps, overhead_s)

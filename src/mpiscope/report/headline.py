@@ -175,7 +175,8 @@ def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
     if bare:
         counts.append(f"{len(bare)} without an interval")
     if busy:
-        counts.append(f"{len(busy)} on a busy machine (no usable interval)")
+        counts.append(f"{len(busy)} on a busy machine (no usable interval; more launches on it would not narrow "
+                      f"one)")
     least, most = min(e.launches for e in estimates), max(e.launches for e in estimates)
     launches = f"{most} launch{'es' if most > 1 else ''}" if least == most else f"{least}-{most} launches"
     line = f"evidence: {len(estimates)} points from {launches}: " + "; ".join(counts)

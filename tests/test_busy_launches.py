@@ -1,0 +1,49 @@
+"""A busy machine does not buy launches that cannot narrow (issue 44): a point whose launches were
+mostly disturbed ("machine busy") and whose latest launch was disturbed too gets no auto launch,
+since the next would be disturbed again and the point would stay without a usable interval; once a
+launch of it comes out clean the machine has calmed and it gets launches again. The planner says
+why it stopped, and the headline's evidence line says that more launches would not narrow such
+points."""
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from mpiscope.plan.repetition import LaunchPolicy
+from mpiscope.plan.schedule import next_launch, still_busy
+from mpiscope.report.headline import on_target
+from mpiscope.results.launches import aggregate, launches_needed
+from mpiscope_test_fixtures.synthetic import launch_point
+
+SPREAD = (1.0, 1.6, 0.7, 1.3, 0.8)  # launches far apart: wider than the +-5 % target
+
+
+def launches(disturbed: set[int], size: int = 8) -> list:
+    """Five launches of one point; those in `disturbed` with a third of their samples invalid
+    (a rank started late: the disturbance rule's cause)."""
+    return [replace(launch_point(m, k, size=size), invalid=500) if k in disturbed else launch_point(m, k, size=size)
+            for k, m in enumerate(SPREAD)]
+
+
+def test_a_point_still_disturbed_gets_no_launch_and_one_calmed_does():
+    (busy,) = aggregate(launches({1, 3, 4}))
+    (calmed,) = aggregate(launches({0, 1, 2}))
+    (clean,) = aggregate(launches(set()))
+    assert busy.busy and calmed.busy and not clean.busy
+    assert launches_needed(busy, 0.05) > busy.launches  # more launches would be asked for by width alone
+    assert still_busy(busy)
+    assert not still_busy(calmed)  # its latest launch was clean: the machine calmed
+    assert not still_busy(clean)
+
+
+def test_the_planner_says_the_busy_points_stopped_it():
+    parts, why = next_launch(launches({1, 3, 4}), [], None, LaunchPolicy(), 0.0, 0.0, random.Random(1))
+    assert parts == []
+    assert why == "every point within the target but 1 that more launches cannot narrow: 1 on a busy machine"
+
+
+def test_the_headline_says_more_launches_would_not_narrow_a_busy_point():
+    points = aggregate(launches({1, 3, 4}, size=8) + launches(set(), size=1024))
+    line = on_target(points, 0.05)
+    assert "1 on a busy machine (no usable interval; more launches on it would not narrow one)" in line
+    assert line.startswith("evidence: 2 points from 5 launches: 0 within the target")
