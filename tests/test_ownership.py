@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-# every point runs to its time cap (a CI target it cannot reach): a launch lasts ~15 s, long enough to race
-MEASURE = ["-b", "pingpong", "-n", "2", "--sizes", "1:1K", "--ci-target", "0.00001", "--max-time", "1.2",
+# every point runs to its time cap (a CI target it cannot reach): a launch lasts ~5 s, so the two
+# launches after the first leave some 10 s to race it, far more than the test's 0.05 s polls take
+MEASURE = ["-b", "pingpong", "-n", "2", "--sizes", "1:1K", "--ci-target", "0.00001", "--max-time", "0.4",
            "--no-progress", "--no-report"]
 
 
@@ -96,7 +97,7 @@ def test_a_sweep_being_measured_cannot_be_resumed(cli, tmp_path, mpiscope_home):
     runs = tmp_path / "runs"
     spec = tmp_path / "race.toml"
     spec.write_text('name = "race"\nlaunches = 1\n[measure]\nbenchmarks = ["pingpong"]\nsizes = "1:1K"\n'
-                    'ci_target = 0.00001\nmax_time = 0.8\n[factors]\nranks = [2]\n[factors.env]\nRACE = ["a", "b", "c"]\n')
+                    'ci_target = 0.00001\nmax_time = 0.3\n[factors]\nranks = [2]\n[factors.env]\nRACE = ["a", "b", "c"]\n')
     owner = start("sweep", str(spec), "--runs-dir", str(runs), "--no-progress", "--no-report")
     try:
         wait_for(lambda: any(runs.glob("sweeps/race-*/sweep.json")) or owner.poll() is not None,
