@@ -13,7 +13,7 @@ with other than 20 runs, at the same shares of the series.
 --load adds a background load (one process busy half of every 100 ms per core) through every
 case. Prints a table of power and false alarms.
 
-    .venv/bin/python bench/history/run.py --scale 100,1000,10000
+    .venv/bin/python bench/history/run.py --scale 100,1000,10000 [--versus OLD/src]
     .venv/bin/python bench/history/run.py --truth --runs 20 [--load] [--keep DIR]
     .venv/bin/python bench/history/run.py --reanalyse DIR/history-truth-XXXX
 """
@@ -66,11 +66,11 @@ def synthetic_store(where: Path, runs: int, step_at: int | None = None) -> None:
                                                 "finished": started, "points": 3 * len(POINTS)}))
 
 
-def timed(argv: list[str]) -> tuple[float, float, float, str]:
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
     """(wall s, CPU s, peak resident MB, last line of output) of one process: on a shared machine
     the CPU time is the figure that does not depend on the others' load."""
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     out = p.stdout.read().decode() if p.stdout else ""
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -78,19 +78,26 @@ def timed(argv: list[str]) -> tuple[float, float, float, str]:
             (out.strip().splitlines() or [""])[-1])
 
 
-def scale(counts: list[int], keep: Path | None) -> None:
-    """Each count twice: every run read (a fresh cache), then again with the runs' summaries kept."""
-    print("| runs | points a run | first: wall (s), CPU (s), peak memory (MB) | again: wall, CPU, memory | output |")
-    print("| --- | --- | --- | --- | --- |")
-    for n in counts:
+def scale(counts: list[int], keep: Path | None, versus: Path | None = None) -> None:
+    """Each count twice: every run read (a fresh cache), then again with the runs' summaries kept.
+    `versus`: the `src` of other code (an older commit's), measured on the same store, the two
+    codes' order alternated from count to count, so that a load that moves falls on both."""
+    codes = [("this", None)] + ([("versus", versus)] if versus else [])
+    print("| runs | points a run | code | first: wall (s), CPU (s), peak memory (MB) | again: wall, CPU, memory |"
+          " output |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for i, n in enumerate(counts):
         with tempfile.TemporaryDirectory(dir=keep) as tmp:
             store = Path(tmp) / "runs"
             synthetic_store(store, n, step_at=n * 3 // 4)
-            os.environ["MPISCOPE_HOME"] = str(Path(tmp) / "home")  # the cache of summaries
-            argv = [sys.executable, "-m", "mpiscope", "history", str(store)]
-            first, again = timed(argv), timed(argv)
-            print(f"| {n} | {len(POINTS)} | {first[0]:.1f}, {first[1]:.1f}, {first[2]:.0f} | "
-                  f"{again[0]:.1f}, {again[1]:.1f}, {again[2]:.0f} | {again[3]} |", flush=True)
+            for name, src in (codes if i % 2 == 0 else codes[::-1]):
+                env = dict(os.environ, MPISCOPE_HOME=str(Path(tmp) / f"home-{name}"))  # the cache of summaries
+                if src is not None:
+                    env["PYTHONPATH"] = str(src)
+                argv = [sys.executable, "-m", "mpiscope", "history", str(store)]
+                first, again = timed(argv, env), timed(argv, env)
+                print(f"| {n} | {len(POINTS)} | {name} | {first[0]:.1f}, {first[1]:.1f}, {first[2]:.0f} | "
+                      f"{again[0]:.1f}, {again[1]:.1f}, {again[2]:.0f} | {again[3]} |", flush=True)
 
 
 def _busy(stop: float) -> None:
@@ -195,10 +202,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20, help="runs per ground-truth case (default 20)")
     ap.add_argument("--load", action="store_true", help="a background load through every ground-truth case")
     ap.add_argument("--keep", type=Path, help="where the stores are made (default a temporary directory)")
+    ap.add_argument("--versus", type=Path, metavar="SRC", help="--scale: also time the code in SRC (an older "
+                                                              "commit's src/), alternated with this code")
     ap.add_argument("--reanalyse", type=Path, metavar="DIR", help="the cases a --truth run kept in DIR, read again")
     a = ap.parse_args()
     if a.scale:
-        scale([int(x) for x in a.scale.split(",")], a.keep)
+        scale([int(x) for x in a.scale.split(",")], a.keep, a.versus)
     if a.truth:
         truth(a.runs, a.load, a.keep)
     if a.reanalyse:

@@ -11,6 +11,7 @@ own sampling error, from its interval) and a between-launch part (the rest).
 """
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
@@ -20,7 +21,7 @@ import numpy as np
 from scipy import special
 
 from mpiscope.records import Point
-from mpiscope.results.location import robust_interval
+from mpiscope.results.location import interval_rows, t_quantile
 from mpiscope.results.points import LAUNCH_TAGS, Drift, configuration_of, disturbed_of, drifts_kept, launch_of
 from mpiscope.results.policy import POLICY
 
@@ -135,11 +136,15 @@ def _log_se(points: Sequence[Point]) -> np.ndarray:
         return np.where(has, np.log(high / low) / (2 * Z95), np.nan)
 
 
-def _within(points: Sequence[Point]) -> float:
-    """Mean squared log-SE over the launches that have an interval (nan when none has)."""
-    se = _log_se(points)
-    se = se[np.isfinite(se)]
-    return float(np.mean(se ** 2)) if len(se) else float("nan")
+def _within(se: np.ndarray) -> np.ndarray:
+    """Each row's mean squared log-SE (`_log_se`, points x launches) over the launches that have
+    an interval (nan when none has); a row with a launch without one alone, over the others."""
+    out = (se ** 2).mean(axis=1)
+    has = np.isfinite(se)
+    for r in np.flatnonzero(~has.all(axis=1)):
+        mine = se[r][has[r]]
+        out[r] = np.mean(mine ** 2) if len(mine) else np.nan
+    return out
 
 
 def simulated_tolerance_us(median: float) -> float:
@@ -166,6 +171,14 @@ def launch_summary(points: list[Point], level: float = POLICY.level,
 
 def _summary(kept: list[tuple[Point, float]], level: float, disturbed: Callable[[Point], str]) -> LaunchPoint:
     """`launch_summary` of the launches with a positive estimate, each beside it."""
+    return _summaries([kept], level, disturbed)[0]
+
+
+Kept = tuple[list[Point], list[float], tuple[str, ...], str]  # the launches counted, their estimates, causes, busy
+
+
+def _left_in(kept: list[tuple[Point, float]], disturbed: Callable[[Point], str]) -> Kept:
+    """The launches a point's estimate counts: without the disturbed ones, unless most are."""
     if not kept:
         raise ValueError("no launch has a positive median")
     causes = list(map(disturbed, [p for p, _ in kept]))
@@ -176,32 +189,56 @@ def _summary(kept: list[tuple[Point, float]], level: float, disturbed: Callable[
         busy = Counter(bad).most_common(1)[0][0]
     elif bad:
         kept = [k for k, c in zip(kept, causes) if not c]
-    points = [p for p, _ in kept]
-    first = points[0]
-    med = np.array([m for _, m in kept], float)
-    within = _within(points)
-    if len(points) == 1:
-        s = first.time_us
-        return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
-                           s.ci_low, s.ci_high, (float(med[0]),), within_var=within,
-                           config=configuration_of(first), points=tuple(points), samples=first.samples_us,
-                           disturbed=bad, busy=busy)
-    if getattr(first, "host_s", None) is not None and np.ptp(med) <= simulated_tolerance_us(med[0]):
-        # a simulated launch repeated to the last digit: the next says nothing new, so the
-        # interval is one launch's own (Student's t on 1 degree of freedom would widen it 6 x)
-        s = first.time_us
-        return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(med[0]),
-                           s.ci_low, s.ci_high, tuple(map(float, med)), within_var=within, between_var=0.0,
-                           config=configuration_of(first), points=tuple(points), disturbed=bad, busy=busy)
+    return [p for p, _ in kept], [m for _, m in kept], bad, busy
+
+
+def _summaries(groups: Sequence[list[tuple[Point, float]]], level: float, disturbed: Callable[[Point], str]
+               ) -> list[LaunchPoint]:
+    """`_summary` of many points: the arithmetic of the points counting the same number of
+    launches done together, each numpy call once for all of them (a run's hundred points, not a
+    hundred calls each: on arrays of three launches the calls, not the sums, cost)."""
+    ready = [_left_in(kept, disturbed) for kept in groups]
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for i, (points, *_) in enumerate(ready):
+        by_count[len(points)].append(i)
+    out: list[LaunchPoint] = [None] * len(ready)  # type: ignore[list-item]  # every one set below
+    for count, idx in by_count.items():
+        for i, lp in zip(idx, _same_count([ready[i] for i in idx], count, level)):
+            out[i] = lp
+    return out
+
+
+def _same_count(points: list[Kept], launches: int, level: float) -> list[LaunchPoint]:
+    """The LaunchPoints of points that each count `launches` launches (`_summaries`)."""
+    med = np.array([m for _, ms, _, _ in points for m in ms], float).reshape(len(points), launches)
+    within = _within(_log_se([p for ps, _, _, _ in points for p in ps]).reshape(len(points), launches)).tolist()
+    if launches == 1:
+        return [LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(m[0]),
+                            first.time_us.ci_low, first.time_us.ci_high, (float(m[0]),), within_var=w,
+                            config=configuration_of(first), points=tuple(ps), samples=first.samples_us,
+                            disturbed=bad, busy=busy)
+                for (ps, m, bad, busy), w in zip(points, within) for first in ps[:1]]
     logs = np.log(med)
-    var = float(logs.var(ddof=1))
+    var = logs.var(axis=1, ddof=1).tolist()
     # identical medians (a coarse timer) would give a zero-width interval: their own error instead
-    centre, half, _ = robust_interval(logs, within, level)
-    between = max(0.0, var - within) if np.isfinite(within) else float("nan")
-    return LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, float(np.exp(centre)),
-                       float(np.exp(centre - half)), float(np.exp(centre + half)), tuple(map(float, med)),
-                       within_var=within, between_var=between, modes=find_modes(med, within),
-                       config=configuration_of(first), points=tuple(points), disturbed=bad, busy=busy)
+    centre, half, _ = interval_rows(logs, np.array(within), level)
+    estimate, low, high = np.exp(centre).tolist(), np.exp(centre - half).tolist(), np.exp(centre + half).tolist()
+    out = []
+    for r, (ps, ms, bad, busy) in enumerate(points):
+        first, w, medians = ps[0], within[r], tuple(map(float, ms))
+        if getattr(first, "host_s", None) is not None and np.ptp(med[r]) <= simulated_tolerance_us(medians[0]):
+            # a simulated launch repeated to the last digit: the next says nothing new, so the
+            # interval is one launch's own (Student's t on 1 degree of freedom would widen it 6 x)
+            out.append(LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, medians[0],
+                                   first.time_us.ci_low, first.time_us.ci_high, medians, within_var=w,
+                                   between_var=0.0, config=configuration_of(first), points=tuple(ps), disturbed=bad,
+                                   busy=busy))
+            continue
+        between = max(0.0, var[r] - w) if math.isfinite(w) else math.nan
+        out.append(LaunchPoint(first.benchmark, first.size, first.ranks, first.variant, estimate[r], low[r], high[r],
+                               medians, within_var=w, between_var=between, modes=find_modes(medians, w),
+                               config=configuration_of(first), points=tuple(ps), disturbed=bad, busy=busy))
+    return out
 
 
 # --- runs: drift beyond the launches ---------------------------------------------------------
@@ -211,7 +248,7 @@ def log_se(lp: LaunchPoint, level: float = POLICY.level) -> float:
     (nan with one launch or no interval)."""
     if lp.launches < 2 or not lp.ci_low or not lp.ci_high or lp.ci_low <= 0:
         return float("nan")
-    return float(np.log(lp.ci_high / lp.ci_low) / 2 / special.stdtrit(lp.launches - 1, 0.5 + level / 2))
+    return math.log(lp.ci_high / lp.ci_low) / 2 / t_quantile(lp.launches - 1, 0.5 + level / 2)
 
 
 def drift_between_runs(runs: Sequence[LaunchPoint]) -> Drift | None:
@@ -339,7 +376,10 @@ def find_modes(medians: Sequence[float], within_var: float = 0.0) -> tuple[Mode,
     again; when no two-level split holds, three levels at once (three equal levels defeat any
     split into two). At most POLICY.mode_max_levels. `within_var`: the launches' own log-scale sampling
     variance."""
-    x = np.sort(np.log(np.asarray([m for m in medians if m > 0], float)))
+    positive = [m for m in medians if m > 0]
+    if len(positive) < 2 * POLICY.mode_min_launches:  # no split into two levels is allowed, nor three
+        return ()
+    x = np.sort(np.log(np.asarray(positive, float)))
     levels = _best_split(x, 2)
     if _levels_hold(x, levels, within_var):
         for j, lv in enumerate(levels):
@@ -452,7 +492,7 @@ def _aggregate(launched: Iterable[tuple[Hashable, Any]],
             if config is None:
                 config = configs[mine] = (r.tag, configuration_of(r))
             groups.setdefault(((r.benchmark, r.size, r.ranks, r.variant), config[1]), {})[launch] = (r, m)
-    return [_summary([g[k] for k in sorted(g)], POLICY.level, disturbed) for g in groups.values()]
+    return _summaries([[g[k] for k in sorted(g)] for g in groups.values()], POLICY.level, disturbed)
 
 
 def _launched(records: Iterable[Any]) -> Iterator[tuple[int, Any]]:
@@ -467,10 +507,11 @@ def _launched(records: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         yield hit[1], r
 
 
-def aggregate(records: Iterable[Any]) -> list[LaunchPoint]:
+def aggregate(records: Iterable[Any], disturbed: Callable[[Point], str] = disturbed_of) -> list[LaunchPoint]:
     """Every measured point of `records` over its launches, in the order first measured. Within a
-    launch a point measured twice (a relaunch) counts once: its last record."""
-    return _aggregate(_launched(records))
+    launch a point measured twice (a relaunch) counts once: its last record. `disturbed`: why a
+    launch's record is left out of its estimate (default: the disturbance rule)."""
+    return _aggregate(_launched(records), disturbed)
 
 
 def aggregate_runs(runs: Sequence[Iterable[Any]], disturbed: Callable[[Point], str] = disturbed_of

@@ -8,6 +8,7 @@ the Student interval."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy import special
@@ -15,28 +16,56 @@ from scipy import special
 from mpiscope.results.policy import POLICY, Policy
 
 
+@lru_cache(maxsize=1 << 12)
+def t_quantile(dof: float, q: float) -> float:
+    """Student's t quantile (`special.stdtrit`), kept per degrees of freedom and level: each is an
+    iterative search, and every point of every run asks for one of the same few."""
+    return float(special.stdtrit(dof, q))
+
+
 def wild(logs: np.ndarray, within_var: float = 0.0, policy: Policy = POLICY) -> np.ndarray:
     """Which of `logs` (log launch medians) are wild launches (all False when none may be left
     out: too few launches, or too many would go)."""
-    logs = np.asarray(logs, float)
-    out = np.zeros(len(logs), dtype=bool)
-    if len(logs) < policy.robust_min_launches:
+    return wild_rows(np.asarray(logs, float)[None, :], np.array([within_var], float), policy)[0]
+
+
+def wild_rows(logs: np.ndarray, within_var: np.ndarray, policy: Policy = POLICY) -> np.ndarray:
+    """`wild` of each row of `logs` (points x launches), each with its own `within_var`."""
+    out = np.zeros(logs.shape, dtype=bool)
+    if logs.shape[1] < policy.robust_min_launches:
         return out
-    centre = float(np.median(logs))
-    within = within_var if np.isfinite(within_var) else 0.0
-    spread = max(policy.mad_sigma * float(np.median(np.abs(logs - centre))), math.sqrt(max(within, 0.0)))
-    far = np.abs(logs - centre) > max(policy.wild_sd * spread, math.log(policy.wild_ratio))
-    return far if far.any() and (~far).sum() >= max(3, policy.robust_keep * len(logs)) else out
+    centre = np.median(logs, axis=1, keepdims=True)
+    within = np.where(np.isfinite(within_var), within_var, 0.0)
+    spread = np.maximum(policy.mad_sigma * np.median(np.abs(logs - centre), axis=1), np.sqrt(np.maximum(within, 0.0)))
+    far = np.abs(logs - centre) > np.maximum(policy.wild_sd * spread, math.log(policy.wild_ratio))[:, None]
+    allowed = far.any(axis=1) & ((~far).sum(axis=1) >= max(3, policy.robust_keep * logs.shape[1]))
+    out[allowed] = far[allowed]
+    return out
 
 
 def robust_location(logs: np.ndarray, within_var: float = 0.0, policy: Policy = POLICY
                     ) -> tuple[float, float, int]:
     """(location, variance of one launch, launches left out as wild) of `logs`: the mean and
     sample variance of the launches that are not wild."""
-    logs = np.asarray(logs, float)
-    kept = logs[~wild(logs, within_var, policy)]
-    var = float(kept.var(ddof=1)) if len(kept) >= 2 else float("nan")
-    return float(kept.mean()), var, len(logs) - len(kept)
+    centre, var, left_out = location_rows(np.asarray(logs, float)[None, :], np.array([within_var], float), policy)
+    return float(centre[0]), float(var[0]), int(left_out[0])
+
+
+def location_rows(logs: np.ndarray, within_var: np.ndarray, policy: Policy = POLICY
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`robust_location` of each row of `logs` (points x launches) at once: numpy's calls made
+    once for a run's points, not once a point; a row with wild launches is worked out alone over
+    the launches it keeps (the same sums, in the same order, as for that row by itself)."""
+    far = wild_rows(logs, within_var, policy)
+    left_out = far.sum(axis=1)
+    n = logs.shape[1]
+    centre = logs.mean(axis=1) if n else np.full(len(logs), math.nan)
+    var = logs.var(axis=1, ddof=1) if n >= 2 else np.full(len(logs), math.nan)
+    for r in np.flatnonzero(left_out):
+        kept = logs[r][~far[r]]
+        centre[r] = kept.mean()
+        var[r] = kept.var(ddof=1) if len(kept) >= 2 else math.nan
+    return centre, var, left_out
 
 
 def robust_interval(logs: np.ndarray, within_var: float = 0.0, level: float = POLICY.level,
@@ -44,7 +73,16 @@ def robust_interval(logs: np.ndarray, within_var: float = 0.0, level: float = PO
     """(location, half-width of its `level` interval, launches left out as wild) of `logs`: the
     Student interval over the launches kept; where they all agree (a coarse timer), their own
     sampling variance `within_var` stands in for the spread."""
-    centre, var, left_out = robust_location(logs, within_var, policy)
-    k = len(logs) - left_out
-    total = var if var > 0 or not np.isfinite(within_var) else within_var
-    return centre, float(special.stdtrit(k - 1, 0.5 + level / 2) * math.sqrt(total / k)), left_out
+    centre, half, left_out = interval_rows(np.asarray(logs, float)[None, :], np.array([within_var], float), level,
+                                           policy)
+    return float(centre[0]), float(half[0]), int(left_out[0])
+
+
+def interval_rows(logs: np.ndarray, within_var: np.ndarray, level: float = POLICY.level, policy: Policy = POLICY
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`robust_interval` of each row of `logs` (points x launches), each with its `within_var`."""
+    centre, var, left_out = location_rows(logs, within_var, policy)
+    k = logs.shape[1] - left_out
+    total = np.where((var > 0) | ~np.isfinite(within_var), var, within_var)
+    t = np.array([t_quantile(int(kept) - 1, 0.5 + level / 2) for kept in k.tolist()])
+    return centre, t * np.sqrt(total / k), left_out
