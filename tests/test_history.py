@@ -90,11 +90,12 @@ def _control(launch: int, handoff: float) -> Control:
 
 def _store(runs_dir: Path, medians: list[float], env_from: int | None = None, library: str = "MPICH Version: 5.0.2",
            hosts: tuple[str, ...] = ("vm",), busy: tuple[int, ...] = (), handoff: list[float] | None = None,
-           kernels: list[str] | None = None) -> list[str]:
+           kernels: list[str] | None = None, switch: tuple[int, int] | None = None) -> list[str]:
     """One run per median (pingpong 64 KiB, 3 launches 1 % apart); from run `env_from` the ranks'
     environment holds MPIR_CVAR_CH4_CMA_ENABLE=0; runs in `busy` have every launch disturbed;
     `handoff`: each run's machine-state control (its cache-line handoff, us); `kernels`: each
-    run's kernel release on every host."""
+    run's kernel release on every host; `switch`: (run, launch) whose control's handoff is 4x
+    the run's and whose point is 1.8x slower (the machine's other state in one launch)."""
     ids = []
     for i, m in enumerate(medians):
         env = {"MPIR_CVAR_CH4_CMA_ENABLE": "0"} if env_from is not None and i >= env_from else {}
@@ -104,9 +105,10 @@ def _store(runs_dir: Path, medians: list[float], env_from: int | None = None, li
                           ) if kernels else ()
             records.append(Context(world_size=2, hosts=hosts, engine_version="0.1.0", mpi_library_version=library,
                                    env=env, host_facts=facts, tag={"launch": launch}))
+            switched = switch == (i, launch)
             if handoff is not None:
-                records.append(_control(launch, handoff[i]))
-            p = launch_point(m * (1 + 0.01 * (launch - 1)), launch, size=65536)
+                records.append(_control(launch, handoff[i] * (4 if switched else 1)))
+            p = launch_point(m * (1 + 0.01 * (launch - 1)) * (1.8 if switched else 1), launch, size=65536)
             if i in busy:  # a switch for every event of the point: the disturbance rule's "machine busy"
                 from dataclasses import replace
                 p = replace(p, disturbance={"nivcsw": [2000, 2000], "nvcsw": [0, 0]})
@@ -233,6 +235,20 @@ def test_runs_in_another_state_of_the_machine_shown_apart(tmp_path, cli_offline)
     r = cli_offline("history", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "0 change point(s)" in r.stdout and "2 run estimates kept apart" in r.stdout and "~~" in r.stdout
+
+
+def test_a_launch_in_another_state_is_left_out_of_its_run(tmp_path):
+    """Run 6's last launch met the machine in its other state (its control's handoff 4x the run's,
+    the point 1.8x): the run's estimate is that of its two other launches, as for a disturbed
+    launch, so the launch cannot pull the run towards a level it did not measure."""
+    from mpiscope.results.series import summarize
+    from mpiscope.store.runs import Run
+    medians = _medians(16)
+    ids = _store(tmp_path, medians, handoff=[0.07] * 16, switch=(6, 2))
+    (obs,) = summarize(Run(tmp_path / ids[6])).points.values()
+    assert obs.launches == 2 and obs.median == pytest.approx(medians[6] * math.sqrt(0.99 * 1.0), rel=1e-9)
+    (obs,) = summarize(Run(tmp_path / ids[5])).points.values()
+    assert obs.launches == 3
 
 
 def test_since_narrows(tmp_path, cli_offline):

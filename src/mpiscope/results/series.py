@@ -26,6 +26,7 @@ from mpiscope.records.run import RunView
 from mpiscope.results.control import RunControl, run_control
 from mpiscope.results.history import configuration_digest
 from mpiscope.results.launches import LaunchPoint, aggregate, log_se
+from mpiscope.results.points import disturbed_of, launch_of
 from mpiscope.results.policy import POLICY
 
 PointKey = tuple[str, int, int, "str | None"]
@@ -187,10 +188,16 @@ def summarize(run: RunView, started: str | None = None) -> RunSummary:
                 out.platforms[plat] = platform_label(meta, rec)
         elif isinstance(rec, Point) and current is not None:
             groups.setdefault(current, []).append(rec)
-    for (plat, full), recs in groups.items():
-        for lp in aggregate(recs):
-            out.points[_shared((plat, lp.key, lp.config))] = _obs(lp, full)
     out.control = run_control(records, run.id)
+    # a launch whose machine-state control moved off its run's level measured another state of
+    # the machine: left out of the run's estimate as a disturbed launch is (most of them: busy)
+    switched = out.control.switched() if out.control is not None else {}
+
+    def cause(p: Point) -> str:
+        return switched.get((run.id, launch_of(p)), "") or disturbed_of(p)
+    for (plat, full), recs in groups.items():
+        for lp in aggregate(recs, cause if switched else disturbed_of):
+            out.points[_shared((plat, lp.key, lp.config))] = _obs(lp, full)
     return out
 
 
