@@ -376,7 +376,8 @@ def before_after(a: argparse.Namespace, before: Tally, after: Tally) -> None:
         moved, _, _ = t.moved()
         hits, pairs, _, half, *_ = t.cover[load]
         other = t.other_state[load]
-        return [share(t.same[(load, "apart")], "slower", "faster"), share(t.same[(load, "interleaved")], "slower", "faster"),
+        return [share(t.same[(load, "apart")], "slower", "faster"),
+                share(t.same[(load, "interleaved")], "slower", "faster"),
                 share(moved[(load, "apart")], "right"), share(moved[(load, "interleaved")], "right"),
                 f"{hits}/{pairs}" + (f" ({100 * hits / pairs:.0f} %)" if pairs else ""),
                 f"{other[1]} pairs" + (f", {other[0]} covered" if other[1] else ""),

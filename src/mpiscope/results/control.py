@@ -25,7 +25,7 @@ from mpiscope.results.policy import POLICY, Policy
 
 PIECES = ("compute_us", "copy_us", "handoff_us")  # what no option, environment or library changes
 # ...and what only the machine can change between launches of one configuration (same library,
-# environment, options and placement): Open MPI's two whole-run states here leave the handoff alone
+# environment, options and placement): it moved 2.5x with Open MPI's whole-run states here
 RECORDED = IDENTITY_PIECES = PIECES + ("mpi_pingpong_us",)
 NAMES = {"compute_us": "compute loop", "copy_us": "memory copy", "handoff_us": "cache-line handoff",
          "mpi_pingpong_us": "MPI pingpong"}
@@ -102,8 +102,9 @@ class RunControl:
                     continue
                 ratio = fig.median / lv.level
                 moved = _moved(ratio, noise, policy, piece)
-                if moved and abs(math.log(ratio)) / noise > best.get(key, (0.0, ""))[0]:
-                    best[key] = (abs(math.log(ratio)) / noise, f"machine state switched: {NAMES[piece]} {moved} the run's level")
+                against = abs(math.log(ratio)) / noise
+                if moved and against > best.get(key, (0.0, ""))[0]:
+                    best[key] = (against, f"machine state switched: {NAMES[piece]} {moved} the run's level")
         return {key: cause for key, (_, cause) in best.items()}
 
 
