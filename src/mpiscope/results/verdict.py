@@ -6,6 +6,7 @@ or inconclusive (neither), with the launches a side that would decide it at the 
 variance (power analysis). `decide` is the function `mpiscope tune` and `compare` call."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -48,11 +49,18 @@ def launches_to_decide(diff: float, launch_var: float, drift_var: float, margin:
     distance = abs(diff) if abs(diff) >= m else m - abs(diff)
     if not (distance > 0 and np.isfinite(launch_var)):
         return None
-    n = np.arange(2, 1001)
-    df = 2 * n - 2  # Welch's with equal sides and variances
-    z = special.stdtrit(df, 0.5 + policy.level / 2) + special.stdtrit(df, policy.power)
+    n, z = _quantile_sums(policy.level, policy.power)
     ok = np.nonzero(z * np.sqrt(2 * launch_var / n + 2 * drift_var) <= distance)[0]
     return int(n[ok[0]]) if len(ok) else None
+
+
+@functools.lru_cache(maxsize=8)
+def _quantile_sums(level: float, power: float) -> tuple[np.ndarray, np.ndarray]:
+    """Launches a side 2..1000 and, for each, the two t quantiles a test of that size needs (its
+    level's and its power's): they depend on the policy alone, and cost 2,000 t inversions."""
+    n = np.arange(2, 1001)
+    df = 2 * n - 2  # Welch's with equal sides and variances
+    return n, special.stdtrit(df, 0.5 + level / 2) + special.stdtrit(df, power)
 
 
 def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, drift_var: float = 0.0,
