@@ -168,7 +168,9 @@ def test_the_third_run_of_a_configuration_includes_its_drift_from_run_to_run(cli
             break
         earlier.insert(0, meta3["id"])
     used = meta3["drift"]["runs"]
-    assert len(used) == 2 and set(used) <= set(earlier), "no three runs of the setting to learn from"
+    # two earlier runs at least: a run that learnt the drift of one point only (the other's launches
+    # disturbed in an earlier run) was made another earlier run, so the next may learn from three
+    assert len(used) >= 2 and set(used) <= set(earlier), "no three runs of the setting to learn from"
     passed_over = [i for i in earlier[:earlier.index(used[-1])] if i not in used]
     shifted = shifted_runs(Run(Path(tmp_path) / meta3["id"]), [Run(Path(tmp_path) / i) for i in passed_over])
     disturbed = {i for i in passed_over if any(lp.disturbed for lp in aggregate(Run(Path(tmp_path) / i).records()))}
