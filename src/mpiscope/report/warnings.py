@@ -109,7 +109,8 @@ def switched_launches(recs: RecordFile) -> list[str]:
         return []
     named = "; ".join(f"launch {launch}: {cause}" for (_, launch), cause in switched)
     return [f"{len(switched)} of {len(rc.launches)} launches ran in another state of the machine than the "
-            f"run's others ({named}): their points stay in the estimate and widen its interval; runs "
+            f"run's others ({named}): their points stay in this run's estimate and widen its interval "
+            f"(`history` leaves them out of the run's level); runs "
             f"measured in one state, or interleaved (run --vs), compare cleanly"]
 
 
