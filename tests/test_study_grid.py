@@ -46,5 +46,7 @@ def test_auto_launches_of_a_study_measure_again_the_points_still_too_wide(cli, o
             "--no-progress", env={"MPISCOPE_LAUNCHES": "auto"})
     assert r.returncode == 0, r.stderr
     policy = resolve("latest", runs).meta().extra["launch_policy"]
-    assert policy["launches"] > 3, policy
+    # four ranks on two cores: where the launches stay disturbed, more cannot narrow them, and the
+    # run ends saying so (plan.schedule.still_busy) instead of launching on
+    assert policy["launches"] > 3 or "on a busy machine" in policy["stopped"], policy
     assert "match no part" not in policy["stopped"] and policy["stopped"], policy
