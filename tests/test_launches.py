@@ -175,14 +175,19 @@ def test_the_third_run_of_a_configuration_includes_its_drift_from_run_to_run(cli
     shifted = shifted_runs(Run(Path(tmp_path) / meta3["id"]), [Run(Path(tmp_path) / i) for i in passed_over])
     disturbed = {i for i in passed_over if any(lp.disturbed for lp in aggregate(Run(Path(tmp_path) / i).records()))}
     assert set(passed_over) <= set(shifted) | disturbed, "a run of the setting was passed over without a cause"
-    assert sorted((p["size"], p["runs"]) for p in meta3["drift"]["points"]) == [(8, 3), (1024, 3)]
-    assert "include the drift from run to run, learnt from 3 runs" in " ".join(third.stdout.split())
+    # three runs of the setting at least: a run passed over in the loop above for one point only
+    # still counts for the other, so a point may learn from four
+    learnt = {p["size"]: p["runs"] for p in meta3["drift"]["points"]}
+    assert sorted(learnt) == [8, 1024] and min(learnt.values()) >= 3
+    runs = str(min(learnt.values())) if len(set(learnt.values())) == 1 else \
+        f"{min(learnt.values())}-{max(learnt.values())}"
+    assert f"include the drift from run to run, learnt from {runs} runs" in " ".join(third.stdout.split())
     # the launch-level frame (tables, exports, report) widens the same intervals
     out = tmp_path / "levels.csv"
     r = cli("export", meta3["id"], "--runs-dir", str(tmp_path), "-o", str(out))
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(out.open()))
-    assert [int(row["drift_runs"]) for row in rows] == [3, 3]
+    assert {int(row["size"]): int(row["drift_runs"]) for row in rows} == learnt
     kept = drifts_kept(meta3)
     for lp in aggregate(Run(Path(tmp_path) / meta3["id"]).records()):
         row = next(row for row in rows if int(row["size"]) == lp.size)
@@ -192,7 +197,7 @@ def test_the_third_run_of_a_configuration_includes_its_drift_from_run_to_run(cli
     # compare of two runs of the setting says the drift was part of the test
     r = cli("compare", used[0], meta3["id"], "--runs-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "with the drift from run to run learnt from 3 runs" in " ".join(r.stdout.split())
+    assert re.search(r"with the drift from run to run learnt from [3-9](-[3-9])? runs", " ".join(r.stdout.split()))
 
 
 def test_no_more_launches_where_the_drift_from_run_to_run_dominates():
