@@ -287,7 +287,7 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = POLICY.level
     # launches that agree to the last digit under the stated prior drift: no degree of freedom is lost
     dof = (total ** 2 / spread if spread > 0 else np.inf) if total > 0 else lp.launches - 1
     centre = np.log(lp.median)
-    half = max(special.stdtrit(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
+    half = max(t_quantile(dof, 0.5 + level / 2) * np.sqrt(total), np.log(lp.ci_high) - centre,
                centre - np.log(lp.ci_low))
     return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift,
                    own_ci=lp.launch_ci)
@@ -419,7 +419,7 @@ def launches_needed(lp: LaunchPoint, target_rel: float, level: float = POLICY.le
     if not np.isfinite(var) or var <= 1e-18:
         return least
     n = np.arange(max(least, 2), max(max_launches, least) + 1)
-    half = special.stdtrit(n - 1, 0.5 + level / 2) * np.sqrt(var / n)
+    half = t_quantile(n - 1, 0.5 + level / 2) * np.sqrt(var / n)
     ok = np.nonzero(half <= np.log1p(target_rel))[0]
     return int(n[ok[0]]) if len(ok) else int(n[-1])
 

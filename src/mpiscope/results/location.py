@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import overload
 
 import numpy as np
 from scipy import special
@@ -16,10 +17,22 @@ from scipy import special
 from mpiscope.results.policy import POLICY, Policy
 
 
+@overload
+def t_quantile(dof: float, q: float) -> float: ...
+@overload
+def t_quantile(dof: np.ndarray, q: float) -> np.ndarray: ...
+def t_quantile(dof: float | np.ndarray, q: float) -> float | np.ndarray:
+    """Student's t quantile (`special.stdtrit`) at `dof` degrees of freedom, the one place the
+    package takes it: of a number, kept per degrees of freedom and level (each is an iterative
+    search, and every point of every run asks for one of the same few); of an array, each of
+    its elements in one call."""
+    if isinstance(dof, np.ndarray):
+        return special.stdtrit(dof, q)
+    return _kept_t_quantile(dof, q)
+
+
 @lru_cache(maxsize=1 << 12)
-def t_quantile(dof: float, q: float) -> float:
-    """Student's t quantile (`special.stdtrit`), kept per degrees of freedom and level: each is an
-    iterative search, and every point of every run asks for one of the same few."""
+def _kept_t_quantile(dof: float, q: float) -> float:
     return float(special.stdtrit(dof, q))
 
 

@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
+from mpiscope.results.location import t_quantile
 from mpiscope.results.policy import POLICY, Policy
 
 SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "same", "inconclusive"
@@ -34,7 +34,7 @@ def interval(diff: float, se: float, df: float, policy: Policy = POLICY) -> tupl
     """The 95 % interval of the log ratio."""
     if not (np.isfinite(se) and se >= 0):
         return float("nan"), float("nan")
-    t = float(special.stdtrit(df, 0.5 + policy.level / 2)) if np.isfinite(df) else policy.z95
+    t = t_quantile(df, 0.5 + policy.level / 2) if np.isfinite(df) else policy.z95
     return diff - t * se, diff + t * se
 
 
@@ -60,7 +60,7 @@ def _quantile_sums(level: float, power: float) -> tuple[np.ndarray, np.ndarray]:
     level's and its power's): they depend on the policy alone, and cost 2,000 t inversions."""
     n = np.arange(2, 1001)
     df = 2 * n - 2  # Welch's with equal sides and variances
-    return n, special.stdtrit(df, 0.5 + level / 2) + special.stdtrit(df, power)
+    return n, t_quantile(df, 0.5 + level / 2) + t_quantile(df, power)
 
 
 def decide(diff: float, se: float, df: float, p_adj: float, launch_var: float, drift_var: float = 0.0,
