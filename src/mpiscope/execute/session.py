@@ -18,7 +18,7 @@ from rich.console import Console
 from mpiscope import __version__
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target, launch_of, run_part
-from mpiscope.results.history import learn_drift
+from mpiscope.results.history import Earlier
 from mpiscope.store.history import drift_sources
 from mpiscope.results.points import drifts_kept
 from mpiscope.results.view import Results, results_of
@@ -83,6 +83,7 @@ class Session:
         self.runs_dir = Path(runs_dir)
         self.console = console
         self.progress = progress
+        self._earlier_of: dict[tuple[str, str], Earlier] = {}  # run id, --history -> its earlier runs, read once
 
     # -- a new run ------------------------------------------------------------------------
     def start(self, m: Measurement) -> Run:
@@ -148,9 +149,7 @@ class Session:
                 if m.policy.auto and outcome.status == "ok":
                     outcome = yield from self._more_launches(run, m, clock, clock())
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
-                    run.update(extra={**run.meta().extra,
-                                      "drift": learn_drift(run, drift_sources(run, m.policy.history,
-                                                                                _resolver(run)))})
+                    run.update(extra={**run.meta().extra, "drift": self._earlier(run, m.policy.history).learn(run)})
                 if outcome.status == "ok" and then is not None:
                     yield from clock.pause(run)
                     outcome = then(run)
@@ -160,6 +159,14 @@ class Session:
                 outcome = Outcome(status="interrupted", error=error)
             _ended(run)
         return run, outcome
+
+    def _earlier(self, run: Run, history: str) -> Earlier:
+        """The earlier runs `run` learns its drift from, read once for the whole run (they do not
+        change while it measures): learning again after each launch reads only the run's own records."""
+        key = (run.id, history)
+        if key not in self._earlier_of:
+            self._earlier_of[key] = Earlier(drift_sources(run, history, _resolver(run)))
+        return self._earlier_of[key]
 
     def _more_launches(self, run: Run, m: Measurement, clock: "OwnClock", first_round_s: float) -> Steps:
         """Auto launches after the first round, one at a time while points need them and the
@@ -173,8 +180,9 @@ class Session:
         started = 0.0
         if policy.then_s is not None:
             started, policy = clock(), replace(policy, budget_s=policy.then_s)
+        earlier = self._earlier(run, policy.history)
         while True:
-            drift = drifts_kept({"drift": learn_drift(run, drift_sources(run, policy.history, _resolver(run)))})
+            drift = drifts_kept({"drift": earlier.learn(run)})
             parts, why = next_launch(run.records(), [p for p in first_round if p.tag["launch"] == 0],
                                      m.target.engine, policy, clock() - started, overhead, rng, drift)
             if not parts:

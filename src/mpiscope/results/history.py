@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 import json
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Hashable, Sequence
 
 from mpiscope.records.model import Context, Point
 from mpiscope.records.run import RunView
@@ -133,12 +134,15 @@ def _why_not(mine: LaunchPoint, other: LaunchPoint) -> str:
 
 
 def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[Any, LaunchPoint]]],
-          shifted: Mapping[str, str] | None = None) -> dict[Any, Drift]:
+          shifted: Mapping[str, str] | Callable[[str], str] | None = None) -> dict[Any, Drift]:
     """Each point's drift from this run's points `mine` and earlier runs' (id, points), newest
     first: at most POLICY.history_runs runs a point, leaving out (with the reason) runs with disturbed
     launches, runs in another state of the machine (`_why_not`) and the runs `shifted` names (id ->
-    why: their machine-state control moved against this run's, `shifted_runs`); None-free:
-    points with too few runs are left out."""
+    why, a mapping or a function: their machine-state control moved against this run's,
+    `shifted_runs`); None-free: points with too few runs are left out. An earlier run's points
+    are looked up only while a point still needs runs, so lazy mappings (`Earlier`) are read only
+    as far back as the points reach."""
+    moved = shifted.get if isinstance(shifted, Mapping) else (shifted or (lambda _: ""))
     out = {}
     for k, lp in mine.items():
         if lp.launches < 2 or lp.disturbed:
@@ -147,10 +151,12 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
         ids: list[str] = []
         left: list[tuple[str, str]] = []
         for run_id, points in others:
+            if len(used) >= POLICY.history_runs:
+                break
             other = points.get(k)
-            if other is None or other.launches < 2 or len(used) >= POLICY.history_runs:
+            if other is None or other.launches < 2:
                 continue
-            why = (shifted or {}).get(run_id) or _why_not(lp, other)
+            why = moved(run_id) or _why_not(lp, other)
             if why:
                 left.append((run_id, why))
             else:
@@ -162,25 +168,85 @@ def learn(mine: Mapping[Any, LaunchPoint], others: Sequence[tuple[str, Mapping[A
     return out
 
 
+class _Points(Mapping):
+    """An earlier run's launch-level points (`launch_points`), read on first use and kept."""
+
+    def __init__(self, run: RunView) -> None:
+        self.run, self._points = run, None
+
+    def _read(self) -> dict[PointKey, LaunchPoint]:
+        if self._points is None:
+            self._points = launch_points(self.run)
+        return self._points
+
+    def __getitem__(self, key: Any) -> LaunchPoint:
+        return self._read()[key]
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+
+class Earlier:
+    """The earlier runs a run learns its drift from (`store.history.drift_sources`, newest first),
+    each read on first use and kept: a run learns its drift again after every auto launch while
+    its earlier runs stay as they were, and a long history (nightly runs) is read only as far
+    back as the points need (at most POLICY.history_runs used a point)."""
+
+    def __init__(self, runs: Sequence[RunView]) -> None:
+        self.runs = list(runs)
+        self._points = [(r.id, _Points(r)) for r in self.runs]
+        self._controls: dict[str, Any] = {}
+        self._configs: dict[str, frozenset[str]] = {}
+
+    def _why_shifted(self, mine: Any, mine_configs: frozenset[str], other: RunView) -> str:
+        """Why `other` met another state of the machine than the run whose control is `mine` and
+        whose configurations are `mine_configs` ("" when the controls agree, or one has none)."""
+        if other.id not in self._controls:
+            self._controls[other.id] = run_control(other.records(), other.id)
+            self._configs[other.id] = configurations(other)
+        same = len(mine_configs) == 1 and self._configs[other.id] == mine_configs  # `same_configuration`
+        shift = control_shift(mine, self._controls[other.id], same_config=same)
+        return shift.text if shift is not None and shift.shifted else ""
+
+    def learn(self, run: RunView) -> dict[str, Any]:
+        """`run`'s drift as run.json keeps it (`learn_drift`)."""
+        if not self.runs:
+            return {"runs": [], "points": []}
+        mine, mine_configs = run_control(run.records(), run.id), configurations(run)
+        by_id = {r.id: r for r in self.runs}
+        shifted: dict[str, str] = {}
+
+        def moved(run_id: str) -> str:
+            if run_id not in shifted:
+                shifted[run_id] = self._why_shifted(mine, mine_configs, by_id[run_id])
+            return shifted[run_id]
+
+        learnt = learn(launch_points(run), self._points, moved)
+        used = [r.id for r in self.runs if any(r.id in d.sources for d in learnt.values())]  # newest first
+        points = []
+        for k, drift in learnt.items():
+            _, (benchmark, size, ranks, variant), config = k
+            points.append({"benchmark": benchmark, "size": size, "ranks": ranks, "variant": variant,
+                           "config": [list(c) for c in config], "var": drift.var, "runs": drift.runs,
+                           "levels": [list(level) for level in drift.levels], "from": list(drift.sources),
+                           "left_out": [list(x) for x in drift.left_out]})
+        other_state = [[i, why] for i in by_id if (why := shifted.get(i))]
+        return {"runs": used, "points": points, "other_state": other_state}
+
+
 def learn_drift(run: RunView, others: Sequence[RunView]) -> dict[str, Any]:
     """Each point's run-to-run drift from this run and `others`, earlier runs of its configuration
     (store.history.drift_sources chooses them, newest first), that measured it in two launches or
     more, as kept in run.json's `drift`: the runs used and, per point, its variance, run count, the
     runs it came from and those left out with the reason. Points with too few such runs are left
-    out (the prior drift stands for theirs)."""
-    if not others:
-        return {"runs": [], "points": []}
-    mine = launch_points(run)
-    learnt = learn(mine, [(other.id, launch_points(other)) for other in others], shifted_runs(run, others))
-    used = [o.id for o in others if any(o.id in d.sources for d in learnt.values())]  # newest first
-    points = []
-    for k, drift in learnt.items():
-        _, (benchmark, size, ranks, variant), config = k
-        points.append({"benchmark": benchmark, "size": size, "ranks": ranks, "variant": variant,
-                       "config": [list(c) for c in config], "var": drift.var, "runs": drift.runs,
-                       "levels": [list(level) for level in drift.levels], "from": list(drift.sources),
-                       "left_out": [list(x) for x in drift.left_out]})
-    return {"runs": used, "points": points}
+    out (the prior drift stands for theirs). `other_state` names, with the reason, the earlier runs
+    reached whose machine-state control moved against this run's: this run's figures may differ
+    from theirs beyond its intervals, and its output says so (report.warnings). A run that learns
+    again after each launch keeps one `Earlier` instead."""
+    return Earlier(others).learn(run)
 
 
 def drift_scope(history: str, base: Sequence[RunView], cand: Sequence[RunView],
