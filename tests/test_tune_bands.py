@@ -167,3 +167,129 @@ def test_reaches_names_the_layer_s_file():
     text = reaches(t, rows)
     assert "the layer's file changes 1 band(s)" in text and "global_communicator_module" in text
     assert "no algorithm band can change allreduce at 4 ranks (x1)" in text
+
+
+# -- several rank counts on the same nodes ---------------------------------------------------------
+
+RD = Band(0, "recursive_doubling", "MPIR_Allreduce_intra_recursive_doubling")
+
+
+def test_mpich_tree_selects_each_rank_count_s_own_choice(embedded_mpi, tmp_path):
+    """Two rank counts on one node that chose differently: each has its own `comm_size<=n` band,
+    ending in the library's catch-all; read back, each count's band holds its own choice."""
+    tree = mpich_default_tree(embedded_mpi)
+    t = Tuning("mpich", "5.0.2", {"allreduce": {2: [Band(0, "default"), RING], 4: [RD]}})
+    intra = json.loads(render(t, tree)[0])["collective=allreduce"]["comm_type=intra"]
+    assert list(intra) == ["comm_size<2", "comm_size<=2", "comm_size<4", "comm_size<=4", "comm_size=any"]
+    assert intra["comm_size=any"] == tree["collective=allreduce"]["comm_type=intra"]
+    path = tmp_path / "two-counts.json"
+    path.write_text(json.dumps({"collective=allreduce": {"comm_type=intra": intra}}))
+    assert read(path) == [("allreduce", 2, 0, "default"), ("allreduce", 2, 725, "MPIR_Allreduce_intra_ring"),
+                          ("allreduce", 4, 0, "MPIR_Allreduce_intra_recursive_doubling")]
+
+
+def test_a_band_shared_by_rank_counts_holds_their_choice_or_is_refused(embedded_mpi):
+    """On 2 nodes, 2 ranks (one a node) and 4 ranks (the composition's inter-node step, one rank a
+    node) share the MPIR tree's `comm_size<=2` band: where they chose alike it holds that choice,
+    where not the writer refuses in one line naming both (it never keeps one count's choice)."""
+    from mpiscope.analysis.tunelayers import clashes_of
+    from mpiscope.util.errors import UsageError
+    tree = mpich_default_tree(embedded_mpi)
+    alike = Tuning("mpich", "5.0.2", {"allreduce": {2: [RD], 4: [RD]}}, nodes=2)
+    intra = json.loads(render(alike, tree)[0])["collective=allreduce"]["comm_type=intra"]
+    shared = intra["comm_size<=2"]["comm_avg_ppn<=1"]["avg_msg_size=any"]
+    assert shared["is_commutative=yes"] == {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}
+    assert clashes_of(alike) == []
+    ring = [Band(0, "default"), RING]
+    for first, second in (([RD], ring), (ring, [RD])):  # either order: no count's choice wins
+        differ = Tuning("mpich", "5.0.2", {"allreduce": {2: first, 4: second}}, nodes=2)
+        (clash,) = [c for c in clashes_of(differ) if c.low == 725]
+        assert clash.ranks == (2, 4) and len(set(clash.choices)) == 2
+        with pytest.raises(UsageError) as e:
+            render(differ, tree)
+        assert "\n" not in str(e.value) and "comm_size<=2" in str(e.value) and "2 and 4 ranks" in str(e.value)
+
+
+def test_han_levels_select_each_rank_count_s_choice_and_refuse_a_shared_clash(tmp_path):
+    """coll/han on 2 nodes at 4 and 8 ranks: the global level (ranks) and the intra-node level
+    (ranks per node) give each count its own configuration and choice; the inter-node level counts
+    nodes, one configuration for both: their common choice, or refused where they differ."""
+    from mpiscope.analysis.tunelayers import clashes_of
+    from mpiscope.util.errors import UsageError
+
+    def han(level: str, component: str) -> Band:
+        return Band(0, f"han:{level}={component}", f"{level}={component}", layer=HAN)
+    t = Tuning("openmpi", "5.0.11", {"allreduce": {4: [han("global_communicator", "tuned")],
+                                                   8: [han("intra_node", "sm")]}}, nodes=2)
+    path = tmp_path / "tuning-han.conf"
+    path.write_text(han_rules(t))
+    rows = read(path)
+    assert ("allreduce", "global_communicator 4 (ranks)", 0, "tuned") in rows
+    assert ("allreduce", "global_communicator 8 (ranks)", 0, "han") not in rows  # 8 keeps han: no configuration
+    assert ("allreduce", "global_communicator 5 (ranks)", 0, "han") in rows      # ... from 5 ranks on
+    assert ("allreduce", "intra_node 4 (ranks per node)", 0, "sm") in rows
+    assert ("allreduce", "intra_node 2 (ranks per node)", 0, "sm") not in rows
+    both = Tuning("openmpi", "5.0.11", {"allreduce": {4: [han("inter_node", "basic")],
+                                                      8: [han("inter_node", "basic")]}}, nodes=2)
+    path.write_text(han_rules(both))
+    assert [r for r in read(path) if r[1] == "inter_node 2 (nodes)"] == [("allreduce", "inter_node 2 (nodes)", 0,
+                                                                          "basic")]
+    for other in ("tuned", None):  # another component, or the level left to han's default
+        bands8 = [han("inter_node", other)] if other else [Band(0, "default")]
+        clash = Tuning("openmpi", "5.0.11", {"allreduce": {4: [han("inter_node", "basic")], 8: bands8}}, nodes=2)
+        (c,) = clashes_of(clash)
+        assert c.ranks == (4, 8) and "inter_node" in c.where
+        with pytest.raises(UsageError) as e:
+            han_rules(clash)
+        assert "\n" not in str(e.value) and "4 and 8 ranks" in str(e.value)
+
+
+def test_tune_withdraws_choices_a_shared_band_cannot_hold():
+    """Before it writes, tune sends the rank counts' changes in a clashing shared band back to the
+    library's default with the reason; changes outside it stay."""
+    from mpiscope.analysis.tunefile import bands
+    from mpiscope.analysis.tunelayers import clashes_of
+    from mpiscope.execute.tune import agree
+    names = {"ring": "MPIR_Allreduce_intra_ring", "recursive_doubling": "MPIR_Allreduce_intra_recursive_doubling",
+             "default": ""}
+    decisions = [{"collective": "allreduce", "ranks": n, "size": size, "chosen": alg}
+                 for n, size, alg in ((2, 8, "default"), (2, 65536, "ring"), (4, 8, "default"),
+                                      (4, 65536, "recursive_doubling"), (6, 65536, "ring"))]
+
+    def tuning() -> Tuning:
+        rules: dict = {}
+        for n in sorted({d["ranks"] for d in decisions}):
+            mine = [(d["size"], d["chosen"], names[d["chosen"]], {}) for d in decisions if d["ranks"] == n]
+            rules[n] = bands(mine)
+        return Tuning("mpich", "5.0.2", {"allreduce": rules}, nodes=2)
+    assert clashes_of(tuning())
+    agree(decisions, tuning, 2)
+    assert clashes_of(tuning()) == []
+    by = {(d["ranks"], d["size"]): d for d in decisions}
+    for n in (2, 4, 6):  # 6 ranks (3 a node) shares the band too: every count on these nodes went back
+        assert by[n, 65536]["chosen"] == "default" and "comm_size<=2" in by[n, 65536]["withdrawn"], by[n, 65536]
+    assert "tried" not in by[2, 8]
+    decisions[:] = [d for d in decisions if d["ranks"] != 6]
+    for d in decisions:
+        d["chosen"] = d.pop("tried", d["chosen"])
+        d.pop("withdrawn", None)
+    decisions[3]["chosen"] = "ring"  # 2 and 4 ranks now agree: nothing is withdrawn
+    agree(decisions, tuning, 2)
+    assert [d["chosen"] for d in decisions] == ["default", "ring", "default", "ring"]
+
+
+@pytest.mark.parametrize("ranks, ccl_at", [(2, 4), (4, 4), (4, 2)])
+def test_mpich_reaches_each_rank_count_s_band(cli, tmp_path, embedded_mpi, ranks, ccl_at):
+    """The library reads a tree with a band per rank count (2 and 4 ranks on one node) and reaches
+    each count's own: one count gets ring, the other an algorithm this MPICH cannot use (ccl, with
+    `MPIR_CVAR_COLLECTIVE_FALLBACK=error`), and a run fails exactly where its rank count's band is
+    ccl's; the others read the same file and run."""
+    ring, ccl = Band(0, "ring", "MPIR_Allreduce_intra_ring"), Band(0, "ccl", "MPIR_Allreduce_intra_ccl")
+    path = tmp_path / "two-counts.json"
+    path.write_text(render(Tuning("mpich", "5.0.2", {"allreduce": {n: [ccl if n == ccl_at else ring] for n in (2, 4)}}),
+                           mpich_default_tree(embedded_mpi))[0])
+    r = cli("run", "-b", "allreduce", "-n", str(ranks), "--sizes", "64K", "--launches", "1", "--max-time", "0.05",
+            "--oversubscribe", "--no-report", "--no-progress", "--runs-dir", str(tmp_path / "runs"), "--env",
+            f"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={path}", "--env", "MPIR_CVAR_COLLECTIVE_FALLBACK=error",
+            timeout=600)
+    assert (r.returncode != 0) == (ranks == ccl_at), (r.stdout[-2000:], r.stderr[-2000:])

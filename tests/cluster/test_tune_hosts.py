@@ -54,19 +54,21 @@ def mpich_options(cluster) -> list[str]:
 
 def test_mpich_tune_across_two_hosts_races_mpir_under_the_composition(two_hosts, mpiscope_home, tmp_path):
     """Across nodes MPICH serves allreduce by a composition whose inter-node step runs MPIR's
-    algorithms: the layer is named, the algorithm variable is checked live, the race runs and the
+    algorithms: the layer is named, the algorithm variable is proven live (the poor tree, a 64 KiB
+    call cut into 64-byte chunks over TCP, is slower: MPIR serves the call), the race runs and the
     file is written (a rank count of the hosts' ranks), as on one node."""
     h0, h1 = two_hosts.hosts
     r, res = tune_across(two_hosts, tmp_path / "runs", ["--ranks-per-node", "1", "-n", "2", "--sizes", "8,64K",
-                                                        "--algorithms", "allreduce=ring,recursive_doubling",
+                                                        "--algorithms", "allreduce=tree,ring",
                                                         "--rounds", "2", "--live-launches", "3"],
                          mpich_options(two_hosts))
     served = res["layers"]["allreduce"]
     assert served["layer"] == "composition" and served["algorithms_steer"], served
     assert "on 2 nodes" in served["why"] and "MPIR_CVAR_ALLREDUCE_COMPOSITION" in served["why"]
     (check,) = [row for row in res["liveness"] if row["knob"] == "algorithm"]
-    assert check["ranks"] == 2 and check["verdict"] in ("slower", "same", "faster", "inconclusive")
-    run = Run(Path(res.get("race_run") or check["run"]))
+    assert check["ranks"] == 2 and check["poor"].startswith("tree:"), check
+    assert check["verdict"] == "slower" and check["live"], check
+    run = Run(Path(res["race_run"]))
     assert {r.host for r in run.records().context.ranks} == {h0, h1}  # the launches spanned both hosts
     assert Path(res["file"]).is_file() and res["reaches"]
 
@@ -123,7 +125,9 @@ def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefi
     """Across nodes coll/han serves allreduce: its own choices (hand the call to tuned; the
     component of a level) are read from ompi_info, checked live with basic over the whole
     communicator as the poor choice, and raced (here unproven too, in a second tune, so that the
-    race runs whatever the machine's noise did to the check)."""
+    race runs whatever the machine's noise did to the check). Each level is admitted by its own
+    variable's check: the global level's by its verdict, the inter-node level (no poor choice of its
+    own) never by the global level's: it is named "not proven live" and not raced."""
     common = ["--ranks-per-node", "2", "-n", "4", "--sizes", "64K", "--algorithms",
               "allreduce=han:global_communicator=tuned,han:inter_node=basic", "--rounds", "2"]
     for live in ("2", "0"):
@@ -134,7 +138,16 @@ def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefi
         if live == "2":
             (layer,) = [row for row in res["liveness"] if row["knob"] == "layer"]
             assert layer["variable"] == "OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module"
-            assert layer["poor"] == "1 (basic)" and layer["verdict"] in ("slower", "same", "faster", "inconclusive")
+            assert layer["poor"] == "1 (basic)" and min(layer["launches"]) >= 2, layer
+            # whether basic over the whole communicator is slower than han here is the machine's (x0.47
+            # undecided at a load of 15, docs/tune.md); what must hold is what the verdict admits
+            assert layer["live"] == (layer["verdict"] == "slower" and layer["decided"]), layer
+            raced = race_names(res) if "race_run" in res else set()
+            assert ("han:global_communicator=tuned" in raced) == layer["live"], (raced, layer)
+            assert "han:inter_node=basic" not in raced
+            (inter,) = [u for u in res["not_proven_live"] if u["variable"].endswith("_dynamic_inter_node_module")]
+            assert inter["candidates"] == ["han:inter_node=basic"] and "no check of its own" in inter["reason"]
+            assert "not proven live, not raced (han:inter_node=basic)" in r.stdout
         else:
             assert {"default", "han:global_communicator=tuned", "han:inter_node=basic"} <= race_names(res)
             assert res["node_keys"]["coll_tuned rules"] == "" and "no node-count key" in r.stdout
@@ -213,4 +226,7 @@ def test_a_layer_s_band_is_proven_as_an_algorithm_s(two_hosts, openmpi_prefix, t
         assert res["canary"]["refused"], (library, res["canary"])
         assert Path(res["env"][variable]).is_file() and variable in res["env"]
         (row,) = res["rows"]
-        assert row["algorithm"] == band["algorithm"] and row["verdict"] in ("faster", "slower", "same", "inconclusive")
+        # two rounds a side at most: nothing is left to measure, the change is kept exactly where it
+        # was proven faster and withdrawn otherwise, with the reason
+        assert row["algorithm"] == band["algorithm"] and min(row["launches"]) >= 1, row
+        assert row["settle"] == ("keep" if row["verdict"] == "faster" else "withdraw") and row["reason"], row

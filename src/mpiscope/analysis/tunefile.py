@@ -12,7 +12,7 @@ import copy
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mpiscope.util import bounded
@@ -72,6 +72,64 @@ def of_layer(bs: list[Band], layer: str) -> list[Band]:
         b = b if b.layer == layer else Band(b.low, DEFAULT)
         if not (out and out[-1].algorithm == DEFAULT == b.algorithm):
             out.append(b)
+    return out
+
+
+@dataclass(frozen=True)
+class Clash:
+    """Rank counts that share one band of a file (the format keys it by something they all have
+    alike, e.g. the node count) and chose differently there: from `low` engine bytes up to `high`
+    (None: every larger size), each rank count's choice in `choices`."""
+    collective: str
+    where: str  # the band's key in the format's words
+    ranks: tuple[int, ...]
+    low: int
+    high: int | None
+    choices: tuple[str, ...]
+
+    def line(self) -> str:
+        sizes = f"from {self.low} B" + (f" to {self.high - 1} B" if self.high is not None else "")
+        chose = ", ".join(f"{c} at {n} ranks" for n, c in zip(self.ranks, self.choices))
+        return (f"{self.collective}: {self.where} is one band for {' and '.join(map(str, self.ranks))} ranks, "
+                f"which chose differently {sizes} ({chose}): the file cannot hold both, tune these rank counts "
+                f"on different node counts or keep one choice")
+
+
+def _choice(b: Band) -> tuple:
+    return b.algorithm, b.value if b.algorithm != DEFAULT else "", b.params, b.layer if b.algorithm != DEFAULT else ""
+
+
+def _band_at(bs: list[Band], low: int) -> Band:
+    return ([b for b in bs if b.low <= low] or [Band(0, DEFAULT)])[-1]
+
+
+def clashes(coll: str, by_ranks: dict[int, list[Band]], where: str) -> list[Clash]:
+    """Where the rank counts of `by_ranks` (each its bands of the one shared band) choose
+    differently: every rank count's choice is a choice, the library's default too."""
+    lows = sorted({b.low for bs in by_ranks.values() for b in bs})
+    out = []
+    for k, low in enumerate(lows):
+        at = {n: _band_at(bs, low) for n, bs in sorted(by_ranks.items())}
+        if len({_choice(b) for b in at.values()}) > 1:
+            out.append(Clash(coll, where, tuple(at), low, lows[k + 1] if k + 1 < len(lows) else None,
+                             tuple(b.algorithm for b in at.values())))
+    return out
+
+
+def one_band(coll: str, by_ranks: dict[int, list[Band]], where: str) -> list[Band]:
+    """The bands of a band the format shares between the rank counts of `by_ranks`: theirs where
+    they all chose alike; UsageError (one line) where they did not, since the file can hold only
+    one of the choices there (the rule of every writer here: a shared band is never resolved by
+    picking one rank count's choice)."""
+    found = clashes(coll, by_ranks, where)
+    if found:
+        raise UsageError(found[0].line())
+    first = by_ranks[min(by_ranks)]
+    out: list[Band] = []
+    for low in sorted({b.low for bs in by_ranks.values() for b in bs}):
+        b = _band_at(first, low)
+        if not (out and _choice(out[-1]) == _choice(b)):
+            out.append(replace(b, low=low))
     return out
 
 
@@ -147,12 +205,12 @@ def mpich_tree(t: Tuning, default_tree: dict, layer: str = "", kind: str = "algo
         original = tree[key]["comm_type=intra"]
         at: dict[int, tuple[int | None, dict]] = {}
         for n in sorted(by_ranks):
-            bs = of_layer(by_ranks[n], layer)
-            ppn = t.per_node(n)
-            at[n] = (ppn, _mpich_bands(coll, n, bs, original, kind))
-            if not layer and t.nodes > 1 and ppn and ppn > 1:
-                # the forced MPIR algorithm ran in the composition's inter-node step, on one rank per node
-                at.setdefault(n // ppn, (1, _mpich_bands(coll, n // ppn, bs, original, kind)))
+            at[n] = (t.per_node(n), _mpich_bands(coll, n, of_layer(by_ranks[n], layer), original, kind))
+        roots = node_roots(t, by_ranks) if not layer else {}
+        if roots:  # one band for every rank count whose MPIR algorithm ran on one rank per node
+            shared = one_band(coll, roots, f"MPICH's MPIR tree at comm_size<={t.nodes}, one rank a node "
+                                           f"(the composition's inter-node step on {t.nodes} nodes)")
+            at[t.nodes] = (1, _mpich_bands(coll, t.nodes, shared, original, kind))
         split: dict = {}
         for n in sorted(at):
             ppn, bands_of = at[n]
@@ -161,6 +219,16 @@ def mpich_tree(t: Tuning, default_tree: dict, layer: str = "", kind: str = "algo
         split["comm_size=any"] = copy.deepcopy(original)
         tree[key]["comm_type=intra"] = split
     return tree
+
+
+def node_roots(t: Tuning, by_ranks: dict[int, list[Band]]) -> dict[int, list[Band]]:
+    """The MPIR tree's algorithm bands of the rank counts whose forced MPIR algorithm ran on a
+    communicator of one rank per node, `t.nodes` ranks: the rank count of one rank a node itself,
+    and each of several ranks a node (the composition's inter-node step). The tree keys that
+    communicator by its size and ranks per node alone, so they all share its band."""
+    if t.nodes < 2:
+        return {}
+    return {n: algorithms_only(bs) for n, bs in by_ranks.items() if (t.per_node(n) or 0) >= 1}
 
 
 def _per_node(nodes: int, n: int, ppn: int | None, bands_of: dict, original: dict) -> dict:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, OMPI_IDS, Band, Tuning, mpich_tree, read
+from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, OMPI_IDS, Band, Clash, Tuning, clashes, \
+    mpich_tree, node_roots, one_band, read
 from mpiscope.mpi.collectives import DEFAULT
 from mpiscope.mpi.layers import COMPOSITION, HAN, HAN_LEVELS
 from mpiscope.util import bounded
@@ -39,10 +40,13 @@ def han_configuration(t: Tuning, level: str, n: int) -> int | None:
 
 def han_rules(t: Tuning) -> str:
     """coll/han's rules file: per collective with a han choice, each level it changes; per level
-    the configuration sizes 1 (han's own default component), the tuned one (the bands: the
-    component chosen where it changes, the default elsewhere) and the next (the default again):
-    han takes the largest configuration size not above the communicator's, so every other
-    configuration keeps the default. Message sizes are the engine's (han's own count x type size)."""
+    the configuration sizes 1 (han's own default component), the tuned ones (the bands: the
+    component chosen where it changes, the default elsewhere) and the next of each (the default
+    again): han takes the largest configuration size not above the communicator's, so every other
+    configuration keeps the default. Rank counts whose level has the same configuration size (the
+    inter-node level counts nodes: every rank count on the tune's nodes) share its band
+    (`tunefile.one_band`: theirs where they chose alike, refused where not). Message sizes are the
+    engine's (han's own count x type size)."""
     lines = [HAN_HEADER + " (mpiscope tune): collective, levels; per level (0 intra-node: configuration = ranks "
              "per node, 1 inter-node: = nodes, 2 global: = ranks) its configurations, each with "
              "'message-size component' rules"]
@@ -52,13 +56,13 @@ def han_rules(t: Tuning) -> str:
         for k, level in enumerate(HAN_LEVELS):
             default = t.layer_defaults.get(f"{coll} {level}", "han" if level == "global_communicator" else "tuned")
             configs: dict[int, list[str]] = {1: [f"0 {default}"]}
-            for n, bs in sorted(by_ranks.items()):
-                size = han_configuration(t, level, n)
-                mine = [b for b in bs if b.layer == HAN and b.value.startswith(level + "=") and b.algorithm != DEFAULT]
-                if not mine or size is None:
+            for size, by_n in sorted(han_configurations(t, by_ranks, level).items()):
+                bs = one_band(coll, by_n, f"coll/han's {level} level at configuration size {size} "
+                                          f"({HAN_CONFIGURATION[level]})")
+                if all(b.algorithm == DEFAULT for b in bs):
                     continue
-                rules = [f"{b.low} {b.value.split('=', 1)[1] if b in mine else default}" for b in _merged(bs, mine)]
-                configs[size] = rules
+                configs[size] = [f"{b.low} {b.value.split('=', 1)[1] if b.algorithm != DEFAULT else default}"
+                                 for b in bs]
                 configs.setdefault(size + 1, [f"0 {default}"])
             if len(configs) > 1:
                 levels.append([str(k), str(len(configs))] + [x for size in sorted(configs)
@@ -69,14 +73,35 @@ def han_rules(t: Tuning) -> str:
     return "\n".join(lines + [str(len(blocks))] + [x for b in blocks for x in b]) + "\n"
 
 
-def _merged(bs: list[Band], mine: list[Band]) -> list[Band]:
-    """The size bands of one level: the bands of its choices, the others merged into the default."""
-    out: list[Band] = []
-    for b in bs:
-        chosen = b in mine
-        if out and not chosen and out[-1] not in mine:
-            continue
-        out.append(b if chosen else Band(b.low, DEFAULT))
+def han_configurations(t: Tuning, by_ranks: dict[int, list[Band]], level: str) -> dict[int, dict[int, list[Band]]]:
+    """Per configuration size of han's `level` the rank counts that have it, each with the bands
+    of that level: its choices of the level, the default elsewhere (rank counts that do not
+    divide evenly over the nodes have no configuration size there)."""
+    out: dict[int, dict[int, list[Band]]] = {}
+    for n, bs in sorted(by_ranks.items()):
+        size = han_configuration(t, level, n)
+        if size is not None:
+            mine = [b if b.layer == HAN and b.value.startswith(level + "=") and b.algorithm != DEFAULT
+                    else Band(b.low, DEFAULT) for b in bs]
+            out.setdefault(size, {})[n] = [b for k, b in enumerate(mine)
+                                           if k == 0 or not (b.algorithm == DEFAULT == mine[k - 1].algorithm)]
+    return out
+
+
+def clashes_of(t: Tuning) -> list[Clash]:
+    """Where the files of `t` would share a band between rank counts that chose differently (the
+    writers refuse those): MPICH's MPIR tree at one rank a node, coll/han's levels by
+    configuration size."""
+    out: list[Clash] = []
+    for coll, by_ranks in t.rules.items():
+        if t.library == "mpich":
+            out += clashes(coll, node_roots(t, by_ranks), f"MPICH's MPIR tree at comm_size<={t.nodes}, one rank a "
+                                                           f"node (the composition's inter-node step)")
+        elif layer_changes(t, HAN):
+            for level in HAN_LEVELS:
+                for size, by_n in han_configurations(t, by_ranks, level).items():
+                    out += clashes(coll, by_n, f"coll/han's {level} level at configuration size {size} "
+                                               f"({HAN_CONFIGURATION[level]})")
     return out
 
 

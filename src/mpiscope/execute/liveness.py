@@ -71,7 +71,7 @@ def probes(t: Any, racing: dict[str, list[Algorithm]], served: dict[str, Serving
         poor = poor_algorithm(t.vendor, coll, [a.value for a in candidates])
         alg = next((a for a in candidates if a.value == poor), None)
         if alg is not None:
-            variable = next((k for k in alg.env if k.endswith("_ALGORITHM") or k.endswith("_algorithm")), "")
+            variable = variable_of(alg)
             poorer = poor_parameters(t.vendor, coll, alg.value)
             name = alg.name + "".join(f",{k.split('_', 3)[-1].lower()}={v}" for k, v in poorer.items())
             out.append(Probe(coll, ALGORITHM, variable, name, {**alg.env, **poorer}))
@@ -189,7 +189,50 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
     return rows
 
 
-def live_points(rows: list[dict], knob: str = ALGORITHM) -> dict[tuple[str, int], bool]:
-    """(collective, ranks) -> whether its raced algorithm variable (or the layer's variable, `knob`
-    LAYER) reaches the timed calls."""
-    return {(r["collective"], r["ranks"]): r["live"] for r in rows if r["knob"] == knob}
+def variable_of(a: Algorithm) -> str:
+    """The variable that forces `a`, whose liveness admits it to the race: a layer's choice its
+    layer's variable (the first it sets: `mpi.layers.layer_algorithms`), an algorithm its
+    `_ALGORITHM` (MPICH) or `_algorithm` (Open MPI) variable."""
+    if a.layer:
+        return next(iter(a.env), "")
+    return next((k for k in a.env if k.endswith("_ALGORITHM") or k.endswith("_algorithm")), "")
+
+
+@dataclass(frozen=True)
+class Proven:
+    """What the liveness check proved, per variable: (collective, ranks, variable) -> live. A
+    candidate is raced only where its own variable was proven live; one whose variable no probe
+    checked (han's intra- and inter-node levels have no poor choice tune knows) is not proven by
+    another variable's check. `checked` False: the check was skipped, every candidate raced."""
+    live: dict[tuple[str, int, str], bool] = field(default_factory=dict)
+    rows: tuple[dict, ...] = ()
+    checked: bool = False
+
+    @classmethod
+    def of(cls, rows: list[dict], checked: bool) -> "Proven":
+        return cls({(r["collective"], r["ranks"], r["variable"]): r["live"] for r in rows}, tuple(rows), checked)
+
+    def admits(self, coll: str, n: int, a: Algorithm) -> bool:
+        return a.name == DEFAULT or not self.checked or self.live.get((coll, n, variable_of(a)), False)
+
+    def unproven(self, racing: dict[str, list[Algorithm]], ranks: list[int]) -> list[dict]:
+        """Per collective, rank count and variable whose candidates are not raced: the candidates
+        and why (its own check's evidence, or that nothing checked it)."""
+        out = []
+        for coll, algs in racing.items():
+            for n in ranks:
+                by_var: dict[str, list[str]] = {}
+                for a in algs:
+                    if not self.admits(coll, n, a):
+                        by_var.setdefault(variable_of(a), []).append(a.name)
+                for var, names in by_var.items():
+                    row = next((r for r in self.rows if (r["collective"], r["ranks"], r["variable"]) == (coll, n, var)),
+                               None)
+                    proven = sorted({r["variable"] for r in self.rows if r["collective"] == coll and r["ranks"] == n
+                                     and r["live"]})
+                    why = (f"its own check did not prove it: {row['evidence']}" if row else
+                           "no check of its own: tune knows no deliberately poor choice of it to time, and another "
+                           "variable's check says nothing about it" + (f" (proven live here: {', '.join(proven)})"
+                                                                      if proven else ""))
+                    out.append({"collective": coll, "ranks": n, "variable": var, "candidates": names, "reason": why})
+        return out

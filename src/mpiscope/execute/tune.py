@@ -13,7 +13,7 @@ import shlex
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,12 +21,13 @@ from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judg
     settle, to_measure, void_by_controls
 from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
     ompi_uses_json, render
-from mpiscope.analysis.tunelayers import ch4_tree, han_rules, layer_changes, layer_environment, layer_file, node_keys
+from mpiscope.analysis.tunelayers import ch4_tree, clashes_of, han_rules, layer_changes, layer_environment, \
+    layer_file, node_keys
 from mpiscope.report.tune import control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
-from mpiscope.execute.liveness import ALGORITHM, LAYER, check, live_points, nodes_of, probes, serving
+from mpiscope.execute.liveness import ALGORITHM, LAYER, Proven, check, nodes_of, probes, serving
 from mpiscope.execute.planner import Group, measurement
 from mpiscope.launchers import local_cores
 from mpiscope.mpi.collectives import DEFAULT, TUNABLE, TUNE_SIZES, Algorithm, discover, libmpi_strings, \
@@ -88,8 +89,7 @@ class Tune:
         self.live_max = max(d.live_launches, 6)  # launches a side at most while a knob's liveness is inconclusive
         self.state = self._load_state()
         self._sizes: dict[tuple[str, int], list[int]] = {}
-        self.live: dict[tuple[str, int], bool] = {}  # (collective, ranks) -> its algorithm variable reaches the call
-        self.live_layer: dict[tuple[str, int], bool] = {}  # ... the serving layer's variable does
+        self.proven = Proven()  # per collective, ranks and variable: whether the check proved it live
         self.nodes = nodes_of(d)
         self.served: dict[str, Serving] = {}
         # every race launch in the layers' steady state, as the liveness check's: its launches of
@@ -226,8 +226,8 @@ class Tune:
 
     def _live(self, coll: str, n: int, a: Algorithm) -> bool:
         """Whether `a` is raced at `n` ranks: the default always; an algorithm or a layer's choice
-        where the liveness check found its variable live (or did not run)."""
-        return a.name == DEFAULT or (self.live_layer if a.layer else self.live).get((coll, n), True)
+        where the liveness check proved its own variable live (or did not run)."""
+        return self.proven.admits(coll, n, a)
 
     def races(self, coll: str, n: int, algs: list[Algorithm]) -> bool:
         """Whether anything besides the default is raced for `coll` at `n` ranks."""
@@ -555,12 +555,14 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
     liveness = check(t, probes(t, racing, served), d.live_launches, t.live_max) if d.live_launches else []
     t.state.setdefault("liveness_seconds", time.monotonic() - started)  # a resumed check counts its first run only
     t.save()
-    t.live, t.live_layer = live_points(liveness), live_points(liveness, LAYER)
+    t.proven = Proven.of(liveness, bool(d.live_launches))
     result: dict[str, Any] = {
         "library": f"{target.lib.vendor} {target.lib.version}", "mpi": target.lib.name,
         "layers": {c: asdict(s) for c, s in served.items()}, "liveness": liveness,
         "not_live": {f"{r['collective']} {r['ranks']}": r["evidence"] for r in liveness
                      if r["knob"] == ALGORITHM and not r["live"]},
+        # every variable whose candidates are not raced, with the reason (its own check, or none)
+        "not_proven_live": t.proven.unproven(racing, t.ranks),
         "cannot": cannot, "left_out": left_out, "algorithms": {c: [a.name for a in algs] for c, algs in racing.items()},
         "cost": {}, "liveness_seconds": t.state["liveness_seconds"]}
     decisions: list[dict] = []
@@ -573,6 +575,7 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
         t.save()
         sizes = {(c, n): t.sizes(c, n) for c in racing for n in t.ranks}
         decisions = t.decide(racing, run)
+        agree(decisions, lambda: t.tuning_of(racing, decisions), t.nodes)
         result.update(race_run=str(run.path), cost=cost(run, d.rounds, t.ranks, raced, sizes, seconds))
     result.update(failed=t.state["failed"], decisions=decisions)
     candidate = t.tuning_of(racing, decisions)
@@ -592,6 +595,7 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
             withdraw(decisions, {(v["collective"], v["ranks"], v["size"]): v for v in result["verify"]},
                      "not measured side by side")
             result["evidence"] = evidence(result["verify"])
+    agree(decisions, lambda: t.tuning_of(racing, decisions), t.nodes)  # a band the side-by-side split again
     tuning = t.tuning_of(racing, decisions)
     result["reaches"] = reaches(tuning, liveness)
     path, fmt = t.write(tuning)
@@ -628,6 +632,33 @@ def reaches(tuning: Tuning, liveness: list[dict]) -> str:
         text += (f"; no {'algorithm band' if layered else 'file'} can change {'; '.join(dead)}: the variable it "
                  f"steers is not live there")
     return text
+
+
+def agree(decisions: list[dict], tuning_of: Callable[[], Tuning], nodes: int) -> None:
+    """Where the files would share one band between rank counts that chose differently (the
+    inter-node step, which both libraries' formats key by the node count alone:
+    `tunelayers.clashes_of`), each of those rank counts' changes there goes back to the library's
+    default, the reason kept as a side-by-side withdrawal's: the file holds a shared band's choice
+    only where every rank count sharing it made it. `tuning_of` gives the file's bands of the
+    decisions as they stand."""
+    while True:
+        found = clashes_of(tuning_of())
+        if not found:
+            return
+        rules, before = tuning_of().rules, sum(d["chosen"] == DEFAULT for d in decisions)
+        for c in found:
+            why = (f"{c.where} is one band for {' and '.join(map(str, c.ranks))} ranks on {nodes} node(s), and they "
+                   f"chose differently there ({', '.join(f'{a} at {n}' for n, a in zip(c.ranks, c.choices))})")
+            for d in decisions:
+                n = d["ranks"]
+                if d["collective"] != c.collective or n not in c.ranks or d["chosen"] not in c.choices \
+                        or d["chosen"] == DEFAULT:
+                    continue
+                bs = rules[c.collective][n]
+                if [b for b in bs if b.low <= d["size"]][-1] is [b for b in bs if b.low <= c.low][-1]:
+                    d.update(tried=d["chosen"], chosen=DEFAULT, withdrawn=why)
+        if sum(d["chosen"] == DEFAULT for d in decisions) == before:
+            return  # nothing left to withdraw: the writer refuses the file in one line
 
 
 def withdraw(decisions: list[dict], verified: dict[tuple, dict], otherwise: str) -> None:

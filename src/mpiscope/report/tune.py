@@ -98,8 +98,10 @@ def layer_lines(result: dict) -> list[str]:
     out = [f"{c}: served by {s['component']} ({s['layer']}): {s['why']}" for c, s in result.get("layers", {}).items()]
     for r in result.get("liveness", []):
         out.append(f"{r['collective']} at {r['ranks']} ranks, {r['knob']} {r['variable']}: "
-                   f"{'live' if r['live'] else 'not live here, not raced' if r['knob'] == 'algorithm' else 'not live'}"
-                   f" ({r['evidence']})")
+                   f"{'live' if r['live'] else 'not live here, not raced'} ({r['evidence']})")
+    for r in result.get("not_proven_live", []):  # each variable whose candidates are not raced, and why
+        out.append(f"{r['collective']} at {r['ranks']} ranks, {r['variable']}: not proven live, not raced "
+                   f"({', '.join(r['candidates'])}): {r['reason']}")
     return out + ([result["reaches"]] if result.get("reaches") else [])
 
 
