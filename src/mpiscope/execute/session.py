@@ -26,8 +26,8 @@ from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
-from mpiscope.plan.schedule import (AUTO_BUDGET_S, LaunchPolicy, launch_count, launch_overhead_s, launch_parts,
-                               next_launch)
+from mpiscope.plan.schedule import (AUTO_BUDGET_S, LaunchPolicy, first_round_todo, launch_count, launch_overhead_s,
+                                   launch_parts, next_launch)
 from mpiscope.store.owner import LOCK_FILE, Claim, claim
 from mpiscope.util.paths import is_link_loop
 from mpiscope.store.runs import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
@@ -139,7 +139,9 @@ class Session:
                 for k, group in enumerate(_by_launch(run.meta().parts)):
                     if k:
                         yield from clock.pause(run)
-                    out = self.measure(run, m.target, group, m.keep_going)
+                    # past the first few launches, points the machine still disturbs are not measured again
+                    out = self.measure(run, m.target, group, m.keep_going,
+                                       first_round_todo(run.records(), group, m.target.engine, m.policy))
                     outcome.merge(out)
                     if out.status == "interrupted" or (out.status == "failed" and not m.keep_going):
                         break

@@ -121,6 +121,26 @@ def still_busy(lp: LaunchPoint) -> bool:
     return bool(disturbed_of(max(lp.points, key=launch_of)))
 
 
+def first_round_todo(records, parts: Sequence[Part], engine, policy: LaunchPolicy
+                     ) -> list[list[PlanPoint]] | None:
+    """What a launch of an auto run's first round beyond its first MIN_LAUNCHES measures: each
+    part's points but those the machine still disturbs (`still_busy`; None when none is, or
+    before). Under four busy processes on two cores most points of the default run were
+    disturbed in every launch, each ran to its time cap, and the run's last first-round launches
+    bought them nothing; a point that came out clean in the latest launch is measured on."""
+    if not policy.auto or policy.simulated or launch_count(records) < POLICY.min_launches:
+        return None
+    busy = {(lp.key, lp.config) for lp in aggregate(records) if still_busy(lp)}
+    if not busy:
+        return None
+    todo = []
+    for part in parts:
+        cfg = set(tag_configuration(part.tag))  # a record's configuration may say more (its rank order)
+        todo.append([e for e in part.entries(engine_plan(engine, part.plan))
+                     if not any(key == e.key and cfg <= set(c) for key, c in busy)])
+    return todo
+
+
 def samples_differ(lp: LaunchPoint) -> bool:
     """A simulated point whose samples differ, within a launch or between launches (beyond
     `simulated_tolerance_us`): the one kind a simulation launches again."""
