@@ -50,6 +50,11 @@ def test_the_headline_says_more_launches_would_not_narrow_a_busy_point():
     line = on_target(points, 0.05)
     assert "1 on a busy machine (no usable interval; more launches on it would not narrow one)" in line
     assert line.startswith("evidence: 2 points from 5 launches: 0 within the target")
+    # a busy point the first round left out of its last launches: named with why it has fewer
+    short = aggregate(launches({0, 1, 2}, size=8)[:3] + launches(set(), size=1024))
+    line = on_target(short, 0.05, asked=5)
+    assert "Fewer launches than the 5 asked: 1 point(s), pingpong 8 B (a point the machine still disturbed was " \
+           "left out of the later launches)" in line
 
 
 def test_the_first_round_measures_no_point_the_machine_still_disturbs(mpich_engine):

@@ -183,6 +183,8 @@ def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
     few = [e for e in estimates if _short(e, asked)]
     if few:
         line += f". Fewer launches than the {asked} asked: {len(few)} point(s), {_sizes(few)}"
+        if any(getattr(e, "busy", "") for e in few):  # plan.schedule.first_round_todo
+            line += " (a point the machine still disturbed was left out of the later launches)"
     return line
 
 
