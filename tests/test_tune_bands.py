@@ -238,7 +238,7 @@ def test_han_levels_select_each_rank_count_s_choice_and_refuse_a_shared_clash(tm
         bands8 = [han("inter_node", other)] if other else [Band(0, "default")]
         clash = Tuning("openmpi", "5.0.11", {"allreduce": {4: [han("inter_node", "basic")], 8: bands8}}, nodes=2)
         (c,) = clashes_of(clash)
-        assert c.ranks == (4, 8) and "inter_node" in c.where
+        assert c.ranks == (4, 8) and c.key == "inter_node 2 (nodes)"
         with pytest.raises(UsageError) as e:
             han_rules(clash)
         assert "\n" not in str(e.value) and "4 and 8 ranks" in str(e.value)

@@ -81,18 +81,12 @@ class Clash:
     alike, e.g. the node count) and chose differently there: from `low` engine bytes up to `high`
     (None: every larger size), each rank count's choice in `choices`."""
     collective: str
-    where: str  # the band's key in the format's words
+    file: str  # the file (MPIR_ROOTS, tunelayers.HAN_RULES)
+    key: str   # the shared band's key in it
     ranks: tuple[int, ...]
     low: int
     high: int | None
     choices: tuple[str, ...]
-
-    def line(self) -> str:
-        sizes = f"from {self.low} B" + (f" to {self.high - 1} B" if self.high is not None else "")
-        chose = ", ".join(f"{c} at {n} ranks" for n, c in zip(self.ranks, self.choices))
-        return (f"{self.collective}: {self.where} is one band for {' and '.join(map(str, self.ranks))} ranks, "
-                f"which chose differently {sizes} ({chose}): the file cannot hold both, tune these rank counts "
-                f"on different node counts or keep one choice")
 
 
 def _choice(b: Band) -> tuple:
@@ -103,7 +97,7 @@ def _band_at(bs: list[Band], low: int) -> Band:
     return ([b for b in bs if b.low <= low] or [Band(0, DEFAULT)])[-1]
 
 
-def clashes(coll: str, by_ranks: dict[int, list[Band]], where: str) -> list[Clash]:
+def clashes(coll: str, by_ranks: dict[int, list[Band]], file: str, key: str) -> list[Clash]:
     """Where the rank counts of `by_ranks` (each its bands of the one shared band) choose
     differently: every rank count's choice is a choice, the library's default too."""
     lows = sorted({b.low for bs in by_ranks.values() for b in bs})
@@ -111,19 +105,23 @@ def clashes(coll: str, by_ranks: dict[int, list[Band]], where: str) -> list[Clas
     for k, low in enumerate(lows):
         at = {n: _band_at(bs, low) for n, bs in sorted(by_ranks.items())}
         if len({_choice(b) for b in at.values()}) > 1:
-            out.append(Clash(coll, where, tuple(at), low, lows[k + 1] if k + 1 < len(lows) else None,
+            out.append(Clash(coll, file, key, tuple(at), low, lows[k + 1] if k + 1 < len(lows) else None,
                              tuple(b.algorithm for b in at.values())))
     return out
 
 
-def one_band(coll: str, by_ranks: dict[int, list[Band]], where: str) -> list[Band]:
+def one_band(coll: str, by_ranks: dict[int, list[Band]], file: str, key: str) -> list[Band]:
     """The bands of a band the format shares between the rank counts of `by_ranks`: theirs where
     they all chose alike; UsageError (one line) where they did not, since the file can hold only
     one of the choices there (the rule of every writer here: a shared band is never resolved by
     picking one rank count's choice)."""
-    found = clashes(coll, by_ranks, where)
+    found = clashes(coll, by_ranks, file, key)
     if found:
-        raise UsageError(found[0].line())
+        c = found[0]
+        raise UsageError(f"{c.collective}: in the {c.file}, band {c.key} is one for "
+                         f"{' and '.join(map(str, c.ranks))} ranks, which chose differently from {c.low} B ("
+                         f"{', '.join(f'{a} at {n} ranks' for n, a in zip(c.ranks, c.choices))}): the file cannot hold "
+                         f"both; tune these rank counts on different node counts, or race one choice (--algorithms)")
     first = by_ranks[min(by_ranks)]
     out: list[Band] = []
     for low in sorted({b.low for bs in by_ranks.values() for b in bs}):
@@ -208,8 +206,7 @@ def mpich_tree(t: Tuning, default_tree: dict, layer: str = "", kind: str = "algo
             at[n] = (t.per_node(n), _mpich_bands(coll, n, of_layer(by_ranks[n], layer), original, kind))
         roots = node_roots(t, by_ranks) if not layer else {}
         if roots:  # one band for every rank count whose MPIR algorithm ran on one rank per node
-            shared = one_band(coll, roots, f"MPICH's MPIR tree at comm_size<={t.nodes}, one rank a node "
-                                           f"(the composition's inter-node step on {t.nodes} nodes)")
+            shared = one_band(coll, roots, MPIR_ROOTS, roots_key(t.nodes))
             at[t.nodes] = (1, _mpich_bands(coll, t.nodes, shared, original, kind))
         split: dict = {}
         for n in sorted(at):
@@ -219,6 +216,14 @@ def mpich_tree(t: Tuning, default_tree: dict, layer: str = "", kind: str = "algo
         split["comm_size=any"] = copy.deepcopy(original)
         tree[key]["comm_type=intra"] = split
     return tree
+
+
+# the file whose band at one rank a node the rank counts on the same nodes share (`node_roots`)
+MPIR_ROOTS = "MPIR tree"
+
+
+def roots_key(nodes: int) -> str:
+    return f"comm_size<={nodes} comm_avg_ppn<=1"
 
 
 def node_roots(t: Tuning, by_ranks: dict[int, list[Band]]) -> dict[int, list[Band]]:

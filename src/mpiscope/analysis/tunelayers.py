@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, OMPI_IDS, Band, Clash, Tuning, clashes, \
-    mpich_tree, node_roots, one_band, read
+from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, MPIR_ROOTS, OMPI_IDS, Band, Clash, Tuning, \
+    clashes, mpich_tree, node_roots, one_band, read, roots_key
 from mpiscope.mpi.collectives import DEFAULT
 from mpiscope.mpi.layers import COMPOSITION, HAN, HAN_LEVELS
 from mpiscope.util import bounded
@@ -57,8 +57,7 @@ def han_rules(t: Tuning) -> str:
             default = t.layer_defaults.get(f"{coll} {level}", "han" if level == "global_communicator" else "tuned")
             configs: dict[int, list[str]] = {1: [f"0 {default}"]}
             for size, by_n in sorted(han_configurations(t, by_ranks, level).items()):
-                bs = one_band(coll, by_n, f"coll/han's {level} level at configuration size {size} "
-                                          f"({HAN_CONFIGURATION[level]})")
+                bs = one_band(coll, by_n, HAN_RULES, han_key(level, size))
                 if all(b.algorithm == DEFAULT for b in bs):
                     continue
                 configs[size] = [f"{b.low} {b.value.split('=', 1)[1] if b.algorithm != DEFAULT else default}"
@@ -71,6 +70,14 @@ def han_rules(t: Tuning) -> str:
         if levels:
             blocks.append([coll, str(len(levels))] + [x for lv in levels for x in lv])
     return "\n".join(lines + [str(len(blocks))] + [x for b in blocks for x in b]) + "\n"
+
+
+HAN_RULES = "coll/han rules"  # the file of a clash at a level's configuration (`han_key`)
+
+
+def han_key(level: str, size: int) -> str:
+    """A level's configuration as `--show` names it ("inter_node 2 (nodes)")."""
+    return f"{level} {size} ({HAN_CONFIGURATION[level]})"
 
 
 def han_configurations(t: Tuning, by_ranks: dict[int, list[Band]], level: str) -> dict[int, dict[int, list[Band]]]:
@@ -95,13 +102,11 @@ def clashes_of(t: Tuning) -> list[Clash]:
     out: list[Clash] = []
     for coll, by_ranks in t.rules.items():
         if t.library == "mpich":
-            out += clashes(coll, node_roots(t, by_ranks), f"MPICH's MPIR tree at comm_size<={t.nodes}, one rank a "
-                                                           f"node (the composition's inter-node step)")
+            out += clashes(coll, node_roots(t, by_ranks), MPIR_ROOTS, roots_key(t.nodes))
         elif layer_changes(t, HAN):
             for level in HAN_LEVELS:
                 for size, by_n in han_configurations(t, by_ranks, level).items():
-                    out += clashes(coll, by_n, f"coll/han's {level} level at configuration size {size} "
-                                               f"({HAN_CONFIGURATION[level]})")
+                    out += clashes(coll, by_n, HAN_RULES, han_key(level, size))
     return out
 
 

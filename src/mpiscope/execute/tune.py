@@ -23,7 +23,7 @@ from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, o
     ompi_uses_json, render
 from mpiscope.analysis.tunelayers import ch4_tree, clashes_of, han_rules, layer_changes, layer_environment, \
     layer_file, node_keys
-from mpiscope.report.tune import control_reason, settle_reason
+from mpiscope.report.tune import clash_reason, control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
@@ -647,8 +647,7 @@ def agree(decisions: list[dict], tuning_of: Callable[[], Tuning], nodes: int) ->
             return
         rules, before = tuning_of().rules, sum(d["chosen"] == DEFAULT for d in decisions)
         for c in found:
-            why = (f"{c.where} is one band for {' and '.join(map(str, c.ranks))} ranks on {nodes} node(s), and they "
-                   f"chose differently there ({', '.join(f'{a} at {n}' for n, a in zip(c.ranks, c.choices))})")
+            why = clash_reason(c, nodes)
             for d in decisions:
                 n = d["ranks"]
                 if d["collective"] != c.collective or n not in c.ranks or d["chosen"] not in c.choices \

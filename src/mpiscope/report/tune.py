@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mpiscope.analysis.tune import KEEP, MEASURE, Ratio
+from mpiscope.analysis.tunefile import Clash
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size as fmt_bytes
 
@@ -32,6 +33,14 @@ def control_reason(c: dict) -> str:
     """Why a kept change was withdrawn: the control of its rank count `c` (a side-by-side row) moved."""
     return (f"a control moved: {c['collective']} at {c['size']} B, the default on both sides, read "
             f"{c['ratio']:.3g} ({c['verdict']}), so this gain is not told apart from the machine's drift")
+
+
+def clash_reason(c: Clash, nodes: int) -> str:
+    """Why a change was withdrawn before the file was written: its band is one the format shares
+    between rank counts on the same nodes (`tunefile.Clash`), and they chose differently there."""
+    chose = ", ".join(f"{a} at {n}" for n, a in zip(c.ranks, c.choices))
+    return (f"in the {c.file}, band {c.key} is one for {' and '.join(map(str, c.ranks))} ranks on {nodes} "
+            f"node(s), and they chose differently there ({chose})")
 
 
 def _gain(row: dict | None) -> str:
