@@ -191,6 +191,19 @@ def test_a_launch_in_another_state_is_named_by_the_run(tmp_path):
     assert not [w for w in run_warnings(quiet) if "another state of the machine" in w]
 
 
+def test_the_copy_names_no_launch_unless_the_policy_lets_it():
+    """A launch whose copy alone moved 2x is not named (`control_launch_excluded`, the copy's
+    launches moved with the points unmoved); with the policy's list empty it is."""
+    from dataclasses import replace
+    from mpiscope.results.policy import POLICY
+    rng = np.random.default_rng(15)
+    records = [control(rng, k, copy=200.0 if k == 2 else 100.0) for k in range(5)]
+    rc = run_control(records, "r")
+    assert rc is not None and rc.switched() == {}
+    named = rc.switched(replace(POLICY, control_launch_excluded=()))
+    assert list(named) == [("r", 2)] and named[("r", 2)].startswith("machine state switched: memory copy x")
+
+
 def test_a_control_record_reads_back_and_old_records_still_load():
     line = {"type": "control", "reps": 5, "ranks": [0, 1],
             "compute_us": {"median": 52.0, "min": 51.0, "max": 55.0, "samples": [52.0, 51.0, 55.0, 52.5, 51.5]},

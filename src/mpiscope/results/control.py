@@ -87,13 +87,15 @@ class RunControl:
         """The launches whose control moved beyond the run's noise from its level, each with the
         cause ("machine state switched: ...", the piece that moved most against its noise); a run
         of fewer than `policy.min_launches` launches has no level to move from. A run is one
-        configuration, so its MPI pingpong decides too (`_moved`). The copy names no launch: its
-        launches moved 1.3-1.9x from their run's with the points unmoved (docs/statistics.md)."""
+        configuration, so its MPI pingpong decides too (`_moved`). The copy names no launch
+        (`policy.control_launch_excluded`): its launches moved 1.3-1.9x from their run's with the
+        points unmoved (docs/statistics.md)."""
         if len(self.launches) < policy.min_launches:
             return {}
         best: dict[tuple[str, int], tuple[float, str]] = {}
         for piece, lv in self.levels.items():
-            if piece not in deciding(policy, True) or piece == "copy_us" or len(lv.launches) < policy.min_launches:
+            if piece not in deciding(policy, True) or piece in policy.control_launch_excluded \
+                    or len(lv.launches) < policy.min_launches:
                 continue
             noise = lv.noise(policy)
             for key, c in self.launches.items():

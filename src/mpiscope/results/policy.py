@@ -155,6 +155,10 @@ class Policy:
     # apart, and the false slower/faster at 64 B fell from 86/190 to 14/190.
     control_shift_sd: float = 4.0
     control_min_ratio: float = 1.25
+    # The pieces that decide between runs but name no launch of a run as switched: the copy, whose
+    # launches moved 1.3-1.9x from their run's with the points unmoved (4 of 5 such flags in 180
+    # launches, docs/statistics.md, "The machine-state control").
+    control_launch_excluded: tuple[str, ...] = ("copy_us",)
     # The most a switch of state is taken to move a point, whatever the control's own ratio (a
     # handoff that waits for a time slice moves 1000x): the largest, MPICH's 256 KiB bcast
     # at 33 against 160 us, 4.8x. A change beyond the control's move (or this) is still called.
