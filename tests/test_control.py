@@ -182,11 +182,17 @@ def test_a_launch_in_another_state_is_named_by_the_run(tmp_path):
     from mpiscope.report.warnings import run_warnings
     rng = np.random.default_rng(13)
     run = stored_run(tmp_path, run_records(rng, mpi=[0.25, 0.25, 0.75, 0.25, 0.25]))
-    switched = results_of([run]).launches_switched
+    results = results_of([run])
+    switched = results.launches_switched
     assert set(switched) == {(run.id, 2)}
     assert switched[(run.id, 2)].startswith("machine state switched: MPI pingpong x")
     (said,) = [w for w in run_warnings(run) if "another state of the machine" in w]
     assert said.startswith("1 of 5 launches ran in another state") and "launch 2: machine state switched" in said
+    # given the results layer's reading of the run, the warnings read its control, not their own
+    judged = results.judged(run.id)
+    assert judged.control is results.controls[run.id]
+    assert run_warnings(run, judged=judged) == run_warnings(run)
+    assert not [w for w in run_warnings(run, judged=judged._replace(control=None)) if "another state of the" in w]
     quiet = stored_run(tmp_path, run_records(rng, mpi=0.25))
     assert not [w for w in run_warnings(quiet) if "another state of the machine" in w]
 

@@ -110,7 +110,7 @@ def protocol_limits(run) -> dict[str, str]:
 def warnings(run, results) -> None:
     from mpiscope.util.console import err
     from mpiscope.report.warnings import print_warnings
-    print_warnings(err, run.meta(), run.records(),
+    print_warnings(err, run.meta(), run.records(), results.judged(run.id),
                    launch_points=[e.point for e in results.points(run.id).values()])
 
 

@@ -147,7 +147,8 @@ def _interval(row) -> str:
 
 def _warnings(results: Results, records: dict[str, RecordFile], many: bool) -> str:
     items = [(run.id, w) for run in results.runs
-             for w in run_warnings(run, records[run.id], [e.point for e in results.points(run.id).values()])]
+             for w in run_warnings(run, records[run.id], [e.point for e in results.points(run.id).values()],
+                                   results.judged(run.id))]
     if not items:
         return '<p class="ok">No warnings: every point converged, no oversubscription, time-outs or skips.</p>'
     lis = "".join(f"<li>{f'<span class=run>{escape(rid)}</span> ' if many else ''}{escape(w)}</li>"

@@ -100,10 +100,11 @@ def disturbed_launches(recs: RecordFile, judged: Judged | None = None) -> list[s
     return out
 
 
-def switched_launches(recs: RecordFile) -> list[str]:
+def switched_launches(recs: RecordFile, judged: Judged | None = None) -> list[str]:
     """A sentence naming the launches whose machine-state control moved from the run's level
-    (results.control): another state of the machine, which the run's interval mixes in."""
-    rc = run_control(recs.records)
+    (results.control): another state of the machine, which the run's interval mixes in.
+    `judged`: the run's control as the results layer read it (`Results.judged`), else read here."""
+    rc = judged.control if judged is not None else run_control(recs.records)
     switched = sorted(rc.switched().items()) if rc is not None else []
     if not switched:
         return []
@@ -155,12 +156,14 @@ def budget_warning(meta: RunMeta, points: Sequence) -> list[str]:
             f"auto launches stopped {stop}; a larger --time-budget or --launches N would narrow them"]
 
 
-def run_warnings(run: Run, recs: RecordFile | None = None, launch_points: Sequence | None = None) -> list[str]:
+def run_warnings(run: Run, recs: RecordFile | None = None, launch_points: Sequence | None = None,
+                 judged: Judged | None = None) -> list[str]:
     """One sentence per problem, most serious first (`launch_points`: the run's launch-level
-    points as the results layer gives them, else worked out here)."""
+    points as the results layer gives them, else worked out here; `judged`: what the results
+    layer found of the run, `meta_warnings`)."""
     if launch_points is None:
         launch_points = [e.point for e in results_of([run]).points(run.id).values()]
-    return meta_warnings(run.meta(), recs if recs is not None else run.records(), launch_points)
+    return meta_warnings(run.meta(), recs if recs is not None else run.records(), launch_points, judged)
 
 
 def print_warnings(console: Console, meta: RunMeta, recs: RecordFile, judged: Judged | None = None, *,
@@ -174,8 +177,8 @@ def print_warnings(console: Console, meta: RunMeta, recs: RecordFile, judged: Ju
 def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judged: Judged | None = None
                   ) -> list[str]:
     """`run_warnings` of a run's run.json and records (`launch_points`: its launch-level points
-    as the results layer gives them; `judged`: what disturbed its points and launches, as the
-    results layer found it)."""
+    as the results layer gives them; `judged`: what disturbed its points and launches, and its
+    control, as the results layer found them; else worked out here)."""
     ctx, points, timeouts = recs.context, recs.points, recs.timeouts
     out: list[str] = []
     if meta.status != "ok":
@@ -192,7 +195,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judg
     for what, bad in _by_benchmark([p for p in points if p.check_errors]).items():
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
     out += disturbed_launches(recs, judged)
-    out += switched_launches(recs)
+    out += switched_launches(recs, judged)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})

@@ -31,11 +31,12 @@ class Estimate(NamedTuple):
 
 class Judged(NamedTuple):
     """What disturbed one run's points and launches, as the results derived it: its point records
-    in the order of its records file with each one's `disturbed` cell, and each finished launch's
-    cause."""
+    in the order of its records file with each one's `disturbed` cell, each finished launch's
+    cause, and the run's machine-state control (None when it recorded none)."""
     points: Sequence[Any]
     causes: Sequence[str]
     launches: Mapping[int, str]
+    control: RunControl | None = None
 
 
 class LaunchRun(RunView, Protocol):
@@ -79,13 +80,14 @@ class Results:
 
     def judged(self, run_id: str) -> Judged:
         """What disturbed the points and launches of one run (the per-launch table's `disturbed`
-        column and `launch_causes`), for readers of its records."""
+        column and `launch_causes`) and its control (`controls`), for readers of its records."""
         rows = self.per_launch
         launches = {launch: cause for (run, launch), cause in self.launch_causes.items() if run == run_id}
+        control = self.controls.get(run_id)
         if not {"run_id", "point", "disturbed"} <= set(rows.columns):
-            return Judged((), (), launches)
+            return Judged((), (), launches, control)
         mine = (rows["run_id"] == column_id(run_id)).to_numpy()
-        return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches)
+        return Judged(rows["point"].to_numpy()[mine], rows["disturbed"].to_numpy()[mine], launches, control)
 
     @property
     def launches_switched(self) -> dict[tuple[str, int], str]:
