@@ -70,12 +70,6 @@ def test_caps_end_a_point_that_cannot_converge(engine_mpich, mpich_launch):
     assert p["stop_reason"] in ("max_reps", "ci") and p["time_us"]["n"] == 50
 
 
-def test_warmup_pumps_data_through(engine_mpich, mpich_launch):
-    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "0,1K,1M", "--warmup", "3",
-                     "--warmup-bytes", "4M", "--max-time", "600", "--reps", "5", "pingpong")
-    assert [p["warmup"] for p in run.points()] == [1000, 1000, 4]
-
-
 def test_watchdog_turns_a_hang_into_a_timeout(engine_mpich, mpich_launch):
     # a limit far below the time a 4 MiB point takes stands in for a hang
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "1,4M", "--timeout", "0.001",

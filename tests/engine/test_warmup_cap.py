@@ -19,7 +19,11 @@ def test_a_warm_up_past_the_time_cap_stops_after_the_warmup_events(engine_mpich,
 
 
 def test_a_warm_up_within_the_time_cap_is_the_byte_rule_s(engine_mpich, mpich_launch):
+    # each benchmark's warm-up pumps data through: --warmup-bytes over the size events, at least
+    # --warmup and at most 1000 (a 0-byte message: 1000)
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "0,1K,1M", "--warmup", "3", "--warmup-bytes", "4M",
-                     "--max-time", "600", "--reps", "5", "bw")
+                     "--max-time", "600", "--reps", "5", "bw", "pingpong")
     assert run.returncode == 0, run.stderr
-    assert [p["warmup"] for p in run.points()] == [1000, 1000, 4]
+    warmups = {b: [p["warmup"] for p in sorted(run.points(), key=lambda p: p["size"]) if p["benchmark"] == b]
+               for b in ("bw", "pingpong")}
+    assert warmups == {"bw": [1000, 1000, 4], "pingpong": [1000, 1000, 4]}
