@@ -131,6 +131,28 @@ def test_history_learns_no_drift_across_a_control_shift(tmp_path):
         assert set(p["from"]) == {earlier[0].id, earlier[2].id}
 
 
+def test_a_run_in_another_state_than_earlier_runs_says_so(tmp_path):
+    """The newest run names the earlier runs of its configuration measured in another state
+    (their control moved against its own), once, in its warnings: its intervals hold within one
+    state. A run whose earlier runs were all in its state says nothing of it."""
+    from mpiscope.report.warnings import run_warnings
+    rng = np.random.default_rng(14)
+    earlier = [stored_run(tmp_path, run_records(rng, handoff=h)) for h in (0.27, 0.07)]
+    run = stored_run(tmp_path, run_records(rng))
+    kept = learn_drift(run, earlier[::-1])
+    assert [rid for rid, _ in kept["other_state"]] == [earlier[1].id]
+    assert kept["other_state"][0][1].startswith("the machine's state differs (control: cache-line handoff x")
+    run.update(extra={**run.meta().extra, "drift": kept})
+    (said,) = [w for w in run_warnings(run) if "another state than" in w]
+    assert said.startswith(f"this run measured the machine in another state than 1 earlier run(s) of this "
+                           f"configuration (run {earlier[1].id}: the machine's state differs")
+    same = stored_run(tmp_path, run_records(rng))
+    alike = learn_drift(same, [earlier[0]])
+    assert alike["other_state"] == []
+    same.update(extra={**same.meta().extra, "drift": alike})
+    assert not [w for w in run_warnings(same) if "another state than" in w]
+
+
 def _stored_pair(tmp_path, cand_env: dict | None = None) -> tuple:
     """Open MPI's two whole-run states as seen here: the candidate's points 1.8x slower and its
     MPI pingpong 3x, the pieces no configuration changes alike (docs/statistics.md)."""

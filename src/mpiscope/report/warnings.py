@@ -115,6 +115,23 @@ def switched_launches(recs: RecordFile, judged: Judged | None = None) -> list[st
             f"measured in one state, or interleaved (run --vs), compare cleanly"]
 
 
+def other_state(meta: RunMeta) -> list[str]:
+    """The earlier runs of this configuration measured in another state of the machine than this
+    one (their control moved against its own: results.history.learn_drift keeps them), said once:
+    this run's figures may differ from theirs beyond its intervals, and no drift was learnt from them."""
+    kept = meta.extra.get("drift") if isinstance(meta.extra, dict) else None
+    found = kept.get("other_state") if isinstance(kept, dict) else None
+    runs = [(str(x[0]), str(x[1])) for x in found if isinstance(x, list) and len(x) == 2] \
+        if isinstance(found, list) else []
+    if not runs:
+        return []
+    (first, why), more = runs[0], len(runs) - 1
+    named = f"run {first}" + (f" and {more} more" if more else "")
+    return [f"this run measured the machine in another state than {len(runs)} earlier run(s) of this "
+            f"configuration ({named}: {why}): its figures may differ from theirs beyond its intervals, which "
+            f"hold within one state; compare runs of one state, or measure configurations interleaved (run --vs)"]
+
+
 def slowed_points(points: Sequence[Point]) -> list[str]:
     """Points that ran past the watchdog's limit while they still progressed (docs/reliability.md):
     a busy machine slowed them; they are measured, not hung. Whether their samples are kept in
@@ -196,6 +213,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judg
         out.append(f"{what}: received data was wrong (--check) at {_sizes(bad)}")
     out += disturbed_launches(recs, judged)
     out += switched_launches(recs, judged)
+    out += other_state(meta)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})
