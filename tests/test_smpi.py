@@ -95,6 +95,28 @@ def test_collectives_finish_with_window_sync_and_say_they_are_simulated(smpi_eng
 
 
 @needs_simgrid
+def test_a_sample_longer_than_the_time_cap_still_ends_converged_on_identical_samples(smpi_engine):
+    # --max-time reads the simulated clock: one 64 KiB collective (about 15 simulated us on 4 nodes)
+    # outlasts a 1 us cap, which once ended every point at its one sample, "converged: no"
+    records = simulate(smpi_engine, 4, "cluster:nodes=4", "allreduce", "bcast", "pingpong", "--sizes", "64K",
+                       "--max-time", "1e-6", "--raw")
+    points = {p["benchmark"]: p for p in records if p["type"] == "point"}
+    for name in ("allreduce", "bcast"):
+        p = points[name]
+        assert p["time_us"]["median"] > 1.0  # the one sample took longer than the cap
+        assert (p["stop_reason"], p["converged"], p["time_us"]["n"]) == ("identical", True, 2), p
+        first, second = p["samples_us"]
+        assert second == pytest.approx(first, abs=1e-3)  # the same tick, printed to the ns
+    # --stop-identical 3 asks for three: the cap waits for them too
+    three = [p for p in simulate(smpi_engine, 4, "cluster:nodes=4", "allreduce", "--sizes", "64K", "--max-time",
+                                 "1e-6", "--stop-identical", "3") if p["type"] == "point"]
+    assert [(p["stop_reason"], p["converged"], p["time_us"]["n"]) for p in three] == [("identical", True, 3)]
+    # a pingpong's simulated samples are not all alike (the first of a batch is slower), so it has no
+    # identical rule to wait for: the cap ends it as before
+    assert points["pingpong"]["stop_reason"] == "max_time" and not points["pingpong"]["converged"]
+
+
+@needs_simgrid
 @pytest.mark.parametrize("platform", ["cluster:nodes=4", "fattree:nodes=4,per-switch=2",
                                       "dragonfly:groups=1,routers=2,per-router=2"])
 def test_a_planted_slow_link_slows_exactly_the_pairs_through_it(smpi_engine, platform):

@@ -149,13 +149,18 @@ static long next_batch(timing_t *t, const options_t *o, long same, long n, doubl
     }
     if (n >= o->max_reps) { p->stop_reason = "max_reps"; return 0; }
     double left_s = o->max_time_s - sampling_s;
-    if (left_s <= 0) { p->stop_reason = "max_time"; return 0; }
+    /* under simulation the cap reads simulated time, which costs the host nothing the samples
+     * would not and repeats exactly: it waits for the `same` samples the identical rule needs,
+     * else a point whose one sample outlasts the cap ends unconverged (at most --min-reps samples
+     * taken, should some be invalid) */
+    int owed = o->simulated && valid < same && same < o->min_reps && n < o->min_reps;
+    if (left_s <= 0 && !owed) { p->stop_reason = "max_time"; return 0; }
     /* grow geometrically (so sorting stays cheap) but not past the time cap */
     long want = valid < o->min_reps ? o->min_reps - valid : (n + 1) / 2;
     if (valid < same && same < o->min_reps) want = same - valid;
     double per_event = sampling_s / (double)n;
     long fits = per_event > 0 ? (long)(left_s / per_event) + 1 : want;
-    if (want > fits) want = fits;
+    if (want > fits && !owed) want = fits;
     if (want > o->max_reps - n) want = o->max_reps - n;
     return want < 1 ? 1 : want;
 }

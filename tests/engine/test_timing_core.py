@@ -70,6 +70,16 @@ def test_caps_end_a_point_that_cannot_converge(engine_mpich, mpich_launch):
     assert p["stop_reason"] in ("max_reps", "ci") and p["time_us"]["n"] == 50
 
 
+def test_the_time_cap_waits_for_identical_samples_only_under_simulation(engine_mpich, mpich_launch):
+    # a real clock's cap is a cost: --stop-identical 2 does not keep a point past it (under SMPI it
+    # does, tests/test_smpi.py: simulated time is no cost and repeats exactly)
+    run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "64K", "--max-time", "1e-6", "--stop-identical", "2",
+                     "allreduce")
+    assert run.returncode == 0, run.stderr
+    (p,) = run.points()
+    assert (p["stop_reason"], p["converged"], p["time_us"]["n"]) == ("max_time", False, 1)
+
+
 def test_watchdog_turns_a_hang_into_a_timeout(engine_mpich, mpich_launch):
     # a limit far below the time a 4 MiB point takes stands in for a hang
     run = run_engine(mpich_launch(2), engine_mpich, "--sizes", "1,4M", "--timeout", "0.001",
