@@ -180,7 +180,7 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
     """The validation table of the platform against the runs' frame (analysis/calibrate/validation)."""
     import pandas as pd
 
-    from mpiscope.analysis.calibrate.validation import compare
+    from mpiscope.analysis.calibrate.validation import compare, factor_breakpoints
     cfg = [str(c) for c in record.get("cfg", [])]
     colocate = any(c.startswith("network/loopback-lat:") for c in cfg)
     fitted = {int(s) for v in record.get("fitted", {}).values() for s in v}
@@ -189,7 +189,8 @@ def validate_twin(xml: Path, record: dict, runs: Sequence["Run"], frame: "pd.Dat
     jobs = _jobs(frame, runs, colocate)
     with tempfile.TemporaryDirectory(prefix="mpiscope-twin-") as tmp:
         sims = simulate(xml, int(record.get("nodes", 0)) or 1 << 30, jobs, Path(tmp))
-    tables = [compare(jobs[k], sims[k], fitted, held, switches, selector) for k in sims]
+    breakpoints = factor_breakpoints(cfg)
+    tables = [compare(jobs[k], sims[k], fitted, held, switches, selector, breakpoints) for k in sims]
     tables = [t for t in tables if not t.empty]
     if not tables:
         raise UsageError("nothing to validate: the runs have no points the twin could simulate")

@@ -28,6 +28,8 @@ WHY = {
     "oversubscribed": "the measurement was disturbed: more ranks than cores: the times measure the scheduler",
     "spread": "the measurement itself spans +-{spread:.0%}",
     "switch": "at the switch between {between[0]} and {between[1]} B: SMPI changes its factors at one size",
+    "breakpoint": "beside SMPI's factor breakpoint between {between[0]} and {between[1]} B: its factors change at "
+                  "one size",
     "regime": "the regime's line misses this size",
     "in_flight": "messages in flight together: SMPI shares the link, the library pipelines them",
     "algorithm": "SimGrid's {selector} algorithm of {benchmark}, not the library's own code",
