@@ -273,6 +273,7 @@ def _nonneg(text: str) -> float:
 
 
 def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParser) -> None:
+    from mpiscope.execute.simulate import HOST_COST
     p = sub.add_parser("predict", parents=[runs_dir],
                        help="collective algorithm times from alpha, beta, gamma; --validate against runs")
     p.add_argument("--from", dest="from_run", metavar="RUN",
@@ -295,7 +296,7 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                    help="also run the collectives on --platform at each rank count (SimGrid, one run each) and "
                         "print the simulated figure beside the closed form's")
     p.add_argument("--max-host-time", type=_nonneg, metavar="S",
-                   help="--simulate: the host time the simulations may take, in seconds (default 600; the "
-                        "estimate is printed before they start)")
+                   help=f"--simulate: the host time the simulations may take, in seconds (default "
+                        f"{HOST_COST.limit_s:.0f}; the estimate is printed before they start)")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=cmd_predict)
