@@ -55,3 +55,58 @@ def test_the_race_leaves_out_a_level_its_global_level_s_proof_does_not_cover():
     lines = layer_lines({"not_proven_live": t.proven.unproven(RACING, [4])})
     (line,) = [ln for ln in lines if INTRA in ln]
     assert "not proven live, not raced (han:intra_node=basic, han:intra_node=sm)" in line
+
+
+# Captured from Open MPI 5.0.11 on two namespace hosts, 2 ranks each, by tune's level check
+# (coll_han_verbose=80, a rules file forcing basic at gather's intra-node and allreduce's
+# inter-node level): the allreduce launch's and the gather launch's (both timed at 64 KiB) own lines,
+# kept verbatim as data. The 624-byte gather is the engine's own.
+VERBOSE = """\
+[ms4f43h0:14746] coll:han:mca_coll_han_init_dynamic_rules read 2 rules from /tmp/pytest-of-root/pytest-43/test_openmpi_han_choices_are_r0/runs-2/tune-20261202-154222/han-levels.conf
+[ms4f43h1:14764] coll:han:get_dynamic_rule HAN searched a rule for collective 2 (allreduce) on topological level 1 (inter_node) for a 2 configuration size for a 12 sized message. Found a rule for collective 2 (allreduce) on topological level 1 (inter_node) for a 1 configuration size for a 0 sized message : component 1 (basic)
+[ms4f43h0:14786] coll:han:get_dynamic_rule HAN searched a rule for collective 9 (gather) on topological level 0 (intra_node) for a 2 configuration size for a 624 sized message. Found a rule for collective 9 (gather) on topological level 0 (intra_node) for a 1 configuration size for a 0 sized message : component 1 (basic)
+[ms4f43h0:14786] coll:han:get_dynamic_rule HAN searched a rule for collective 9 (gather) on topological level 0 (intra_node) for a 2 configuration size for a 65536 sized message. Found a rule for collective 9 (gather) on topological level 0 (intra_node) for a 1 configuration size for a 0 sized message : component 1 (basic)
+[ms4f43h0:14746] coll:han:get_dynamic_rule HAN searched for topologic level 2 (global_communicator) rule for collective 2 (allreduce) but did not find any rule
+"""
+
+
+def test_han_s_verbose_output_proves_a_level_only_for_the_timed_calls():
+    """The rule han found is parsed from its own words; a level is proven where the rule names the
+    forced component for a message of the timed size or more (gather's intra-node level, looked up
+    at 64 KiB for the timed 64 KiB gather), not where han looked it up only for its own small calls
+    (allreduce's inter-node level at 12 bytes: han's set-up), nor where it never looked."""
+    from mpiscope.analysis.tunelayers import han_level_proof, han_lookups, han_rules_read
+    found = han_lookups(VERBOSE)
+    assert [(x.collective, x.level, x.configuration, x.size, x.component) for x in found] == \
+        [("allreduce", "inter_node", 2, 12, "basic"), ("gather", "intra_node", 2, 624, "basic"),
+         ("gather", "intra_node", 2, 65536, "basic")]
+    assert found[2].line.startswith("coll:han:get_dynamic_rule HAN searched a rule for collective 9 (gather)")
+    assert han_rules_read(VERBOSE) and not han_rules_read(VERBOSE.split("\n", 1)[1])
+    live, why = han_level_proof(found, "gather", "intra_node", "basic", 65536, True)
+    assert live and "1 lookup(s) of gather at its intra_node level for 65536-byte messages" in why
+    assert "for a 65536 sized message. Found a rule" in why and "component 1 (basic)" in why  # han's line quoted
+    assert not han_level_proof(found, "gather", "intra_node", "sm", 65536, True)[0]  # another component: not forced
+    live, why = han_level_proof(found, "allreduce", "inter_node", "basic", 65536, True)
+    assert not live and "only for 12-byte messages" in why and "do not consult this level" in why
+    live, why = han_level_proof(found, "allreduce", "intra_node", "basic", 65536, True)
+    assert not live and "names no lookup of allreduce at its intra_node level" in why
+    assert not han_level_proof(found, "gather", "intra_node", "basic", 65536, False)[0]  # the file not read
+    live, why = han_level_proof(found, "gather", "intra_node", "basic", 512, True)  # within han's own sizes
+    assert not live and "not told from theirs" in why
+
+
+def test_the_level_check_forces_each_level_s_first_candidate():
+    """The rules file the level check launches with forces each han sub-level raced to its first
+    candidate's component, in the format han reads back (`tunelayers.read_han`)."""
+    from pathlib import Path
+    from mpiscope.analysis.tunelayers import han_forcing_rules, read_han
+    from mpiscope.execute.liveness import level_candidates
+    inter = "OMPI_MCA_coll_han_bcast_dynamic_inter_node_module"
+    racing = {**RACING, "bcast": [Algorithm(DEFAULT), Algorithm("han:inter_node=sm", {inter: "4"}, "inter_node=sm",
+                                                                layer=HAN)]}
+    found = level_candidates(racing)
+    assert {k: a.name for k, a in found.items()} == {("allreduce", "intra_node"): "han:intra_node=basic",
+                                                      ("bcast", "inter_node"): "han:inter_node=sm"}
+    text = han_forcing_rules({"allreduce": {"intra_node": "basic"}, "bcast": {"inter_node": "sm"}})
+    assert read_han(text, Path("han.conf")) == [("allreduce", "intra_node 1 (ranks per node)", 0, "basic"),
+                                                 ("bcast", "inter_node 1 (nodes)", 0, "sm")]

@@ -17,11 +17,12 @@ def mpiscope_in(cluster, args: list[str], timeout: float):
     return cluster.run([sys.executable, "-m", "mpiscope", *args], env={"PATH": path}, timeout=timeout)
 
 
-def tune_across(cluster, runs: Path, args: list[str], options: list[str]) -> tuple[object, dict]:
-    """`mpiscope tune allreduce` over both hosts with a short side-by-side; the command's result
-    and its tune.json."""
+def tune_across(cluster, runs: Path, args: list[str], options: list[str],
+                collectives: tuple[str, ...] = ("allreduce",)) -> tuple[object, dict]:
+    """`mpiscope tune allreduce` (or `collectives`) over both hosts with a short side-by-side; the
+    command's result and its tune.json."""
     h0, h1 = cluster.hosts
-    r = mpiscope_in(cluster, ["tune", "allreduce", "--runs-dir", str(runs), "--hosts", f"{h0},{h1}", *args,
+    r = mpiscope_in(cluster, ["tune", *collectives, "--runs-dir", str(runs), "--hosts", f"{h0},{h1}", *args,
                               "--verify-launches", "2", "--verify-max-launches", "2", "--max-time", "0.05",
                               "--no-progress", *options], timeout=900)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
@@ -73,10 +74,11 @@ def test_mpich_tune_across_two_hosts_races_mpir_under_the_composition(two_hosts,
     assert Path(res["file"]).is_file() and res["reaches"]
 
 
-def race_names(res: dict) -> set[str]:
-    """The settings the race launched for allreduce (its launches' tags)."""
+def race_names(res: dict, collective: str = "allreduce") -> set[str]:
+    """The settings the race launched for `collective` (its launches' tags)."""
     run = Run(Path(res["race_run"]))
-    return {p.tag["algorithms"]["allreduce"] for p in run.records().points if "algorithms" in p.tag}
+    return {p.tag["algorithms"][collective] for p in run.records().points
+            if collective in p.tag.get("algorithms", {})}
 
 
 def test_mpich_compositions_are_raced_across_two_hosts(two_hosts, mpiscope_home, tmp_path):
@@ -122,21 +124,28 @@ def test_mpich_node_band_is_read_across_two_hosts(two_hosts, mpiscope_home, tmp_
 
 
 def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefix, tmp_path):
-    """Across nodes coll/han serves allreduce: its own choices (hand the call to tuned; the
-    component of a level) are read from ompi_info, checked live with basic over the whole
-    communicator as the poor choice, and raced (here unproven too, in a second tune, so that the
-    race runs whatever the machine's noise did to the check). Each level is admitted by its own
-    variable's check: the global level's by its verdict, the inter-node level (no poor choice of its
-    own) never by the global level's: it is named "not proven live" and not raced."""
+    """Across nodes coll/han serves allreduce and gather: its own choices (hand the call to tuned;
+    the component of a level) are read from ompi_info and raced where proven live (here unproven
+    too, in a second tune, so that the race runs whatever the machine's noise did to the checks).
+    Each level is admitted by its own variable's check: the global level's by its timed verdict
+    (basic over the whole communicator as the poor choice), the intra- and inter-node levels by
+    han's own verbose output with a rules file forcing them. gather's intra-node level is looked up
+    for the timed 64 KiB calls (han names the forced basic): proven, raced. allreduce's inter-node
+    level is looked up only for han's own 12-byte set-up call (Open MPI 5.0.11's han allreduce
+    calls reduce and bcast below the global level): "not proven live", with that line, not raced."""
     common = ["--ranks-per-node", "2", "-n", "4", "--sizes", "64K", "--algorithms",
               "allreduce=han:global_communicator=tuned,han:inter_node=basic", "--rounds", "2"]
     for live in ("2", "0"):
-        r, res = tune_across(two_hosts, tmp_path / f"runs-{live}", [*common, "--live-launches", live],
-                             openmpi_options(two_hosts))
+        both = live == "2"
+        r, res = tune_across(two_hosts, tmp_path / f"runs-{live}",
+                             [*common, "--live-launches", live, *(["--algorithms", "gather=han:intra_node=basic"]
+                                                                  if both else [])],
+                             openmpi_options(two_hosts), ("allreduce", "gather") if both else ("allreduce",))
         served = res["layers"]["allreduce"]
         assert served["component"] == "han", served
-        if live == "2":
-            (layer,) = [row for row in res["liveness"] if row["knob"] == "layer"]
+        if both:
+            assert res["layers"]["gather"]["component"] == "han", res["layers"]["gather"]
+            (layer,) = [row for row in res["liveness"] if row["knob"] == "layer" and row["collective"] == "allreduce"]
             assert layer["variable"] == "OMPI_MCA_coll_han_allreduce_dynamic_global_communicator_module"
             assert layer["poor"] == "1 (basic)" and min(layer["launches"]) >= 2, layer
             # whether basic over the whole communicator is slower than han here is the machine's (x0.47
@@ -144,9 +153,20 @@ def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefi
             assert layer["live"] == (layer["verdict"] == "slower" and layer["decided"]), layer
             raced = race_names(res) if "race_run" in res else set()
             assert ("han:global_communicator=tuned" in raced) == layer["live"], (raced, layer)
+            levels = {(row["collective"], row["variable"].split("_dynamic_")[1]): row
+                      for row in res["liveness"] if row["knob"] == "level"}
+            assert set(levels) == {("gather", "intra_node_module"), ("allreduce", "inter_node_module")}, levels
+            intra = levels["gather", "intra_node_module"]
+            assert intra["live"] and intra["poor"] == "1 (basic)", intra
+            assert "for a 65536 sized message. Found a rule for collective 9 (gather) on topological level 0 " \
+                   "(intra_node)" in intra["evidence"] and "component 1 (basic)" in intra["evidence"], intra
+            assert "han:intra_node=basic" in race_names(res, "gather")  # proven by han's words: raced
+            inter = levels["allreduce", "inter_node_module"]
+            assert not inter["live"] and "for a 12 sized message" in inter["evidence"], inter
             assert "han:inter_node=basic" not in raced
-            (inter,) = [u for u in res["not_proven_live"] if u["variable"].endswith("_dynamic_inter_node_module")]
-            assert inter["candidates"] == ["han:inter_node=basic"] and "no check of its own" in inter["reason"]
+            (unproven,) = [u for u in res["not_proven_live"] if u["variable"].endswith("_dynamic_inter_node_module")]
+            assert unproven["candidates"] == ["han:inter_node=basic"], unproven
+            assert "its own check did not prove it" in unproven["reason"] and "do not consult" in unproven["reason"]
             assert "not proven live, not raced (han:inter_node=basic)" in r.stdout
         else:
             assert {"default", "han:global_communicator=tuned", "han:inter_node=basic"} <= race_names(res)
@@ -154,10 +174,11 @@ def test_openmpi_han_choices_are_raced_across_two_hosts(two_hosts, openmpi_prefi
 
 
 def test_openmpi_han_file_is_read_across_two_hosts(two_hosts, openmpi_prefix, tmp_path):
-    """The han rules file tune writes is read by the library and steers the call: with
-    coll_han_verbose the rule found for the timed allreduce names the file's component at the
-    file's configuration (2 nodes at the inter-node level); a file naming a component han does
-    not know is refused in han's words."""
+    """The han rules file tune writes is read by the library: with coll_han_verbose the rule found
+    at the inter-node level names the file's component at the file's configuration (2 nodes); a
+    file naming a component han does not know is refused in han's words. (That lookup is han's
+    own 12-byte allreduce per node leader, not the timed calls: whether a level reaches those is
+    the level check's, test_openmpi_han_choices_are_raced_across_two_hosts.)"""
     from mpiscope.analysis.tunefile import Band, Tuning
     from mpiscope.analysis.tunelayers import han_rules
     h0, h1 = two_hosts.hosts
@@ -230,3 +251,6 @@ def test_a_layer_s_band_is_proven_as_an_algorithm_s(two_hosts, openmpi_prefix, t
         # was proven faster and withdrawn otherwise, with the reason
         assert row["algorithm"] == band["algorithm"] and min(row["launches"]) >= 1, row
         assert row["settle"] == ("keep" if row["verdict"] == "faster" else "withdraw") and row["reason"], row
+
+
+

@@ -159,6 +159,21 @@ class AnalysisPolicy:
     # simulation by 1-11 %, the 1 KiB binomial reduce and bcast (share 0.5) by 31-33 %, the 64 KiB
     # allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16 ranks, validated at 1024 ranks").
     contention_share: float = 0.1
+    # What a message costs a shared link besides its payload, in bytes (the check counts it per
+    # message of the closed form's algorithm). SimGrid 3.32 charges about 16 B: on
+    # cluster:nodes=16,bb-bw=1GBps (factors 1) the 64 zero-byte messages of a 16-rank
+    # dissemination barrier took 1.07 us more than on a backbone that never binds, the 8 B
+    # recursive-doubling allreduce 1.61 us (64 x 24 B at 1 GB/s: 1.54 us, crosstraffic's 4 % the
+    # rest); at 1024 ranks on the 100 GB/s backbone the same fit (4-256 B) gives 16 B. A real
+    # link's frame headers are larger (Ethernet, IP and TCP: 66 B).
+    message_link_bytes: float = 16.0
+
+    # --- tune's proof that a coll/han level reaches the timed calls (analysis/tunelayers.py) ---
+    # han's own set-up and the engine's bookkeeping (gathers, bcasts of a few values) call the same
+    # collectives through han's levels: at 4 ranks on 2 hosts their lookups were of 4-1248 bytes
+    # (Open MPI 5.0.11), the timed calls' of the timed size and up. A timed size at or below this
+    # is not told from theirs.
+    han_setup_bytes: int = 4096
 
 
 ANALYSIS = AnalysisPolicy()

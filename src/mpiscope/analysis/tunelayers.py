@@ -9,8 +9,11 @@ file keeps the library's algorithm there (`tunefile.algorithms_only`)."""
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.tunefile import HAN_HEADER, MAX_TUNING_BYTES, MPIR_ROOTS, OMPI_IDS, Band, Clash, Tuning, \
     clashes, mpich_tree, node_roots, one_band, read, roots_key
 from mpiscope.mpi.collectives import DEFAULT
@@ -177,3 +180,81 @@ def read_han(text: str, path: Path) -> list[tuple[str, int | str, int, str]]:
                     rows.append((coll, f"{level} {size} ({HAN_CONFIGURATION.get(level, '?')})", low,
                                  word("a component")))
     return rows
+
+
+# -- the proof that a han level reaches the timed calls (docs/tune.md, "Liveness") ----------------
+
+def han_forcing_rules(forced: dict[str, dict[str, str]]) -> str:
+    """A coll/han rules file forcing, per collective, each level named to its component (by
+    name) at every configuration size (the one configuration, 1) and every message size (from 0)."""
+    lines = [HAN_HEADER + " (mpiscope tune's liveness check): each level forced at every configuration and size",
+             str(len(forced))]
+    for coll, levels in forced.items():
+        lines.append(f"{coll} {len(levels)}")
+        lines += [f"{HAN_LEVELS.index(level)} 1 1 1 0 {component}" for level, component in levels.items()]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class HanLookup:
+    """One rule coll/han found in its rules file for a call (`coll_han_verbose` 80, Open MPI 5.0's
+    coll_han_dynamic.c `get_dynamic_rule`): the collective and level it searched, its configuration
+    size and message size, and the component the rule names."""
+    collective: str
+    level: str
+    configuration: int
+    size: int
+    component: str
+    line: str
+
+
+_FOUND = re.compile(r"searched a rule for collective \d+ \((\w+)\) on topological level \d+ \((\w+)\) for a (\d+) "
+                    r"configuration size for a (\d+) sized message\. Found a rule .*: component \d+ \((\w+)\)", re.I)
+
+
+def han_lookups(verbose: str) -> list[HanLookup]:
+    """The rules coll/han found, from its verbose output (every rank prints its own)."""
+    out = []
+    for line in verbose.splitlines():
+        m = _FOUND.search(line)
+        if m:
+            coll, level, configuration, size, component = m.groups()
+            out.append(HanLookup(coll, level.lower(), int(configuration), int(size), component,
+                                 line[line.find("coll:han:"):].strip() if "coll:han:" in line else line.strip()))
+    return out
+
+
+def han_rules_read(verbose: str) -> bool:
+    """Whether coll/han said it read its rules file."""
+    return re.search(r"init_dynamic_rules read \d+ rules from", verbose) is not None
+
+
+def han_level_proof(lookups: list[HanLookup], collective: str, level: str, component: str, timed: int,
+                    read: bool) -> tuple[bool, str]:
+    """Whether the timed calls of `collective` (at `timed` bytes, the launch's only size) consult
+    han's `level`: the library looked that level up for a message of `timed` bytes or more and its
+    rule named the forced `component`. han and the engine make their own calls of the same
+    collectives (set-up, the engine's bookkeeping) at small sizes: a lookup below the timed size is
+    theirs, and a timed size within theirs (`ANALYSIS.han_setup_bytes`) proves nothing. Live, and
+    the evidence quoting the library's line, or why not with what it printed instead."""
+    forced = f"a rules file forcing {level}={component}, coll_han_verbose=80"
+    if not read:
+        return False, f"han did not say it read its rules file ({forced}): nothing is proven"
+    if timed <= ANALYSIS.han_setup_bytes:
+        return False, (f"the timed size, {timed} bytes, is within the sizes of han's and the engine's own calls "
+                       f"(up to {ANALYSIS.han_setup_bytes} bytes): a lookup there is not told from theirs; tune a "
+                       f"larger size to prove this level")
+    mine = [x for x in lookups if x.collective == collective and x.level == level]
+    timed_calls = [x for x in mine if x.size >= timed and x.component == component]
+    if timed_calls:
+        sizes = ", ".join(str(s) for s in sorted({x.size for x in timed_calls}))
+        return True, (f"han's verbose output ({forced}) names the forced component for the timed calls: "
+                      f"{len(timed_calls)} lookup(s) of {collective} at its {level} level for {sizes}-byte messages "
+                      f"(timed: {timed} bytes), e.g. \"{timed_calls[0].line}\"")
+    if mine:
+        sizes = ", ".join(str(s) for s in sorted({x.size for x in mine}))
+        return False, (f"han's verbose output ({forced}) names {collective}'s {level} level only for {sizes}-byte "
+                       f"messages ({len(mine)} line(s), below the timed {timed} bytes: han's and the engine's own "
+                       f"calls), e.g. \"{mine[0].line}\": the timed calls do not consult this level")
+    return False, (f"han's verbose output ({forced}) names no lookup of {collective} at its {level} level: the "
+                   f"timed calls do not consult it")

@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpiscope.analysis.tune import MARGIN, fastest_mode, judge, launch_points
+from mpiscope.analysis.tunelayers import han_forcing_rules, han_level_proof, han_lookups, han_rules_read, \
+    layer_environment
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars, ompi_han_parameters
 from mpiscope.plan.describe import Description
-from mpiscope.mpi.layers import Knob, Serving, mpich_serving, ompi_serving, ompi_verbose_env, ompi_verbose_lines, \
-    poor_algorithm, poor_parameters, timed_communicator, with_han_knobs
+from mpiscope.mpi.layers import HAN, HAN_COMPONENTS, Knob, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
+    ompi_verbose_lines, poor_algorithm, poor_parameters, timed_communicator, with_han_knobs
 
 # `t` below is the tune (execute.tune.Tune), whose launches these are
 ALGORITHM, LAYER = "algorithm", "layer"  # the knob a probe forces: the raced algorithm, or the layer above it
+LEVEL = "level"  # a coll/han level, proven by the library's verbose output (`level_check`)
+HAN_SUB_LEVELS = ("intra_node", "inter_node")  # the levels with no poor choice to time
+HAN_RULES_VERBOSE = {"OMPI_MCA_coll_han_verbose": "80"}  # han prints each rule it finds in its rules file
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,61 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
     return rows
 
 
+def level_candidates(racing: dict[str, list[Algorithm]]) -> dict[tuple[str, str], Algorithm]:
+    """Per collective and coll/han sub-level (intra- and inter-node) the first candidate raced
+    there: its component is the one the level check forces."""
+    out: dict[tuple[str, str], Algorithm] = {}
+    for coll, algs in racing.items():
+        for a in algs:
+            level = a.value.split("=", 1)[0] if a.layer == HAN else ""
+            if level in HAN_SUB_LEVELS:
+                out.setdefault((coll, level), a)
+    return out
+
+
+def level_check(t: Any, racing: dict[str, list[Algorithm]]) -> list[dict]:
+    """coll/han's intra- and inter-node levels proven by the library's own words: per collective
+    with a candidate at such a level and rank count one launch of that collective alone at its
+    largest size, with a rules file forcing each level to its first candidate's component and
+    `coll_han_verbose` 80; han prints each rule it finds, with the collective, level, message size
+    and component. A level is live where a rule naming the forced component was found for the
+    timed calls (`analysis.tunelayers.han_level_proof`). One collective a launch: han builds some
+    collectives of others (its allgather bcasts the gathered buffer within the node), whose
+    lookups would otherwise pass for the timed calls of those others. The rows as `check`'s, kept
+    in the tune's state."""
+    found = level_candidates(racing)
+    if not found or t.state.get("levels") is not None:
+        return list(t.state.get("levels") or [])
+    forced: dict[str, dict[str, str]] = {}
+    for (coll, level), a in found.items():
+        forced.setdefault(coll, {})[level] = a.value.split("=", 1)[1]
+    path = t.dir / "han-levels.conf"
+    path.write_text(han_forcing_rules(forced))
+    env = {**t.steady, **layer_environment("openmpi", path), **HAN_RULES_VERBOSE}
+    rows = []
+    for n in t.ranks:
+        for coll, levels in forced.items():
+            size = max(t.sizes(coll, n))
+            run, out = t.session.run(t._measurement([t._group([coll], n, {coll: [size]}, env,
+                                                              {"check": "levels", "launch": 0})], "levels"))
+            if out.status == "interrupted":
+                raise KeyboardInterrupt
+            said = t._said(run, 0)
+            lookups, read = han_lookups(said), han_rules_read(said)
+            ended = "" if out.status == "ok" else f" (the launch ended {out.status}: " \
+                f"{(out.error or out.status).splitlines()[0]})"
+            for level, component in levels.items():
+                live, why = han_level_proof(lookups, coll, level, component, size, read)
+                label = f"{HAN_COMPONENTS.index(component)} ({component})" if component in HAN_COMPONENTS else component
+                rows.append({"collective": coll, "ranks": n, "size": size, "knob": LEVEL,
+                             "variable": variable_of(found[coll, level]), "poor": label, "launches": [0, 1],
+                             "compared": [0, 1], "run": str(run.path), "live": live,
+                             "verdict": "named" if live else "not named", "decided": True, "evidence": why + ended})
+    t.state["levels"] = rows
+    t.save()
+    return rows
+
+
 def variable_of(a: Algorithm) -> str:
     """The variable that forces `a`, whose liveness admits it to the race: a layer's choice its
     layer's variable (the first it sets: `mpi.layers.layer_algorithms`), an algorithm its
@@ -201,9 +261,10 @@ def variable_of(a: Algorithm) -> str:
 @dataclass(frozen=True)
 class Proven:
     """What the liveness check proved, per variable: (collective, ranks, variable) -> live. A
-    candidate is raced only where its own variable was proven live; one whose variable no probe
-    checked (han's intra- and inter-node levels have no poor choice tune knows) is not proven by
-    another variable's check. `checked` False: the check was skipped, every candidate raced."""
+    candidate is raced only where its own variable was proven live (timed against its poor
+    choice, or for han's intra- and inter-node levels named by the library's verbose output:
+    `level_check`); one whose variable nothing checked is not proven by another variable's
+    check. `checked` False: the check was skipped, every candidate raced."""
     live: dict[tuple[str, int, str], bool] = field(default_factory=dict)
     rows: tuple[dict, ...] = ()
     checked: bool = False

@@ -27,7 +27,8 @@ from mpiscope.report.tune import clash_reason, control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
-from mpiscope.execute.liveness import ALGORITHM, LAYER, Proven, check, nodes_of, probes, serving
+from mpiscope.execute.liveness import ALGORITHM, LAYER, LEVEL, Proven, check, level_check, nodes_of, probes, \
+    serving
 from mpiscope.execute.planner import Group, measurement
 from mpiscope.launchers import local_cores
 from mpiscope.mpi.collectives import DEFAULT, TUNABLE, TUNE_SIZES, Algorithm, discover, libmpi_strings, \
@@ -553,6 +554,7 @@ def _tune(directory: Path, d: Description, target: Target, session: Session) -> 
     racing, cannot, left_out = t.choices(served if t.nodes > 1 else None)
     # live_launches 0: the check is skipped and every knob raced unproven (the race's own tests)
     liveness = check(t, probes(t, racing, served), d.live_launches, t.live_max) if d.live_launches else []
+    liveness += level_check(t, racing) if d.live_launches else []  # han's sub-levels: the library's own words
     t.state.setdefault("liveness_seconds", time.monotonic() - started)  # a resumed check counts its first run only
     t.save()
     t.proven = Proven.of(liveness, bool(d.live_launches))
@@ -625,7 +627,7 @@ def reaches(tuning: Tuning, liveness: list[dict]) -> str:
             "the algorithm file changes no band")
     if layered:  # across nodes: the serving layer's file (its variable's own check; POSIX's is no file's)
         steered = [f"{r['collective']} at {r['ranks']} ranks ({r['variable']})" for r in liveness
-                   if r["knob"] == LAYER and r["live"] and "_POSIX_" not in r["variable"]]
+                   if r["knob"] in (LAYER, LEVEL) and r["live"] and "_POSIX_" not in r["variable"]]
         text += (f"; the layer's file changes {layered} band(s): the layer's variable was proven live for "
                  f"{', '.join(steered) or 'none (the check was undecided or skipped there)'}")
     if dead:
