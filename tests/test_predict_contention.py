@@ -16,14 +16,18 @@ ROUTE = Params(2.0, 1 / 12500)  # SimGrid's default cluster: 2 us and 12.5 GB/s 
 def test_the_backbone_binds_where_the_bytes_that_cross_it_outlast_the_prediction():
     link = shared_link("cluster")  # 100 GB/s backbone, every route crosses it
     assert link is not None and link.bytes_per_s == pytest.approx(100e9)
-    share = {(p, n): contention("allreduce", p, n, best("allreduce", p, n, ROUTE)[1], link)
-             for p in (16, 1024) for n in (8, 65536)}
-    assert share[(16, 8)] < share[(1024, 8)] < CONTENTION_SHARE  # 8 B: within 1-11 % at 1024 (docs)
-    assert share[(1024, 65536)] > 1  # the closed form's 72 us cannot be: the backbone needs more
+    picked = {(p, n): best("allreduce", p, n, ROUTE) for p in (16, 256, 1024) for n in (8, 65536)}
+    share = {(p, n): contention("allreduce", p, n, us, link, algorithm) for (p, n), (algorithm, us) in picked.items()}
+    # 8 B: the recursive doubling's 1024 messages a step cross the backbone together, 24 B each
+    # (16 B SimGrid charges a message besides its 8): 12 % of the closed form's 20 us at 1024 ranks,
+    # where the simulation took 12.8 % longer (docs/simulation.md); 3 % at 256 (3.1 % simulated)
+    assert share[(16, 8)] < share[(256, 8)] < CONTENTION_SHARE <= share[(1024, 8)] < 0.2
+    assert share[(1024, 65536)] > 1  # the closed form's 50 us cannot be: the backbone needs more
     assert min_bytes("allreduce", 4, 100) == 600 and min_bytes("barrier", 4, 100) == 0
     # a faster backbone takes the warning away; a fat tree's leaf up links carry only what leaves the leaf
     fast = shared_link("cluster:bb-bw=100TBps")
-    assert contention("allreduce", 1024, 65536, best("allreduce", 1024, 65536, ROUTE)[1], fast) < CONTENTION_SHARE
+    assert contention("allreduce", 1024, 65536, picked[(1024, 65536)][1], fast, picked[(1024, 65536)][0]) \
+        < CONTENTION_SHARE
     tree = shared_link("fattree:nodes=64,per-switch=8")
     assert tree.crossing(8) == 0 and 0 < tree.crossing(64) < 1
     assert shared_link("dragonfly:groups=2") is None
@@ -45,9 +49,11 @@ def test_predict_warns_where_contention_makes_it_unreliable(cli):
     r = cli(*args, "--platform", "cluster")
     assert r.returncode == 0, r.stderr
     warning = next(ln for ln in r.stdout.splitlines() if ln.startswith("warning: allreduce: contention"))
-    assert "p=1024 n=64 KiB" in warning and "n=8 B" not in warning and "the backbone (100 GB/s)" in warning
+    assert "p=1024 n=64 KiB" in warning and "the backbone (100 GB/s)" in warning
+    assert "p=1024 n=8 B" in warning and "p=16 n=8 B" not in warning  # 8 B at 1024: 12 %, the miss (above)
     csv = pd.read_csv(io.StringIO(cli(*args, "--platform", "cluster", "--format", "csv").stdout))
-    assert (csv[csv.n == 8].contention < CONTENTION_SHARE).all() and (csv[csv.n == 65536].contention > 0).all()
+    small = csv[csv.n == 8].set_index("p").contention
+    assert small[16] < CONTENTION_SHARE <= small[1024] and (csv[csv.n == 65536].contention > 0).all()
     r = cli(*args)
     assert "assumes no shared link binds" in r.stdout and "warning" not in r.stdout
     r = cli(*args, "--platform", "cluster:bb-bw=100TBps")

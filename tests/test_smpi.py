@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from mpiscope.analysis.hockney import fit_hockney
+from mpiscope.analysis.predict import CONTENTION_SHARE, contention, link_bytes, shared_link
 from mpiscope.records.measured import Synthetic
 from mpiscope.analysis.topology import infer_topology
 from mpiscope.util.errors import UsageError
@@ -114,6 +115,26 @@ def test_a_sample_longer_than_the_time_cap_still_ends_converged_on_identical_sam
     # a pingpong's simulated samples are not all alike (the first of a batch is slower), so it has no
     # identical rule to wait for: the cap ends it as before
     assert points["pingpong"]["stop_reason"] == "max_time" and not points["pingpong"]["converged"]
+
+
+@needs_simgrid
+def test_the_contention_check_counts_the_messages_the_algorithm_puts_on_the_backbone(smpi_engine):
+    # 16 ranks behind a 1 GB/s backbone against one that never binds: the 8 B allreduce (recursive
+    # doubling) and the barrier (dissemination) send 16 messages in each of 4 steps, all across it
+    def medians(platform: str) -> dict[str, float]:
+        return {r["benchmark"]: r["time_us"]["median"] for r in simulate(smpi_engine, 16, platform, "allreduce",
+                                                                         "barrier", "--sizes", "8")
+                if r["type"] == "point"}
+    slow, free = medians("cluster:nodes=16,bb-bw=1GBps"), medians("cluster:nodes=16,bb-bw=100TBps")
+    link = shared_link("cluster:nodes=16,bb-bw=1GBps")
+    for name, algorithm in (("allreduce", "recursive_doubling"), ("barrier", "dissemination")):
+        late_us = slow[name] - free[name]  # what the backbone adds (crosstraffic: a few % more)
+        assert late_us == pytest.approx(link_bytes(name, 16, 8, algorithm) / link.bytes_per_s * 1e6, rel=0.08)
+        # the closed form is the free figure (no contention): the check's share is its miss, and flags it
+        share = contention(name, 16, 8, free[name], link, algorithm)
+        assert share == pytest.approx(late_us / free[name], rel=0.08) and share >= CONTENTION_SHARE
+    # the fewest bytes any allreduce moves (a message to each other rank, twice) see too little of it
+    assert contention("allreduce", 16, 8, free["allreduce"], link) < CONTENTION_SHARE
 
 
 @needs_simgrid

@@ -153,11 +153,13 @@ class AnalysisPolicy:
     twin_target_fitted: float = 0.05
     twin_target_held_out: float = 0.10
     twin_target_not_fitted: float = 0.15
-    # Where the bytes that must cross the platform's narrowest shared link take this share of the
-    # closed form's time or more, contention makes the closed form unreliable: on SimGrid's
-    # `cluster` at 1024 ranks the 8 B reduce, bcast and allreduce (share below 0.01) missed the
-    # simulation by 1-11 %, the 1 KiB binomial reduce and bcast (share 0.5) by 31-33 %, the 64 KiB
-    # allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16 ranks, validated at 1024 ranks").
+    # Where the messages and bytes of the closed form's algorithm that cross the platform's
+    # narrowest shared link take this share of the closed form's time or more, contention makes
+    # the closed form unreliable: on SimGrid's `cluster` at 1024 ranks the 8 B allreduce (share
+    # 0.12, its algorithm's messages counted) took 12.8 % longer than the closed form, 3.1 % at 256
+    # ranks (0.03); counted by the fewest bytes, the 1 KiB binomial reduce and bcast (share 0.5)
+    # missed it by 31-33 %, the 64 KiB allreduce (16) by 99 % (docs/simulation.md, "Fitted at 4-16
+    # ranks, validated at 1024 ranks", "`predict`'s contention check").
     contention_share: float = 0.1
     # What a message costs a shared link besides its payload, in bytes (the check counts it per
     # message of the closed form's algorithm). SimGrid 3.32 charges about 16 B: on

@@ -327,12 +327,42 @@ def min_bytes(collective: str, p: int, n: float) -> float:
     return n * (p - 1)  # bcast, reduce (each other rank receives or sends n), allgather, alltoall, reduce_scatter
 
 
-def contention(collective: str, p: int, n: float, predicted_us: float, link: SharedLink) -> float:
-    """The time the shared link needs for the bytes that must cross it, over the closed form's
-    time: CONTENTION_SHARE or more makes the closed form unreliable, 1 or more impossible."""
+# the algorithms in whose every step every rank sends (the closed form's critical path is each
+# rank's own): the link carries p times the path's messages and bytes; the others are trees,
+# whose p - 1 messages carry the fewest bytes (min_bytes)
+EVERY_RANK_SENDS = {("allreduce", "recursive_doubling"), ("allreduce", "rabenseifner"), ("allreduce", "ring"),
+                    ("reduce", "rabenseifner"), ("bcast", "scatter_rd_allgather"),
+                    ("bcast", "scatter_ring_allgather"), ("barrier", "dissemination"),
+                    *((c, a) for c in ("allgather", "alltoall", "reduce_scatter") for a in ALGORITHMS[c])}
+MESSAGE_LINK_BYTES = ANALYSIS.message_link_bytes
+
+
+def link_bytes(collective: str, p: int, n: float, algorithm: str | None = None) -> float:
+    """The bytes a shared link carries for the collective if every route crosses it, each message
+    costing MESSAGE_LINK_BYTES besides its payload: of `algorithm` (the closed form's pick) where
+    every rank sends in every step, p times its critical path's; else (a tree, the ring allreduce
+    below an element a rank, which SimGrid runs as a reduce and a bcast, or no algorithm named)
+    the fewest bytes any algorithm moves and a message to each other rank."""
+    if p < 2:
+        return 0.0
+    cost = ALGORITHMS.get(collective, {}).get(algorithm or "")
+    fallback = algorithm == "ring" and n // REDUCE_ELEMENT_BYTES < p
+    if cost is not None and (collective, algorithm) in EVERY_RANK_SENDS and not fallback:
+        messages, path = cost(p, float(n), Params(1.0, 0.0)), cost(p, float(n), Params(0.0, 1.0))
+        if messages is not None and path is not None:
+            return p * (path + messages * MESSAGE_LINK_BYTES)
+    trees = 2 if collective == "allreduce" else 0 if collective == "barrier" else 1
+    return min_bytes(collective, p, n) + trees * (p - 1) * MESSAGE_LINK_BYTES
+
+
+def contention(collective: str, p: int, n: float, predicted_us: float, link: SharedLink,
+               algorithm: str | None = None) -> float:
+    """The time the shared link needs for the bytes of the collective (`link_bytes`: of
+    `algorithm`, the closed form's pick), over the closed form's time: CONTENTION_SHARE or more
+    makes the closed form unreliable, 1 or more impossible."""
     if predicted_us <= 0:
         return 0.0
-    return min_bytes(collective, p, n) * link.crossing(p) / link.bytes_per_s * 1e6 / predicted_us
+    return link_bytes(collective, p, n, algorithm) * link.crossing(p) / link.bytes_per_s * 1e6 / predicted_us
 
 
 def shared_link(platform: str) -> SharedLink | None:

@@ -86,7 +86,7 @@ def cmd_predict(a: argparse.Namespace) -> int:
     tables = [prediction_table(c, ps, ns, params) for c in colls]
     link = _shared_link(a.platform)
     if link is not None:
-        tables = [t.assign(contention=[contention(c, int(r.p), float(r.n), float(r.best_us), link)
+        tables = [t.assign(contention=[contention(c, int(r.p), float(r.n), float(r.best_us), link, r.best)
                                        for r in t.itertuples()]) for c, t in zip(colls, tables)]
     if a.format == "json":
         print(json.dumps({"parameters": source, "predictions": [
@@ -125,8 +125,9 @@ def _no_check(platform: str | None) -> str:
 
 
 def contention_lines(collective: str, t, link, platform: str) -> str:
-    """Where the bytes that must cross the shared link take CONTENTION_SHARE of the closed form's
-    time or more: the figure there is a floor, not a prediction."""
+    """Where the messages and bytes of the closed form's algorithm that cross the shared link take
+    CONTENTION_SHARE of its time or more (analysis.predict.link_bytes): the figure there is a
+    floor, not a prediction."""
     from mpiscope.analysis.predict import CONTENTION_SHARE
     from mpiscope.util.units import human_size
     bad = t[t["contention"] >= CONTENTION_SHARE]
@@ -134,10 +135,10 @@ def contention_lines(collective: str, t, link, platform: str) -> str:
         return (f"contention check ({platform}): {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) carries "
                 f"{collective}'s bytes in under {CONTENTION_SHARE:.0%} of the predicted time everywhere")
     cells = ", ".join(f"p={int(r.p)} n={human_size(int(r.n))} ({r.contention:.2g}x)" for r in bad.itertuples())
-    return (f"warning: {collective}: contention makes the closed form unreliable on {platform}: the bytes that "
-            f"must cross {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) take this share of the predicted time "
-            f"or more (1x: the prediction is impossible): {cells}; add --simulate for the simulated figures "
-            f"beside these")
+    return (f"warning: {collective}: contention makes the closed form unreliable on {platform}: the messages "
+            f"and bytes of its algorithm that cross {link.name} ({link.bytes_per_s / 1e9:.4g} GB/s) take this "
+            f"share of the predicted time or more (1x: the prediction is impossible): {cells}; add --simulate "
+            f"for the simulated figures beside these")
 
 
 def _simulate(a: argparse.Namespace, colls: list[str], params, source: str) -> int:
@@ -210,7 +211,7 @@ def against_simulation(sims, params, link) -> "pd.DataFrame":
     if t.empty:
         raise UsageError("the simulations measured no collective the closed form models")
     by = {s.ranks: s for s in sims}
-    t = t.assign(contention=[contention(r.collective, int(r.p), float(r.n), float(r.best_us), link)
+    t = t.assign(contention=[contention(r.collective, int(r.p), float(r.n), float(r.best_us), link, r.best)
                              if link is not None else float("nan") for r in t.itertuples()],
                  host_s=[by[p].host_s for p in t.p], run=[by[p].run.id for p in t.p])
     cols = ["collective", "benchmark", "p", "size", "n", "best", "best_us", "measured_us", "err_best", "contention",
@@ -291,7 +292,8 @@ def register(sub: "argparse._SubParsersAction", runs_dir: argparse.ArgumentParse
                         "simulated)")
     p.add_argument("--platform", metavar="DESC|FILE.xml",
                    help="check the closed form's assumption on this platform (a simulated platform's description "
-                        "or file): where the bytes that must cross its narrowest shared link make it unreliable")
+                        "or file): where the messages and bytes its algorithm puts on the narrowest shared link "
+                        "make it unreliable")
     p.add_argument("--simulate", action="store_true",
                    help="also run the collectives on --platform at each rank count (SimGrid, one run each) and "
                         "print the simulated figure beside the closed form's")
