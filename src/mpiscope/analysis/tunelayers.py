@@ -229,32 +229,40 @@ def han_rules_read(verbose: str) -> bool:
     return re.search(r"init_dynamic_rules read \d+ rules from", verbose) is not None
 
 
+@dataclass(frozen=True)
+class LevelProof:
+    """What coll/han's verbose output proves of one level (`han_level_proof`): `live`, and the
+    case (`UNREAD` the rules file was not read, `SETUP` the timed size is within han's and the
+    engine's own calls, `TIMED` a rule naming the forced component for the timed calls, `BELOW`
+    lookups of the level only below the timed size, `ABSENT` none), with the lookups that say so;
+    report.tune words it."""
+    live: bool
+    case: str
+    collective: str
+    level: str
+    component: str
+    timed: int
+    lookups: tuple[HanLookup, ...] = ()
+
+
+UNREAD, SETUP, TIMED, BELOW, ABSENT = "unread", "setup", "timed", "below", "absent"
+
+
 def han_level_proof(lookups: list[HanLookup], collective: str, level: str, component: str, timed: int,
-                    read: bool) -> tuple[bool, str]:
+                    read: bool) -> LevelProof:
     """Whether the timed calls of `collective` (at `timed` bytes, the launch's only size) consult
     han's `level`: the library looked that level up for a message of `timed` bytes or more and its
     rule named the forced `component`. han and the engine make their own calls of the same
     collectives (set-up, the engine's bookkeeping) at small sizes: a lookup below the timed size is
-    theirs, and a timed size within theirs (`ANALYSIS.han_setup_bytes`) proves nothing. Live, and
-    the evidence quoting the library's line, or why not with what it printed instead."""
-    forced = f"a rules file forcing {level}={component}, coll_han_verbose=80"
+    theirs, and a timed size within theirs (`ANALYSIS.han_setup_bytes`) proves nothing."""
+    def proof(live: bool, case: str, found: list[HanLookup] = ()) -> LevelProof:
+        return LevelProof(live, case, collective, level, component, timed, tuple(found))
     if not read:
-        return False, f"han did not say it read its rules file ({forced}): nothing is proven"
+        return proof(False, UNREAD)
     if timed <= ANALYSIS.han_setup_bytes:
-        return False, (f"the timed size, {timed} bytes, is within the sizes of han's and the engine's own calls "
-                       f"(up to {ANALYSIS.han_setup_bytes} bytes): a lookup there is not told from theirs; tune a "
-                       f"larger size to prove this level")
+        return proof(False, SETUP)
     mine = [x for x in lookups if x.collective == collective and x.level == level]
     timed_calls = [x for x in mine if x.size >= timed and x.component == component]
     if timed_calls:
-        sizes = ", ".join(str(s) for s in sorted({x.size for x in timed_calls}))
-        return True, (f"han's verbose output ({forced}) names the forced component for the timed calls: "
-                      f"{len(timed_calls)} lookup(s) of {collective} at its {level} level for {sizes}-byte messages "
-                      f"(timed: {timed} bytes), e.g. \"{timed_calls[0].line}\"")
-    if mine:
-        sizes = ", ".join(str(s) for s in sorted({x.size for x in mine}))
-        return False, (f"han's verbose output ({forced}) names {collective}'s {level} level only for {sizes}-byte "
-                       f"messages ({len(mine)} line(s), below the timed {timed} bytes: han's and the engine's own "
-                       f"calls), e.g. \"{mine[0].line}\": the timed calls do not consult this level")
-    return False, (f"han's verbose output ({forced}) names no lookup of {collective} at its {level} level: the "
-                   f"timed calls do not consult it")
+        return proof(True, TIMED, timed_calls)
+    return proof(False, BELOW, mine) if mine else proof(False, ABSENT)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpiscope.analysis.tune import MARGIN, fastest_mode, judge, launch_points
+from mpiscope.report.tune import level_proof_text
 from mpiscope.analysis.tunelayers import han_forcing_rules, han_level_proof, han_lookups, han_rules_read, \
     layer_environment
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars, ompi_han_parameters
@@ -238,7 +239,8 @@ def level_check(t: Any, racing: dict[str, list[Algorithm]]) -> list[dict]:
             ended = "" if out.status == "ok" else f" (the launch ended {out.status}: " \
                 f"{(out.error or out.status).splitlines()[0]})"
             for level, component in levels.items():
-                live, why = han_level_proof(lookups, coll, level, component, size, read)
+                proof = han_level_proof(lookups, coll, level, component, size, read)
+                live, why = proof.live, level_proof_text(proof)
                 label = f"{HAN_COMPONENTS.index(component)} ({component})" if component in HAN_COMPONENTS else component
                 rows.append({"collective": coll, "ranks": n, "size": size, "knob": LEVEL,
                              "variable": variable_of(found[coll, level]), "poor": label, "launches": [0, 1],

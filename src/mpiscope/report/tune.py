@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from mpiscope.analysis.tune import KEEP, MEASURE, Ratio
+from mpiscope.analysis.policy import ANALYSIS
 from mpiscope.analysis.tunefile import Clash
+from mpiscope.analysis.tunelayers import BELOW, SETUP, TIMED, UNREAD, LevelProof
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size as fmt_bytes
 
@@ -41,6 +43,28 @@ def clash_reason(c: Clash, nodes: int) -> str:
     chose = ", ".join(f"{a} at {n}" for n, a in zip(c.ranks, c.choices))
     return (f"in the {c.file}, band {c.key} is one for {' and '.join(map(str, c.ranks))} ranks on {nodes} "
             f"node(s), and they chose differently there ({chose})")
+
+
+def level_proof_text(p: LevelProof) -> str:
+    """The evidence of a han level's proof (`analysis.tunelayers.han_level_proof`), quoting han's line."""
+    forced = f"a rules file forcing {p.level}={p.component}, coll_han_verbose=80"
+    sizes = ", ".join(str(s) for s in sorted({x.size for x in p.lookups}))
+    if p.case == UNREAD:
+        return f"han did not say it read its rules file ({forced}): nothing is proven"
+    if p.case == SETUP:
+        return (f"the timed size, {p.timed} bytes, is within the sizes of han's and the engine's own calls "
+                f"(up to {ANALYSIS.han_setup_bytes} bytes): a lookup there is not told from theirs; tune a "
+                f"larger size to prove this level")
+    if p.case == TIMED:
+        return (f"han's verbose output ({forced}) names the forced component for the timed calls: "
+                f"{len(p.lookups)} lookup(s) of {p.collective} at its {p.level} level for {sizes}-byte messages "
+                f"(timed: {p.timed} bytes), e.g. \"{p.lookups[0].line}\"")
+    if p.case == BELOW:
+        return (f"han's verbose output ({forced}) names {p.collective}'s {p.level} level only for {sizes}-byte "
+                f"messages ({len(p.lookups)} line(s), below the timed {p.timed} bytes: han's and the engine's own "
+                f"calls), e.g. \"{p.lookups[0].line}\": the timed calls do not consult this level")
+    return (f"han's verbose output ({forced}) names no lookup of {p.collective} at its {p.level} level: the "
+            f"timed calls do not consult it")
 
 
 def _gain(row: dict | None) -> str:
