@@ -82,6 +82,7 @@ def headline(run, results) -> None:
     from mpiscope.report.headline import print_headline, run_headline
     from mpiscope.results.policy import POLICY
     from mpiscope.execute.planner import first_round, stored_description
+    from mpiscope.plan.schedule import left_out_points
     target = (run.meta().extra.get("launch_policy") or {}).get("target", POLICY.launch_target)
     estimates = list(results.points(run.id).values())  # as show and the report give them
     try:
@@ -89,7 +90,7 @@ def headline(run, results) -> None:
     except UsageError:  # a run that keeps no description: no count to hold its points to
         asked = 0
     print_headline(out, run_headline(list(run.records()), DEFAULT_COLLECTIVES, protocol_limits(run), target,
-                                     estimates, asked),
+                                     estimates, asked, left_out_points(run.meta().extra)),
                    f"every point: mpiscope show {run.id} (or mpiscope run --full)")
 
 

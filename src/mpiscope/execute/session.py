@@ -26,8 +26,8 @@ from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
-from mpiscope.plan.schedule import (AUTO_BUDGET_S, LaunchPolicy, first_round_todo, launch_count, launch_overhead_s,
-                                   launch_parts, next_launch)
+from mpiscope.plan.schedule import (AUTO_BUDGET_S, LEFT_OUT, LaunchPolicy, first_round_todo, launch_count,
+                                   launch_overhead_s, launch_parts, next_launch)
 from mpiscope.store.owner import LOCK_FILE, Claim, claim
 from mpiscope.util.paths import is_link_loop
 from mpiscope.store.runs import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
@@ -140,8 +140,9 @@ class Session:
                     if k:
                         yield from clock.pause(run)
                     # past the first few launches, points the machine still disturbs are not measured again
-                    out = self.measure(run, m.target, group, m.keep_going,
-                                       first_round_todo(run.records(), group, m.target.engine, m.policy))
+                    todo = first_round_todo(run.records(), group, m.target.engine, m.policy)
+                    out = self.measure(run, m.target, group if todo is None else _narrowed(run, group, todo, m.target.engine),
+                                       m.keep_going)
                     outcome.merge(out)
                     if out.status == "interrupted" or (out.status == "failed" and not m.keep_going):
                         break
@@ -160,6 +161,7 @@ class Session:
                 run.update(status="interrupted", error=error)
                 outcome = Outcome(status="interrupted", error=error)
             _ended(run)
+            self._earlier_of = {k: v for k, v in self._earlier_of.items() if k[0] != run.id}
         return run, outcome
 
     def _earlier(self, run: Run, history: str) -> Earlier:
@@ -315,6 +317,24 @@ class OwnClock:
         self.spent = self()
         yield run
         self.since = time.monotonic()
+
+
+def _narrowed(run: Run, group: list[Part], todo: list[list[PlanPoint]], engine: Path) -> list[Part]:
+    """A launch's parts as it measures them, each but the points `todo` leaves out
+    (plan.schedule.first_round_todo), written down first: run.json then says what the launch
+    measured, and a resume does not take the points left out for points still to measure; the
+    points left out, with their launch, are kept in run.json's extra (`LEFT_OUT`) for the headline."""
+    meta = run.meta()
+    parts, left = list(meta.parts), list(meta.extra.get(LEFT_OUT) or [])
+    out = []
+    for part, entries in zip(group, todo):
+        narrowed = replace(part, points=tuple(e.id for e in entries))
+        kept = {e.id for e in entries}
+        left += [[*e.key, part.tag["launch"]] for e in part.entries(engine_plan(engine, part.plan)) if e.id not in kept]
+        parts[part.tag["part"]] = narrowed
+        out.append(narrowed)
+    run.update(parts=parts, extra={**meta.extra, LEFT_OUT: left})
+    return out
 
 
 def _by_launch(items: list) -> list[list]:

@@ -121,6 +121,20 @@ def still_busy(lp: LaunchPoint) -> bool:
     return bool(disturbed_of(max(lp.points, key=launch_of)))
 
 
+# run.json's extra: the points first_round_todo left out of a launch, [benchmark, size, ranks, variant, launch]
+LEFT_OUT = "first_round_left_out"
+
+
+def left_out_points(extra: Mapping) -> set[tuple]:
+    """The point keys a run's first round left out of a launch (`LEFT_OUT`); a damaged entry is none."""
+    found = set()
+    kept = extra.get(LEFT_OUT) if isinstance(extra, Mapping) else None
+    for x in kept if isinstance(kept, list) else []:
+        if isinstance(x, list) and len(x) == 5 and all(isinstance(v, (str, int, type(None))) for v in x):
+            found.add(tuple(x[:4]))
+    return found
+
+
 def first_round_todo(records, parts: Sequence[Part], engine, policy: LaunchPolicy
                      ) -> list[list[PlanPoint]] | None:
     """What a launch of an auto run's first round beyond its first MIN_LAUNCHES measures: each

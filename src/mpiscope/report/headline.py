@@ -12,7 +12,7 @@ It reads launch-level estimates through `Estimate` (today `results.launches.Laun
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Collection, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 from rich.console import Console
@@ -152,12 +152,13 @@ def _sizes(points: Sequence) -> str:
                      for b, s in ((b, sorted(s)) for b, s in by.items()))
 
 
-def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
+def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Collection[tuple] = ()) -> str:
     """What the figures rest on, by the intervals printed (each point's interval over this run's
     launches, `LaunchPoint.launch_ci`, which the launch target applies to): the points within the
     target, those wider (and about how many more launches would narrow them: `launches_needed`),
     those without an interval or on a busy machine; they add up to every point. Then the points
-    measured in fewer launches than `asked` (the run's first round), named."""
+    measured in fewer launches than `asked` (the run's first round), named, and which of them
+    (point keys `left_out`) the first round left out of its later launches as still disturbed."""
     from mpiscope.results.evidence import wider as wider_than
     from mpiscope.results.launches import launches_needed
     if not estimates:
@@ -183,8 +184,10 @@ def on_target(estimates: Sequence, target: float, asked: int = 0) -> str:
     few = [e for e in estimates if _short(e, asked)]
     if few:
         line += f". Fewer launches than the {asked} asked: {len(few)} point(s), {_sizes(few)}"
-        if any(getattr(e, "busy", "") for e in few):  # plan.schedule.first_round_todo
-            line += " (a point the machine still disturbed was left out of the later launches)"
+        busy = [e for e in few if getattr(e, "point", e).key in left_out]  # plan.schedule.first_round_todo
+        if busy:
+            line += (f" ({len(busy)} of them left out of the first round's later launches while the machine "
+                     f"still disturbed them: {_sizes(busy)})")
     return line
 
 
@@ -229,14 +232,16 @@ class _Flagged:
 
 
 def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[str, str] | None = None,
-                 target: float | None = None, estimates: Sequence | None = None, asked: int = 0) -> list[str]:
+                 target: float | None = None, estimates: Sequence | None = None, asked: int = 0,
+                 left_out: Collection[tuple] = ()) -> list[str]:
     """The headline of a run's records: its launch-level `estimates` as the results layer gives
     them (`results.view.Results.points`: (point, evidence flag) pairs, the drift or prior in the
     interval), else `results.launches.aggregate` of the records; each shown with its interval
     over the run's launches alone, flagged by that interval (`results.evidence.launch_evidence`);
     the confirmed switches of pingpong's model, with the library's `limits` that stand there;
     then what another run may see (`run_to_run`) and, with a launch `target`, what the figures
-    rest on (`on_target`; `asked`: the launches the run asked of every point)."""
+    rest on (`on_target`; `asked`: the launches the run asked of every point, `left_out` the points
+    its first round left out of later launches)."""
     from mpiscope.results.evidence import launch_evidence
     from mpiscope.results.launches import aggregate
     from mpiscope.report.model import model_summary
@@ -251,5 +256,5 @@ def run_headline(records: Sequence, collectives: Iterable[str], limits: Mapping[
                         limits, asked)
     if not lines:
         return lines
-    after = [run_to_run(estimates), on_target(estimates, target, asked) if target is not None else ""]
+    after = [run_to_run(estimates), on_target(estimates, target, asked, left_out) if target is not None else ""]
     return lines + [line for line in after if line]
