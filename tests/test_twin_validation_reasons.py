@@ -53,6 +53,12 @@ def test_messages_in_flight_come_before_a_disturbance():
     measured = frame([("bw", 65536, 100.0)], busy=BUSY)
     simulated = frame([("bw", 65536, 50.0)])
     assert reasons(measured, simulated)[("bw", 65536)][0] == "in_flight"
+    # ...but not before the measurement's own state: its interval wider than the target, or a
+    # disturbance of the slower side that can have made it so
+    wide = frame([("bw", 65536, 100.0)]).assign(time_ci_low_us=60.0, time_ci_high_us=160.0)
+    assert reasons(wide, simulated)[("bw", 65536)][0] == "spread"
+    assert reasons(measured.assign(time_ci_low_us=60.0, time_ci_high_us=160.0), simulated)[("bw", 65536)][0] == \
+        "disturbed"
 
 
 @pytest.mark.parametrize("simulated_us, kind", [(70.0, "disturbed"), (130.0, "algorithm")])

@@ -27,7 +27,8 @@ class Reason:
     (SMPI shares the link among them). Then the measurement's own state, where it can be the cause:
     `disturbed` (`cause`: what the results layer found) or `oversubscribed` only when the
     measured time is the longer (a disturbance adds time, it never takes it away); its `spread`
-    (relative half-width) past the target. What is left: off its regime's line (`regime`), or
+    (relative half-width) past the target, which also comes before `in_flight` (a bw point
+    whose own interval is wider than the target says nothing of SMPI's sharing). What is left: off its regime's line (`regime`), or
     SimGrid's `algorithm` (of `selector`) for a collective."""
     kind: str
     cause: str = ""
@@ -157,11 +158,12 @@ def reason(point: Point, target: float, known: Known, cause: Reason | None = Non
     """Why a point outside its target is there, in `Reason`'s order: a named cause of the point's
     own first, then a disturbance that can have caused the error, then what is left."""
     named = _named(point, known)
-    if named is not None:
+    wide = pd.notna(point.half) and point.half > target  # the measurement's own interval past the target
+    if named is not None and not (named.kind == "in_flight" and wide):  # a wide bw is its spread's, first
         return named
     if isinstance(cause, Reason) and point.error < 0:  # the measurement is the slower side
         return cause
-    if pd.notna(point.half) and point.half > target:
+    if wide:
         return Reason("spread", spread=float(point.half))
     if point.benchmark == "pingpong":
         return Reason("regime")
