@@ -276,6 +276,37 @@ def test_tune_withdraws_choices_a_shared_band_cannot_hold():
     decisions[3]["chosen"] = "ring"  # 2 and 4 ranks now agree: nothing is withdrawn
     agree(decisions, tuning, 2)
     assert [d["chosen"] for d in decisions] == ["default", "ring", "default", "ring"]
+    # a clash in part of a band: 2 and 4 ranks chose ring at 1K and 64K; at 1M 2 ranks ring, 4
+    # recursive doubling. Only the sizes from the middle of 64K and 1M up clash: only the 1M
+    # changes go back, though the file merged each count's ring sizes into one band
+    decisions[:] = [{"collective": "allreduce", "ranks": n, "size": size, "chosen": alg}
+                    for n in (2, 4) for size, alg in ((1024, "ring"), (65536, "ring"),
+                                                      (1 << 20, "ring" if n == 2 else "recursive_doubling"))]
+    (c,) = clashes_of(tuning())
+    assert c.low == 262145 and c.high is None
+    agree(decisions, tuning, 2)
+    assert clashes_of(tuning()) == []
+    assert [(d["ranks"], d["size"]) for d in decisions if d["chosen"] == "default"] == [(2, 1 << 20), (4, 1 << 20)]
+    assert all("from 262145 B" in d["withdrawn"] for d in decisions if d["chosen"] == "default")
+    assert [d["tried"] for d in decisions if "tried" in d] == ["ring", "recursive_doubling"]
+
+
+def test_a_clash_over_parameters_names_them_and_the_refusal_is_worded_once(embedded_mpi):
+    """Two rank counts that chose the same algorithm with other parameters clash by those: the
+    reason names each count's value and parameters; the writer's refusal is report/'s words."""
+    from mpiscope.analysis.tunefile import BandClash
+    from mpiscope.analysis.tunelayers import clashes_of
+    from mpiscope.report.tune import clash_reason, clash_refusal
+    k2, k4 = (Band(0, "tree", "MPIR_Allreduce_intra_tree", (("k", k),)) for k in ("2", "4"))
+    t = Tuning("mpich", "5.0.2", {"allreduce": {2: [k2], 4: [k4]}}, nodes=2)
+    (c,) = clashes_of(t)
+    why = clash_reason(c, 2)
+    assert "tree (MPIR_Allreduce_intra_tree, k=2) at 2, tree (MPIR_Allreduce_intra_tree, k=4) at 4" in why, why
+    with pytest.raises(BandClash) as e:
+        render(t, mpich_default_tree(embedded_mpi))
+    assert e.value.clash == c
+    said = clash_refusal(e.value.clash, 2)
+    assert said.startswith("allreduce: " + why) and "\n" not in said and "--algorithms" in said
 
 
 @pytest.mark.parametrize("ranks, ccl_at", [(2, 4), (4, 4), (4, 2)])

@@ -128,3 +128,17 @@ def test_liveness_compares_each_side_s_usual_fast_state():
     rare = [99054, 7.9, 112355, 62130, 8.6]
     assert fastest_mode(point(rare)) == rare
     assert fastest_mode(point([10.0, 11.0, 12.0])) == [10.0, 11.0, 12.0]
+
+
+def test_a_rank_count_the_engine_measures_no_size_of_is_a_not_live_row(cli, tmp_path):
+    """alltoall of 2000 MB at 2 ranks is beyond an MPI int count: the engine skips every size, so
+    the liveness check has nothing to launch; each knob's row says so and tune ends normally."""
+    r = cli("tune", "alltoall", "-n", "2", "--sizes", "2000M", "--rounds", "2", "--verify-launches", "2",
+            "--verify-max-launches", "2", "--max-time", "0.05", "--no-progress", "--runs-dir", str(tmp_path),
+            timeout=600)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    res = result_of(r.stdout)
+    assert res["liveness"] and all(not row["live"] and row["verdict"] == "unmeasured" and row["size"] is None
+                                   for row in res["liveness"])
+    assert all("no size measured at 2 ranks" in row["evidence"] for row in res["liveness"])
+    assert res["decisions"] == [] and not res["changes"]

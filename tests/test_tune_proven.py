@@ -116,3 +116,54 @@ def test_the_level_check_forces_each_level_s_first_candidate():
     text = han_forcing_rules({"allreduce": {"intra_node": "basic"}, "bcast": {"inter_node": "sm"}})
     assert read_han(text, Path("han.conf")) == [("allreduce", "intra_node 1 (ranks per node)", 0, "basic"),
                                                  ("bcast", "inter_node 1 (nodes)", 0, "sm")]
+
+
+# Open MPI 5.0's coll_han_dynamic.c prints these after its "Found a rule" line when the rule's
+# component has no module on the level's sub-communicator, or has one that cannot run the
+# collective (mca_coll_han_<coll>_intra_dynamic); han then falls back to another component. The
+# text is the format string's, filled in as han fills it.
+FALLBACK = """\
+[h0:101] coll:han:get_dynamic_rule HAN searched a rule for collective 7 (bcast) on topological level 0 (intra_node) for a 2 configuration size for a 1048576 sized message. Found a rule for collective 7 (bcast) on topological level 0 (intra_node) for a 1 configuration size for a 0 sized message : component 4 (sm)
+[h0:101] coll:han:mca_coll_han_bcast_intra_dynamic HAN did not find any valid module for collective 7 (bcast) with topological level 0 (intra_node) on communicator (3/MPI COMM 3 SPLIT_TYPE FROM 0). Please check dynamic file/mca parameters
+[h0:101] coll:han:get_dynamic_rule HAN searched a rule for collective 11 (reduce) on topological level 1 (inter_node) for a 2 configuration size for a 1048576 sized message. Found a rule for collective 11 (reduce) on topological level 1 (inter_node) for a 1 configuration size for a 0 sized message : component 2 (adapt)
+[h0:101] coll:han:mca_coll_han_reduce_intra_dynamic HAN found valid module for collective 11 (reduce) with topological level 1 (inter_node) on communicator (4/MPI COMM 4 SPLIT FROM 0) but this module cannot handle this collective. Please check dynamic file/mca parameters
+"""
+
+
+def test_a_level_han_falls_back_from_is_not_live():
+    """han prints the rule it found before it checks the component's module: where it then says it
+    fell back to another component, the forced component does not serve the level."""
+    from mpiscope.analysis.tunelayers import MISSING, UNABLE, han_fallbacks, han_level_proof, han_lookups
+    from mpiscope.report.tune import level_proof_text
+    fell = han_fallbacks(FALLBACK)
+    assert [(f.collective, f.level, f.why) for f in fell] == [("bcast", "intra_node", MISSING),
+                                                            ("reduce", "inter_node", UNABLE)]
+    assert fell[0].line.startswith("coll:han:mca_coll_han_bcast_intra_dynamic HAN did not find")
+    found = han_lookups(FALLBACK)
+    bcast = han_level_proof(found, "bcast", "intra_node", "sm", 1 << 20, True, fell)
+    assert not bcast.live and "found no module of sm on the level's sub-communicator" in level_proof_text(bcast)
+    assert han_level_proof(found, "bcast", "intra_node", "sm", 1 << 20, True).live  # the rule alone reads live
+    reduce = han_level_proof(found, "reduce", "inter_node", "adapt", 1 << 20, True, fell)
+    assert not reduce.live and "found adapt's module unable to run this collective" in level_proof_text(reduce)
+    assert "fell back to another component" in level_proof_text(reduce)
+    assert not han_fallbacks(VERBOSE)  # the gather and allreduce lines above name no fallback
+
+
+def test_a_segmented_collective_s_level_is_proven_by_its_segments():
+    """han pipelines a large bcast in segments: the level is looked up at the segment's size, above
+    han's and the engine's own sizes, not at the timed one; those lookups are the timed calls'."""
+    from mpiscope.analysis.policy import ANALYSIS
+    from mpiscope.analysis.tunelayers import SEGMENTS, han_level_proof, han_lookups
+    from mpiscope.report.tune import level_proof_text
+    line = ("[h0:7] coll:han:get_dynamic_rule HAN searched a rule for collective 7 (bcast) on topological level 1 "
+            "(inter_node) for a 2 configuration size for a {} sized message. Found a rule for collective 7 (bcast) on "
+            "topological level 1 (inter_node) for a 1 configuration size for a 0 sized message : component 1 (basic)")
+    found = han_lookups("\n".join(line.format(s) for s in (8, 65536, 65536)))
+    p = han_level_proof(found, "bcast", "inter_node", "basic", 1 << 20, True)
+    assert p.live and p.case == SEGMENTS and [x.size for x in p.lookups] == [65536, 65536]
+    why = level_proof_text(p)
+    assert "the segments han cuts the timed 1048576 bytes in" in why and f"up to {ANALYSIS.han_setup_bytes}" in why
+    other = han_level_proof(found, "bcast", "inter_node", "adapt", 1 << 20, True)  # the rule named basic
+    assert not other.live and "names basic, not adapt, for the timed calls" in level_proof_text(other)
+    small = han_level_proof(found[:1], "bcast", "inter_node", "basic", 1 << 20, True)  # han's own 8 bytes only
+    assert not small.live and "only for 8-byte messages" in level_proof_text(small)

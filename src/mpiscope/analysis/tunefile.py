@@ -79,14 +79,24 @@ def of_layer(bs: list[Band], layer: str) -> list[Band]:
 class Clash:
     """Rank counts that share one band of a file (the format keys it by something they all have
     alike, e.g. the node count) and chose differently there: from `low` engine bytes up to `high`
-    (None: every larger size), each rank count's choice in `choices`."""
+    (None: every larger size), each rank count's choice in `choices` (its band there: the
+    algorithm with its value and parameters, which may be all that differ)."""
     collective: str
     file: str  # the file (MPIR_ROOTS, tunelayers.HAN_RULES)
     key: str   # the shared band's key in it
     ranks: tuple[int, ...]
     low: int
     high: int | None
-    choices: tuple[str, ...]
+    choices: tuple[Band, ...]
+
+
+class BandClash(UsageError):
+    """A writer's refusal of a shared band its rank counts chose differently (`one_band`): the
+    clash is the value, report.tune.clash_refusal words it (the message here is its label)."""
+
+    def __init__(self, clash: Clash):
+        super().__init__(f"{clash.collective}: {clash.file}: {clash.key}: {' and '.join(map(str, clash.ranks))} ranks")
+        self.clash = clash
 
 
 def _choice(b: Band) -> tuple:
@@ -106,22 +116,18 @@ def clashes(coll: str, by_ranks: dict[int, list[Band]], file: str, key: str) -> 
         at = {n: _band_at(bs, low) for n, bs in sorted(by_ranks.items())}
         if len({_choice(b) for b in at.values()}) > 1:
             out.append(Clash(coll, file, key, tuple(at), low, lows[k + 1] if k + 1 < len(lows) else None,
-                             tuple(b.algorithm for b in at.values())))
+                             tuple(at.values())))
     return out
 
 
 def one_band(coll: str, by_ranks: dict[int, list[Band]], file: str, key: str) -> list[Band]:
     """The bands of a band the format shares between the rank counts of `by_ranks`: theirs where
-    they all chose alike; UsageError (one line) where they did not, since the file can hold only
+    they all chose alike; BandClash (a UsageError) where they did not, since the file can hold only
     one of the choices there (the rule of every writer here: a shared band is never resolved by
     picking one rank count's choice)."""
     found = clashes(coll, by_ranks, file, key)
     if found:
-        c = found[0]
-        raise UsageError(f"{c.collective}: in the {c.file}, band {c.key} is one for "
-                         f"{' and '.join(map(str, c.ranks))} ranks, which chose differently from {c.low} B ("
-                         f"{', '.join(f'{a} at {n} ranks' for n, a in zip(c.ranks, c.choices))}): the file cannot hold "
-                         f"both; tune these rank counts on different node counts, or race one choice (--algorithms)")
+        raise BandClash(found[0])
     first = by_ranks[min(by_ranks)]
     out: list[Band] = []
     for low in sorted({b.low for bs in by_ranks.values() for b in bs}):
@@ -131,6 +137,12 @@ def one_band(coll: str, by_ranks: dict[int, list[Band]], file: str, key: str) ->
     return out
 
 
+def band_low(below: int | None, size: int) -> int:
+    """Where the band of a measured `size` starts: the geometric middle between it and the
+    measured size `below` it (None: the first, from 0)."""
+    return 0 if below is None else int(math.sqrt(max(below, 1) * max(size, 1))) + 1
+
+
 def bands(choices: list[tuple[int, str, str, dict[str, str]]]) -> list[Band]:
     """Measured sizes with their choice (size, algorithm, value, leaf parameters) as bands: each
     from the geometric middle between its size and the one below (the first from 0); equal
@@ -138,7 +150,7 @@ def bands(choices: list[tuple[int, str, str, dict[str, str]]]) -> list[Band]:
     out: list[Band] = []
     choices = sorted(choices, key=lambda c: c[0])
     for k, (size, alg, value, params) in enumerate(choices):
-        low = 0 if k == 0 else int(math.sqrt(max(choices[k - 1][0], 1) * max(size, 1))) + 1
+        low = band_low(choices[k - 1][0] if k else None, size)
         if out and out[-1].algorithm == alg:
             continue
         out.append(Band(low, alg, value, tuple(params.items())))

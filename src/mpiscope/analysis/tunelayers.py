@@ -212,16 +212,47 @@ _FOUND = re.compile(r"searched a rule for collective \d+ \((\w+)\) on topologica
                     r"configuration size for a (\d+) sized message\. Found a rule .*: component \d+ \((\w+)\)", re.I)
 
 
-def han_lookups(verbose: str) -> list[HanLookup]:
-    """The rules coll/han found, from its verbose output (every rank prints its own)."""
+def _han_said(verbose: str, pattern: re.Pattern) -> list[tuple[tuple[str, ...], str]]:
+    """Each line of coll/han's verbose output that `pattern` matches: its groups, and the line
+    from han's own words on (the rank's prefix cut)."""
     out = []
     for line in verbose.splitlines():
-        m = _FOUND.search(line)
+        m = pattern.search(line)
         if m:
-            coll, level, configuration, size, component = m.groups()
-            out.append(HanLookup(coll, level.lower(), int(configuration), int(size), component,
-                                 line[line.find("coll:han:"):].strip() if "coll:han:" in line else line.strip()))
+            out.append((m.groups(), line[line.find("coll:han:"):].strip() if "coll:han:" in line else line.strip()))
     return out
+
+
+def han_lookups(verbose: str) -> list[HanLookup]:
+    """The rules coll/han found, from its verbose output (every rank prints its own)."""
+    return [HanLookup(coll, level.lower(), int(configuration), int(size), component, line)
+            for (coll, level, configuration, size, component), line in _han_said(verbose, _FOUND)]
+
+
+@dataclass(frozen=True)
+class HanFallback:
+    """A call for which coll/han dropped the component its rule named and fell back to another
+    (Open MPI 5.0's coll_han_dynamic.c, each `mca_coll_han_<coll>_intra_dynamic`: it prints the
+    "Found a rule" line before it checks the module): `why` MISSING, no module of that component
+    on the level's sub-communicator, or UNABLE, its module cannot handle this collective."""
+    collective: str
+    level: str
+    why: str
+    line: str
+
+
+MISSING, UNABLE = "missing", "unable"
+# the two messages of each `mca_coll_han_<coll>_intra_dynamic` on a fallback: "HAN did not find any
+# valid module for collective ..." and "HAN found valid module for collective ... but this module
+# cannot handle this collective"
+_FALLBACK = re.compile(r"(did not find any valid|found valid) module for collective \d+ \((\w+)\) with "
+                       r"topological level \d+ \((\w+)\)", re.I)
+
+
+def han_fallbacks(verbose: str) -> list[HanFallback]:
+    """The calls coll/han sent to another component than its rule named, from its verbose output."""
+    return [HanFallback(coll, level.lower(), MISSING if found.lower().startswith("did") else UNABLE, line)
+            for (found, coll, level), line in _han_said(verbose, _FALLBACK)]
 
 
 def han_rules_read(verbose: str) -> bool:
@@ -232,10 +263,12 @@ def han_rules_read(verbose: str) -> bool:
 @dataclass(frozen=True)
 class LevelProof:
     """What coll/han's verbose output proves of one level (`han_level_proof`): `live`, and the
-    case (`UNREAD` the rules file was not read, `SETUP` the timed size is within han's and the
-    engine's own calls, `TIMED` a rule naming the forced component for the timed calls, `BELOW`
-    lookups of the level only below the timed size, `ABSENT` none), with the lookups that say so;
-    report.tune words it."""
+    case (`UNREAD` the rules file was not read, `FALLBACK` han dropped the forced component there,
+    `SETUP` the timed size is within han's and the engine's own calls, `TIMED` a rule naming the
+    forced component for the timed calls, `SEGMENTS` such rules only for the segments han cuts the
+    timed message in, `OTHER` the timed calls' rules named another component, `BELOW` lookups of
+    the level only at han's and the engine's own sizes, `ABSENT` none), with the lookups (or
+    fallbacks) that say so; report.tune words it."""
     live: bool
     case: str
     collective: str
@@ -243,26 +276,40 @@ class LevelProof:
     component: str
     timed: int
     lookups: tuple[HanLookup, ...] = ()
+    fallbacks: tuple[HanFallback, ...] = ()
 
 
-UNREAD, SETUP, TIMED, BELOW, ABSENT = "unread", "setup", "timed", "below", "absent"
+UNREAD, FALLBACK, SETUP, TIMED, SEGMENTS, OTHER, BELOW, ABSENT = "unread", "fallback", "setup", "timed", \
+    "segments", "other", "below", "absent"
 
 
 def han_level_proof(lookups: list[HanLookup], collective: str, level: str, component: str, timed: int,
-                    read: bool) -> LevelProof:
+                    read: bool, fallbacks: list[HanFallback] = ()) -> LevelProof:
     """Whether the timed calls of `collective` (at `timed` bytes, the launch's only size) consult
-    han's `level`: the library looked that level up for a message of `timed` bytes or more and its
-    rule named the forced `component`. han and the engine make their own calls of the same
-    collectives (set-up, the engine's bookkeeping) at small sizes: a lookup below the timed size is
-    theirs, and a timed size within theirs (`ANALYSIS.han_setup_bytes`) proves nothing."""
-    def proof(live: bool, case: str, found: list[HanLookup] = ()) -> LevelProof:
-        return LevelProof(live, case, collective, level, component, timed, tuple(found))
+    han's `level`: the library looked that level up for the timed calls and its rule named the
+    forced `component`, and han did not then fall back from it (`fallbacks`: the forcing file
+    names that component at every size, so a fallback of the level is one of the timed calls').
+    han and the engine make their own calls of the same collectives (set-up, the engine's
+    bookkeeping) at small sizes, up to `ANALYSIS.han_setup_bytes`: a lookup above that is the
+    timed calls', of the timed size or of the segments han pipelines a large message in (its
+    bcast, reduce and allreduce cut it in e.g. 64 KiB pieces); one at or below it is theirs, and a
+    timed size within theirs proves nothing."""
+    def proof(live: bool, case: str, found: list[HanLookup] = (), fell: list[HanFallback] = ()) -> LevelProof:
+        return LevelProof(live, case, collective, level, component, timed, tuple(found), tuple(fell))
     if not read:
         return proof(False, UNREAD)
+    fell = [f for f in fallbacks if f.collective == collective and f.level == level]
+    if fell:
+        return proof(False, FALLBACK, fell=fell)
     if timed <= ANALYSIS.han_setup_bytes:
         return proof(False, SETUP)
     mine = [x for x in lookups if x.collective == collective and x.level == level]
-    timed_calls = [x for x in mine if x.size >= timed and x.component == component]
+    timed_calls = [x for x in mine if x.size > ANALYSIS.han_setup_bytes and x.component == component]
+    if any(x.size >= timed for x in timed_calls):
+        return proof(True, TIMED, [x for x in timed_calls if x.size >= timed])
     if timed_calls:
-        return proof(True, TIMED, timed_calls)
+        return proof(True, SEGMENTS, timed_calls)
+    other = [x for x in mine if x.size > ANALYSIS.han_setup_bytes]
+    if other:  # the timed calls' lookups, whose rule named another component than the forced one
+        return proof(False, OTHER, other)
     return proof(False, BELOW, mine) if mine else proof(False, ABSENT)

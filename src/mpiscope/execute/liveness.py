@@ -12,8 +12,8 @@ from typing import Any
 
 from mpiscope.analysis.tune import MARGIN, fastest_mode, judge, launch_points
 from mpiscope.report.tune import level_proof_text
-from mpiscope.analysis.tunelayers import han_forcing_rules, han_level_proof, han_lookups, han_rules_read, \
-    layer_environment
+from mpiscope.analysis.tunelayers import han_fallbacks, han_forcing_rules, han_level_proof, han_lookups, \
+    han_rules_read, layer_environment
 from mpiscope.mpi.collectives import DEFAULT, Algorithm, mpivars, ompi_han_parameters
 from mpiscope.plan.describe import Description
 from mpiscope.mpi.layers import HAN, HAN_COMPONENTS, Knob, Serving, mpich_serving, ompi_serving, ompi_verbose_env, \
@@ -103,6 +103,8 @@ def check(t: Any, found: list[Probe], launches: int, most: int) -> list[dict]:
     choice against the library's (`analysis.tune.judge`): live when "slower"."""
     if not found:
         return []
+    if all(largest(t, p.collective, n) is None for p in found for n in t.ranks):  # nothing to launch
+        return [unmeasured(p.collective, n, p.knob, p.variable, p.poor, "") for p in found for n in t.ranks]
     rng = random.Random()
     for p in found:
         for n in t.ranks:
@@ -134,7 +136,7 @@ def _default_failed(t: Any, found: list[Probe], run: Any, out: Any) -> None:
         return
     measured = {p.ranks for p in run.records().points if p.tag.get("probe") == DEFAULT}
     for n in t.ranks:
-        if n not in measured:
+        if n not in measured and any(largest(t, p.collective, n) is not None for p in found):
             t._failed(found[0].collective, n, DEFAULT, out, t._said(run, 0))
 
 
@@ -147,18 +149,38 @@ def _round(t: Any, found: list[Probe], k: int, rng: random.Random) -> list:
     steady = t.steady
     out = []
     for n in t.ranks:
-        colls = dict.fromkeys(p.collective for p in found)
-        wanted = {c: ([max(t.sizes(c, n))] if c != "barrier" else None) for c in colls}
+        colls = [c for c in dict.fromkeys(p.collective for p in found) if largest(t, c, n) is not None]
+        if not colls:  # the engine measures none of them at n ranks: their rows say so (`_rows`)
+            continue
+        wanted = {c: ([largest(t, c, n)] if c != "barrier" else None) for c in colls}
         every = {c: (t.sizes(c, n) if c != "barrier" else None) for c in colls}
         out.append(t._group(list(every), n, every, steady,
                             {"probe": DEFAULT, "launch": k, "algorithms": dict.fromkeys(colls, DEFAULT)}, rng))
-        for kind in sorted({p.knob for p in found}):
-            of = [p for p in found if p.knob == kind]
+        for kind in sorted({p.knob for p in found if p.collective in colls}):
+            of = [p for p in found if p.knob == kind and p.collective in colls]
             env = {**steady, **{key: v for p in of for key, v in p.env.items()}}
             out.append(t._group([p.collective for p in of], n, {p.collective: wanted[p.collective] for p in of}, env,
                                 {"probe": kind, "launch": k}, rng))
     rng.shuffle(out)
     return out
+
+
+def largest(t: Any, coll: str, n: int) -> int | None:
+    """The largest size the engine measures of `coll` at `n` ranks (barrier: 0, it has no size);
+    None where it skips every size there (e.g. beyond its per-rank memory limit)."""
+    if coll == "barrier":
+        return 0
+    sizes = t.sizes(coll, n)
+    return max(sizes) if sizes else None
+
+
+def unmeasured(coll: str, n: int, knob: str, variable: str, poor: str, run: str) -> dict:
+    """The row of a knob the check cannot launch: the engine measures no size of `coll` at `n`
+    ranks. Not live (nothing proves it), and decided: another round would measure nothing either."""
+    return {"collective": coll, "ranks": n, "size": None, "knob": knob, "variable": variable, "poor": poor,
+            "launches": [0, 0], "compared": [0, 0], "run": run, "live": False, "verdict": "unmeasured",
+            "decided": True, "evidence": f"no size measured at {n} ranks (the engine skips every size of {coll} "
+                                         f"there, e.g. beyond its memory limit): not proven live"}
 
 
 def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
@@ -168,7 +190,10 @@ def _rows(t: Any, found: list[Probe], run: Any) -> list[dict]:
     rows = []
     for p in found:
         for n in t.ranks:
-            size = max(t.sizes(p.collective, n)) if p.collective != "barrier" else 0
+            size = largest(t, p.collective, n)
+            if size is None:
+                rows.append(unmeasured(p.collective, n, p.knob, p.variable, p.poor, str(run.path)))
+                continue
             at = {k: lp for (c, rn, s, k), lp in points.items() if c == p.collective and rn == n and
                   (s == size or p.collective == "barrier")}
             d, poor = (fastest_mode(at[k]) if k in at else [] for k in (DEFAULT, p.knob))
@@ -229,17 +254,21 @@ def level_check(t: Any, racing: dict[str, list[Algorithm]]) -> list[dict]:
     rows = []
     for n in t.ranks:
         for coll, levels in forced.items():
-            size = max(t.sizes(coll, n))
+            size = largest(t, coll, n)
+            if size is None:
+                rows += [unmeasured(coll, n, LEVEL, variable_of(found[coll, level]), component, "")
+                         for level, component in levels.items()]
+                continue
             run, out = t.session.run(t._measurement([t._group([coll], n, {coll: [size]}, env,
                                                               {"check": "levels", "launch": 0})], "levels"))
             if out.status == "interrupted":
                 raise KeyboardInterrupt
             said = t._said(run, 0)
-            lookups, read = han_lookups(said), han_rules_read(said)
+            lookups, read, fell = han_lookups(said), han_rules_read(said), han_fallbacks(said)
             ended = "" if out.status == "ok" else f" (the launch ended {out.status}: " \
                 f"{(out.error or out.status).splitlines()[0]})"
             for level, component in levels.items():
-                proof = han_level_proof(lookups, coll, level, component, size, read)
+                proof = han_level_proof(lookups, coll, level, component, size, read, fell)
                 live, why = proof.live, level_proof_text(proof)
                 label = f"{HAN_COMPONENTS.index(component)} ({component})" if component in HAN_COMPONENTS else component
                 rows.append({"collective": coll, "ranks": n, "size": size, "knob": LEVEL,

@@ -19,11 +19,11 @@ import numpy as np
 
 from mpiscope.analysis.tune import KEEP, MARGIN, MEASURE, WITHDRAW, choose, judge, launch_medians, launch_noise, \
     settle, to_measure, void_by_controls
-from mpiscope.analysis.tunefile import Tuning, bands, environment, mpich_tree, ompi_classic, ompi_json, \
-    ompi_uses_json, render
+from mpiscope.analysis.tunefile import BandClash, Tuning, band_low, bands, environment, mpich_tree, ompi_classic, \
+    ompi_json, ompi_uses_json, render
 from mpiscope.analysis.tunelayers import ch4_tree, clashes_of, han_rules, layer_changes, layer_environment, \
     layer_file, node_keys
-from mpiscope.report.tune import clash_reason, control_reason, settle_reason
+from mpiscope.report.tune import clash_reason, clash_refusal, control_reason, settle_reason
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target
@@ -386,11 +386,14 @@ class Tune:
         """The algorithm layer's file, and beside it the serving layer's file where the tuning
         changes a layer's choice (`analysis.tunelayers`: MPICH's CH4 tree, coll/han's rules)."""
         tree = mpich_default_tree(self.target.lib) if self.vendor == "mpich" else None
-        text, fmt = render(tuning, tree)
+        try:  # a shared band `agree` could not settle: the file is refused in report/'s words
+            text, fmt = render(tuning, tree)
+            layer = layer_file(tuning, mpich_default_tree(self.target.lib, COMPOSITION) if self.vendor == "mpich"
+                               and layer_changes(tuning, COMPOSITION) else None)
+        except BandClash as e:
+            raise UsageError(clash_refusal(e.clash, tuning.nodes)) from None
         path = self.file_path(stem)
         write_atomic(path, text)
-        layer = layer_file(tuning, mpich_default_tree(self.target.lib, COMPOSITION) if self.vendor == "mpich" and
-                           layer_changes(tuning, COMPOSITION) else None)
         if layer is not None:
             text, what = layer
             write_atomic(self.layer_path(path), text)
@@ -639,27 +642,38 @@ def reaches(tuning: Tuning, liveness: list[dict]) -> str:
 def agree(decisions: list[dict], tuning_of: Callable[[], Tuning], nodes: int) -> None:
     """Where the files would share one band between rank counts that chose differently (the
     inter-node step, which both libraries' formats key by the node count alone:
-    `tunelayers.clashes_of`), each of those rank counts' changes there goes back to the library's
-    default, the reason kept as a side-by-side withdrawal's: the file holds a shared band's choice
-    only where every rank count sharing it made it. `tuning_of` gives the file's bands of the
-    decisions as they stand."""
+    `tunelayers.clashes_of`), each of those rank counts' changes in the clashing sizes goes back
+    to the library's default, the reason kept as a side-by-side withdrawal's: the file holds a
+    shared band's choice only where every rank count sharing it made it. A change is in the
+    clashing sizes where the sizes its own measured size stands for (`own_sizes`) reach into them;
+    its neighbours elsewhere keep theirs, even where the file merged them into one band with it.
+    `tuning_of` gives the file's bands of the decisions as they stand."""
     while True:
         found = clashes_of(tuning_of())
         if not found:
             return
-        rules, before = tuning_of().rules, sum(d["chosen"] == DEFAULT for d in decisions)
+        before = sum(d["chosen"] == DEFAULT for d in decisions)
         for c in found:
             why = clash_reason(c, nodes)
+            chosen = {b.algorithm for b in c.choices}
             for d in decisions:
-                n = d["ranks"]
-                if d["collective"] != c.collective or n not in c.ranks or d["chosen"] not in c.choices \
+                if d["collective"] != c.collective or d["ranks"] not in c.ranks or d["chosen"] not in chosen \
                         or d["chosen"] == DEFAULT:
                     continue
-                bs = rules[c.collective][n]
-                if [b for b in bs if b.low <= d["size"]][-1] is [b for b in bs if b.low <= c.low][-1]:
+                low, high = own_sizes(decisions, d)
+                if (c.high is None or low < c.high) and (high is None or c.low < high):
                     d.update(tried=d["chosen"], chosen=DEFAULT, withdrawn=why)
         if sum(d["chosen"] == DEFAULT for d in decisions) == before:
             return  # nothing left to withdraw: the writer refuses the file in one line
+
+
+def own_sizes(decisions: list[dict], d: dict) -> tuple[int, int | None]:
+    """The sizes a decision's band covers in the file before neighbours alike are merged: from
+    its band's start (`tunefile.band_low`) up to the next measured size's (None: every larger)."""
+    sizes = sorted({e["size"] for e in decisions if e["collective"] == d["collective"] and e["ranks"] == d["ranks"]})
+    k = sizes.index(d["size"])
+    return (band_low(sizes[k - 1] if k else None, d["size"]),
+            band_low(sizes[k], sizes[k + 1]) if k + 1 < len(sizes) else None)
 
 
 def withdraw(decisions: list[dict], verified: dict[tuple, dict], otherwise: str) -> None:

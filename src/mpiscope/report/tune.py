@@ -12,8 +12,10 @@ from rich.table import Table
 
 from mpiscope.analysis.tune import KEEP, MEASURE, Ratio
 from mpiscope.analysis.policy import ANALYSIS
-from mpiscope.analysis.tunefile import Clash
-from mpiscope.analysis.tunelayers import BELOW, SETUP, TIMED, UNREAD, LevelProof
+from mpiscope.mpi.collectives import DEFAULT
+from mpiscope.analysis.tunefile import Band, Clash
+from mpiscope.analysis.tunelayers import BELOW, FALLBACK, MISSING, OTHER, SEGMENTS, SETUP, TIMED, UNABLE, \
+    UNREAD, LevelProof
 from mpiscope.util.atomic import write_atomic
 from mpiscope.util.units import human_size as fmt_bytes
 
@@ -37,32 +39,63 @@ def control_reason(c: dict) -> str:
             f"{c['ratio']:.3g} ({c['verdict']}), so this gain is not told apart from the machine's drift")
 
 
+def band_choice(b: Band) -> str:
+    """A band's choice as a clash names it: the algorithm with the value the file holds and its
+    parameters, which may be all two rank counts' choices differ in."""
+    if b.algorithm == DEFAULT:
+        return b.algorithm
+    detail = [b.value] if b.value and b.value not in b.algorithm else []  # han: the name holds it
+    detail += [f"{k}={v}" for k, v in b.params]
+    return f"{b.algorithm} ({', '.join(detail)})" if detail else b.algorithm
+
+
 def clash_reason(c: Clash, nodes: int) -> str:
     """Why a change was withdrawn before the file was written: its band is one the format shares
     between rank counts on the same nodes (`tunefile.Clash`), and they chose differently there."""
-    chose = ", ".join(f"{a} at {n}" for n, a in zip(c.ranks, c.choices))
+    chose = ", ".join(f"{band_choice(b)} at {n}" for n, b in zip(c.ranks, c.choices))
+    upto = f" up to {fmt_bytes(c.high)}" if c.high is not None else ""
     return (f"in the {c.file}, band {c.key} is one for {' and '.join(map(str, c.ranks))} ranks on {nodes} "
-            f"node(s), and they chose differently there ({chose})")
+            f"node(s), and they chose differently there from {fmt_bytes(c.low)}{upto} ({chose})")
+
+
+def clash_refusal(c: Clash, nodes: int) -> str:
+    """The writer's refusal of a shared band `agree` could not settle (`tunefile.BandClash`)."""
+    return (f"{c.collective}: {clash_reason(c, nodes)}: the file cannot hold both; tune these rank counts on "
+            f"different node counts, or race one choice (--algorithms)")
 
 
 def level_proof_text(p: LevelProof) -> str:
     """The evidence of a han level's proof (`analysis.tunelayers.han_level_proof`), quoting han's line."""
     forced = f"a rules file forcing {p.level}={p.component}, coll_han_verbose=80"
     sizes = ", ".join(str(s) for s in sorted({x.size for x in p.lookups}))
+    own = f"han's and the engine's own calls, up to {ANALYSIS.han_setup_bytes} bytes"
     if p.case == UNREAD:
         return f"han did not say it read its rules file ({forced}): nothing is proven"
+    if p.case == FALLBACK:
+        f = p.fallbacks[0]
+        why = {MISSING: f"found no module of {p.component} on the level's sub-communicator",
+               UNABLE: f"found {p.component}'s module unable to run this collective"}[f.why]
+        return (f"han's verbose output ({forced}) says it {why} and fell back to another component "
+                f"({len(p.fallbacks)} line(s), e.g. \"{f.line}\"): the forced component does not serve "
+                f"{p.collective}'s {p.level} level, so the timed calls do not consult it")
     if p.case == SETUP:
-        return (f"the timed size, {p.timed} bytes, is within the sizes of han's and the engine's own calls "
-                f"(up to {ANALYSIS.han_setup_bytes} bytes): a lookup there is not told from theirs; tune a "
-                f"larger size to prove this level")
-    if p.case == TIMED:
+        return (f"the timed size, {p.timed} bytes, is within the sizes of {own}: a lookup there is not told "
+                f"from theirs; tune a larger size to prove this level")
+    if p.case in (TIMED, SEGMENTS):
+        segments = (f" (the segments han cuts the timed {p.timed} bytes in: above {own})"
+                    if p.case == SEGMENTS else f" (timed: {p.timed} bytes)")
         return (f"han's verbose output ({forced}) names the forced component for the timed calls: "
-                f"{len(p.lookups)} lookup(s) of {p.collective} at its {p.level} level for {sizes}-byte messages "
-                f"(timed: {p.timed} bytes), e.g. \"{p.lookups[0].line}\"")
+                f"{len(p.lookups)} lookup(s) of {p.collective} at its {p.level} level for {sizes}-byte messages"
+                f"{segments}, e.g. \"{p.lookups[0].line}\"")
+    if p.case == OTHER:
+        named = ", ".join(sorted({x.component for x in p.lookups}))
+        return (f"han's verbose output ({forced}) names {named}, not {p.component}, for the timed calls of "
+                f"{p.collective} at its {p.level} level ({sizes}-byte messages), e.g. \"{p.lookups[0].line}\": "
+                f"the forcing rule did not reach them")
     if p.case == BELOW:
         return (f"han's verbose output ({forced}) names {p.collective}'s {p.level} level only for {sizes}-byte "
-                f"messages ({len(p.lookups)} line(s), below the timed {p.timed} bytes: han's and the engine's own "
-                f"calls), e.g. \"{p.lookups[0].line}\": the timed calls do not consult this level")
+                f"messages ({len(p.lookups)} line(s), {own}; the timed size is {p.timed} bytes), "
+                f"e.g. \"{p.lookups[0].line}\": the timed calls do not consult this level")
     return (f"han's verbose output ({forced}) names no lookup of {p.collective} at its {p.level} level: the "
             f"timed calls do not consult it")
 
