@@ -55,8 +55,13 @@ def test_the_headline_says_more_launches_would_not_narrow_a_busy_point():
     line = on_target(short, 0.05, asked=5)
     assert line.endswith("Fewer launches than the 5 asked: 1 point(s), pingpong 8 B")  # not said left out...
     line = on_target(short, 0.05, asked=5, left_out={("pingpong", 8, 2, None)})  # ...unless the run says so
-    assert line.endswith("Fewer launches than the 5 asked: 1 point(s), pingpong 8 B (1 of them left out of the "
-                         "first round's later launches while the machine still disturbed them: pingpong 8 B)")
+    assert line.endswith("Fewer launches than the 5 asked: 1 point(s), pingpong 8 B (all left out of the "
+                         "first round's later launches while the machine still disturbed them)")
+    two = aggregate(launches({0, 1, 2}, size=8)[:3] + launches(set(), size=1024)[:3])
+    line = on_target(two, 0.05, asked=5, left_out={("pingpong", 8, 2, None)})
+    assert line.endswith("Fewer launches than the 5 asked: 2 point(s), pingpong 8 B-1 KiB (2 sizes) (1 of them, "
+                         "pingpong 8 B, left out of the first round's later launches while the machine still "
+                         "disturbed them)")
 
 
 def test_the_first_round_measures_no_point_the_machine_still_disturbs(mpich_engine):

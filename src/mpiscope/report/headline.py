@@ -186,8 +186,8 @@ def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Coll
         line += f". Fewer launches than the {asked} asked: {len(few)} point(s), {_sizes(few)}"
         busy = [e for e in few if getattr(e, "point", e).key in left_out]  # plan.schedule.first_round_todo
         if busy:
-            line += (f" ({len(busy)} of them left out of the first round's later launches while the machine "
-                     f"still disturbed them: {_sizes(busy)})")
+            which = "all" if len(busy) == len(few) else f"{len(busy)} of them, {_sizes(busy)},"
+            line += f" ({which} left out of the first round's later launches while the machine still disturbed them)"
     return line
 
 
