@@ -87,13 +87,18 @@ def test_a_launch_narrowed_to_its_calm_points_is_written_down(mpich_engine, tmp_
     from mpiscope.plan.engine import engine_plan
     from mpiscope.plan.schedule import left_out_points
     from mpiscope_test_fixtures.synthetic import stored_run
-    part = Part(Plan(("pingpong",), 2, sizes="8,1K"), tag={"launch": 3, "part": 0})
-    run = stored_run(tmp_path, [], parts=[part])
-    entries = part.entries(engine_plan(mpich_engine, part.plan))
-    (narrowed,) = _narrowed(run, [part], [[e for e in entries if e.size == 1024]], mpich_engine)
-    assert run.meta().parts == [narrowed]
-    assert [e.size for e in narrowed.entries(engine_plan(mpich_engine, part.plan))] == [1024]
-    assert left_out_points(run.meta().extra) == {("pingpong", 8, 2, None)}
-    run.append([launch_point(1.0, 3, size=1024, part=0)])
-    assert remaining(run, SimpleNamespace(engine=mpich_engine), run.meta().parts) == [[]]
+    plans = [Plan(("pingpong",), 2, sizes="8,1K"), Plan(("pingpong",), 2, sizes="64")]
+    parts = [Part(plan, tag={"launch": launch, "part": 2 * (launch - 2) + k})
+             for launch in (2, 3) for k, plan in enumerate(plans)]
+    run = stored_run(tmp_path, [], parts=parts)
+    group = parts[2:]  # launch 3 of both parts
+    todo = [[e for e in p.entries(engine_plan(mpich_engine, p.plan)) if e.size == 1024] for p in group]
+    narrowed = _narrowed(run, group, todo, mpich_engine)
+    assert run.meta().parts == parts[:2] + narrowed  # launch 2 as it was
+    assert [[e.size for e in p.entries(engine_plan(mpich_engine, p.plan))] for p in run.meta().parts] == \
+        [[8, 1024], [64], [1024], []]
+    assert left_out_points(run.meta().extra) == {("pingpong", 8, 2, None), ("pingpong", 64, 2, None)}
+    run.append([launch_point(1.0, launch, size=size, part=part) for launch, size, part in
+                ((2, 8, 0), (2, 1024, 0), (2, 64, 1), (3, 1024, 2))])
+    assert remaining(run, SimpleNamespace(engine=mpich_engine), run.meta().parts) == [[], [], [], []]
     assert left_out_points({"first_round_left_out": [["pingpong", [8], 2, None, 3], "x"]}) == set()  # damaged

@@ -325,6 +325,8 @@ def _narrowed(run: Run, group: list[Part], todo: list[list[PlanPoint]], engine: 
     measured, and a resume does not take the points left out for points still to measure; the
     points left out, with their launch, are kept in run.json's extra (`LEFT_OUT`) for the headline."""
     meta = run.meta()
+    if meta.status == "unreadable":  # run.json damaged mid-run: `update` refuses in one line, naming it
+        run.update()
     parts, left = list(meta.parts), list(meta.extra.get(LEFT_OUT) or [])
     out = []
     for part, entries in zip(group, todo):

@@ -27,8 +27,9 @@ class Reason:
     (SMPI shares the link among them). Then the measurement's own state, where it can be the cause:
     `disturbed` (`cause`: what the results layer found) or `oversubscribed` only when the
     measured time is the longer (a disturbance adds time, it never takes it away); its `spread`
-    (relative half-width) past the target, which also comes before `in_flight` (a bw point
-    whose own interval is wider than the target says nothing of SMPI's sharing). What is left: off its regime's line (`regime`), or
+    (relative half-width) past the target. Where that interval is wider than the target, this
+    state of the measurement (disturbed, then spread) comes before `in_flight` too: such a bw
+    point says nothing of SMPI's sharing. What is left: off its regime's line (`regime`), or
     SimGrid's `algorithm` (of `selector`) for a collective."""
     kind: str
     cause: str = ""
