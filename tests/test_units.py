@@ -126,3 +126,17 @@ def test_time_bounds_follow_what_the_engine_says_bounds_each_point():
     assert Planned(points, max_time_s=0.5, timeout_s=2).bound_s() == 11 * 2
     assert Planned(points, max_time_s=0.5, reps=10**6).bound_s() == 11 * FIXED_REPS_PHASE_S
     assert Planned(points).wall_limit_s(points[1:]) == 3 * 1.0 + 60 + 2
+
+
+def test_runs_made_in_one_second_with_one_suffix_get_names_of_their_own(tmp_path, monkeypatch):
+    """A run's name is its second and 4 random hex digits: runs made within one second (a sweep,
+    a history's test series) may draw the same name; the second draws again instead of failing
+    (a FileExistsError once ended a test series of this suite)."""
+    import mpiscope.store.runs as runs
+    names = iter(["20261202-165652-18ad", "20261202-165652-18ad", "20261202-165652-18ae"])
+    monkeypatch.setattr(runs, "new_run_id", lambda: next(names))
+    first, second = Run.create(tmp_path), Run.create(tmp_path)
+    assert (first.id, second.id) == ("20261202-165652-18ad", "20261202-165652-18ae")
+    monkeypatch.setattr(runs, "new_run_id", lambda: "20261202-165652-18ad")
+    with pytest.raises(UsageError, match="every new run name tried exists already"):
+        Run.create(tmp_path)

@@ -134,8 +134,15 @@ class Run:
 
     @classmethod
     def create(cls, runs_dir: Path, meta: RunMeta | None = None) -> "Run":
-        path = Path(runs_dir) / new_run_id()
-        path.mkdir(parents=True)
+        for _ in range(64):  # runs made within one second may draw the same 4 hex digits: draw again
+            path = Path(runs_dir) / new_run_id()
+            try:
+                path.mkdir(parents=True)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise UsageError(f"cannot create a run in {runs_dir}: every new run name tried exists already")
         run = cls(path)
         meta = meta or RunMeta(id=run.id)
         meta.id, meta.status, meta.started = run.id, "running", utc_now()
