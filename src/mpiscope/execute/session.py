@@ -141,8 +141,9 @@ class Session:
                         yield from clock.pause(run)
                     # past the first few launches, points the machine still disturbs are not measured again
                     todo = first_round_todo(run.records(), group, m.target.engine, m.policy)
-                    out = self.measure(run, m.target, group if todo is None else _narrowed(run, group, todo, m.target.engine),
-                                       m.keep_going)
+                    if todo is not None:
+                        group = _narrowed(run, group, todo, m.target.engine)
+                    out = self.measure(run, m.target, group, m.keep_going)
                     outcome.merge(out)
                     if out.status == "interrupted" or (out.status == "failed" and not m.keep_going):
                         break
@@ -332,7 +333,8 @@ def _narrowed(run: Run, group: list[Part], todo: list[list[PlanPoint]], engine: 
     for part, entries in zip(group, todo):
         narrowed = replace(part, points=tuple(e.id for e in entries))
         kept = {e.id for e in entries}
-        left += [[*e.key, part.tag["launch"]] for e in part.entries(engine_plan(engine, part.plan)) if e.id not in kept]
+        left += [[*e.key, part.tag["launch"]] for e in part.entries(engine_plan(engine, part.plan))
+                 if e.id not in kept]
         parts[part.tag["part"]] = narrowed
         out.append(narrowed)
     run.update(parts=parts, extra={**meta.extra, LEFT_OUT: left})

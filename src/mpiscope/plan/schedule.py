@@ -66,14 +66,20 @@ def own_launches(records) -> int:
     return len({launch_of(r) for r in records if isinstance(r, Point) and "refinement_round" not in r.tag})
 
 
+def _among(entry: PlanPoint, part: Part, points: set) -> bool:
+    """Whether a plan entry of `part` is one of `points`, (point key, configuration) pairs as the
+    results layer keys them (a record's configuration may say more than the part's tag: its rank
+    order)."""
+    cfg = set(tag_configuration(part.tag))
+    return any(key == entry.key and cfg <= set(c) for key, c in points)
+
+
 def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci_target: float | None,
                 rng: random.Random) -> list[Part]:
     """One more launch of each part of the first round, measuring only the `short` points."""
     out = []
     for part in first_round:
-        cfg = set(tag_configuration(part.tag))  # a record's configuration may say more (its rank order)
-        entries = [e for e in part.entries(engine_plan(engine, part.plan))
-                   if any(key == e.key and cfg <= set(c) for key, c in short)]
+        entries = [e for e in part.entries(engine_plan(engine, part.plan)) if _among(e, part, short)]
         if not entries:
             continue
         plan = part.plan
@@ -147,12 +153,7 @@ def first_round_todo(records, parts: Sequence[Part], engine, policy: LaunchPolic
     busy = {(lp.key, lp.config) for lp in aggregate(records) if still_busy(lp)}
     if not busy:
         return None
-    todo = []
-    for part in parts:
-        cfg = set(tag_configuration(part.tag))  # a record's configuration may say more (its rank order)
-        todo.append([e for e in part.entries(engine_plan(engine, part.plan))
-                     if not any(key == e.key and cfg <= set(c) for key, c in busy)])
-    return todo
+    return [[e for e in part.entries(engine_plan(engine, part.plan)) if not _among(e, part, busy)] for part in parts]
 
 
 def samples_differ(lp: LaunchPoint) -> bool:

@@ -201,7 +201,7 @@ class Earlier:
         self._controls: dict[str, Any] = {}
         self._configs: dict[str, frozenset[str]] = {}
 
-    def _why_shifted(self, mine: Any, mine_configs: frozenset[str], other: RunView) -> str:
+    def why_shifted(self, mine: Any, mine_configs: frozenset[str], other: RunView) -> str:
         """Why `other` met another state of the machine than the run whose control is `mine` and
         whose configurations are `mine_configs` ("" when the controls agree, or one has none)."""
         if other.id not in self._controls:
@@ -221,7 +221,7 @@ class Earlier:
 
         def moved(run_id: str) -> str:
             if run_id not in shifted:
-                shifted[run_id] = self._why_shifted(mine, mine_configs, by_id[run_id])
+                shifted[run_id] = self.why_shifted(mine, mine_configs, by_id[run_id])
             return shifted[run_id]
 
         learnt = learn(launch_points(run), self._points, moved)
@@ -275,11 +275,5 @@ def shifted_runs(run: RunView, others: Sequence[RunView]) -> dict[str, str]:
     """The runs of `others` whose machine-state control moved against `run`'s (results.control;
     its MPI pingpong too where both are one configuration), each with the reason: a drift learnt
     across a switch of the machine's state would be that switch's, not the configuration's."""
-    mine = run_control(run.records(), run.id)
-    out = {}
-    for other in others:
-        shift = control_shift(mine, run_control(other.records(), other.id),
-                              same_config=same_configuration([run], [other]))
-        if shift is not None and shift.shifted:
-            out[other.id] = shift.text
-    return out
+    earlier, mine, configs = Earlier(others), run_control(run.records(), run.id), configurations(run)
+    return {other.id: why for other in others if (why := earlier.why_shifted(mine, configs, other))}
