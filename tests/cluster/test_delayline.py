@@ -38,17 +38,21 @@ def test_a_set_delay_is_recovered_by_a_pingpong(delay_hosts, delay):
 
 def test_rate_and_delay_together(delay_hosts):
     """A token bucket of 200 Mbit/s with 1 ms after it: a stream gets the rate, a ping-pong the
-    delay. Within 10 %: the stream was 1-1.5 % under the rate (tbf counts the headers too)."""
+    delay. The rate is a ceiling: a stream starved of CPU (the line, its sender and its receiver
+    share two cores with whatever else runs) falls under it, never over, so the fastest of three
+    streams is the link's. Within 10 %: the fastest was 1-1.5 % under the rate (tbf counts the
+    headers too); one stream alone read 14 % under it on a busy CI machine."""
     c = delay_hosts
     c.shape("200mbit", delay="1ms")
     try:
         assert "tbf" in c.qdisc(0) and "rate 200Mbit" in c.qdisc(0)
         nbytes = 8 << 20
-        rate_bits = 8 * nbytes / stream_seconds(c, nbytes)
+        rates = [8 * nbytes / stream_seconds(c, nbytes) for _ in range(3)]
         trips = round_trips(c, 20)
     finally:
         c.unshape()
-    assert rate_bits == pytest.approx(200e6, rel=0.1)
+    assert max(rates) == pytest.approx(200e6, rel=0.1), rates
+    assert max(rates) <= 200e6 * 1.01, rates  # never faster than the bucket lets through
     assert min(trips) >= 2e-3
 
 
