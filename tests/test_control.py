@@ -119,6 +119,48 @@ def test_a_switched_launch_is_flagged_with_its_cause(tmp_path):
     assert results_of([quiet]).launches_switched == {}
 
 
+def test_a_run_split_three_and_three_between_states_is_seen(tmp_path):
+    """Six launches, three with the handoff at 0.07 us and three at 0.30 (a run measured here):
+    one median over all would fall between them and their MAD hide both. The run's main state is
+    the one holding its first launch, the other three launches are flagged, and against a run
+    wholly in the first state the split run differs by its other state where every launch is
+    read (`states`, as `compare` reads runs), not where the switched launches are left out."""
+    rng = np.random.default_rng(21)
+    split = run_records(rng, launches=6, handoff=[0.07, 0.30, 0.07, 0.30, 0.30, 0.07])
+    rc = run_control(split, "s")
+    assert rc is not None
+    states = rc.levels["handoff_us"].states()
+    assert 0.065 < states.level < 0.075 and states.other is not None and 0.28 < states.other < 0.32
+    assert set(rc.switched()) == {("s", 1), ("s", 3), ("s", 4)}
+    steady = run_control(run_records(rng, launches=6, handoff=0.07), "q")
+    for base, cand in ((steady, rc), (rc, steady)):
+        shift = control_shift(base, cand, states=True)
+        assert shift is not None and shift.shifted and shift.piece == "handoff_us", shift
+        # history leaves the switched launches out of a run's estimate: there the main states agree
+        assert not control_shift(base, cand).shifted
+    assert not control_shift(steady, run_control(run_records(rng, launches=6, handoff=0.07), "r"),
+                             states=True).shifted
+    # one odd launch is flagged but is no state of its own: the level stays the others'
+    odd = run_control(run_records(rng, launches=6, handoff=[0.07] * 5 + [0.30]), "o")
+    assert odd is not None and 0.065 < odd.levels["handoff_us"].level < 0.075
+    assert odd.levels["handoff_us"].states().other is None
+    assert set(odd.switched()) == {("o", 5)}
+    assert not control_shift(steady, odd, states=True).shifted
+
+
+def test_compare_of_a_run_split_between_states_says_the_state_differs(tmp_path, capsys):
+    """`compare` reads every launch of both runs: a run half in another state is not compared as
+    if in one, though its level (the main state's) agrees with the other run's."""
+    rng = np.random.default_rng(22)
+    base = stored_run(tmp_path, run_records(rng, launches=6, handoff=0.07))
+    cand = stored_run(tmp_path, run_records(rng, launches=6, slower=1.8,
+                                            handoff=[0.07, 0.30, 0.07, 0.30, 0.30, 0.07]))
+    from mpiscope.cli import main
+    assert main(["compare", base.id, cand.id, "--runs-dir", str(tmp_path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 slower" in text and "3 inconclusive because the machine's state differs" in text, text
+
+
 def test_history_learns_no_drift_across_a_control_shift(tmp_path):
     rng = np.random.default_rng(9)
     earlier = [stored_run(tmp_path, run_records(rng, handoff=h)) for h in (0.27, 0.07, 0.27)]

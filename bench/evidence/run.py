@@ -205,7 +205,7 @@ class Tally:
         pa, pb = points(first), points(second)
         (va,), (vb,) = api.compare_side(first), api.compare_side(second)
         shift = control_shift(run_control(va.records(), va.id), run_control(vb.records(), vb.id), self.policy,
-                              same_configuration([va], [vb]))
+                              same_configuration([va], [vb]), states=True)  # as `compare` reads two runs
         if shift is not None and shift.shifted:
             o = self.other_state[load]
             for key, (m, lo, hi, _) in pa.items():

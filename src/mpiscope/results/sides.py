@@ -30,7 +30,7 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
                           side_control([(r.id, r.records()) for r in cand]), policy,
-                          same_configuration(base, cand))
+                          same_configuration(base, cand), states=True)
     # simulated sides repeat their figures: no stated prior drift, only one learnt from runs that differ
     simulated = all(run_platforms(r) for r in (*base, *cand))
     return compare_runs([r.records().points for r in base], [r.records().points for r in cand],
