@@ -46,6 +46,18 @@ def test_steal_invalid_samples_and_clock_error_each_name_their_cause():
     assert every.count("; ") == 3 and every.startswith("involuntary")
 
 
+def test_a_clock_bound_alone_is_not_called_a_busy_machine():
+    """A tiny collective shorter than the ranks' clocks agree is flagged on an idle machine too:
+    its flag names the clocks, not a busy machine, unless another cause joins it."""
+    from mpiscope.results.disturbance import clock_bound_only
+    from mpiscope.results.evidence import busy_flag
+    clock = cause(with_(clock_error_share=CLOCK_ERROR_SHARE * 1.2))
+    assert clock_bound_only(clock) and busy_flag(clock) == f"shorter than the clocks agree: {clock}"
+    both = cause(with_(clock_error_share=CLOCK_ERROR_SHARE * 1.2, steal_s=1.0))
+    assert not clock_bound_only(both) and busy_flag(both) == f"machine busy: {both}"
+    assert not clock_bound_only("") and busy_flag("invalid samples 40%").startswith("machine busy: ")
+
+
 def test_the_worst_rank_decides_and_unknowns_are_ignored():
     p = Point("pingpong", 8, 2, Stats(90), invalid=0, warmup=10, elapsed_s=0.5,
               disturbance={"nvcsw": [0, 0], "nivcsw": [2, 40], "steal_s": [None, None], "run_queue": [3, 4],

@@ -33,7 +33,9 @@ def test_the_headline_counts_are_the_exported_intervals_counts(cli, tmp_path):
     assert len(df) == 6
 
     # the counts, read off the exported intervals over the run's launches
-    busy = df["evidence"].fillna("").str.startswith("machine busy")
+    flags = df["evidence"].fillna("")
+    clocked = flags.str.startswith("shorter than the clocks agree")
+    busy = flags.str.startswith("machine busy") | clocked
     half = df["launch_half_width_rel"]
     assert (half - (df["launch_ci_high_us"] - df["launch_ci_low_us"]) / 2 / df["time_median_us"]).abs().max() < 1e-9
     within, wider = int(((half <= TARGET) & ~busy).sum()), int(((half > TARGET) & ~busy).sum())
@@ -43,7 +45,8 @@ def test_the_headline_counts_are_the_exported_intervals_counts(cli, tmp_path):
     assert int(said[1]) == len(df) and int(said[2]) == within
     assert (f"{wider} wider: about " in evidence) == (wider > 0)
     assert (f"{bare} without an interval" in evidence) == (bare > 0)
-    assert (f"{int(busy.sum())} on a busy machine" in evidence) == bool(busy.any())
+    assert (f"{int((busy & ~clocked).sum())} on a busy machine" in evidence) == bool((busy & ~clocked).any())
+    assert (f"{int(clocked.sum())} shorter than the ranks' clocks agree" in evidence) == bool(clocked.any())
     assert within + wider + bare + int(busy.sum()) == len(df)  # they add up
 
     # the latency line prints the exported interval over the launches (unless it is flagged)

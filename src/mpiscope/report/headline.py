@@ -156,9 +156,11 @@ def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Coll
     """What the figures rest on, by the intervals printed (each point's interval over this run's
     launches, `LaunchPoint.launch_ci`, which the launch target applies to): the points within the
     target, those wider (and about how many more launches would narrow them: `launches_needed`),
-    those without an interval or on a busy machine; they add up to every point. Then the points
+    those without an interval, on a busy machine or shorter than the clocks agree (the clock
+    synchronisation's bound the only cause); they add up to every point. Then the points
     measured in fewer launches than `asked` (the run's first round), named, and which of them
     (point keys `left_out`) the first round left out of its later launches as still disturbed."""
+    from mpiscope.results.disturbance import CLOCK_ERROR_SHARE, clock_bound_only
     from mpiscope.results.evidence import wider as wider_than
     from mpiscope.results.launches import launches_needed
     if not estimates:
@@ -175,9 +177,13 @@ def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Coll
                       f"(median; {more[-1]} for the widest)")
     if bare:
         counts.append(f"{len(bare)} without an interval")
-    if busy:
-        counts.append(f"{len(busy)} on a busy machine (no usable interval; more launches on it would not narrow "
-                      f"one)")
+    clocked = [e for e in busy if clock_bound_only(e.busy)]
+    if len(busy) > len(clocked):
+        counts.append(f"{len(busy) - len(clocked)} on a busy machine (no usable interval; more launches on it "
+                      f"would not narrow one)")
+    if clocked:
+        counts.append(f"{len(clocked)} shorter than the ranks' clocks agree (clock-sync error beyond "
+                      f"{CLOCK_ERROR_SHARE:g} x one event in most launches; no usable interval)")
     least, most = min(e.launches for e in estimates), max(e.launches for e in estimates)
     launches = f"{most} launch{'es' if most > 1 else ''}" if least == most else f"{least}-{most} launches"
     line = f"evidence: {len(estimates)} points from {launches}: " + "; ".join(counts)

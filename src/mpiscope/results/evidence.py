@@ -1,5 +1,6 @@
 """What a point's interval can say (docs/statistics.md, "Evidence"): "" when it informs; "machine
-busy: CAUSE" when most launches were disturbed; "insufficient evidence: about N more launches"
+busy: CAUSE" when most launches were disturbed ("shorter than the clocks agree: CAUSE" when the
+clock synchronisation's bound was the only cause); "insufficient evidence: about N more launches"
 when high/low exceeds POLICY.max_span. Every reader shows this text in place of such a band; the
 headline, which shows the interval over the run's launches alone, flags that one
 (`launch_evidence`)."""
@@ -10,6 +11,7 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
+from mpiscope.results.disturbance import clock_bound_only
 from mpiscope.results.launches import LaunchPoint, launches_needed
 from mpiscope.results.policy import POLICY, Policy
 
@@ -27,11 +29,18 @@ def more_launches(lp: LaunchPoint, policy: Policy = POLICY) -> int | None:
     return max(launches_needed(lp, max(target, 1e-6)) - lp.launches, 1)
 
 
+def busy_flag(cause: str) -> str:
+    """The flag of a point most of whose launches were disturbed by `cause`: "machine busy:
+    CAUSE", or "shorter than the clocks agree: CAUSE" where the clock synchronisation's bound is
+    the only cause (the tiny collectives of an idle machine; a busy one widens the bound too)."""
+    return f"shorter than the clocks agree: {cause}" if clock_bound_only(cause) else f"machine busy: {cause}"
+
+
 def launch_evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of `lp`'s interval over this run's launches alone (`LaunchPoint.launch_ci`, the
     headline's): '' when it informs; more launches always narrow it, so the number is theirs."""
     if lp.busy:
-        return f"machine busy: {lp.busy}"
+        return busy_flag(lp.busy)
     low, high = lp.launch_ci
     if low and high and low > 0 and high / low > policy.max_span:
         span = float(np.expm1(np.log(policy.max_span) / 2))
@@ -49,7 +58,7 @@ def wider(points: Sequence, target: float) -> list:
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of one point: '' when its interval informs."""
     if lp.busy:
-        return f"machine busy: {lp.busy}"
+        return busy_flag(lp.busy)
     if lp.ci_low and lp.ci_high and lp.ci_low > 0 and lp.ci_high / lp.ci_low > policy.max_span:
         n = more_launches(lp, policy)
         return ("insufficient evidence: more runs needed (the drift from run to run is wider than the bound)"
