@@ -121,8 +121,9 @@ def test_a_switched_launch_is_flagged_with_its_cause(tmp_path):
 
 def test_a_run_split_three_and_three_between_states_is_seen(tmp_path):
     """Six launches, three with the handoff at 0.07 us and three at 0.30 (a run measured here):
-    one median over all would fall between them and their MAD hide both. The run's main state is
-    the one holding its first launch, the other three launches are flagged, and against a run
+    one median over all would fall between them and their MAD hide both. No state holds a
+    majority: the run's main state is the one holding its first launch, the other three launches
+    are flagged, and against a run
     wholly in the first state the split run differs by its other state where every launch is
     read (`states`, as `compare` reads runs), not where the switched launches are left out."""
     rng = np.random.default_rng(21)
@@ -140,12 +141,15 @@ def test_a_run_split_three_and_three_between_states_is_seen(tmp_path):
         assert not control_shift(base, cand).shifted
     assert not control_shift(steady, run_control(run_records(rng, launches=6, handoff=0.07), "r"),
                              states=True).shifted
-    # one odd launch is flagged but is no state of its own: the level stays the others'
-    odd = run_control(run_records(rng, launches=6, handoff=[0.07] * 5 + [0.30]), "o")
-    assert odd is not None and 0.065 < odd.levels["handoff_us"].level < 0.075
-    assert odd.levels["handoff_us"].states().other is None
-    assert set(odd.switched()) == {("o", 5)}
-    assert not control_shift(steady, odd, states=True).shifted
+    # a minority (one odd launch, or two of six) is flagged but is no state of the run: the level
+    # stays the others' and the runs compare as in one state
+    for k, minority in ((6, [5]), (6, [1, 4])):
+        handoffs = [0.30 if i in minority else 0.07 for i in range(k)]
+        odd = run_control(run_records(rng, launches=k, handoff=handoffs), "o")
+        assert odd is not None and 0.065 < odd.levels["handoff_us"].level < 0.075
+        assert odd.levels["handoff_us"].states().other is None
+        assert set(odd.switched()) == {("o", i) for i in minority}
+        assert not control_shift(steady, odd, states=True).shifted
 
 
 def test_compare_of_a_run_split_between_states_says_the_state_differs(tmp_path, capsys):
