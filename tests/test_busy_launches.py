@@ -102,3 +102,22 @@ def test_a_launch_narrowed_to_its_calm_points_is_written_down(mpich_engine, tmp_
                 ((2, 8, 0), (2, 1024, 0), (2, 64, 1), (3, 1024, 2))])
     assert remaining(run, SimpleNamespace(engine=mpich_engine), run.meta().parts) == [[], [], [], []]
     assert left_out_points({"first_round_left_out": [["pingpong", [8], 2, None, 3], "x"]}) == set()  # damaged
+
+
+def test_points_shorter_than_the_clocks_agree_are_counted_apart():
+    """A point disturbed in most launches by the clock-sync bound alone is flagged and counted as
+    shorter than the ranks' clocks agree; one where another cause joins the clock's is busy."""
+    from mpiscope.results.evidence import launch_evidence
+
+    def clocked(by: dict[int, str], size: int) -> list:
+        marks = {"clock": {"clock_sync": {"error_share": 3.0}}, "late": {"invalid": 500}}
+        return [replace(p, **marks[by[k]]) if k in by else p for k, p in enumerate(launches(set(), size))]
+    tiny = clocked({1: "clock", 3: "clock", 4: "clock"}, 4)
+    mixed = clocked({1: "clock", 3: "clock", 4: "late"}, 64)
+    points = aggregate(tiny + mixed + launches({1, 3, 4}, size=8) + launches(set(), size=1024))
+    by_size = {lp.size: lp for lp in points}
+    assert launch_evidence(by_size[4]).startswith("shorter than the clocks agree: clock-sync error 3.0 x one event")
+    assert launch_evidence(by_size[64]).startswith("machine busy: clock-sync error")
+    line = on_target(points, 0.05)
+    assert "2 on a busy machine (no usable interval" in line
+    assert "1 shorter than the ranks' clocks agree (clock-sync error beyond 2 x one event" in line

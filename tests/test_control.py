@@ -133,6 +133,15 @@ def test_a_run_split_three_and_three_between_states_is_seen(tmp_path):
     states = rc.levels["handoff_us"].states()
     assert 0.065 < states.level < 0.075 and states.other is not None and 0.28 < states.other < 0.32
     assert set(rc.switched()) == {("s", 1), ("s", 3), ("s", 4)}
+    # the first launch's state leads a tie, whichever it is
+    mirrored = run_control(run_records(rng, launches=6, handoff=[0.30, 0.07, 0.30, 0.07, 0.07, 0.30]), "m")
+    assert mirrored is not None and 0.28 < mirrored.levels["handoff_us"].level < 0.32
+    assert set(mirrored.switched()) == {("m", 1), ("m", 3), ("m", 4)}
+    # two launches apart, or a split copy, make no states (the copy names no launch either)
+    two = run_control(run_records(rng, launches=2, handoff=[0.07, 0.30]), "t")
+    assert two is not None and two.levels["handoff_us"].states().other is None
+    copies = [control(rng, k, copy=200.0 if k % 2 else 100.0) for k in range(6)]
+    assert run_control(copies, "c").levels["copy_us"].states().other is None
     steady = run_control(run_records(rng, launches=6, handoff=0.07), "q")
     for base, cand in ((steady, rc), (rc, steady)):
         shift = control_shift(base, cand, states=True)
@@ -143,9 +152,9 @@ def test_a_run_split_three_and_three_between_states_is_seen(tmp_path):
                              states=True).shifted
     # a minority (one odd launch, or two of six) is flagged but is no state of the run: the level
     # stays the others' and the runs compare as in one state
-    for k, minority in ((6, [5]), (6, [1, 4])):
-        handoffs = [0.30 if i in minority else 0.07 for i in range(k)]
-        odd = run_control(run_records(rng, launches=k, handoff=handoffs), "o")
+    for minority in ([5], [1, 4]):
+        handoffs = [0.30 if i in minority else 0.07 for i in range(6)]
+        odd = run_control(run_records(rng, launches=6, handoff=handoffs), "o")
         assert odd is not None and 0.065 < odd.levels["handoff_us"].level < 0.075
         assert odd.levels["handoff_us"].states().other is None
         assert set(odd.switched()) == {("o", i) for i in minority}

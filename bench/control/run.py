@@ -93,7 +93,7 @@ def tally(runs_dir: Path) -> None:
             runs = np.std(np.log([x.level for x in lv]), ddof=1) if len(lv) > 1 else float("nan")
             print(f"  {NAMES[piece]:19s} level {np.median([x.level for x in lv]):7.3g} us (runs "
                   f"{min(x.level for x in lv):.3g}-{max(x.level for x in lv):.3g}); log SD within a launch "
-                  f"{within:.3f}, between launches {between:.3f}, between runs {runs:.3f}"
+                  f"{within:.3f}, between launches of its main state {between:.3f}, between runs {runs:.3f}"
                   + ("" if piece in PIECES else "  (the library's configuration changes it)"))
     pairs = [(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]]
     counts = {"without": [0, 0], "with": [0, 0, 0]}

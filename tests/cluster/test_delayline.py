@@ -63,7 +63,10 @@ def test_a_medium_message_pays_every_byte_at_the_rate(delay_hosts):
     c.shape("200mbit", delay="1ms")
     c.line.lateness()
     try:
-        small, medium = round_trips(c, 20, 8), round_trips(c, 20, 64 << 10)
+        # the fastest of 60 round trips: a trip slowed by the CPU (the line and both ends share
+        # two cores) is never faster than the line lets it be; of 20, the fastest read +6.6 %
+        # with a test run beside it
+        small, medium = round_trips(c, 60, 8), round_trips(c, 60, 64 << 10)
         late = c.line.lateness()
     finally:
         c.unshape()

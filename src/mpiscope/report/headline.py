@@ -160,8 +160,8 @@ def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Coll
     synchronisation's bound the only cause); they add up to every point. Then the points
     measured in fewer launches than `asked` (the run's first round), named, and which of them
     (point keys `left_out`) the first round left out of its later launches as still disturbed."""
-    from mpiscope.results.disturbance import CLOCK_ERROR_SHARE, clock_bound_only
-    from mpiscope.results.evidence import wider as wider_than
+    from mpiscope.results.disturbance import CLOCK_ERROR_SHARE
+    from mpiscope.results.evidence import clock_bound, wider as wider_than
     from mpiscope.results.launches import launches_needed
     if not estimates:
         return ""
@@ -177,7 +177,7 @@ def on_target(estimates: Sequence, target: float, asked: int = 0, left_out: Coll
                       f"(median; {more[-1]} for the widest)")
     if bare:
         counts.append(f"{len(bare)} without an interval")
-    clocked = [e for e in busy if clock_bound_only(e.busy)]
+    clocked = [e for e in busy if clock_bound(e)]
     if len(busy) > len(clocked):
         counts.append(f"{len(busy) - len(clocked)} on a busy machine (no usable interval; more launches on it "
                       f"would not narrow one)")

@@ -6,9 +6,11 @@ pingpong decides only between launches of one configuration (`IDENTITY_PIECES`: 
 launches, or two sides of the same configuration identity, results.history.same_configuration),
 where nothing but the machine can move it.
 
-A run's noise for a piece is the larger of its launches' spread (a robust SD of their log
-medians) and what one launch's median can tell (its repetitions' log SD over the root of their
-number), never below the policy's floor: a shift is a move of the level beyond
+A run's level for a piece is its main state's (`Level.states`: launches split at a switch, the
+larger group, or on a tie the first launch's; a tie makes the other group a state of the run
+too), its noise the larger of those launches' spread (a robust SD of their log medians) and
+what one launch's median can tell (its repetitions' log SD over the root of their number),
+never below the policy's floor: a shift is a move of the level beyond
 `POLICY.control_shift_sd` times that noise and beyond `POLICY.control_min_ratio`."""
 from __future__ import annotations
 
@@ -31,12 +33,8 @@ NAMES = {"compute_us": "compute loop", "copy_us": "memory copy", "handoff_us": "
          "mpi_pingpong_us": "MPI pingpong"}
 
 
-def _log_sd(xs: Sequence[float], policy: Policy) -> float:
-    """A robust SD of the logs: the MAD's (0 for fewer than 2 values)."""
-    return _mad(np.log(np.asarray(xs, float)), policy)
-
-
 def _mad(logs: np.ndarray, policy: Policy) -> float:
+    """A robust SD of `logs`: the MAD's (0 for fewer than 2 values)."""
     if len(logs) < 2:
         return 0.0
     return float(policy.mad_sigma * np.median(np.abs(logs - np.median(logs))))
@@ -92,7 +90,9 @@ class Level:
         0.07 us in three launches, 0.26-0.33 in three)."""
         logs = np.log(np.asarray(self.launches, float))
         whole = States(float(np.exp(np.median(logs))), _mad(logs, policy), None)
-        if len(logs) < 2:
+        # two launches 1.25x apart are no two states; the copy names no launch (its launches
+        # moved 1.3-1.9x with the points unmoved) and so splits no run either
+        if len(logs) < policy.min_launches or self.piece in policy.control_launch_excluded:
             return whole
         order = np.argsort(logs, kind="stable")
         gaps = np.diff(logs[order])
@@ -103,7 +103,8 @@ class Level:
             return whole
         main, other = (low, high) if len(low) > len(high) or (len(low) == len(high) and 0 in low) else (high, low)
         return States(float(np.exp(np.median(logs[main]))), _mad(logs[main], policy),
-                      float(np.exp(np.median(logs[other]))) if len(other) == len(main) else None)
+                      float(np.exp(np.median(logs[other])))
+                      if len(other) == len(main) and len(other) >= policy.mode_min_launches else None)
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class RunControl:
                 fig = getattr(c, piece)
                 if fig is None:
                     continue
-                ratio = fig.median / lv.level
+                ratio = fig.median / lv.states(policy).level
                 moved = _moved(ratio, noise, policy, piece)
                 against = abs(math.log(ratio)) / noise
                 if moved and against > best.get(key, (0.0, ""))[0]:
@@ -231,7 +232,7 @@ def control_shift(base: RunControl | None, cand: RunControl | None, policy: Poli
         b, c = bl[piece].states(policy), cl[piece].states(policy)
         noise = max(bl[piece].noise(policy), cl[piece].noise(policy))
         ratios = [c.level / b.level]
-        if states:
+        if states:  # two runs split alike but led by different states read as differing: inconclusive, not wrong
             ratios += [c.other / b.level] if c.other is not None else []
             ratios += [c.level / b.other] if b.other is not None else []
         for ratio in ratios:

@@ -102,8 +102,8 @@ CLOCK_CAUSE = "clock-sync error"
 
 def clock_bound_only(cause: str) -> bool:
     """Whether the clock synchronisation's error bound is the whole of `cause`: an event shorter
-    than the ranks' clocks agree (a 4 B bcast's 0.14 us under a bound of 0.2-0.25 us on an idle
-    machine), which no load need explain."""
+    than the ranks' clocks agree (a 4 B bcast's 0.14 us under a bound five times that on an
+    idle machine), which no load need explain."""
     parts = [c for c in cause.split("; ") if c]
     return bool(parts) and all(c.startswith(CLOCK_CAUSE) for c in parts)
 

@@ -29,18 +29,26 @@ def more_launches(lp: LaunchPoint, policy: Policy = POLICY) -> int | None:
     return max(launches_needed(lp, max(target, 1e-6)) - lp.launches, 1)
 
 
-def busy_flag(cause: str) -> str:
-    """The flag of a point most of whose launches were disturbed by `cause`: "machine busy:
-    CAUSE", or "shorter than the clocks agree: CAUSE" where the clock synchronisation's bound is
-    the only cause (the tiny collectives of an idle machine; a busy one widens the bound too)."""
-    return f"shorter than the clocks agree: {cause}" if clock_bound_only(cause) else f"machine busy: {cause}"
+def clock_bound(lp: object) -> bool:
+    """Whether a point most of whose launches were disturbed (`busy`) was disturbed by nothing but
+    the clock synchronisation's bound, in every launch left out (`disturbed`): an event shorter
+    than the ranks' clocks agree, the tiny collectives of an idle machine too."""
+    causes = getattr(lp, "disturbed", ()) or (getattr(lp, "busy", ""),)
+    return bool(getattr(lp, "busy", "")) and all(clock_bound_only(c) for c in causes)
+
+
+def busy_flag(lp: LaunchPoint) -> str:
+    """The flag of a point most of whose launches were disturbed: "machine busy: CAUSE" (the
+    commonest cause), or "shorter than the clocks agree: CAUSE" where the clock bound was the
+    only cause (`clock_bound`)."""
+    return f"shorter than the clocks agree: {lp.busy}" if clock_bound(lp) else f"machine busy: {lp.busy}"
 
 
 def launch_evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of `lp`'s interval over this run's launches alone (`LaunchPoint.launch_ci`, the
     headline's): '' when it informs; more launches always narrow it, so the number is theirs."""
     if lp.busy:
-        return busy_flag(lp.busy)
+        return busy_flag(lp)
     low, high = lp.launch_ci
     if low and high and low > 0 and high / low > policy.max_span:
         span = float(np.expm1(np.log(policy.max_span) / 2))
@@ -58,7 +66,7 @@ def wider(points: Sequence, target: float) -> list:
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of one point: '' when its interval informs."""
     if lp.busy:
-        return busy_flag(lp.busy)
+        return busy_flag(lp)
     if lp.ci_low and lp.ci_high and lp.ci_low > 0 and lp.ci_high / lp.ci_low > policy.max_span:
         n = more_launches(lp, policy)
         return ("insufficient evidence: more runs needed (the drift from run to run is wider than the bound)"
