@@ -18,6 +18,7 @@ MIN_SWITCHES = POLICY.min_switches
 STEAL_SHARE = POLICY.steal_share
 INVALID_SHARE = POLICY.invalid_share
 CLOCK_ERROR_SHARE = POLICY.clock_error_share
+CLOCK_CAUSE = "clock-sync error"  # how `cause` names the clock bound, read by `clock_bound_only`
 
 
 @dataclass  # not frozen: one is made per point and launch, and a frozen one costs 3 x as much
@@ -95,9 +96,6 @@ def cause(c: Counters) -> str:
     if c.clock_error_share is not None and c.clock_error_share > CLOCK_ERROR_SHARE:
         found.append(f"{CLOCK_CAUSE} {c.clock_error_share:.1f} x one event")
     return "; ".join(found)
-
-
-CLOCK_CAUSE = "clock-sync error"
 
 
 def clock_bound_only(cause: str) -> bool:
