@@ -64,15 +64,18 @@ def test_a_medium_message_pays_every_byte_at_the_rate(delay_hosts):
     c.line.lateness()
     try:
         # the fastest of 60 round trips: a trip slowed by the CPU (the line and both ends share
-        # two cores) is never faster than the line lets it be; of 20, the fastest read +6.6 %
-        # with a test run beside it
+        # two cores) is never faster than the line lets it be
         small, medium = round_trips(c, 60, 8), round_trips(c, 60, 64 << 10)
         late = c.line.lateness()
     finally:
         c.unshape()
     per_way = (min(medium) - min(small)) / 2
-    # the message's packets carry 40 B of IP and TCP headers each, +0.1 %
-    assert per_way == pytest.approx((64 << 10) / 25e6, rel=0.05), per_way
+    # Never early: the line charges every byte at the rate (the packets' 40 B of IP and TCP
+    # headers add 0.1 %); a burst let through at once would read near 0. Late by what the line
+    # and the ends add to a 64 KiB message's two packets beside an 8 B one's: +1.6-1.9 % alone,
+    # +1.7-4.9 % after this module's other tests, +6.6 % and +8.6 % in two runs of the whole
+    # suite on a fresh clone (3 December); a line charging twice would read +100 %.
+    assert 0.97 * (64 << 10) / 25e6 <= per_way <= 1.2 * (64 << 10) / 25e6, per_way
     # the line's own cost, printed by bench/twin/delay.py: it polls only the last few us before a
     # packet falls due (50 us at most), not the whole wait
     assert late.cpu_share < 0.5, late
