@@ -10,7 +10,8 @@ and on and off every few seconds during an interleaved session). Per load:
   first (MPICH: MPIR_CVAR_CH4_CMA_ENABLE=0, large messages copied twice; Open MPI:
   OMPI_MCA_btl_sm_eager_limit=256);
 * interleaved (one `mpiscope run --vs` session: the configuration, itself again, the perturbed):
-  the same two comparisons, paired by block;
+  the same two comparisons, paired by block, with the session's second stage (the points its look
+  left undecided, measured in as many blocks again; each look at the two-look level);
 * for both: the share of same-against-same points called slower or faster (target <= 5 %),
   and of the points the perturbation moves by 50 % or more, the share called slower (faster, for
   a speed-up: power, target >= 90 % interleaved) and the share called same (target 0). Which
@@ -36,7 +37,8 @@ minutes: one MPI, one repeat, one hang run of a short command.
     python bench/evidence/run.py [--mpi embedded,openmpi] [--loads quiet,half,four,moving]
         [--repeats N] [--launches N] [--hang-runs N] [--hang-args ARGS] [--quick] [--keep DIR]
     python bench/evidence/run.py --reanalyse DIR   # the cells a --keep DIR holds, analysed again
-        # (after the full tables, the state rule before and after: `BEFORE`)
+        # (after the full tables, before and after: the interleaved verdicts of the first stage
+        # alone, at one look's level, against the whole session's)
 """
 from __future__ import annotations
 
@@ -56,21 +58,19 @@ from pathlib import Path
 
 import numpy as np
 
-from dataclasses import replace
 
 from mpiscope import api
+from mpiscope.results.compare import PointChange, compare_runs
 from mpiscope.results.control import control_shift, run_control
 from mpiscope.results.history import same_configuration
+from mpiscope.results.points import launch_of
 from mpiscope.results.policy import POLICY, Policy
-from mpiscope.results.sides import compare_sides
+from mpiscope.results.sides import STAGES, compare_sides, interleaved_blocks
 from mpiscope.results.table import unmeasured
 
 PERTURB = {"embedded": "MPIR_CVAR_CH4_CMA_ENABLE=0", "openmpi": "OMPI_MCA_btl_sm_eager_limit=256"}
 SAME = "MPISCOPE_EVIDENCE_SAME=1"  # a variable nothing reads: the configuration against itself
 LOADS = ("quiet", "half", "four", "moving")
-# The state rule switched off (docs/statistics.md, "The machine-state control"): the MPI pingpong
-# never decides, and a switch covers only the control's own move.
-BEFORE = replace(POLICY, control_mpi_same_config=False, control_cover_max=False)
 
 
 def _busy(stop: "multiprocessing.synchronize.Event", duty: float) -> None:
@@ -159,9 +159,24 @@ def points(run: str) -> dict[tuple, tuple[float, float, float, str]]:
     return out
 
 
+def first_stage(base: str, cand: str) -> list[PointChange] | None:
+    """Two runs of one `run --vs` session compared on the blocks before its second stage's look,
+    at one look's level: what the session would have answered without the second stage (None
+    when it had none)."""
+    (b,), (c,) = api.compare_side(base), api.compare_side(cand)
+    blocks = interleaved_blocks([b], [c])
+    stages = [run.meta().extra["interleave"].get(STAGES) for run in (b, c)]
+    if blocks is None or not all(stages):
+        return None
+    kept = [{launch: k for launch, k in side.items() if k < stages[0]["first"]} for side in blocks]
+    points = [[p for p in run.records().points if launch_of(p) in side] for run, side in zip((b, c), kept)]
+    return compare_runs([points[0]], [points[1]], POLICY.alpha, POLICY.margin, blocks=(kept[0], kept[1]))
+
+
 class Tally:
-    def __init__(self, policy: Policy = POLICY) -> None:
-        self.policy = policy  # the verdicts' and the control's (a switch off: the rule before)
+    def __init__(self, policy: Policy = POLICY, one_stage: bool = False) -> None:
+        self.policy = policy  # the verdicts' and the control's
+        self.one_stage = one_stage  # interleaved: the first stage alone (`first_stage`), the rule before
         self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
         self.planted: list[tuple[str, str, str, tuple, float, str, bool]] = []  # load, how, mpi, point, change, verdict, busy
         # load -> [hits, pairs, why none -> points, half-widths, hits and pairs where the next run's point is not busy]
@@ -170,11 +185,16 @@ class Tally:
         self.protected = defaultdict(int)                   # (load, how) -> verdicts the control protected
         # load -> [hits, pairs, half-widths] of the pairs whose controls say the state differs
         self.other_state = defaultdict(lambda: [0, 0, []])
+        self.second_stage = defaultdict(int)                # (load, how) -> comparisons with a second stage
 
     def compare(self, load: str, how: str, mpi: str, base: str, cand: str, planted: bool) -> None:
         """`api.compare`'s verdicts (history auto), under this tally's policy."""
         sides = api.compare_side(base), api.compare_side(cand)
-        for pc in compare_sides(*sides, POLICY.alpha, POLICY.margin, policy=self.policy):
+        changes = first_stage(base, cand) if self.one_stage and how == "interleaved" else None
+        if changes is None:
+            changes = compare_sides(*sides, POLICY.alpha, POLICY.margin, policy=self.policy)
+        self.second_stage[(load, how)] += bool(STAGES in (sides[1][0].meta().extra.get("interleave") or {}))
+        for pc in changes:
             self.protected[(load, how)] += bool(pc.state)
             if not planted:
                 self.same[(load, how)][pc.verdict] += 1
@@ -253,9 +273,9 @@ def cell(a: argparse.Namespace, mpi: str, runs_dir: Path, load: str, tally: Tall
             (a2,), _, _ = mpiscope_run(base, runs_dir)
             (p,), _, _ = mpiscope_run([*base, "--env", PERTURB[mpi]], runs_dir)
         with Moving(a.move_period) if load == "moving" else Load():
-            saved, _, _ = mpiscope_run([*base, "--vs", f"--env {SAME}", "--vs", f"--env {PERTURB[mpi]}"], runs_dir)
+            saved, _, took = mpiscope_run([*base, "--vs", f"--env {SAME}", "--vs", f"--env {PERTURB[mpi]}"], runs_dir)
     tally_cell(tally, mpi, load, (a1, a2, p), tuple(saved[:3]))
-    print(f"  {mpi} {load}: done", flush=True)
+    print(f"  {mpi} {load}: done (the interleaved session {took:.0f} s)", flush=True)
 
 
 def tally_cell(tally: Tally, mpi: str, load: str, apart: tuple, interleaved: tuple) -> None:
@@ -368,28 +388,27 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
 
 
 def before_after(a: argparse.Namespace, before: Tally, after: Tally) -> None:
-    """Per load, the figures the state rule changes, before (the policy's switch off) -> after:
-    false verdicts same against same (apart; interleaved, which the control never touches),
-    power on the points moved by >= 50 % (not busy), coverage of the next run where the states
-    agree (and the pairs in another state), median half-width."""
+    """Per load, the interleaved figures the second stage changes, before (the first stage alone,
+    at one look's level) -> after (the session, each look at the two-look level): false verdicts
+    same against same, power on the points moved by >= 50 % (not busy), and the comparisons
+    that had a second stage; apart, unchanged, for reference."""
     def cells(t: Tally, load: str) -> list[str]:
         moved, _, _ = t.moved()
         hits, pairs, _, half, *_ = t.cover[load]
         other = t.other_state[load]
-        return [share(t.same[(load, "apart")], "slower", "faster"),
-                share(t.same[(load, "interleaved")], "slower", "faster"),
-                share(moved[(load, "apart")], "right"), share(moved[(load, "interleaved")], "right"),
-                f"{hits}/{pairs}" + (f" ({100 * hits / pairs:.0f} %)" if pairs else ""),
-                f"{other[1]} pairs" + (f", {other[0]} covered" if other[1] else ""),
-                f"{100 * float(np.median(half)):.1f} %" if half else "-"]
-    heads = ("same vs same false, apart", "interleaved", "power apart", "power interleaved",
-             "coverage, same state", "next run in another state", "median half-width")
-    print("\nthe state rule (POLICY.control_mpi_same_config: the MPI pingpong decides between runs of one "
-          "configuration; control_cover_max: a switch covers changes up to control_max_cover), before -> after:")
+        return [share(t.same[(load, "interleaved")], "slower", "faster"),
+                share(t.same[(load, "interleaved")], "same"),
+                share(moved[(load, "interleaved")], "right"), share(moved[(load, "interleaved")], "same"),
+                f"{t.second_stage[(load, 'interleaved')]} of {2 * a.repeats * len(a.mpi.split(','))}",
+                share(t.same[(load, "apart")], "slower", "faster"), share(moved[(load, "apart")], "right")]
+    heads = ("interleaved: same vs same false", "same vs same called same", "power", "planted called same",
+             "comparisons with a 2nd stage", "apart: same vs same false", "apart: power")
+    print("\nthe second stage of `run --vs`, before (the first stage alone, one look at alpha) -> after (the "
+          "session: each look at the two-look level):")
     for load in a.loads:
         print(f"  {load}:")
         for head, b, c in zip(heads, cells(before, load), cells(after, load)):
-            print(f"    {head:28} {b:>18} -> {c}")
+            print(f"    {head:32} {b:>18} -> {c}")
 
 
 def main() -> None:
@@ -423,7 +442,7 @@ def main() -> None:
     t0 = time.monotonic()
     if a.reanalyse:
         reanalyse(a.reanalyse, tally)
-        before = Tally(BEFORE)
+        before = Tally(one_stage=True)
         reanalyse(a.reanalyse, before)
         cells = [d.name.split("-") for d in a.reanalyse.iterdir() if d.is_dir() and d.name.count("-") == 2]
         a.mpi = ",".join(sorted({mpi for mpi, _, _ in cells}))
@@ -439,7 +458,7 @@ def main() -> None:
                 for r in range(a.repeats):
                     cell(a, mpi, tmp / f"{mpi}-{load}-{r}", load, tally)
         hung = hangs(a, tmp / "hangs") if a.hang_runs else []
-        before = Tally(BEFORE)
+        before = Tally(one_stage=True)
         reanalyse(tmp, before)
     report(a, tally, hung, time.monotonic() - t0)
     before_after(a, before, tally)

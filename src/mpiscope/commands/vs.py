@@ -1,6 +1,9 @@
 """`mpiscope run --vs "FLAGS"`: the run's configuration and each variant (the same run with FLAGS
 added) measured side by side in one interleaved session (execute/interleave.py), each as its own
-run, ending with `mpiscope compare` of each variant against the first."""
+run, ending with `mpiscope compare` of each variant against the first. Once every configuration's
+own launches are done, the session looks at those comparisons: the points they leave undecided,
+but that more blocks would decide, get a second stage of as many blocks again (`second_stage`),
+and every verdict of the session is then at the level of each of its two looks."""
 from __future__ import annotations
 
 import argparse
@@ -83,10 +86,33 @@ def side_by_side(a: argparse.Namespace, base, show: list) -> int:
               + "; ".join(labels), markup=False, highlight=False)
     ended: dict[int, object] = {}
     steps = [lambda m=m, d=d, label=label, i=i: run_steps(session, replace(m, extra=marked(m.extra, session_id, seed,
-                                                                                           label, i)), d)
+                                                                                           label, i)), d, linger=True)
              for i, (m, d, label) in enumerate(zip(measurements, descriptions, labels))]
-    interleave(steps, seed, session_id, lambda e: ended.__setitem__(e.index, e))
+    interleave(steps, seed, session_id, lambda e: ended.__setitem__(e.index, e), second_stage=second_stage)
     return _conclude(a, labels, [ended.get(i) for i in range(len(labels))], show)
+
+
+def second_stage(runs: dict, first: int) -> tuple[dict[int, set], int]:
+    """The session's look after its `first` blocks: each variant against the base (index 0) at
+    the level of each of two looks (results.verdict.two_look_alpha), and the points left
+    inconclusive that as many blocks again would decide (results.sides.undecided); those, for
+    the variant and the base, and the blocks of the second stage (as many as the first, at
+    most the auto launches' cap)."""
+    from mpiscope.results.policy import POLICY
+    from mpiscope.results.sides import undecided
+    from mpiscope.results.verdict import two_look_alpha
+    more = min(first, POLICY.max_launches)
+    alpha = two_look_alpha(POLICY.alpha, first, first + more)
+    live = {i: run for i, run in runs.items() if run.meta().status == "running"}  # lingering, not failed
+    points: dict[int, set] = {}
+    for i, run in live.items():
+        if i == 0 or 0 not in live:
+            continue
+        found = undecided(live[0], run, alpha, POLICY.margin, first + more)
+        if found:
+            points[i] = found
+            points[0] = points.get(0, set()) | found
+    return points, more
 
 
 def resume_side_by_side(a: argparse.Namespace, run, runs_dir, show: list) -> int:

@@ -7,7 +7,12 @@ alike instead of on whichever was measured while it lasted (docs/statistics.md, 
 Each configuration is still its own run: a `Session.steps` (or `resume_steps`) generator that
 yields its run after each launch. The schedule is kept in every run's run.json
 (extra["interleave"]): the session, the seed, the session's runs, and when each of its launches
-ran in which block."""
+ran in which block.
+
+A session can end with a second stage (`run --vs`): its runs linger once their own launches are
+done (`Waiting`), the session looks at its comparisons once, and the points they leave undecided
+get as many blocks again, of those points only, before every run ends; the stage is kept in
+each run's mark (`STAGES`) so that the comparison's level accounts for the two looks."""
 from __future__ import annotations
 
 import random
@@ -16,11 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from mpiscope.execute.part import Outcome
-from mpiscope.execute.session import Steps
+from mpiscope.execute.session import Steps, Waiting
+from mpiscope.results.sides import STAGES
 from mpiscope.store.runs import Run, utc_now
 from mpiscope.util.errors import MpiscopeError
 
 KEY = "interleave"  # run.json extra
+
+# A second stage: the session's runs so far (by index) and the blocks of its first stage ->
+# the points each run measures in the second (by index; none: no second stage) and its blocks.
+SecondStage = Callable[[dict[int, Run], int], tuple[dict[int, set], int]]
 
 
 def new_session() -> tuple[str, int]:
@@ -63,17 +73,21 @@ class Schedule:
 def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
                on_end: Callable[[Ended], None] = lambda e: None,
                on_step: Callable[[int], None] = lambda i: None, known: dict[int, Run] | None = None,
-               first_block: int = 0) -> Schedule:
+               first_block: int = 0, second_stage: SecondStage | None = None) -> Schedule:
     """Advance every configuration's steps in randomised blocks until each has ended (`on_end`,
     as it ends; `on_step(i)` before each step). A configuration that fails leaves the others
     going; an interrupted launch or Ctrl-C between launches interrupts every configuration still
     measuring (each run says so, and is resumable), then ends the session. `known`: the runs of
     configurations that resume one (`Session.resume_steps`), by index; `first_block`: the number
-    of the first block (a resumed session's go on after the blocks before its cut)."""
+    of the first block (a resumed session's go on after the blocks before its cut);
+    `second_stage`: the steps linger (`Waiting`) once their own launches are done, and when
+    every configuration has, it names the points of a second stage and its blocks (see the
+    module), then every lingering run is told to end."""
     gens = [make() for make in steps]
     rng = random.Random(seed)
     schedule = Schedule(seed)
     alive, started = list(range(len(gens))), set()
+    waiting: list[int] = []  # lingering: their own launches done
     runs: dict[int, Run] = dict(known or {})
 
     def end(i: int, value: Any) -> None:
@@ -84,30 +98,57 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
         if outcome is not None and outcome.status == "interrupted":
             schedule.interrupted = True
 
-    try:
-        while alive and not schedule.interrupted:
-            order = list(alive)
+    def step(i: int, sent: set | None = None) -> None:
+        """One launch of configuration i (`sent`: a lingering run's points), noted in its block."""
+        on_step(i)
+        began = utc_now()
+        before = len(runs[i].meta().launches) if i in runs else 0
+        started.add(i)
+        try:
+            got = gens[i].send(sent) if i in waiting else next(gens[i])
+            if isinstance(got, Waiting) and i in alive:
+                alive.remove(i)
+                waiting.append(i)
+            runs[i] = got.run if isinstance(got, Waiting) else got
+        except StopIteration as stop:  # its last launch ended the run (none, when told to end)
+            if i in waiting:
+                waiting.remove(i)
+                alive.append(i)
+            end(i, stop.value)
+        except MpiscopeError as e:
+            (waiting if i in waiting else alive).remove(i)
+            on_end(Ended(i, error=str(e)))
+            return
+        _note_step(runs[i], session, first_block + len(schedule.blocks) - 1, began, before)
+
+    def blocks(members: Callable[[], list[int]], points: dict[int, set] | None = None, count: int | None = None) -> None:
+        while members() and not schedule.interrupted and (count is None or count > 0):
+            order = list(members())
             rng.shuffle(order)
             schedule.blocks.append(order)
             for i in order:
                 if schedule.interrupted:
                     break
-                on_step(i)
-                began = utc_now()
-                before = len(runs[i].meta().launches) if i in runs else 0
-                started.add(i)
-                try:
-                    runs[i] = next(gens[i])
-                except StopIteration as stop:
-                    end(i, stop.value)
-                except MpiscopeError as e:
-                    alive.remove(i)
-                    on_end(Ended(i, error=str(e)))
-                    continue
-                _note_step(runs[i], session, first_block + len(schedule.blocks) - 1, began, before)
+                if points is None or i in waiting:
+                    step(i, points[i] if points is not None else None)
+            count = None if count is None else count - 1
+
+    try:
+        blocks(lambda: alive)
+        if second_stage is not None and waiting and not schedule.interrupted:
+            first = len(schedule.blocks)
+            points, more = second_stage(dict(runs), first)
+            points = {i: p for i, p in points.items() if p and i in waiting}
+            if points and more > 0:
+                _note_stages({i: runs[i] for i in points}, first, more)
+                blocks(lambda: [i for i in points if i in waiting], points, more)
+        for i in list(waiting):  # every lingering run ends
+            if not schedule.interrupted:
+                step(i)
     except KeyboardInterrupt:
         schedule.interrupted = True
-    # what is still measuring is told it was interrupted, between its launches
+    # what is still measuring (or lingering) is told it was interrupted, between its launches
+    alive.extend(waiting)
     for i in list(alive):
         if i not in started:
             gens[i].close()
@@ -123,6 +164,14 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
             on_end(Ended(i, runs.get(i), Outcome(status="interrupted", error=why) if i in runs else None, why))
     link_session(runs)
     return schedule
+
+
+def _note_stages(runs: dict[int, Run], first: int, second: int) -> None:
+    """Before the second stage's first launch: its runs' marks say the session looks twice."""
+    for run in runs.values():
+        meta = run.meta()
+        if KEY in meta.extra:
+            run.update(extra={**meta.extra, KEY: {**meta.extra[KEY], STAGES: {"first": first, "second": second}}})
 
 
 def _note_step(run: Run, session: str, block: int, began: str, before: int) -> None:

@@ -123,10 +123,11 @@ def measure_run(session: Session, m: Measurement, d: Description) -> tuple[Run, 
     return session.run(m, between=between, then=then)
 
 
-def run_steps(session: Session, m: Measurement, d: Description) -> Steps:
-    """`m` measured as `d` asks, launch by launch (beside other runs: execute/interleave.py)."""
+def run_steps(session: Session, m: Measurement, d: Description, linger: bool = False) -> Steps:
+    """`m` measured as `d` asks, launch by launch (beside other runs: execute/interleave.py;
+    `linger`: waiting for the session's second stage, `Session.steps`)."""
     between, then = _refinements(session, m, d)
-    return session.steps(m, between=between, then=then)
+    return session.steps(m, between=between, then=then, linger=linger)
 
 
 def _refinements(session: Session, m: Measurement, d: Description

@@ -11,7 +11,7 @@ import socket
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Generator
+from typing import Any, Callable, Generator, NamedTuple
 
 from rich.console import Console
 
@@ -26,8 +26,8 @@ from mpiscope.mpi import find
 from mpiscope.mpi.build import build_engine
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan, idle_ranks_note
 from mpiscope.records import Point, Skip, Timeout
-from mpiscope.plan.schedule import (AUTO_BUDGET_S, LEFT_OUT, LaunchPolicy, first_round_todo, launch_count,
-                                   launch_overhead_s, launch_parts, next_launch)
+from mpiscope.plan.schedule import (AUTO_BUDGET_S, LEFT_OUT, LaunchPolicy, first_round_todo, launch_again,
+                                   launch_count, launch_overhead_s, launch_parts, next_launch)
 from mpiscope.store.owner import LOCK_FILE, Claim, claim
 from mpiscope.util.paths import is_link_loop
 from mpiscope.store.runs import STDERR, Run, RunMeta, SweepRef, measuring, utc_now
@@ -118,7 +118,7 @@ class Session:
 
     def steps(self, m: Measurement, announce: Callable[[Run], None] | None = None,
               between: Callable[[Run], Outcome] | None = None,
-              then: Callable[[Run], Outcome] | None = None) -> Steps:
+              then: Callable[[Run], Outcome] | None = None, linger: bool = False) -> Steps:
         """A new run of every part of `m` in the launches its policy asks for (a failed or
         interrupted part ends it, unless keep_going): a first round written down before the
         first launch (then `announce`d), then `between(run)` (the default run's refinement, which
@@ -127,7 +127,8 @@ class Session:
         owned and still `running`, so no second mpiscope can claim it in between. It yields the
         run between its launches (a step is one launch, the last one ending the run), so that
         several runs can advance launch by launch side by side (execute/interleave.py); the time
-        budget counts this run's own launches only."""
+        budget counts this run's own launches only. `linger` (side by side): once its own launches
+        are done the run waits for the session's second stage (`_on_request`)."""
         clock = OwnClock()
         run = self.start(replace(m, parts=launch_parts(m.parts, m.target.engine, m.policy.first_round,
                                                               numbered=m.policy.simulated)))
@@ -152,6 +153,8 @@ class Session:
                     outcome = between(run)
                 if m.policy.auto and outcome.status == "ok":
                     outcome = yield from self._more_launches(run, m, clock, clock())
+                if linger and outcome.status == "ok":
+                    outcome = yield from self._on_request(run, m, clock)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra, "drift": self._earlier(run, m.policy.history).learn(run)})
                 if outcome.status == "ok" and then is not None:
@@ -202,6 +205,22 @@ class Session:
             "policy": "auto", "target": policy.target, "budget_s": policy.budget_s or AUTO_BUDGET_S,
             "launches": launch_count(run.records()), "stopped": why}})
         return outcome
+
+    def _on_request(self, run: Run, m: Measurement, clock: "OwnClock") -> Steps:
+        """A run whose own launches are done, side by side: it yields `Waiting(run)` and is sent
+        the points a block of the session's second stage measures (one launch of them), or None,
+        which ends it (execute/interleave.py)."""
+        first_round = [p for p in run.meta().parts if p.tag.get("launch") == 0]
+        rng = random.Random()
+        while True:
+            points = yield from clock.wait(run)
+            if not points:
+                return Outcome(status="ok")
+            parts = launch_again(first_round, m.target.engine, points, launch_count(run.records()), rng)
+            if parts:
+                outcome = self.add_parts(run, m.target, parts)
+                if outcome.status != "ok":
+                    return outcome
 
     def measure(self, run: Run, target: Target, parts: list[Part], keep_going: bool = False,
                 todo: list[list[PlanPoint]] | None = None) -> Outcome:
@@ -289,9 +308,16 @@ class Session:
         return run, outcome
 
 
-# A run measured launch by launch: it yields the run between its launches and returns the run and
-# how it ended (execute/interleave.py advances several side by side).
-Steps = Generator[Run, None, "tuple[Run, Outcome | None]"]
+class Waiting(NamedTuple):
+    """What a lingering run yields once its own launches are done: it waits to be sent the points
+    of one more launch, or None (`Session._on_request`)."""
+    run: Run
+
+
+# A run measured launch by launch: it yields the run between its launches (or Waiting, when
+# lingering) and returns the run and how it ended (execute/interleave.py advances several side by
+# side).
+Steps = Generator["Run | Waiting", "set | None", "tuple[Run, Outcome | None]"]
 
 
 def drive(steps: Steps) -> tuple[Run, Any]:
@@ -318,6 +344,13 @@ class OwnClock:
         self.spent = self()
         yield run
         self.since = time.monotonic()
+
+    def wait(self, run: Run) -> Generator[Waiting, "set | None", "set | None"]:
+        """Yield `Waiting(run)` and return what it is sent; the wait is not the run's own time."""
+        self.spent = self()
+        sent = yield Waiting(run)
+        self.since = time.monotonic()
+        return sent
 
 
 def _narrowed(run: Run, group: list[Part], todo: list[list[PlanPoint]], engine: Path) -> list[Part]:

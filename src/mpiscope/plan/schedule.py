@@ -90,6 +90,13 @@ def _next_parts(first_round: Sequence[Part], engine, short: set, launch: int, ci
     return out
 
 
+def launch_again(first_round: Sequence[Part], engine, points: set, launch: int, rng: random.Random) -> list[Part]:
+    """One more launch (number `launch`) of the first round's parts, measuring only `points`
+    ((point key, configuration) pairs as the results layer keys them), each part's points in a
+    shuffled order: a block of `run --vs`'s second stage."""
+    return _next_parts(first_round, engine, points, launch, None, rng)
+
+
 def launch_overhead_s(records, first_round_s: float, launches: int) -> float:
     """What one launch costs beyond its points' sampling: start-up, set-up, warm-up."""
     sampled = sum(p.elapsed_s for p in records if isinstance(p, Point))

@@ -190,10 +190,13 @@ def how_measured(changes: list[PointChange]) -> str:
     if not any(pc.interleaved for pc in changes):
         return "measured apart"
     blocks = [pc.blocks for pc in changes if pc.test == PAIRED]
+    staged = next((pc for pc in changes if pc.stages is not None and pc.level is not None), None)
+    stage = (f"; a second stage of {staged.stages[1]} blocks after block {staged.stages[0]} for the points its look "
+             f"left undecided, each look at p < {staged.level:.3g}") if staged is not None else ""
     if not blocks:
-        return "interleaved (too few launches to pair by block)"
-    return (f"interleaved ({min(blocks)} blocks)" if min(blocks) == max(blocks) else
-            f"interleaved ({min(blocks)}-{max(blocks)} blocks)")
+        return f"interleaved (too few launches to pair by block{stage})"
+    return (f"interleaved ({min(blocks)} blocks{stage})" if min(blocks) == max(blocks) else
+            f"interleaved ({min(blocks)}-{max(blocks)} blocks{stage})")
 
 
 def _launches_line(changes: list[PointChange], level: list[PointChange]) -> str:

@@ -80,6 +80,10 @@ class PointChange:
     state: str = ""
     interleaved: bool = False  # both sides one interleaved session's runs (else measured apart)
     blocks: int = 0  # the blocks a paired test rests on
+    # a `run --vs` session that looked once before a second stage: (blocks before the look, blocks
+    # after) and the level of each look (results.verdict.two_look_alpha) the verdict was made at
+    stages: tuple[int, int] | None = None
+    level: float | None = None
 
     @property
     def label(self) -> str:

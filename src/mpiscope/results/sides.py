@@ -3,6 +3,7 @@
 verdicts. Every launch of every run on a side is one observation of a point."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from mpiscope.results.compare import PointChange, compare_runs
@@ -10,7 +11,12 @@ from mpiscope.results.control import control_shift, side_control
 from mpiscope.results.history import drift_scope, run_platforms, same_configuration
 from mpiscope.results.launches import PRIOR_DRIFT
 from mpiscope.results.policy import POLICY, Policy
+from mpiscope.results.verdict import INCONCLUSIVE, two_look_alpha
 from mpiscope.records.run import RunView
+
+# In an interleaved run's mark (run.json extra["interleave"]): the session's second stage, if it
+# had one, {"first": blocks before its look, "second": blocks after} (execute/interleave.py).
+STAGES = "stages"
 
 
 def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float, min_change: float,
@@ -22,11 +28,20 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
     the sides' machine-state controls differ, no verdict that the move could explain
     (results.control; its MPI pingpong too where both sides are one configuration, `policy`'s
     switch allowing). Two runs of one interleaved session are compared by block instead, with
-    neither drift nor control shift (results.compare.compare_runs)."""
+    neither drift nor control shift (results.compare.compare_runs), and where the session looked
+    at them once before a second stage, at the level of each of its two looks (`two_look_alpha`)."""
     blocks = interleaved_blocks(base, cand)
     if blocks is not None:
-        return compare_runs([base[0].records().points], [cand[0].records().points], alpha, min_change,
-                            blocks=blocks)
+        stages = [run.meta().extra["interleave"].get(STAGES) for run in (base[0], cand[0])]
+        if not all(isinstance(st, dict) and isinstance(st.get("first"), int) and isinstance(st.get("second"), int)
+                   for st in stages):
+            return compare_runs([base[0].records().points], [cand[0].records().points], alpha, min_change,
+                                blocks=blocks)
+        first, second = stages[0]["first"], stages[0]["second"]
+        level = two_look_alpha(alpha, first, first + second)
+        changes = compare_runs([base[0].records().points], [cand[0].records().points], level, min_change,
+                               blocks=blocks)
+        return [replace(pc, stages=(first, second), level=level) for pc in changes]
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
                           side_control([(r.id, r.records()) for r in cand]), policy,
@@ -51,3 +66,12 @@ def interleaved_blocks(base: Sequence[RunView], cand: Sequence[RunView]
                 if isinstance(step, dict) and isinstance(step.get("block"), int)
                 for launch in step.get("launches", ()) if isinstance(launch, int)}
     return blocks(marks[0]), blocks(marks[1])
+
+
+def undecided(base: RunView, cand: RunView, alpha: float, min_change: float, reach: int) -> set[tuple]:
+    """The points of two runs of one interleaved session whose comparison at `alpha` is
+    inconclusive but would be decided within `reach` blocks at the variance observed
+    (`launches_needed`), as (point key, configuration) pairs: what a second stage measures."""
+    return {((pc.benchmark, pc.size, pc.ranks, pc.variant), pc.config)
+            for pc in compare_sides([base], [cand], alpha, min_change)
+            if pc.verdict == INCONCLUSIVE and pc.launches_needed is not None and pc.launches_needed <= reach}

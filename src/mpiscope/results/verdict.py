@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize, stats
 
 from mpiscope.results.location import t_quantile
 from mpiscope.results.policy import POLICY, Policy
@@ -86,3 +87,20 @@ def stands_across_states(verdict: str, diff: float, cover: float) -> bool:
     change `diff` exceeds the change the machine's switch `cover` can explain (results.control's
     `Shift.cover`). A "same" does not: a move as large as the switch's can hide a change."""
     return verdict in (SLOWER, FASTER) and abs(diff) > cover
+
+
+@functools.lru_cache(maxsize=32)
+def two_look_alpha(alpha: float, first: int, total: int) -> float:
+    """The level of each of two looks at one growing comparison, after `first` and after `total`
+    blocks, such that the chance that either look calls a change that is not there stays `alpha`
+    (Pocock's boundary: one critical value for both looks, the two statistics correlated by
+    sqrt(first / total)). `run --vs` looks once to decide which points its second stage
+    measures, and again at the end (docs/statistics.md, "Interleaving"): 0.0294 for 0.05 with
+    two equal stages, `alpha` when the second stage adds nothing."""
+    if not 0 < first < total:
+        return alpha
+    rho = math.sqrt(first / total)
+    both = stats.multivariate_normal(mean=[0.0, 0.0], cov=[[1.0, rho], [rho, 1.0]])
+    def excess(c: float) -> float:  # chance either |Z| passes c, less alpha
+        return 1.0 - float(both.cdf([c, c], lower_limit=[-c, -c])) - alpha
+    return float(2 * stats.norm.sf(optimize.brentq(excess, 0.5, 8.0)))
