@@ -22,9 +22,10 @@ and on and off every few seconds during an interleaved session). Per load:
 * the control: each run's level (its first piece, µs), its launches flagged as a state switch,
   and the verdicts it protected ("inconclusive: the machine's state differs");
 * coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
-  median relative half-width beside it and the points with no interval counted; apart from it,
-  the pairs whose controls say the machine's state differs (the MPI pingpong deciding too, the
-  two runs being one configuration): an interval of one state does not speak for the other;
+  median relative half-width beside it and the points with no interval counted and named
+  (among them "two machine states": the run met both, and its interval over both is wider than
+  2x); and of those pairs, the ones whose controls say the machine's state differs (the MPI
+  pingpong deciding too, the two runs being one configuration);
 * false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
   processes, each beside a quiet run of the same command (alternated, so that other work on the
   machine falls on both), each run's time against its quiet run's, and the points recorded hung
@@ -220,21 +221,14 @@ class Tally:
         return out, busy, {k: (min(changes[k]), max(changes[k])) for k in moving}
 
     def coverage(self, load: str, first: str, second: str) -> None:
-        """The first run's printed intervals against the second's estimates; a pair whose controls
-        say the machine's state differs is counted apart (`other_state`)."""
+        """The first run's printed intervals against the second's estimates, every pair; those
+        whose controls say the machine's state differs are also counted apart (`other_state`)."""
         pa, pb = points(first), points(second)
         (va,), (vb,) = api.compare_side(first), api.compare_side(second)
         shift = control_shift(run_control(va.records(), va.id), run_control(vb.records(), vb.id), self.policy,
                               same_configuration([va], [vb]), states=True)  # as `compare` reads two runs
-        if shift is not None and shift.shifted:
-            o = self.other_state[load]
-            for key, (m, lo, hi, _) in pa.items():
-                if key in pb and np.isfinite(hi - lo):
-                    o[0] += bool(lo <= pb[key][0] <= hi)
-                    o[1] += 1
-                    o[2].append((hi - lo) / 2 / m)
-            return
-        c = self.cover[load]
+        other = shift is not None and shift.shifted
+        c, o = self.cover[load], self.other_state[load]
         for key, (m, lo, hi, why) in pa.items():
             if key not in pb:
                 continue
@@ -248,6 +242,10 @@ class Tally:
             if pb[key][3] not in ("machine busy", "shorter than the clocks agree"):
                 c[4] += hit
                 c[5] += 1
+            if other:
+                o[0] += hit
+                o[1] += 1
+                o[2].append((hi - lo) / 2 / m)
 
     def control(self, load: str, how: str, role: str, run: str) -> None:
         (view,) = api.compare_side(run)
@@ -372,7 +370,7 @@ def report(a: argparse.Namespace, tally: Tally, hung: list, seconds: float) -> N
               + ("; ".join(f"{why} {len(keys)} ({_named(keys)})" for why, keys in sorted(none.items())) or "none"))
         o_hits, o_pairs, o_half = tally.other_state[load]
         if o_pairs:
-            print(f"  {'':8} and apart, next run in another state of the machine (its control): {o_hits}/{o_pairs} "
+            print(f"  {'':8} of them, the next run in another state of the machine (its control): {o_hits}/{o_pairs} "
                   f"({100 * o_hits / o_pairs:.0f} %), half-width {100 * float(np.median(o_half)):.1f} %")
     print("\ncontrol per run (level of its cache-line handoff and MPI pingpong, else its first piece, µs; "
           "launches flagged as a state switch):")

@@ -201,16 +201,23 @@ def run_to_run(estimates: Sequence) -> str:
     """What another run may see beyond this run's intervals: the intervals `show`, `export` and
     the report give, which add the drift from run to run (learnt from earlier runs, else the
     stated prior); no launch of this run narrows that part."""
+    from mpiscope.results.evidence import evidence
     drifted = [e for e in estimates if getattr(e, "drift", None) is not None and not getattr(e, "busy", "")
                and np.isfinite(e.half_width_rel)]
     drifts = [e.drift for e in drifted]
     if not drifts:
         return ""
-    half = float(np.median([e.half_width_rel for e in drifted]))
+    shown = [e for e in drifted if not evidence(getattr(e, "_point", e))]  # the intervals `show` prints
+    half = float(np.median([e.half_width_rel for e in shown or drifted]))
     learnt = sum(not d.prior for d in drifts)
     source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
               if not learnt else f"the drift learnt from earlier runs for {learnt} of {len(drifts)} points"
               + (", the stated prior for the others" if learnt < len(drifts) else ""))
+    states = [e for e in drifted if getattr(e, "other_state", None) is not None]
+    if states:
+        two = len(states) - sum(e in shown for e in states)
+        source += (f", and for {len(states)} by the other state of the machine this run's control saw in some "
+                   f"launches" + (f" ({two} of them read two states, no interval)" if two else ""))
     return (f"another run may read within about +-{half:.0%} (median over the points with an interval; the "
             f"intervals `show` and `export` give): this run's interval widened by the drift from run to run, "
             f"{source}, which more launches of this run do not narrow")

@@ -1,7 +1,8 @@
 """What a point's interval can say (docs/statistics.md, "Evidence"): "" when it informs; "machine
 busy: CAUSE" when most launches were disturbed ("shorter than the clocks agree: CAUSE" when the
 clock synchronisation's bound was the only cause); "insufficient evidence: about N more launches"
-when high/low exceeds POLICY.max_span. Every reader shows this text in place of such a band; the
+when high/low exceeds POLICY.max_span ("two machine states: ..." when the other state of the
+machine this run met made it so). Every reader shows this text in place of such a band; the
 headline, which shows the interval over the run's launches alone, flags that one
 (`launch_evidence`)."""
 from __future__ import annotations
@@ -64,10 +65,14 @@ def wider(points: Sequence, target: float) -> list:
 
 
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
-    """The flag of one point: '' when its interval informs."""
+    """The flag of one point: '' when its interval informs; where the other state of the machine
+    that this run met made it too wide (`launches.with_other_state`), the two readings."""
     if lp.busy:
         return busy_flag(lp)
     if lp.ci_low and lp.ci_high and lp.ci_low > 0 and lp.ci_high / lp.ci_low > policy.max_span:
+        if lp.other_state is not None and lp.state_ci is not None and lp.state_ci[1] / lp.state_ci[0] <= policy.max_span:
+            return (f"two machine states: {lp.median:.3g} us, and {lp.other_state:.3g} us in the launches whose "
+                    f"control switched; another run may read either")
         n = more_launches(lp, policy)
         return ("insufficient evidence: more runs needed (the drift from run to run is wider than the bound)"
                 if n is None else f"insufficient evidence: about {n} more launches")

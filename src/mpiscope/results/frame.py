@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mpiscope.results.evidence import evidence
-from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, aggregate_runs, with_drift
+from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, aggregate_runs, with_drift, with_other_state
 from mpiscope.results.points import disturbed_of
 from mpiscope.util import gcpause
 
@@ -125,9 +125,14 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         # point took 0.56 of 0.62 CPU s of a default run's frame, a busy machine's seconds)
         firsts = g.iloc[[at[id(lp.points[0])] for lp in lps]].to_dict("records")
         for lp, base in zip(lps, firsts):
-            rows.append(_row(base, _drifted(base, lp, runs)))
+            lp = _drifted(base, lp, runs)
             if switched is not None:  # launches whose machine-state control moved (results.control)
-                rows[-1]["state_switched_launches"] = sum(bool(switched[at[id(p)]]) for p in lp.points)
+                flags = [bool(switched[at[id(p)]]) for p in lp.points]
+                lp = with_other_state(lp, flags)
+            rows.append(_row(base, lp))
+            if switched is not None:
+                rows[-1]["state_switched_launches"] = sum(flags)
+                rows[-1]["other_state_us"] = lp.other_state
     out = pd.DataFrame(rows)
     # one order everywhere: the runs as given, then benchmark, variant, size (issue 31), ranks
     keys = [c for c in ("benchmark", "variant", "size", "ranks") if c in out]

@@ -60,6 +60,11 @@ class LaunchPoint:
     config: tuple[tuple[str, Hashable], ...] = ()
     drift: Drift | None = None  # the run-to-run drift the interval includes (`with_drift`)
     own_ci: tuple[float, float] | None = None  # with a drift: the interval over the launches alone
+    # the estimate of the launches whose machine-state control switched, where the interval was
+    # widened to cover it (`with_other_state`): what another run in that state may read; and the
+    # interval before (this run's state alone)
+    other_state: float | None = None
+    state_ci: tuple[float, float] | None = None
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
     disturbed: tuple[str, ...] = ()  # the causes of the launches left out as disturbed
@@ -291,6 +296,28 @@ def with_drift(lp: LaunchPoint, drift: Drift | None, level: float = POLICY.level
                centre - np.log(lp.ci_low))
     return replace(lp, ci_low=float(np.exp(centre - half)), ci_high=float(np.exp(centre + half)), drift=drift,
                    own_ci=lp.launch_ci)
+
+
+def with_other_state(lp: LaunchPoint, switched: Sequence[bool]) -> LaunchPoint:
+    """`lp`, whose interval already holds from run to run (`with_drift`), widened to also cover the
+    other state of the machine this run met: the median of the launches whose machine-state control
+    switched (`switched`, one flag per launch of `lp.points`; results.control), with the interval's
+    own reach either side of it. The drift is learnt from runs of one state and the launches of a
+    run mostly share one, so a next run in the other state fell outside 17 of 39 such intervals
+    here; that state's own launches predicted it (docs/statistics.md, "The machine-state control").
+    Unchanged without a drift, when no launch or every launch switched, or when the interval
+    already holds that reach; a point the switch did not move widens by its own small shift."""
+    flags = np.asarray(switched, bool)
+    if lp.drift is None or len(flags) != lp.launches or not flags.any() or flags.all() or not lp.ci_low:
+        return lp
+    centre, other = np.log(lp.median), float(np.median(np.log(np.asarray(lp.launch_medians)[flags])))
+    # a next run in that state reads its estimate give or take what a run in this one does: the
+    # union of the two (covering only the estimate itself left 9 of 53 next runs outside)
+    low = min(lp.ci_low, float(np.exp(other - (centre - np.log(lp.ci_low)))))
+    high = max(lp.ci_high, float(np.exp(other + (np.log(lp.ci_high) - centre))))
+    if (low, high) == (lp.ci_low, lp.ci_high):
+        return lp
+    return replace(lp, ci_low=low, ci_high=high, other_state=float(np.exp(other)), state_ci=(lp.ci_low, lp.ci_high))
 
 
 # --- modes -------------------------------------------------------------------------------
