@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from mpiscope.commands.compare import _verdict
 from mpiscope.records import Context, End
-from mpiscope.report.comparison import CLOCK_APART, _changes, clock_bound_points, section, summary
-from mpiscope.results.compare import BUSY_APART, compare_runs
+from mpiscope.report.comparison import _changes, section, summary
+from mpiscope.results.compare import BUSY_APART, CLOCK_APART, compare_runs
 from mpiscope.results.launches import PRIOR_DRIFT
 from mpiscope_test_fixtures.synthetic import launch_point, stored_run
 
@@ -41,39 +41,35 @@ def test_a_side_left_out_for_the_clock_bound_alone_reads_the_clock_wording():
     changes = compare_runs(base, cand, fallback=PRIOR_DRIFT)
     by_size = {pc.size: pc for pc in changes}
     assert all(pc.busy.startswith("candidate: clock-sync error 3.0 x one event") for pc in changes)
-    assert all(pc.state == BUSY_APART for pc in changes)
-    clocked = clock_bound_points(base, cand, changes)
-    assert clocked == {("pingpong", 4, 2, None, ())}
+    assert [(pc.size, pc.clocks, pc.state) for pc in changes] == [(4, True, CLOCK_APART), (64, False, BUSY_APART)]
     # the terminal's verdict column
-    assert _verdict(by_size[4], clocked) == "inconclusive: shorter than the clocks agree"
-    assert _verdict(by_size[64], clocked) == "inconclusive: machine busy"
+    assert _verdict(by_size[4]) == "inconclusive: shorter than the clocks agree"
+    assert _verdict(by_size[64]) == "inconclusive: machine busy"
     # the summary (terminal and report): counted apart, as the headline counts them
-    text = summary(changes, clocked)
+    text = summary(changes)
     assert "1 on a busy machine (candidate: clock-sync error 3.0 x one event)" in text
     assert "1 shorter than the ranks' clocks agree (candidate: clock-sync error 3.0 x one event)" in text
     # the report's rows
-    rows = dict(zip((4, 64), _changes(changes, table, clocked).splitlines()[-2:]))
+    rows = dict(zip((4, 64), _changes(changes, table).splitlines()[-2:]))
     assert "(shorter than the clocks agree: candidate: clock-sync error 3.0 x one event)" in rows[4]
     assert "machine busy" not in rows[4]
     assert "(machine busy: candidate: clock-sync error 3.0 x one event)" in rows[64]
     # interleaved, a busy side keeps its verdict: its mark says which
     blocks = {k: k for k in range(5)}
     paired = {pc.size: pc for pc in compare_runs(base, cand, blocks=(blocks, blocks))}
-    assert _verdict(paired[4], clocked).endswith(" clocks") and _verdict(paired[64], clocked).endswith(" busy")
+    assert _verdict(paired[4]).endswith(" clocks") and _verdict(paired[64]).endswith(" busy")
 
 
 def test_no_clock_bound_is_no_change_and_another_cause_is_a_busy_machine():
     base = [side()]
     late = [side({1: "late", 3: "late", 4: "late"}, SLOWER)]
     changes = compare_runs(base, late, fallback=PRIOR_DRIFT)
-    clocked = clock_bound_points(base, late, changes)
-    assert clocked == set() and all(_verdict(pc, clocked) == "inconclusive: machine busy" for pc in changes)
-    assert "2 on a busy machine" in summary(changes, clocked) and "clocks agree" not in summary(changes, clocked)
+    assert not any(pc.clocks for pc in changes) and all(_verdict(pc) == "inconclusive: machine busy" for pc in changes)
+    assert "2 on a busy machine" in summary(changes) and "clocks agree" not in summary(changes)
     # a side clock-bound alone against a side busy otherwise: a busy machine
     changes = compare_runs(late, [side(CLOCKED)], fallback=PRIOR_DRIFT)
-    clocked = clock_bound_points(late, [side(CLOCKED)], changes)
-    assert clocked == set() and all(_verdict(pc, clocked) == "inconclusive: machine busy" for pc in changes)
-    assert clock_bound_points(base, [side()], compare_runs(base, [side()], fallback=PRIOR_DRIFT)) == set()
+    assert not any(pc.clocks for pc in changes) and all(_verdict(pc) == "inconclusive: machine busy" for pc in changes)
+    assert not any(pc.clocks for pc in compare_runs(base, [side()], fallback=PRIOR_DRIFT))
 
 
 def _stored(runs_dir, records: list):

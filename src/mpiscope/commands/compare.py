@@ -34,19 +34,19 @@ def verdict_options(a: argparse.Namespace) -> tuple[float | None, float]:
 
 
 
-def _verdict(pc, clocked=()) -> str:
+def _verdict(pc) -> str:
     """The verdict, and for an inconclusive one what would decide it: launches a side, or runs
     (the drift from run to run is wider than launches can narrow); * where the drift decided it.
-    A busy point in `clocked` (report.comparison.clock_bound_points) is named as the headline
-    names it: shorter than the clocks agree, not a busy machine."""
-    from mpiscope.report.comparison import CLOCKS, busy_words
+    A busy point whose only cause was the clock bound is named as the headline names it: shorter
+    than the clocks agree, not a busy machine."""
+    from mpiscope.report.comparison import busy_words
     text = pc.verdict
     if pc.state:  # the sides' controls differ as much as the point (results.control), or a side was busy
-        return f"inconclusive: {busy_words(pc, clocked)}" if pc.busy else "inconclusive: machine state differs"
+        return f"inconclusive: {busy_words(pc)}" if pc.busy else "inconclusive: machine state differs"
     if pc.verdict == "inconclusive":
         text += f" ~{pc.launches_needed}L" if pc.launches_needed else \
             " R" if pc.drift is not None and not pc.busy else ""
-    busy = (" clocks" if busy_words(pc, clocked) == CLOCKS else " busy") if pc.busy else ""
+    busy = (" clocks" if pc.clocks else " busy") if pc.busy else ""
     return text + ("*" if pc.drift_decided else "") + busy
 
 
@@ -57,7 +57,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from mpiscope.util.console import err, out, warn_problems
-    from mpiscope.report.comparison import CLOCK_APART, clock_bound_points, point_of, ratio_text, state_text, summary
+    from mpiscope.report.comparison import ratio_text
 
     fail_on, margin = verdict_options(a)
     runs_dir = paths.runs_dir(a.runs_dir)
@@ -66,9 +66,6 @@ def cmd_compare(a: argparse.Namespace) -> int:
         warn_problems(run.id, run.records().problems)
     c = compare(b_runs, c_runs, a.alpha, margin, a.benchmark, runs_dir=runs_dir, history=a.history)
     changes, base, cand = c.changes, c.baseline_name, c.candidate_name
-    # busy points whose every busy side was shorter than the ranks' clocks agree (the headline's rule)
-    clocked = clock_bound_points([r.records().points for r in c.baseline], [r.records().points for r in c.candidate],
-                                 changes)
     figure = {"baseline": c.baseline_figure, "candidate": c.candidate_figure}
     ranks = sorted({pc.ranks for pc in changes})
     intervals = any(pc.ratio_low == pc.ratio_low for pc in changes)  # some ratio has an interval (not nan)
@@ -83,24 +80,24 @@ def cmd_compare(a: argparse.Namespace) -> int:
                          no_wrap=col == "test", min_width=16 if col.startswith("ratio") and intervals else None)
     style = {"slower": "red", "faster": "green", "same": "", "inconclusive": "yellow", "untested": "yellow"}
     for pc in changes:
-        verdict = escape(_verdict(pc, clocked))
+        verdict = escape(_verdict(pc))
         table.add_row(pc.label, str(pc.size), *(() if one else (str(pc.ranks),)), f"{pc.base_us:.3g}",
                       f"{pc.cand_us:.3g}",
                       ratio_text(pc), pc.test, f"{pc.p_adj:.2g}" if pc.verdict != "untested" else "-",
                       f"[{style[pc.verdict]}]{verdict}[/]" if style[pc.verdict] else verdict)
     out.print(table)
-    out.print(summary(changes, clocked), highlight=False)
+    out.print(c.summary, highlight=False)
     from mpiscope.results.history import one_platform, platform_label
     if one_platform(c.baseline, "baseline") != one_platform(c.candidate, "candidate"):
         sides = [platform_label(runs[0]) or "measured" for runs in (c.baseline, c.candidate)]
         out.print(f"simulated on different platforms or --cfg options: baseline {sides[0]}, candidate {sides[1]}",
                   highlight=False, soft_wrap=True)
-    if any(pc.busy and point_of(pc) not in clocked for pc in changes):
+    if any(pc.busy and not pc.clocks for pc in changes):
         out.print("busy: most launches of a side were disturbed (machine busy: the cause is in the summary); "
                   "a verdict on it rests on disturbed launches (measured apart it gets none): measure again when the "
                   "machine is quiet",
                   highlight=False)
-    if clocked:
+    if any(pc.busy and pc.clocks for pc in changes):
         out.print("clocks: most launches of a side were shorter than the ranks' clocks agree (the clock-sync "
                   "error the only cause: it is in the summary), on an idle machine too; a verdict on it rests on "
                   "those launches (measured apart it gets none)", highlight=False)
@@ -108,8 +105,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
         out.print("inconclusive ~NL: about N launches a side would decide it; R: the drift from run to run "
                   "is wider than launches can narrow: compare several runs a side (RUN1,RUN2); *: the drift "
                   "decided the verdict (--history)", highlight=False)
-    from mpiscope.results.compare import BUSY_APART
-    for state in dict.fromkeys(state_text(pc, clocked) for pc in changes if pc.state):
+    from mpiscope.results.compare import BUSY_APART, CLOCK_APART
+    for state in dict.fromkeys(pc.state for pc in changes if pc.state):
         out.print(f"inconclusive: {state}" + ("" if state in (BUSY_APART, CLOCK_APART) else
                   f"; a change within {POLICY.control_max_cover:g}x, the most a switch of state was seen to "
                   "move a point, is no verdict (measure both sides in one session: run --vs)"), highlight=False)

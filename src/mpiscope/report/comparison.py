@@ -6,57 +6,24 @@ from __future__ import annotations
 
 from collections import Counter
 from html import escape
-from typing import Callable, Collection, Iterable, Sequence
+from typing import Callable
 
-from mpiscope.results.compare import BUSY_APART, CI_Z, ONE_VS_LAUNCHES, PAIRED, WELCH, PointChange
-from mpiscope.results.disturbance import CLOCK_ERROR_SHARE
+from mpiscope.results.compare import CI_Z, ONE_VS_LAUNCHES, PAIRED, WELCH, PointChange
 from mpiscope.results.policy import POLICY
 from mpiscope.store.runs import Run
 from mpiscope.util.units import human_size
 
 VERDICTS = ("slower", "faster", "same", "inconclusive")
-# A busy side whose every launch left out was the clock-sync bound's alone (results.evidence
-# .clock_bound): worded as the headline words such a point, not "machine busy" (an idle machine
-# flags a 0 B barrier or a 4 B bcast so); `BUSY_APART`'s counterpart for a verdict voided apart.
+# A busy side whose every launch left out was the clock-sync bound's alone (`PointChange.clocks`):
+# worded as the headline words such a point, not "machine busy" (an idle machine flags a 0 B
+# barrier or a 4 B bcast so).
 CLOCKS = "shorter than the clocks agree"
-CLOCK_APART = (f"a side measured apart was shorter than the ranks' clocks agree (clock-sync error beyond "
-               f"{CLOCK_ERROR_SHARE:g} x one event in most launches, an idle machine's too): measure the two "
-               f"interleaved (run --vs)")
 
 
-def point_of(pc: PointChange) -> tuple:
-    """A compared point's key and configuration, as `clock_bound_points` names it."""
-    return (pc.benchmark, pc.size, pc.ranks, pc.variant, pc.config)
-
-
-def clock_bound_points(base: Sequence[Iterable], cand: Sequence[Iterable], changes: Sequence[PointChange]
-                       ) -> set[tuple]:
-    """The busy points of `changes` (`point_of`) whose every busy side was shorter than the ranks'
-    clocks agree: `results.evidence.clock_bound` of that side's point, the headline's rule (every
-    launch left out was the clock bound's alone). `base`, `cand`: each side's runs' records, as
-    `results.compare.compare_runs` reads them; none aggregated when no point was busy."""
-    if not any(pc.busy for pc in changes):
-        return set()
-    from mpiscope.results.evidence import clock_bound
-    from mpiscope.results.launches import aggregate_runs
-    sides: dict[tuple, list[bool]] = {}
-    for runs in (base, cand):
-        for lp in aggregate_runs(runs):
-            if lp.busy:
-                sides.setdefault((*lp.key, lp.config), []).append(clock_bound(lp))
-    return {point_of(pc) for pc in changes if pc.busy and all(sides.get(point_of(pc), [False]))}
-
-
-def busy_words(pc: PointChange, clocked: Collection[tuple] = ()) -> str:
-    """What a busy point is called: `CLOCKS` when it is in `clocked` (`clock_bound_points`), else
+def busy_words(pc: PointChange) -> str:
+    """What a busy point is called: `CLOCKS` where the clock bound was the only cause, else
     "machine busy"."""
-    return CLOCKS if point_of(pc) in clocked else "machine busy"
-
-
-def state_text(pc: PointChange, clocked: Collection[tuple] = ()) -> str:
-    """Why `pc`'s verdict was voided ('' when it was not): `CLOCK_APART` in place of `BUSY_APART`
-    for a point in `clocked`."""
-    return CLOCK_APART if pc.state == BUSY_APART and point_of(pc) in clocked else pc.state
+    return CLOCKS if pc.clocks else "machine busy"
 
 
 def ratio_text(pc: PointChange) -> str:
@@ -102,19 +69,15 @@ def section(runs: list[Run], table: Callable[[list[str], list[list[str]], str], 
             parts.append(heading + '<p class="not-compared">Not compared: no point (benchmark, size and rank '
                                    'count) in common with the baseline.</p>')
             continue
-        clocked = clock_bound_points([r.records().points for r in base], [r.records().points for r in cand],
-                                     changes)
-        parts.append(heading + _changes(changes, table, clocked)
-                     + f'<p class="summary">{escape(summary(changes, clocked))}</p>'
+        parts.append(heading + _changes(changes, table) + f'<p class="summary">{escape(summary(changes))}</p>'
                      + f'<p class="muted">{escape(launches_line(changes))}</p>')
     return "".join(parts)
 
 
-def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[str]], str], str],
-             clocked: Collection[tuple] = ()) -> str:
+def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[str]], str], str]) -> str:
     """The counts of the four verdicts, then one row per tested point in compare's order
     (benchmark, variant, size); untested points (an imported side) are named in one line. A busy
-    point in `clocked` (`clock_bound_points`) says so as the headline does."""
+    point shorter than the clocks agree says so as the headline does."""
     counts = table(list(VERDICTS), [[str(sum(pc.verdict == v for pc in changes)) for v in VERDICTS]], "verdicts")
     tested = [pc for pc in changes if pc.verdict != "untested"]
     untested = len(changes) - len(tested)
@@ -124,7 +87,7 @@ def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[s
              ratio_text(pc), f'<span class="verdict {pc.verdict}">{pc.verdict}</span>'
              + (f' <span class="muted">(about {pc.launches_needed} launches a side)</span>'
                 if pc.verdict == "inconclusive" and pc.launches_needed else "")
-             + (f' <span class="muted">({busy_words(pc, clocked)}: {escape(pc.busy)})</span>' if pc.busy else
+             + (f' <span class="muted">({busy_words(pc)}: {escape(pc.busy)})</span>' if pc.busy else
                 f' <span class="muted">({escape(pc.state)})</span>' if pc.state else "")]
             for pc in tested]
     head = ["benchmark", "size", "ranks", "baseline µs", "candidate µs", "ratio (95% interval)", "verdict"]
@@ -133,9 +96,10 @@ def _changes(changes: list[PointChange], table: Callable[[list[str], list[list[s
 
 # --- the comparison's words (compare's terminal output, the report, the API) ---
 
-def summary(changes: list[PointChange], clocked: Collection[tuple] = ()) -> str:
+def summary(changes: list[PointChange]) -> str:
     """'N points compared: a slower, b faster, c same, d inconclusive (...)'; the worst and best.
-    Busy points in `clocked` (`clock_bound_points`) are counted apart, as the headline does."""
+    Busy points shorter than the clocks agree (`PointChange.clocks`) are counted apart, as the
+    headline does."""
     count = {v: [pc for pc in changes if pc.verdict == v] for v in ("slower", "faster", "same", "inconclusive",
                                                                       "untested")}
     slower, faster, untested = count["slower"], count["faster"], count["untested"]
@@ -145,13 +109,13 @@ def summary(changes: list[PointChange], clocked: Collection[tuple] = ()) -> str:
         parts[0] += (f", {len(untested)} untested (a side imported from another tool: its figure is the "
                      f"tool's, with no interval or samples to test)")
     state = [pc for pc in changes if pc.state]
-    for text, n in Counter(state_text(pc, clocked) for pc in state).items():  # first seen first
+    for text, n in Counter(pc.state for pc in state).items():  # first seen first
         parts.append(f"{n} inconclusive because {text}")
-    busy = [pc for pc in changes if pc.busy and point_of(pc) not in clocked]
+    busy = [pc for pc in changes if pc.busy and not pc.clocks]
     if busy:
         parts.append(f"{len(busy)} on a busy machine ({busy[0].busy}" + (", ..." if len(busy) > 1 else "")
                      + "): their verdicts rest on disturbed launches, and measured apart they get none")
-    clock = [pc for pc in changes if pc.busy and point_of(pc) in clocked]
+    clock = [pc for pc in changes if pc.busy and pc.clocks]
     if clock:
         parts.append(f"{len(clock)} shorter than the ranks' clocks agree ({clock[0].busy}"
                      + (", ..." if len(clock) > 1 else "") + "): their verdicts rest on launches the clock "

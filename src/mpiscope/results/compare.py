@@ -27,6 +27,8 @@ from mpiscope.results.location import robust_location
 from mpiscope.results.points import launch_of
 from mpiscope.results.policy import POLICY
 from mpiscope.results.control import Shift
+from mpiscope.results.disturbance import CLOCK_ERROR_SHARE
+from mpiscope.results.evidence import clock_bound
 from mpiscope.results.verdict import INCONCLUSIVE, Verdict, decide, stands_across_states
 
 Key = tuple[str, int, int, "str | None"]  # benchmark, size, ranks, variant (a grid shape)
@@ -75,6 +77,9 @@ class PointChange:
     # measured apart, a busy side is another state of the machine and no verdict stands
     # (`BUSY_APART`; docs/statistics.md, "A busy side measured apart").
     busy: str = ""
+    # every busy side's launches left out were the clock-sync bound's alone (`evidence.clock_bound`):
+    # shorter than the ranks' clocks agree, which an idle machine's 0 B barrier reaches too, not busy
+    clocks: bool = False
     # the two sides' machine-state controls differ and the change is within their move: why the
     # verdict is inconclusive ("the machine's state differs (control: ... x2.9 ...)")
     state: str = ""
@@ -99,6 +104,16 @@ class PointChange:
 DECIDED = ("slower", "faster", "same")
 BUSY_APART = ("the machine was busy on a side measured apart (another state of the machine): "
               "measure the two interleaved (run --vs) or when the machine is quiet")
+# ...and where that side was only shorter than the ranks' clocks agree (`PointChange.clocks`)
+CLOCK_APART = (f"a side measured apart was shorter than the ranks' clocks agree (clock-sync error beyond "
+               f"{CLOCK_ERROR_SHARE:g} x one event in most launches, an idle machine's too): measure the two "
+               f"interleaved (run --vs)")
+
+
+def _busy(b: LaunchPoint, c: LaunchPoint) -> tuple[str, bool]:
+    """A compared point's `busy` text ('baseline: CAUSE; candidate: CAUSE') and `clocks`."""
+    sides = [(side, lp) for side, lp in (("baseline", b), ("candidate", c)) if lp.busy]
+    return "; ".join(f"{side}: {lp.busy}" for side, lp in sides), bool(sides) and all(clock_bound(lp) for _, lp in sides)
 
 
 def _points(records: Iterable[Record | Measured]) -> dict[Key, Measured]:
@@ -268,11 +283,11 @@ def _change(b: LaunchPoint, c: LaunchPoint, drift: Drift | None = None) -> Point
     else:
         test, p, effect = _one_launch_each(b, c)
         se = _one_launch_se(b, c)
-    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c)) if lp.busy)
+    busy, clocks = _busy(b, c)
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, test, p,
                        effect, variant=b.variant, base_launches=b.launches, cand_launches=c.launches,
                        config=b.config, drift_runs=used.runs if used is not None else 0, drift=used,
-                       diff=diff, se=se, df=df, launch_var=var, busy=busy)
+                       diff=diff, se=se, df=df, launch_var=var, busy=busy, clocks=clocks)
 
 
 def _paired(b: LaunchPoint, c: LaunchPoint, blocks: tuple[Mapping[int, int], Mapping[int, int]]
@@ -294,11 +309,11 @@ def _paired(b: LaunchPoint, c: LaunchPoint, blocks: tuple[Mapping[int, int], Map
     n = len(d) - wild
     se, df = float(np.sqrt(var / n)), n - 1
     p = float(2 * special.stdtr(df, -abs(diff) / se)) if se > 0 else (0.0 if diff else 1.0)
-    busy = "; ".join(f"{side}: {lp.busy}" for side, lp in (("baseline", b), ("candidate", c)) if lp.busy)
+    busy, clocks = _busy(b, c)
     return PointChange(b.benchmark, b.size, b.ranks, b.median, c.median, c.median / b.median - 1, PAIRED, p,
                        diff / np.sqrt(var) if var > 0 else 0.0, variant=b.variant, base_launches=b.launches,
                        cand_launches=c.launches, config=b.config, diff=diff, se=se, df=df,
-                       launch_var=var / 2, busy=busy, interleaved=True, blocks=n)
+                       launch_var=var / 2, busy=busy, clocks=clocks, interleaved=True, blocks=n)
 
 
 def compare_launches_of_point(base: Sequence[float], cand: Sequence[float], margin: float = POLICY.margin,
@@ -349,7 +364,8 @@ def compare_runs(base: Sequence[Iterable[Record]], cand: Sequence[Iterable[Recor
     if blocks is None:
         for pc in out:
             if pc.busy and pc.verdict in DECIDED:
-                pc.verdict, pc.state, pc.launches_needed, pc.drift_decided = INCONCLUSIVE, BUSY_APART, None, False
+                pc.state = CLOCK_APART if pc.clocks else BUSY_APART
+                pc.verdict, pc.launches_needed, pc.drift_decided = INCONCLUSIVE, None, False
     if shift is not None and shift.shifted and blocks is None:
         for pc in out:
             if pc.verdict != "untested" and not stands_across_states(pc.verdict, pc.diff, shift.cover()):
