@@ -148,11 +148,13 @@ class Session:
                     outcome.merge(out)
                     if out.status == "interrupted" or (out.status == "failed" and not m.keep_going):
                         break
+                after_first = None
                 if between is not None and outcome.status == "ok":
                     yield from clock.pause(run)
+                    after_first = clock()
                     outcome = between(run)
                 if m.policy.auto and outcome.status == "ok":
-                    outcome = yield from self._more_launches(run, m, clock, clock())
+                    outcome = yield from self._more_launches(run, m, clock, clock(), after_first)
                 if linger and outcome.status == "ok":
                     outcome = yield from self._on_request(run, m, clock)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
@@ -176,10 +178,13 @@ class Session:
             self._earlier_of[key] = Earlier(drift_sources(run, history, _resolver(run)))
         return self._earlier_of[key]
 
-    def _more_launches(self, run: Run, m: Measurement, clock: "OwnClock", first_round_s: float) -> Steps:
+    def _more_launches(self, run: Run, m: Measurement, clock: "OwnClock", first_round_s: float,
+                       refined_from: float | None = None) -> Steps:
         """Auto launches after the first round, one at a time while points need them and the
-        budget allows (the default run's: `then_s` of their own after its first round and
-        refinement); how it ended is kept in run.json (`launch_policy`)."""
+        budget allows (the default run's: `then_s` after its first round, the refinement's time
+        counted as spent from `refined_from`: under four busy processes each refinement round
+        took 3-7x its quiet time and filled its own share, and a budget that began after it let
+        the loaded run pass twice its quiet time); how it ended is kept in run.json (`launch_policy`)."""
         first_round = [p for p in run.meta().parts if p.tag.get("launch") is not None]
         overhead = launch_overhead_s(run.records(), first_round_s, len(first_round))
         rng = random.Random()
@@ -187,7 +192,8 @@ class Session:
         policy = m.policy
         started = 0.0
         if policy.then_s is not None:
-            started, policy = clock(), replace(policy, budget_s=policy.then_s)
+            started = clock() if refined_from is None else refined_from
+            policy = replace(policy, budget_s=policy.then_s)
         earlier = self._earlier(run, policy.history)
         while True:
             drift = drifts_kept({"drift": earlier.learn(run)})

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import replace
 import json
 from collections.abc import Mapping
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from mpiscope.records.model import Context, Point
 from mpiscope.records.run import RunView
@@ -35,13 +35,13 @@ _INCIDENTAL_ENV = {"OMPI_MCA_initial_wdir"}
 PointKey = tuple[str, tuple, tuple[tuple[str, Hashable], ...]]  # (configuration digest, point key, series)
 
 
-def configuration_digest(run: RunView, ctx: Context) -> str:
+def configuration_digest(run: RunView, ctx: Context, factors: Mapping[str, Any] | None = None) -> str:
     """A short digest of what makes one launch's points comparable with another's: the hosts and
     placement, the library and engine, the tuning variables, the options that change what is
-    measured, and what a sweep or study varied."""
-    meta = run.meta()
+    measured, and what a sweep or study varied (the run's `factors`, read from its run.json unless
+    given: a caller digesting every launch of a run reads it once, not once a launch)."""
     described: dict[str, Any] = dict(
-        factors=meta.factors, hosts=sorted(ctx.hosts), library=ctx.mpi_library_version, engine=ctx.engine_version,
+        factors=run.meta().factors if factors is None else factors, hosts=sorted(ctx.hosts), library=ctx.mpi_library_version, engine=ctx.engine_version,
         world=ctx.world_size, by_host=ctx.ranks_by_host, order=ctx.order, oversubscribed=ctx.oversubscribed,
         binding=[(r.cpus if r.bound else None, r.bound) for r in ctx.ranks],
         env={k: v for k, v in ctx.env.items() if k not in _INCIDENTAL_ENV},
@@ -55,7 +55,9 @@ def configuration_digest(run: RunView, ctx: Context) -> str:
 def configurations(run: RunView) -> frozenset[str]:
     """The configuration digests of a run's launches (`configuration_digest`), one for a run of
     one configuration; none for a run without a context."""
-    return frozenset(configuration_digest(run, rec) for rec in run.records() if isinstance(rec, Context))
+    contexts = [rec for rec in run.records() if isinstance(rec, Context)]
+    factors = run.meta().factors if contexts else None
+    return frozenset(configuration_digest(run, rec, factors) for rec in contexts)
 
 
 def same_configuration(base: Sequence[RunView], cand: Sequence[RunView]) -> bool:
@@ -112,9 +114,11 @@ def launch_points(run: RunView) -> dict[PointKey, LaunchPoint]:
     configuration of the context record before them)."""
     groups: dict[str, list[Point]] = {}
     current = None  # points before any context record: their configuration is unknown, they match nothing
+    factors = None  # run.json read at the first context only (a drift learnt reads every earlier run's)
     for rec in run.records():
         if isinstance(rec, Context):
-            current = configuration_digest(run, rec)
+            factors = run.meta().factors if factors is None else factors
+            current = configuration_digest(run, rec, factors)
         elif isinstance(rec, Point) and current is not None:
             groups.setdefault(current, []).append(rec)
     return {(s, lp.key, lp.config): lp for s, recs in groups.items() for lp in aggregate(recs)}
