@@ -88,7 +88,7 @@ class PointChange:
     # a `run --vs` session that looked once before a second stage: (blocks before the look, blocks
     # after) and the level of each look (results.verdict.two_look_alpha) the verdict was made at
     stages: tuple[int, int] | None = None
-    level: float | None = None
+    look_alpha: float | None = None
 
     @property
     def label(self) -> str:

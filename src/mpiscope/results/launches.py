@@ -312,7 +312,7 @@ def with_other_state(lp: LaunchPoint, switched: Sequence[bool]) -> LaunchPoint:
         return lp
     centre, other = np.log(lp.median), float(np.median(np.log(np.asarray(lp.launch_medians)[flags])))
     # a next run in that state reads its estimate give or take what a run in this one does: the
-    # union of the two (covering only the estimate itself left 9 of 53 next runs outside)
+    # union of the two (covering only the estimate itself left 9 of 56 next runs outside)
     low = min(lp.ci_low, float(np.exp(other - (centre - np.log(lp.ci_low)))))
     high = max(lp.ci_high, float(np.exp(other + (np.log(lp.ci_high) - centre))))
     if (low, high) == (lp.ci_low, lp.ci_high):

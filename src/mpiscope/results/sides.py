@@ -41,7 +41,7 @@ def compare_sides(base: Sequence[RunView], cand: Sequence[RunView], alpha: float
         level = two_look_alpha(alpha, first, first + second)
         changes = compare_runs([base[0].records().points], [cand[0].records().points], level, min_change,
                                blocks=blocks)
-        return [replace(pc, stages=(first, second), level=level) for pc in changes]
+        return [replace(pc, stages=(first, second), look_alpha=level) for pc in changes]
     drift = drift_scope(history, base, cand, resolve or (lambda ref: []))
     shift = control_shift(side_control([(r.id, r.records()) for r in base]),
                           side_control([(r.id, r.records()) for r in cand]), policy,
