@@ -17,7 +17,7 @@ from scipy import stats
 from mpiscope import api
 from mpiscope.commands import vs
 from mpiscope.execute.interleave import interleave
-from mpiscope.execute.session import Waiting
+from mpiscope.execute.session import CUT, Waiting
 from mpiscope.results.compare import compare_runs
 from mpiscope.results.sides import undecided
 from mpiscope.results.verdict import two_look_alpha
@@ -62,18 +62,17 @@ def test_two_looks_at_the_level_keep_the_chance_of_any_false_call():
 def test_the_look_picks_the_undecided_points_that_more_blocks_decide(tmp_path):
     """25 % slower under 15 % launch noise in 6 blocks, at the two-look level: 8 B is called
     slower, 1 KiB and 64 KiB are not yet, at the variance seen 1 KiB would be in 6 blocks a side and
-    64 KiB in 9: a reach of 12 blocks takes both, of 8 the first, of 5 neither."""
+    64 KiB in 9: a second stage of 6 more blocks takes both, of 2 the first."""
     base, cand = session(np.random.default_rng(4), 6, 0.15, 1.25)
     runs = [stored_run(tmp_path, recs, extra=mark(i, 6)) for i, recs in enumerate((base, cand))]
     alpha = two_look_alpha(0.05, 6, 12)
     verdicts = {pc.size: (pc.verdict, pc.launches_needed)
                 for pc in compare_runs([base], [cand], alpha, blocks=({k: k for k in range(6)},) * 2)}
     assert verdicts[8][0] == "slower" and verdicts[1024][0] == verdicts[65536][0] == "inconclusive"
-    assert {key[0][1] for key in undecided(runs[0], runs[1], alpha, 0.05, 12)} == {1024, 65536}
+    assert {key[0][1] for key in undecided(runs[0], runs[1], alpha, 0.05, 6)} == {1024, 65536}
     assert verdicts[1024][1] == 6 and verdicts[65536][1] == 9
-    assert {key[0][1] for key in undecided(runs[0], runs[1], alpha, 0.05, 8)} == {1024}
-    assert undecided(runs[0], runs[1], alpha, 0.05, 5) == set()
-    assert all(key[0][0] == "pingpong" and key[0][2] == 2 for key in undecided(runs[0], runs[1], alpha, 0.05, 12))
+    assert {key[0][1] for key in undecided(runs[0], runs[1], alpha, 0.05, 2)} == {1024}
+    assert all(key[0][0] == "pingpong" and key[0][2] == 2 for key in undecided(runs[0], runs[1], alpha, 0.05, 6))
 
 
 def test_compare_of_a_two_stage_session_is_at_the_two_look_level(tmp_path):
@@ -102,8 +101,9 @@ class _Run:
         self.extra = extra
 
 
-def _lingering(name: str, n: int, trace: list):
-    """Stand-in steps: n launches, then waiting to be sent the points of one more, or None."""
+def _lingering(name: str, n: int, trace: list, then: int = 0):
+    """Stand-in steps: n launches, then waiting to be sent the points of one more, or None (then
+    `then` launches more, as `--find-switches` rounds do), or CUT (ends at once)."""
     def steps():
         run = _Run(name)
         for k in range(n):
@@ -112,9 +112,16 @@ def _lingering(name: str, n: int, trace: list):
             trace.append((name, k))
         while True:
             points = yield Waiting(run)
-            if not points:
+            if points is CUT:
+                trace.append((name, "cut"))
                 return run, SimpleNamespace(status="ok")
+            if not points:
+                break
             trace.append((name, sorted(points)))
+        for k in range(then):
+            yield run
+            trace.append((name, f"then {k}"))
+        return run, SimpleNamespace(status="ok")
     return steps
 
 
@@ -131,7 +138,41 @@ def test_a_second_stage_measures_its_points_in_blocks_then_every_run_ends():
     assert sorted(e.index for e in ended) == [0, 1, 2] and all(e.outcome.status == "ok" for e in ended)
     runs = {e.run.id: e.run for e in ended}
     assert runs["a"].extra["interleave"]["stages"] == runs["c"].extra["interleave"]["stages"] == {"first": 3, "second": 2}
-    assert "stages" not in runs["b"].extra["interleave"]
+    assert runs["b"].extra["interleave"]["stages"] == {"first": 3, "second": 2}  # every verdict looked twice
+
+
+def test_what_follows_a_lingering_run_is_measured_after_it_is_told_to_end():
+    trace, ended = [], []
+    interleave([_lingering(x, 2, trace, then=2) for x in "ab"], 5, "s", ended.append,
+               second_stage=lambda runs, first: ({}, 2))
+    assert sorted(t for t in trace if "then" in str(t[1])) == [("a", "then 0"), ("a", "then 1"), ("b", "then 0"),
+                                                              ("b", "then 1")]
+    assert all(e.outcome.status == "ok" for e in ended) and len(ended) == 2
+
+
+def test_a_cut_session_ends_its_lingering_runs_as_measured():
+    """Ctrl-C while `a` waits for `b`: `a` ends as measured, nothing more; `b` is interrupted."""
+    trace, ended = [], []
+
+    def cut_in_b():
+        run = _Run("b")
+        trace.append(("b", 0))
+        yield run
+        raise KeyboardInterrupt
+    interleave([_lingering("a", 1, trace, then=2), cut_in_b], 5, "s", ended.append,
+               second_stage=lambda runs, first: ({0: {"p"}}, 2))
+    assert ("a", "cut") in trace and not [t for t in trace if "then" in str(t[1])]
+    by = {e.index: e for e in ended}
+    assert by[0].outcome.status == "ok" and by[1].outcome.status == "interrupted"
+
+
+def test_a_look_that_fails_leaves_one_stage():
+    trace, ended = [], []
+
+    def broken(runs, first):
+        raise ValueError("no root")
+    schedule = interleave([_lingering(x, 2, trace) for x in "ab"], 5, "s", ended.append, second_stage=broken)
+    assert len(schedule.blocks) == 2 and all(e.outcome.status == "ok" for e in ended)
 
 
 def test_a_look_that_finds_nothing_ends_the_session():

@@ -3,7 +3,7 @@ added) measured side by side in one interleaved session (execute/interleave.py),
 run, ending with `mpiscope compare` of each variant against the first. Once every configuration's
 own launches are done, the session looks at those comparisons: the points they leave undecided,
 but that more blocks would decide, get a second stage of as many blocks again (`second_stage`),
-and every verdict of the session is then at the level of each of its two looks."""
+and every slower or faster of the session is then at the level of each of its two looks."""
 from __future__ import annotations
 
 import argparse
@@ -95,12 +95,14 @@ def side_by_side(a: argparse.Namespace, base, show: list) -> int:
 def second_stage(runs: dict, first: int) -> tuple[dict[int, set], int]:
     """The session's look after its `first` blocks: each variant against the base (index 0) at
     the level of each of two looks (results.verdict.two_look_alpha), and the points left
-    inconclusive that as many blocks again would decide (results.sides.undecided); those, for
+    inconclusive that the second stage's blocks would decide (results.sides.undecided); those, for
     the variant and the base, and the blocks of the second stage (as many as the first, at
-    most the auto launches' cap)."""
+    most the auto launches' cap; none after fewer blocks than pair)."""
     from mpiscope.results.policy import POLICY
     from mpiscope.results.sides import undecided
     from mpiscope.results.verdict import two_look_alpha
+    if first < POLICY.min_launches:  # too few blocks to pair: nothing to look at
+        return {}, 0
     more = min(first, POLICY.max_launches)
     alpha = two_look_alpha(POLICY.alpha, first, first + more)
     live = {i: run for i, run in runs.items() if run.meta().status == "running"}  # lingering, not failed
@@ -108,7 +110,7 @@ def second_stage(runs: dict, first: int) -> tuple[dict[int, set], int]:
     for i, run in live.items():
         if i == 0 or 0 not in live:
             continue
-        found = undecided(live[0], run, alpha, POLICY.margin, first + more)
+        found = undecided(live[0], run, alpha, POLICY.margin, more)
         if found:
             points[i] = found
             points[0] = points.get(0, set()) | found

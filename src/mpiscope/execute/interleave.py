@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from mpiscope.execute.part import Outcome
-from mpiscope.execute.session import Steps, Waiting
-from mpiscope.results.sides import STAGES
+from mpiscope.execute.session import CUT, Steps, Waiting
 from mpiscope.store.runs import Run, utc_now
 from mpiscope.util.errors import MpiscopeError
 
@@ -109,6 +108,9 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
             if isinstance(got, Waiting) and i in alive:
                 alive.remove(i)
                 waiting.append(i)
+            elif not isinstance(got, Waiting) and i in waiting:  # told to end, it measures on (`then`)
+                waiting.remove(i)
+                alive.append(i)
             runs[i] = got.run if isinstance(got, Waiting) else got
         except StopIteration as stop:  # its last launch ended the run (none, when told to end)
             if i in waiting:
@@ -137,18 +139,31 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
         blocks(lambda: alive)
         if second_stage is not None and waiting and not schedule.interrupted:
             first = len(schedule.blocks)
-            points, more = second_stage(dict(runs), first)
+            try:
+                points, more = second_stage(dict(runs), first)
+            except (MpiscopeError, ValueError, OSError, ArithmeticError):  # no look: one stage, as before it
+                points, more = {}, 0
             points = {i: p for i, p in points.items() if p and i in waiting}
             if points and more > 0:
-                _note_stages({i: runs[i] for i in points}, first, more)
+                _note_stages({i: runs[i] for i in waiting}, first, more)  # every verdict of the session looked twice
                 blocks(lambda: [i for i in points if i in waiting], points, more)
-        for i in list(waiting):  # every lingering run ends
+        for i in list(waiting):  # every lingering run ends (or goes on with what follows, `then`)
             if not schedule.interrupted:
                 step(i)
+        blocks(lambda: alive)
     except KeyboardInterrupt:
         schedule.interrupted = True
-    # what is still measuring (or lingering) is told it was interrupted, between its launches
-    alive.extend(waiting)
+    # a lingering run measured all its own launches: it ends as measured, nothing more
+    for i in list(waiting):
+        waiting.remove(i)
+        alive.append(i)
+        try:
+            gens[i].send(CUT)
+        except StopIteration as stop:
+            end(i, stop.value)
+        except (KeyboardInterrupt, MpiscopeError):
+            pass  # told below that it was interrupted
+    # what is still measuring is told it was interrupted, between its launches
     for i in list(alive):
         if i not in started:
             gens[i].close()
@@ -168,6 +183,7 @@ def interleave(steps: Sequence[Callable[[], Steps]], seed: int, session: str,
 
 def _note_stages(runs: dict[int, Run], first: int, second: int) -> None:
     """Before the second stage's first launch: its runs' marks say the session looks twice."""
+    from mpiscope.results.sides import STAGES  # the comparison reads it (a sweep never needs it)
     for run in runs.values():
         meta = run.meta()
         if KEY in meta.extra:

@@ -155,11 +155,12 @@ class Session:
                     outcome = between(run)
                 if m.policy.auto and outcome.status == "ok":
                     outcome = yield from self._more_launches(run, m, clock, clock(), after_first)
+                cut = False  # the session was cut while this run waited: nothing more is measured
                 if linger and outcome.status == "ok":
-                    outcome = yield from self._on_request(run, m, clock)
+                    outcome, cut = yield from self._on_request(run, m, clock)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra, "drift": self._earlier(run, m.policy.history).learn(run)})
-                if outcome.status == "ok" and then is not None:
+                if outcome.status == "ok" and then is not None and not cut:
                     yield from clock.pause(run)
                     outcome = then(run)
             except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
@@ -212,21 +213,23 @@ class Session:
             "launches": launch_count(run.records()), "stopped": why}})
         return outcome
 
-    def _on_request(self, run: Run, m: Measurement, clock: "OwnClock") -> Steps:
+    def _on_request(self, run: Run, m: Measurement, clock: "OwnClock"
+                    ) -> Generator[Waiting, "set | bool | None", "tuple[Outcome, bool]"]:
         """A run whose own launches are done, side by side: it yields `Waiting(run)` and is sent
-        the points a block of the session's second stage measures (one launch of them), or None,
-        which ends it (execute/interleave.py)."""
+        the points a block of the session's second stage measures (one launch of them); None ends
+        it, `CUT` ends it without what would follow (the session was interrupted meanwhile: its
+        own launches are whole). Returns how it ended and whether it was cut (execute/interleave.py)."""
         first_round = [p for p in run.meta().parts if p.tag.get("launch") == 0]
         rng = random.Random()
         while True:
             points = yield from clock.wait(run)
-            if not points:
-                return Outcome(status="ok")
+            if not points or points is CUT:
+                return Outcome(status="ok"), points is CUT
             parts = launch_again(first_round, m.target.engine, points, launch_count(run.records()), rng)
             if parts:
                 outcome = self.add_parts(run, m.target, parts)
                 if outcome.status != "ok":
-                    return outcome
+                    return outcome, False
 
     def measure(self, run: Run, target: Target, parts: list[Part], keep_going: bool = False,
                 todo: list[list[PlanPoint]] | None = None) -> Outcome:
@@ -314,6 +317,9 @@ class Session:
         return run, outcome
 
 
+CUT = False  # sent to a lingering run (`Session._on_request`): the session was cut, end as measured
+
+
 class Waiting(NamedTuple):
     """What a lingering run yields once its own launches are done: it waits to be sent the points
     of one more launch, or None (`Session._on_request`)."""
@@ -323,7 +329,7 @@ class Waiting(NamedTuple):
 # A run measured launch by launch: it yields the run between its launches (or Waiting, when
 # lingering) and returns the run and how it ended (execute/interleave.py advances several side by
 # side).
-Steps = Generator["Run | Waiting", "set | None", "tuple[Run, Outcome | None]"]
+Steps = Generator["Run | Waiting", "set | bool | None", "tuple[Run, Outcome | None]"]
 
 
 def drive(steps: Steps) -> tuple[Run, Any]:
@@ -351,7 +357,7 @@ class OwnClock:
         yield run
         self.since = time.monotonic()
 
-    def wait(self, run: Run) -> Generator[Waiting, "set | None", "set | None"]:
+    def wait(self, run: Run) -> Generator[Waiting, "set | bool | None", "set | bool | None"]:
         """Yield `Waiting(run)` and return what it is sent; the wait is not the run's own time."""
         self.spent = self()
         sent = yield Waiting(run)

@@ -155,8 +155,8 @@ def how_measured(changes: list[PointChange]) -> str:
         return "measured apart"
     blocks = [pc.blocks for pc in changes if pc.test == PAIRED]
     staged = next((pc for pc in changes if pc.stages is not None and pc.look_alpha is not None), None)
-    stage = (f"; a second stage of {staged.stages[1]} blocks after block {staged.stages[0]} for the points its look "
-             f"left undecided, each look at p < {staged.look_alpha:.3g}") if staged is not None else ""
+    stage = (f"; a second stage of {staged.stages[1]} blocks after the first {staged.stages[0]} for the points its "
+             f"look left undecided, each look at p < {staged.look_alpha:.3g}") if staged is not None else ""
     if not blocks:
         return f"interleaved (too few launches to pair by block{stage})"
     return (f"interleaved ({min(blocks)} blocks{stage})" if min(blocks) == max(blocks) else

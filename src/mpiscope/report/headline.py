@@ -207,15 +207,18 @@ def run_to_run(estimates: Sequence) -> str:
     drifts = [e.drift for e in drifted]
     if not drifts:
         return ""
-    shown = [e for e in drifted if not evidence(getattr(e, "_point", e))]  # the intervals `show` prints
-    half = float(np.median([e.half_width_rel for e in shown or drifted]))
+    flags = {id(e): evidence(getattr(e, "_point", e)) for e in drifted}
+    shown = [e for e in drifted if not flags[id(e)]]  # the intervals `show` prints
+    if not shown:
+        return ""
+    half = float(np.median([e.half_width_rel for e in shown]))
     learnt = sum(not d.prior for d in drifts)
     source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
               if not learnt else f"the drift learnt from earlier runs for {learnt} of {len(drifts)} points"
               + (", the stated prior for the others" if learnt < len(drifts) else ""))
     states = [e for e in drifted if getattr(e, "other_state", None) is not None]
     if states:
-        two = len(states) - sum(e in shown for e in states)
+        two = sum(flags[id(e)].startswith("two machine states") for e in states)
         source += (f", and for {len(states)} by the other state of the machine this run's control saw in some "
                    f"launches" + (f" ({two} of them read two states, no interval)" if two else ""))
     return (f"another run may read within about +-{half:.0%} (median over the points with an interval; the "

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import replace
 import json
 from collections.abc import Mapping
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 from mpiscope.records.model import Context, Point
 from mpiscope.records.run import RunView

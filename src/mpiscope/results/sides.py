@@ -68,10 +68,12 @@ def interleaved_blocks(base: Sequence[RunView], cand: Sequence[RunView]
     return blocks(marks[0]), blocks(marks[1])
 
 
-def undecided(base: RunView, cand: RunView, alpha: float, min_change: float, reach: int) -> set[tuple]:
+def undecided(base: RunView, cand: RunView, alpha: float, min_change: float, more: int) -> set[tuple]:
     """The points of two runs of one interleaved session whose comparison at `alpha` is
-    inconclusive but would be decided within `reach` blocks at the variance observed
-    (`launches_needed`), as (point key, configuration) pairs: what a second stage measures."""
+    inconclusive but would be decided at the variance observed (`launches_needed`) within the
+    blocks it has and `more`, as (point key, configuration) pairs: what a second stage measures."""
+    def has(pc: PointChange) -> int:  # the blocks (or launches a side) the comparison rests on
+        return pc.blocks or min(pc.base_launches, pc.cand_launches)
     return {((pc.benchmark, pc.size, pc.ranks, pc.variant), pc.config)
             for pc in compare_sides([base], [cand], alpha, min_change)
-            if pc.verdict == INCONCLUSIVE and pc.launches_needed is not None and pc.launches_needed <= reach}
+            if pc.verdict == INCONCLUSIVE and pc.launches_needed is not None and pc.launches_needed <= has(pc) + more}
