@@ -207,7 +207,7 @@ def run_to_run(estimates: Sequence) -> str:
     drifts = [e.drift for e in drifted]
     if not drifts:
         return ""
-    flags = {id(e): evidence(getattr(e, "_point", e)) for e in drifted}
+    flags = {id(e): evidence(e) for e in drifted}  # a flagged estimate reads as its point
     shown = [e for e in drifted if not flags[id(e)]]  # the intervals `show` prints
     if not shown:
         return ""
