@@ -47,6 +47,9 @@ def mpiscope_home(tmp_path_factory) -> Path:
     # Every engine build of the session, the fixtures' and `mpiscope run`'s, turns warnings
     # into errors (the engine's Makefile reads it from the environment).
     os.environ["WERROR"] = "1"
+    # No machine history across tests (store.machine): one test's runs would tell another's of a
+    # state they did not meet. The tests of that history point it at a file of their own.
+    os.environ["MPISCOPE_MACHINE_STATES"] = "off"
     return home
 
 

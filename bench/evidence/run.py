@@ -24,7 +24,8 @@ and on and off every few seconds during an interleaved session). Per load:
 * coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
   median relative half-width beside it and the points with no interval counted and named
   (among them "two machine states": the run met both, and its interval over both is wider than
-  2x); and of those pairs, the ones whose controls say the machine's state differs (the MPI
+  2x; and "one machine state": the machine's history, $MPISCOPE_HOME's, holds a state the run
+  did not meet, results.states); and of those pairs, the ones whose controls say the machine's state differs (the MPI
   pingpong deciding too, the two runs being one configuration);
 * false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
   processes, each beside a quiet run of the same command (alternated, so that other work on the

@@ -20,6 +20,7 @@ from mpiscope.util.errors import MpiscopeError, UsageError
 from mpiscope.execute.part import Outcome, Target, launch_of, run_part
 from mpiscope.results.history import Earlier
 from mpiscope.store.history import drift_sources
+from mpiscope.store.machine import note_run
 from mpiscope.results.points import drifts_kept
 from mpiscope.results.view import Results, results_of
 from mpiscope.mpi import find
@@ -160,6 +161,8 @@ class Session:
                     outcome, cut = yield from self._on_request(run, m, clock)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra, "drift": self._earlier(run, m.policy.history).learn(run)})
+                if outcome.status == "ok" and (states := note_run(run)) is not None:
+                    run.update(extra={**run.meta().extra, "machine_states": states})
                 if outcome.status == "ok" and then is not None and not cut:
                     yield from clock.pause(run)
                     outcome = then(run)

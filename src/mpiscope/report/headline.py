@@ -201,7 +201,7 @@ def run_to_run(estimates: Sequence) -> str:
     """What another run may see beyond this run's intervals: the intervals `show`, `export` and
     the report give, which add the drift from run to run (learnt from earlier runs, else the
     stated prior); no launch of this run narrows that part."""
-    from mpiscope.results.evidence import evidence
+    from mpiscope.results.evidence import UNMET, evidence
     drifted = [e for e in estimates if getattr(e, "drift", None) is not None and not getattr(e, "busy", "")
                and np.isfinite(e.half_width_rel)]
     drifts = [e.drift for e in drifted]
@@ -209,8 +209,13 @@ def run_to_run(estimates: Sequence) -> str:
         return ""
     flags = {id(e): evidence(e) for e in drifted}  # a flagged estimate reads as its point
     shown = [e for e in drifted if not flags[id(e)]]  # the intervals `show` prints
+    unmet = [e for e in drifted if flags[id(e)].startswith(UNMET)]
+    # results.states: the same state for every point of the run
+    none = (f"no interval for {len(unmet)} point(s) ({_sizes(unmet)}): the machine's control read "
+            f"{unmet[0].unmet_state}, a state this run did not meet, and only a run that meets it tells how far "
+            f"a point moves there") if unmet else ""
     if not shown:
-        return ""
+        return f"another run may read another state: {none}" if none else ""
     half = float(np.median([e.half_width_rel for e in shown]))
     learnt = sum(not d.prior for d in drifts)
     source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
@@ -223,7 +228,7 @@ def run_to_run(estimates: Sequence) -> str:
                    f"launches" + (f" ({two} of them read two states, no interval)" if two else ""))
     return (f"another run may read within about +-{half:.0%} (median over the points with an interval; the "
             f"intervals `show` and `export` give): this run's interval widened by the drift from run to run, "
-            f"{source}, which more launches of this run do not narrow")
+            f"{source}, which more launches of this run do not narrow" + (f"; {none}" if none else ""))
 
 
 def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> None:

@@ -132,6 +132,15 @@ def other_state(meta: RunMeta) -> list[str]:
             f"hold within one state; compare runs of one state, or measure configurations interleaved (run --vs)"]
 
 
+def machine_history(meta: RunMeta) -> list[str]:
+    """The machine's history of its control (store.machine) that this run could not read: no
+    state it did not meet could be told, and the file was left as it was."""
+    kept = meta.extra.get("machine_states") if isinstance(meta.extra, dict) else None
+    error = kept.get("error") if isinstance(kept, dict) else None
+    return [f"the machine's history of its control was not read ({error}): a state of the machine this run "
+            f"did not meet could not be told"] if isinstance(error, str) and error else []
+
+
 def slowed_points(points: Sequence[Point]) -> list[str]:
     """Points that ran past the watchdog's limit while they still progressed (docs/reliability.md):
     a busy machine slowed them; they are measured, not hung. Whether their samples are kept in
@@ -214,6 +223,7 @@ def meta_warnings(meta: RunMeta, recs: RecordFile, launch_points: Sequence, judg
     out += disturbed_launches(recs, judged)
     out += switched_launches(recs, judged)
     out += other_state(meta)
+    out += machine_history(meta)
     unconverged = [p for p in points if p.stopped_early]
     if unconverged:
         reasons = sorted({p.stop_reason for p in unconverged})

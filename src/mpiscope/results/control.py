@@ -80,7 +80,7 @@ class Level:
 
     def _split(self, policy: Policy) -> States:
         """Two states where the launches' medians fall into two groups whose widest gap is a
-        switch (`_moved` against the groups' own noise); the main state is the larger group, or
+        switch (`moved_by` against the groups' own noise); the main state is the larger group, or
         on a tie the one holding the first launch. On a tie the other group is a state of the
         run too (`States.other`): neither holds a majority of its launches. A minority is only
         flagged: counting two launches of six as a state voided most comparisons apart on a
@@ -99,7 +99,7 @@ class Level:
         cut = int(np.argmax(gaps)) + 1
         low, high = order[:cut], order[cut:]
         spread = max(_mad(logs[low], policy), _mad(logs[high], policy))
-        if not _moved(float(np.exp(gaps[cut - 1])), self._noise(spread, policy), policy, self.piece):
+        if not moved_by(float(np.exp(gaps[cut - 1])), self._noise(spread, policy), policy, self.piece):
             return whole
         main, other = (low, high) if len(low) > len(high) or (len(low) == len(high) and 0 in low) else (high, low)
         return States(float(np.exp(np.median(logs[main]))), _mad(logs[main], policy),
@@ -130,7 +130,7 @@ class RunControl:
         """The launches whose control moved beyond the run's noise from its level, each with the
         cause ("machine state switched: ...", the piece that moved most against its noise); a run
         of fewer than `policy.min_launches` launches has no level to move from. A run is one
-        configuration, so its MPI pingpong decides too (`_moved`). The copy names no launch
+        configuration, so its MPI pingpong decides too (`moved_by`). The copy names no launch
         (`policy.control_launch_excluded`): its launches moved 1.3-1.9x from their run's with the
         points unmoved (docs/statistics.md)."""
         if len(self.launches) < policy.min_launches:
@@ -146,7 +146,7 @@ class RunControl:
                 if fig is None:
                     continue
                 ratio = fig.median / lv.states(policy).level
-                moved = _moved(ratio, noise, policy, piece)
+                moved = moved_by(ratio, noise, policy, piece)
                 against = abs(math.log(ratio)) / noise
                 if moved and against > best.get(key, (0.0, ""))[0]:
                     best[key] = (against, f"machine state switched: {NAMES[piece]} {moved} the run's level")
@@ -159,7 +159,7 @@ def deciding(policy: Policy, same_config: bool) -> tuple[str, ...]:
     return IDENTITY_PIECES if same_config and policy.control_mpi_same_config else PIECES
 
 
-def _moved(ratio: float, noise: float, policy: Policy, piece: str = "") -> str:
+def moved_by(ratio: float, noise: float, policy: Policy, piece: str = "") -> str:
     """'x2.9 of' when `ratio` lies beyond the noise and the piece's least ratio, else ''. An MPI
     pingpong beyond `control_max_cover` is no state: its ranks waited for a time slice during
     the control (x240-x1000 a launch, a run's level at 197 us, under a load of 12-16), which the
@@ -236,7 +236,7 @@ def control_shift(base: RunControl | None, cand: RunControl | None, policy: Poli
             ratios += [c.other / b.level] if c.other is not None else []
             ratios += [c.level / b.other] if b.other is not None else []
         for ratio in ratios:
-            s = Shift(piece, ratio, noise, bool(_moved(ratio, noise, policy, piece)), _covers(ratio, policy))
+            s = Shift(piece, ratio, noise, bool(moved_by(ratio, noise, policy, piece)), _covers(ratio, policy))
             if best is None or _rank(s) > _rank(best):
                 best = s
     return best

@@ -16,6 +16,9 @@ from mpiscope.results.disturbance import clock_bound_only
 from mpiscope.results.launches import LaunchPoint, launches_needed
 from mpiscope.results.policy import POLICY, Policy
 
+# the flag of a point whose run met one state of the machine where it has shown another
+UNMET = "one machine state"
+
 
 def more_launches(lp: LaunchPoint, policy: Policy = POLICY) -> int | None:
     """About how many more launches bring `lp`'s interval within policy.max_span at its observed
@@ -66,7 +69,9 @@ def wider(points: Sequence, target: float) -> list:
 
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of one point: '' when its interval informs; where the other state of the machine
-    that this run met made it too wide (`launches.with_other_state`), the two readings."""
+    that this run met made it too wide (`launches.with_other_state`), the two readings; where the
+    machine showed earlier runs a state this run did not meet (results.states), that state: the
+    interval holds for this run's state, and how far the point moves in the other is unknown."""
     if lp.busy:
         return busy_flag(lp)
     if lp.ci_low and lp.ci_high and lp.ci_low > 0 and lp.ci_high / lp.ci_low > policy.max_span:
@@ -76,4 +81,6 @@ def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
         n = more_launches(lp, policy)
         return ("insufficient evidence: more runs needed (the drift from run to run is wider than the bound)"
                 if n is None else f"insufficient evidence: about {n} more launches")
+    if lp.unmet_state and lp.ci_low:
+        return f"{UNMET}: {lp.unmet_state}; another run may read that state"
     return ""

@@ -4,6 +4,7 @@ evidence flag, sorted by benchmark, variant, size: what every table, plot, expor
 API show unless asked for each launch's own rows."""
 from __future__ import annotations
 
+from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
@@ -129,6 +130,9 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
             if switched is not None:  # launches whose machine-state control moved (results.control)
                 flags = [bool(switched[at[id(p)]]) for p in lp.points]
                 lp = with_other_state(lp, flags)
+            unmet = base.get("unmet_machine_state")
+            if runs == 1 and isinstance(unmet, str) and unmet and lp.drift is not None:
+                lp = replace(lp, unmet_state=unmet)  # results.states
             rows.append(_row(base, lp))
             if switched is not None:
                 rows[-1]["state_switched_launches"] = sum(flags)

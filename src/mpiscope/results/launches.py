@@ -65,6 +65,9 @@ class LaunchPoint:
     # interval before (this run's state alone)
     other_state: float | None = None
     state_ci: tuple[float, float] | None = None
+    # a state of the machine this run did not meet that earlier runs on it did (results.states):
+    # its description; the interval holds for this run's state only
+    unmet_state: str = ""
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
     disturbed: tuple[str, ...] = ()  # the causes of the launches left out as disturbed

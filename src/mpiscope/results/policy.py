@@ -177,6 +177,16 @@ class Policy:
     # ...a move of it beyond this ratio (and control_shift_sd noises) is a switch: runs of one
     # state spread by up to 1.07x (Open MPI) and 1.29x (MPICH) quiet, the states 1.6-2.5x apart.
     control_mpi_min_ratio: float = 1.4
+    # A state of the machine a run did not meet (results.states): earlier launches on the same
+    # machine, any configuration, whose level lies beyond the run's noise from all of its own, at
+    # least this many of this many runs and this share of the machine's launches kept. The handoff's
+    # other state held 20-50 % of a quiet session's launches here, a compute loop that waited for a
+    # time slice 2 of 96 (the idle bench of 3 December); the history keeps the latest runs only, so
+    # a state the machine no longer shows leaves it.
+    unmet_min_launches: int = 5
+    unmet_min_runs: int = 3
+    unmet_min_share: float = 0.1
+    machine_runs: int = 30          # the latest runs of a machine its history keeps (store.machine)
 
     # --- comparisons ---
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment

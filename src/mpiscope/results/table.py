@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mpiscope.results.points import Drift, configuration_of, drifts_kept
+from mpiscope.results.states import unmet_kept
 from mpiscope.records.model import Context, Point, Skip, Stats, Timeout
 from mpiscope.records.run import MetaView, RunView
 from mpiscope.util import gcpause
@@ -83,6 +84,9 @@ def run_columns(run: RunView, ctx: Context | None, meta: MetaView | None = None)
     if meta.sweep is not None:  # which configuration and launch of a sweep made the run
         row["sweep_config"] = meta.sweep.config
         row["sweep_launch"] = meta.sweep.launch
+    unmet = unmet_kept(meta.extra or {})
+    if unmet is not None:  # a state of the machine this run did not meet (results.states)
+        row["unmet_machine_state"] = unmet.text()
     return row
 
 
