@@ -121,3 +121,15 @@ def test_points_shorter_than_the_clocks_agree_are_counted_apart():
     line = on_target(points, 0.05)
     assert "2 on a busy machine (no usable interval" in line
     assert "1 shorter than the ranks' clocks agree (clock-sync error beyond 2 x one event" in line
+
+
+def test_a_launchs_cost_is_counted_over_the_launches_made_not_the_parts_planned():
+    """Three parts were planned, one narrowed to nothing (no launch, no context): 2 s of a run
+    whose points sampled 0.5 s cost 0.75 s a launch, not 0.5 s."""
+    from mpiscope.plan.schedule import launch_overhead_s
+    from mpiscope.records.model import Context
+    records = [Context(world_size=2, tag={"launch": 0}), replace(launch_point(1.0, 0), elapsed_s=0.25),
+               Context(world_size=2, tag={"launch": 1}), replace(launch_point(1.0, 1), elapsed_s=0.25)]
+    assert launch_overhead_s(records, 2.0) == 0.75
+    assert launch_overhead_s(iter(records), 0.1) == 0.0  # never below nothing
+    assert launch_overhead_s([], 1.0) == 1.0

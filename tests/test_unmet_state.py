@@ -133,7 +133,10 @@ def test_an_unreadable_history_is_said_and_left_as_it_is_and_off_keeps_none(tmp_
         assert ledger.read_text() == text
     run.update(extra={**run.meta().extra, "machine_states": note})
     (said,) = machine_history(run.meta())
-    assert said.startswith("the machine's history of its control was not read (") and "\n" not in said
+    assert said.startswith("the machine's history of its control was not used (") and "\n" not in said
+    # a history where none can be written (its directory a file): said, and the run goes on
+    monkeypatch.setenv("MPISCOPE_MACHINE_STATES", str(ledger / "states.json"))
+    assert machine.note_run(run)["error"].endswith("; not kept")
     monkeypatch.setenv("MPISCOPE_MACHINE_STATES", "off")
     assert machine.note_run(run) is None
 

@@ -190,7 +190,7 @@ class Session:
         took 3-7x its quiet time and filled its own share, and a budget that began after it let
         the loaded run pass twice its quiet time); how it ended is kept in run.json (`launch_policy`)."""
         first_round = [p for p in run.meta().parts if p.tag.get("launch") is not None]
-        overhead = launch_overhead_s(run.records(), first_round_s, len(first_round))
+        overhead = launch_overhead_s(run.records(), first_round_s)
         rng = random.Random()
         outcome = Outcome(status="ok")
         policy = m.policy

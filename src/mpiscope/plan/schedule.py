@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Mapping, Sequence
 
 from mpiscope.plan.engine import Part, PlanPoint, engine_plan
-from mpiscope.records import Point
+from mpiscope.records import Context, Point
 from mpiscope.plan.repetition import AUTO_BUDGET_S, MAX_LAUNCHES, LaunchPolicy
 from mpiscope.results.launches import (Drift, LaunchPoint, aggregate, drift_dominates, engine_ci_target,
                                        launch_of, launches_needed, simulated_tolerance_us)
@@ -97,10 +97,14 @@ def launch_again(first_round: Sequence[Part], engine, points: set, launch: int, 
     return _next_parts(first_round, engine, points, launch, None, rng)
 
 
-def launch_overhead_s(records, first_round_s: float, launches: int) -> float:
-    """What one launch costs beyond its points' sampling: start-up, set-up, warm-up."""
+def launch_overhead_s(records, elapsed_s: float) -> float:
+    """What one launch costs beyond its points' sampling (start-up, set-up, warm-up): the run's
+    time so far less its points' sampling, over the launches it made (a context record each; a
+    part narrowed to nothing made none, and counting it understated the cost)."""
+    records = list(records)
     sampled = sum(p.elapsed_s for p in records if isinstance(p, Point))
-    return max(0.0, first_round_s - sampled) / max(1, launches)
+    launches = sum(isinstance(r, Context) for r in records)
+    return max(0.0, elapsed_s - sampled) / max(1, launches)
 
 
 def _point_s(lp: LaunchPoint) -> float:

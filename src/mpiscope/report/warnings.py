@@ -137,7 +137,7 @@ def machine_history(meta: RunMeta) -> list[str]:
     state it did not meet could be told, and the file was left as it was."""
     kept = meta.extra.get("machine_states") if isinstance(meta.extra, dict) else None
     error = kept.get("error") if isinstance(kept, dict) else None
-    return [f"the machine's history of its control was not read ({error}): a state of the machine this run "
+    return [f"the machine's history of its control was not used ({error}): a state of the machine this run "
             f"did not meet could not be told"] if isinstance(error, str) and error else []
 
 

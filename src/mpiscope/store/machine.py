@@ -24,6 +24,7 @@ from mpiscope.util.paths import home
 
 FILE = "machine-states.json"
 SCHEMA = 1
+MAX_LAUNCHES = 100  # of one run, kept
 
 
 def ledger_path() -> Path | None:
@@ -86,16 +87,20 @@ def note_run(run: RunView, policy: Policy = POLICY) -> dict[str, Any] | None:
     key, rc = machine_key(records), run_control(records, run.id)
     if path is None or key is None or rc is None:
         return None
-    mine = launch_levels(rc)
-    with _locked(path):
-        try:
-            machines = _read(path)
-        except Unreadable as e:
-            return {"error": f"{path}: {e}; left as it is (move it away to start a new history)"}
-        kept = [e for e in machines.get(key, []) if isinstance(e, dict) and e.get("run") != run.id]
-        earlier = [_pieces(e) for e in kept]
-        unmet = unmet_state(rc, earlier, policy)
-        machines[key] = (kept + [{"run": run.id, "at": run.meta().started, "pieces": mine}])[-policy.machine_runs:]
-        atomic.write_atomic(path, json.dumps({"schema": SCHEMA, "machines": machines}) + "\n")
+    # a run of thousands of launches keeps its latest: the share of a state is one of launches
+    mine = {piece: levels[-MAX_LAUNCHES:] for piece, levels in launch_levels(rc).items()}
+    try:
+        with _locked(path):
+            try:
+                machines = _read(path)
+            except Unreadable as e:
+                return {"error": f"{path}: {e}; left as it is (move it away to start a new history)"}
+            kept = [e for e in machines.get(key, []) if isinstance(e, dict) and e.get("run") != run.id]
+            earlier = [_pieces(e) for e in kept]
+            unmet = unmet_state(rc, earlier, policy)
+            machines[key] = (kept + [{"run": run.id, "at": run.meta().started, "pieces": mine}])[-policy.machine_runs:]
+            atomic.write_atomic(path, json.dumps({"schema": SCHEMA, "machines": machines}) + "\n")
+    except OSError as e:  # a history that cannot be locked or written: the run itself is whole
+        return {"error": f"{path}: {e.strerror or e}; not kept"}
     return {"key": key, "runs": len(earlier), "launches": sum(max(map(len, p.values()), default=0) for p in earlier),
             "unmet": unmet.to_json() if unmet is not None else None}
