@@ -40,7 +40,8 @@ minutes: one MPI, one repeat, one hang run of a short command.
         [--repeats N] [--launches N] [--hang-runs N] [--hang-args ARGS] [--quick] [--keep DIR]
     python bench/evidence/run.py --reanalyse DIR   # the cells a --keep DIR holds, analysed again
         # (after the full tables, before and after: the interleaved verdicts of the first stage
-        # alone, at one look's level, against the whole session's)
+        # alone, at one look's level, against the whole session's; coverage with the intervals of
+        # a run that met one of the machine's states printed, against named)
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ import numpy as np
 from mpiscope import api
 from mpiscope.results.compare import PointChange, compare_runs
 from mpiscope.results.control import control_shift, run_control
+from mpiscope.results.evidence import UNMET
 from mpiscope.results.history import same_configuration
 from mpiscope.results.points import launch_of
 from mpiscope.results.policy import POLICY, Policy
@@ -147,13 +149,17 @@ def mpiscope_run(args: list[str], runs_dir: Path, timeout: float = 3600) -> tupl
     return saved, done.stdout, took
 
 
-def points(run: str) -> dict[tuple, tuple[float, float, float, str]]:
+def points(run: str, unmet_printed: bool = False) -> dict[tuple, tuple[float, float, float, str]]:
     """Per (benchmark, size): (estimate, interval low, interval high, why none is printed), the
     interval NaN where `show`, the report and the headline print none: no interval, or one the
-    evidence column names instead ("machine busy: ...", "insufficient evidence: ...")."""
+    evidence column names instead ("machine busy: ...", "insufficient evidence: ..."). With
+    `unmet_printed`, the interval of a run that met one of the machine's states is taken as
+    printed (the rule before results.states)."""
     out = {}
     for _, r in api.table(run).iterrows():
         low, high, why = r.get("time_ci_low_us"), r.get("time_ci_high_us"), str(r.get("evidence") or "")
+        if unmet_printed and why.startswith(UNMET):
+            why = ""
         if low is None or high is None or why:
             low = high = float("nan")
             why = why.split(":")[0] or "no interval"
@@ -176,9 +182,10 @@ def first_stage(base: str, cand: str) -> list[PointChange] | None:
 
 
 class Tally:
-    def __init__(self, policy: Policy = POLICY, one_stage: bool = False) -> None:
+    def __init__(self, policy: Policy = POLICY, one_stage: bool = False, unmet_printed: bool = False) -> None:
         self.policy = policy  # the verdicts' and the control's
         self.one_stage = one_stage  # interleaved: the first stage alone (`first_stage`), the rule before
+        self.unmet_printed = unmet_printed  # coverage: "one machine state" intervals printed (`points`), the rule before
         self.same = defaultdict(lambda: defaultdict(int))   # (load, how) -> verdict -> points
         self.planted: list[tuple[str, str, str, tuple, float, str, bool]] = []  # load, how, mpi, point, change, verdict, busy
         # load -> [hits, pairs, why none -> points, half-widths, hits and pairs where the next run's point is not busy]
@@ -224,7 +231,7 @@ class Tally:
     def coverage(self, load: str, first: str, second: str) -> None:
         """The first run's printed intervals against the second's estimates, every pair; those
         whose controls say the machine's state differs are also counted apart (`other_state`)."""
-        pa, pb = points(first), points(second)
+        pa, pb = points(first, self.unmet_printed), points(second)
         (va,), (vb,) = api.compare_side(first), api.compare_side(second)
         shift = control_shift(run_control(va.records(), va.id), run_control(vb.records(), vb.id), self.policy,
                               same_configuration([va], [vb]), states=True)  # as `compare` reads two runs
@@ -399,11 +406,14 @@ def before_after(a: argparse.Namespace, before: Tally, after: Tally) -> None:
                 share(t.same[(load, "interleaved")], "same"),
                 share(moved[(load, "interleaved")], "right"), share(moved[(load, "interleaved")], "same"),
                 f"{t.second_stage[(load, 'interleaved')]} of {2 * a.repeats * len(a.mpi.split(','))}",
-                share(t.same[(load, "apart")], "slower", "faster"), share(moved[(load, "apart")], "right")]
+                share(t.same[(load, "apart")], "slower", "faster"), share(moved[(load, "apart")], "right"),
+                f"{hits}/{pairs} ({100 * hits / max(pairs, 1):.0f} %), half-width "
+                f"{100 * float(np.median(half)) if half else float('nan'):.1f} %"]
     heads = ("interleaved: same vs same false", "same vs same called same", "power", "planted called same",
-             "comparisons with a 2nd stage", "apart: same vs same false", "apart: power")
-    print("\nthe second stage of `run --vs`, before (the first stage alone, one look at alpha) -> after (the "
-          "session: each look at the two-look level):")
+             "comparisons with a 2nd stage", "apart: same vs same false", "apart: power", "coverage where printed")
+    print("\nbefore -> after: interleaved, the first stage alone at one look's alpha -> the session with its "
+          "second stage (each look at the two-look level); coverage, the intervals of a run that met one of the "
+          "machine's states printed -> named instead (\"one machine state\"):")
     for load in a.loads:
         print(f"  {load}:")
         for head, b, c in zip(heads, cells(before, load), cells(after, load)):
@@ -441,7 +451,7 @@ def main() -> None:
     t0 = time.monotonic()
     if a.reanalyse:
         reanalyse(a.reanalyse, tally)
-        before = Tally(one_stage=True)
+        before = Tally(one_stage=True, unmet_printed=True)
         reanalyse(a.reanalyse, before)
         cells = [d.name.split("-") for d in a.reanalyse.iterdir() if d.is_dir() and d.name.count("-") == 2]
         a.mpi = ",".join(sorted({mpi for mpi, _, _ in cells}))
@@ -457,7 +467,7 @@ def main() -> None:
                 for r in range(a.repeats):
                     cell(a, mpi, tmp / f"{mpi}-{load}-{r}", load, tally)
         hung = hangs(a, tmp / "hangs") if a.hang_runs else []
-        before = Tally(one_stage=True)
+        before = Tally(one_stage=True, unmet_printed=True)
         reanalyse(tmp, before)
     report(a, tally, hung, time.monotonic() - t0)
     before_after(a, before, tally)

@@ -13,6 +13,7 @@ import pandas as pd
 from mpiscope.results.evidence import evidence
 from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, aggregate_runs, with_drift, with_other_state
 from mpiscope.results.points import disturbed_of
+from mpiscope.results.states import kept_in_one_state
 from mpiscope.util import gcpause
 
 # Columns of one launch's record that no launch-level figure replaces: left out of the frame.
@@ -121,6 +122,9 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         at = dict(zip(map(id, g["point"].tolist()), range(len(g))))
         runs = g["run_id"].nunique()
         switched = g["control_switched"].to_numpy() if "control_switched" in g else None
+        # the run's launches whose control switched, each with its cause
+        met = {(r, n): c for r, n, c in zip(g["run_id"], g.get("launch", pd.Series(0, index=g.index)), switched)
+               if c} if switched is not None and runs == 1 else {}
         lps = pooled(g)
         # each point's first row as a dict, all in one call (not a dict per launch row; one call a
         # point took 0.56 of 0.62 CPU s of a default run's frame, a busy machine's seconds)
@@ -133,6 +137,8 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
             unmet = base.get("unmet_machine_state")
             if runs == 1 and isinstance(unmet, str) and unmet and lp.drift is not None:
                 lp = replace(lp, unmet_state=unmet)  # results.states
+            elif met and lp.drift is not None and (one := kept_in_one_state(flags, met)):
+                lp = replace(lp, unmet_state=one)
             rows.append(_row(base, lp))
             if switched is not None:
                 rows[-1]["state_switched_launches"] = sum(flags)
