@@ -24,8 +24,9 @@ and on and off every few seconds during an interleaved session). Per load:
 * coverage: the first run's interval contains the second's estimate (target >= 80 %), with the
   median relative half-width beside it and the points with no interval counted and named
   (among them "two machine states": the run met both, and its interval over both is wider than
-  2x; and "one machine state": the machine's history, $MPISCOPE_HOME's, holds a state the run
-  did not meet, results.states); and of those pairs, the ones whose controls say the machine's state differs (the MPI
+  2x; and "one machine state": the machine's history holds a state the run did not meet,
+  results.states; the bench keeps a history of its own beside its runs, which starts empty, unless
+  MPISCOPE_MACHINE_STATES names one); and of those pairs, the ones whose controls say the machine's state differs (the MPI
   pingpong deciding too, the two runs being one configuration);
 * false hangs: N runs (`mpiscope run` with its defaults unless --hang-args) under four busy
   processes, each beside a quiet run of the same command (alternated, so that other work on the
@@ -462,6 +463,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="mpiscope-evidence-") as scratch:
         tmp = Path(a.keep or scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("MPISCOPE_MACHINE_STATES", str(tmp / "machine-states.json"))
         for mpi in a.mpi.split(","):
             for load in a.loads:
                 for r in range(a.repeats):

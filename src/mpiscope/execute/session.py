@@ -161,11 +161,11 @@ class Session:
                     outcome, cut = yield from self._on_request(run, m, clock)
                 if outcome.status == "ok" and launch_count(run.records()) > 1:
                     run.update(extra={**run.meta().extra, "drift": self._earlier(run, m.policy.history).learn(run)})
-                if outcome.status == "ok" and (states := note_run(run)) is not None:
-                    run.update(extra={**run.meta().extra, "machine_states": states})
                 if outcome.status == "ok" and then is not None and not cut:
                     yield from clock.pause(run)
                     outcome = then(run)
+                if outcome.status == "ok":
+                    _note_machine(run)
             except KeyboardInterrupt:  # between launches: what was measured is whole; say it was cut
                 error = "interrupted between launches; every point measured so far is kept"
                 run.update(status="interrupted", error=error)
@@ -312,6 +312,8 @@ class Session:
                     outcome.merge(out)
                     if out.status == "interrupted" or (out.status == "failed" and not meta.keep_going):
                         break
+                if outcome.status == "ok":
+                    _note_machine(run)
             except KeyboardInterrupt:  # between launches (interleaved): what was measured is whole
                 error = "interrupted between launches; every point measured so far is kept"
                 run.update(status="interrupted", error=error)
@@ -438,6 +440,13 @@ def remaining(run: Run, target: Target, parts: list[Part]) -> list[list[PlanPoin
 def own_run(run: Run) -> Claim:
     """This process owns `run` until the block ends: a second mpiscope cannot resume it meanwhile."""
     return claim(run.path, f"run {run.id}", f"`mpiscope run --resume {run.id}`")
+
+
+def _note_machine(run: Run) -> None:
+    """The run's control joins the machine's history, and what that history says of this run's
+    states is kept in run.json (store.machine)."""
+    if (states := note_run(run)) is not None:
+        run.update(extra={**run.meta().extra, "machine_states": states})
 
 
 def _ended(run: Run) -> None:

@@ -209,13 +209,15 @@ def run_to_run(estimates: Sequence) -> str:
         return ""
     flags = {id(e): evidence(e) for e in drifted}  # a flagged estimate reads as its point
     shown = [e for e in drifted if not flags[id(e)]]  # the intervals `show` prints
-    unmet = [e for e in drifted if flags[id(e)].startswith(UNMET)]
-    # results.states: the same state for every point of the run
-    none = (f"no interval for {len(unmet)} point(s) ({_sizes(unmet)}): the machine's control read "
-            f"{unmet[0].unmet_state}, a state this run did not meet, and only a run that meets it tells how far "
-            f"a point moves there") if unmet else ""
+    # results.states: measured in one state of the machine where it has shown another (the run
+    # met one, or the point's launches in the other were left out)
+    one_state = [e for e in drifted if flags[id(e)].startswith(UNMET)]
+    told = sorted({e.unmet_state for e in one_state})
+    unmet = (f"no interval for {len(one_state)} point(s) ({_sizes(one_state)}) measured in one state of the "
+             f"machine only ({told[0]}" + (f"; {len(told) - 1} more such" if len(told) > 1 else "")
+             + "): only a run that meets the other tells how far a point moves there") if one_state else ""
     if not shown:
-        return f"another run may read another state: {none}" if none else ""
+        return f"another run may read another state: {unmet}" if unmet else ""
     half = float(np.median([e.half_width_rel for e in shown]))
     learnt = sum(not d.prior for d in drifts)
     source = ("the stated prior drift for every point (none is learnt before three runs of this configuration)"
@@ -228,7 +230,7 @@ def run_to_run(estimates: Sequence) -> str:
                    f"launches" + (f" ({two} of them read two states, no interval)" if two else ""))
     return (f"another run may read within about +-{half:.0%} (median over the points with an interval; the "
             f"intervals `show` and `export` give): this run's interval widened by the drift from run to run, "
-            f"{source}, which more launches of this run do not narrow" + (f"; {none}" if none else ""))
+            f"{source}, which more launches of this run do not narrow" + (f"; {unmet}" if unmet else ""))
 
 
 def print_headline(console: Console, lines: Sequence[str], full_hint: str) -> None:

@@ -137,8 +137,12 @@ def machine_history(meta: RunMeta) -> list[str]:
     state it did not meet could be told, and the file was left as it was."""
     kept = meta.extra.get("machine_states") if isinstance(meta.extra, dict) else None
     error = kept.get("error") if isinstance(kept, dict) else None
+    if not isinstance(error, str) or not error:
+        return []
+    if "unmet" in kept:  # read and used, not written
+        return [f"the machine's history of its control was read but not written ({error})"]
     return [f"the machine's history of its control was not used ({error}): a state of the machine this run "
-            f"did not meet could not be told"] if isinstance(error, str) and error else []
+            f"did not meet could not be told"]
 
 
 def slowed_points(points: Sequence[Point]) -> list[str]:

@@ -123,14 +123,16 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         runs = g["run_id"].nunique()
         switched = g["control_switched"].to_numpy() if "control_switched" in g else None
         # the run's launches whose control switched, each with its cause
-        met = {(r, n): c for r, n, c in zip(g["run_id"], g.get("launch", pd.Series(0, index=g.index)), switched)
-               if c} if switched is not None and runs == 1 else {}
+        launch = g["launch"] if "launch" in g else pd.Series(0, index=g.index)
+        met = {int(n) if pd.notna(n) else 0: c for n, c in zip(launch.tolist(), switched)
+               if isinstance(c, str) and c} if switched is not None and runs == 1 else {}
         lps = pooled(g)
         # each point's first row as a dict, all in one call (not a dict per launch row; one call a
         # point took 0.56 of 0.62 CPU s of a default run's frame, a busy machine's seconds)
         firsts = g.iloc[[at[id(lp.points[0])] for lp in lps]].to_dict("records")
         for lp, base in zip(lps, firsts):
             lp = _drifted(base, lp, runs)
+            flags: list[bool] = []
             if switched is not None:  # launches whose machine-state control moved (results.control)
                 flags = [bool(switched[at[id(p)]]) for p in lp.points]
                 lp = with_other_state(lp, flags)
@@ -140,6 +142,8 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
             elif met and lp.drift is not None and (one := kept_in_one_state(flags, met)):
                 lp = replace(lp, unmet_state=one)
             rows.append(_row(base, lp))
+            if runs != 1:  # several runs pooled (a sweep configuration): no one run's machine state
+                rows[-1].pop("unmet_machine_state", None)
             if switched is not None:
                 rows[-1]["state_switched_launches"] = sum(flags)
                 rows[-1]["other_state_us"] = lp.other_state

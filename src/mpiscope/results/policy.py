@@ -186,7 +186,8 @@ class Policy:
     unmet_min_launches: int = 5
     unmet_min_runs: int = 3
     unmet_min_share: float = 0.1
-    machine_runs: int = 30          # the latest runs of a machine its history keeps (store.machine)
+    machine_runs: int = 30          # the latest sessions of a machine its history keeps (store.machine)
+    machine_launches: int = 100     # ...and of each run its latest launches (a state's share is one of launches)
 
     # --- comparisons ---
     alpha: float = 0.05             # significance after Benjamini-Hochberg adjustment

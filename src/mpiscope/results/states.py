@@ -41,7 +41,8 @@ def machine_key(records: Iterable[Any]) -> str | None:
     places = {r.rank: r for r in ctx.ranks}
     pair = [places.get(r) for r in control.ranks] or [places.get(0)]
     binding = ",".join("-" if p is None or not p.bound else "+".join(map(str, p.cpus)) for p in pair)
-    return f"{ctx.ranks[0].host}|{binding}"
+    first = places.get(0) or ctx.ranks[0]
+    return f"{first.host}|{binding}"
 
 
 def deciding_pieces(policy: Policy = POLICY) -> tuple[str, ...]:
@@ -52,7 +53,8 @@ def deciding_pieces(policy: Policy = POLICY) -> tuple[str, ...]:
 
 
 def launch_levels(rc: RunControl) -> dict[str, list[float]]:
-    """Each deciding piece's launch medians of a run, as the machine's history keeps them."""
+    """Each configuration-free piece's launch medians of a run (the copy too: it decides between
+    runs), as the machine's history keeps them."""
     return {piece: [float(x) for x in rc.levels[piece].launches] for piece in PIECES if piece in rc.levels}
 
 
@@ -76,35 +78,37 @@ class Unmet:
 
 
 def unmet_state(rc: RunControl, earlier: Sequence[Mapping[str, Sequence[float]]],
-                policy: Policy = POLICY) -> Unmet | None:
+                policy: Policy = POLICY, sessions: Sequence[str] | None = None) -> Unmet | None:
     """The state of the machine that `earlier` runs' launches met and this run's (`rc`) did not:
     of a deciding piece, the earlier launches whose level lies beyond this run's noise from every
-    launch of this run (`control.moved_by`), when they are at least `policy.unmet_min_launches` of
-    `policy.unmet_min_runs` runs and `policy.unmet_min_share` of the earlier launches (a compute
-    loop that waited for a time slice once in forty launches is no state). The piece whose
-    unmet launches are most; None when every state the machine showed, this run met."""
+    launch of this run (`control.moved_by`), on one side of it (above, or below), when they are
+    at least `policy.unmet_min_launches`, from runs of `policy.unmet_min_runs` measuring
+    sessions (`sessions`, one per earlier run: a `run --vs` session's runs met the machine
+    together; by default each run its own) and `policy.unmet_min_share` of the earlier launches
+    (a compute loop that waited for a time slice once in forty launches is no state). The piece
+    and side whose unmet launches are most; None when every state the machine showed, this run met."""
+    sessions = list(sessions) if sessions is not None else [str(k) for k in range(len(earlier))]
     best: Unmet | None = None
     for piece in deciding_pieces(policy):
         if piece not in rc.levels:
             continue
         mine = np.asarray(rc.levels[piece].launches, float)
         noise = rc.levels[piece].noise(policy)
+        centre = float(np.exp(np.median(np.log(mine))))
         runs = [np.asarray([x for x in run.get(piece, ()) if x > 0], float) for run in earlier]
         total = sum(len(r) for r in runs)
         far = [r[[all(moved_by(x / y, noise, policy, piece) for y in mine) for x in r]] for r in runs]
-        unmet = np.concatenate(far) if far else np.empty(0)
-        met_runs = sum(len(f) > 0 for f in far)
-        if len(unmet) < policy.unmet_min_launches or met_runs < policy.unmet_min_runs \
-                or len(unmet) < policy.unmet_min_share * total:
-            continue
-        # the side most of them lie on (a state above this run's, or below), and its level there
-        centre = float(np.exp(np.median(np.log(mine))))
-        above = unmet[unmet > centre]
-        side = above if 2 * len(above) >= len(unmet) else unmet[unmet <= centre]
-        found = Unmet(piece, centre, float(np.exp(np.median(np.log(side)))), len(side),
-                      sum(bool(np.any(np.isin(f, side))) for f in far))
-        if best is None or found.launches > best.launches:
-            best = found
+        for above in (True, False):
+            got = [f[f > centre] if above else f[f < centre] for f in far]
+            launches = sum(len(g) for g in got)
+            met = {s for s, g in zip(sessions, got) if len(g)}
+            if launches < policy.unmet_min_launches or len(met) < policy.unmet_min_runs \
+                    or launches < policy.unmet_min_share * total:
+                continue
+            level = float(np.exp(np.median(np.log(np.concatenate(got)))))
+            found = Unmet(piece, centre, level, launches, sum(len(g) > 0 for g in got))
+            if best is None or found.launches > best.launches:
+                best = found
     return best
 
 
@@ -114,13 +118,13 @@ def kept_in_one_state(flags: Sequence[bool], switched: Mapping[Any, str]) -> str
     one of them: the others were left out as disturbed, or did not measure it. Its interval then
     holds for that state alone, as for a run that met one (`unmet_state`); what says so, or ''.
     Under four busy processes 3 of 6 such intervals missed the next run (bench/evidence)."""
-    if not flags or (any(flags) and not all(flags)):
+    causes = [c for c in switched.values() if isinstance(c, str) and c]
+    if not flags or not causes or (any(flags) and not all(flags)):
         return ""
-    cause = next(iter(switched.values())).removeprefix("machine state switched: ")
-    n = len(switched)
+    cause = causes[0].removeprefix("machine state switched: ")
     if all(flags):
-        return f"{cause} in the {n} launch(es) of this run that kept this point, another state in the others"
-    return f"{cause} in {n} launch(es) of this run, which left this point out"
+        return f"{cause} in the {len(flags)} launch(es) of this run that kept this point, another state in the others"
+    return f"{cause} in {len(causes)} launch(es) of this run, which left this point out"
 
 
 def unmet_kept(extra: Mapping[str, Any]) -> Unmet | None:
@@ -132,7 +136,7 @@ def unmet_kept(extra: Mapping[str, Any]) -> Unmet | None:
     try:
         u = Unmet(str(found["piece"]), float(found["level"]), float(found["other"]), int(found["launches"]),
                   int(found["runs"]))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
     ok = u.piece in NAMES and all(math.isfinite(x) and x > 0 for x in (u.level, u.other))
     return u if ok else None
