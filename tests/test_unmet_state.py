@@ -221,12 +221,18 @@ def test_a_point_left_out_of_every_launch_of_the_other_state_reads_one_state(tmp
     rows = {int(r["size"]): r for _, r in results_of([run]).frame.iterrows()}
     assert rows[65536]["disturbed_launches"] == 1
     assert re.fullmatch(r"one machine state: cache-line handoff x3\.\d+ of the run's level in 1 launch\(es\) of this "
-                        r"run, which left this point out; another run may read that state", rows[65536]["evidence"])
+                        r"run, where this point was disturbed and left out; another run may read that state",
+                        rows[65536]["evidence"])
     assert rows[8]["evidence"] == "" and rows[8]["state_switched_launches"] == 1
+    # a point the switched launch did not measure at all keeps its interval
+    records = [r for r in run_records(rng, handoffs) if not (getattr(r, "size", None) == 65536
+                                                              and r.tag.get("launch") == 2)]
+    rows = {int(r["size"]): r for _, r in results_of([stored_run(tmp_path / "b", records)]).frame.iterrows()}
+    assert rows[65536]["evidence"] == "" and rows[65536]["launches"] == 5
     line = run_to_run([e.point for e in results_of([run]).points(run.id).values()])
     assert re.search(r"; no interval for 1 point\(s\) \(pingpong 64 KiB\) measured in one state of the machine only "
-                     r"\(cache-line handoff x3\.\d+ of the run's level in 1 launch\(es\) of this run, which left this "
-                     r"point out\): only a run that meets the other tells", line), line
+                     r"\(cache-line handoff x3\.\d+ of the run's level in 1 launch\(es\) of this run, where this "
+                     r"point was disturbed and left out\): only a run that meets the other tells", line), line
 
 
 def test_states_are_told_per_side_and_per_session():

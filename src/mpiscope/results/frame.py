@@ -12,7 +12,8 @@ import pandas as pd
 
 from mpiscope.results.evidence import evidence
 from mpiscope.results.launches import PRIOR_DRIFT, Drift, LaunchPoint, aggregate_runs, with_drift, with_other_state
-from mpiscope.results.points import disturbed_of
+from mpiscope.results.points import configuration_of, disturbed_of
+from mpiscope.records.model import Point
 from mpiscope.results.states import kept_in_one_state
 from mpiscope.util import gcpause
 
@@ -113,6 +114,18 @@ def launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         return _launch_frame(df)
 
 
+def _left_out_switched(g: pd.DataFrame) -> dict[tuple, list[str]]:
+    """Per point (key, configuration) of one run's rows: the causes of the launches whose control
+    switched in which the point was disturbed and left out (results.states.kept_in_one_state)."""
+    if "disturbed" not in g:
+        return {}
+    out: dict[tuple, list[str]] = {}
+    for p, why, switched in zip(g["point"].tolist(), g["disturbed"].tolist(), g["control_switched"].tolist()):
+        if isinstance(why, str) and why and isinstance(switched, str) and switched and isinstance(p, Point):
+            out.setdefault((p.key, configuration_of(p)), []).append(switched)
+    return out
+
+
 def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
     group = df["run_id"].astype(object)
     if "sweep_config" in df:
@@ -122,10 +135,7 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
         at = dict(zip(map(id, g["point"].tolist()), range(len(g))))
         runs = g["run_id"].nunique()
         switched = g["control_switched"].to_numpy() if "control_switched" in g else None
-        # the run's launches whose control switched, each with its cause
-        launch = g["launch"] if "launch" in g else pd.Series(0, index=g.index)
-        met = {int(n) if pd.notna(n) else 0: c for n, c in zip(launch.tolist(), switched)
-               if isinstance(c, str) and c} if switched is not None and runs == 1 else {}
+        left_out = _left_out_switched(g) if switched is not None and runs == 1 else {}
         lps = pooled(g)
         # each point's first row as a dict, all in one call (not a dict per launch row; one call a
         # point took 0.56 of 0.62 CPU s of a default run's frame, a busy machine's seconds)
@@ -139,7 +149,8 @@ def _launch_frame(df: pd.DataFrame) -> pd.DataFrame:
             unmet = base.get("unmet_machine_state")
             if runs == 1 and isinstance(unmet, str) and unmet and lp.drift is not None:
                 lp = replace(lp, unmet_state=unmet)  # results.states
-            elif met and lp.drift is not None and (one := kept_in_one_state(flags, met)):
+            elif left_out and lp.drift is not None and \
+                    (one := kept_in_one_state(flags, left_out.get((lp.key, lp.config), ()))):
                 lp = replace(lp, unmet_state=one)
             rows.append(_row(base, lp))
             if runs != 1:  # several runs pooled (a sweep configuration): no one run's machine state
