@@ -133,8 +133,9 @@ def other_state(meta: RunMeta) -> list[str]:
 
 
 def machine_history(meta: RunMeta) -> list[str]:
-    """The machine's history of its control (store.machine) that this run could not read: no
-    state it did not meet could be told, and the file was left as it was."""
+    """The machine's history of its control (store.machine) that this run could not read (no
+    state it did not meet could be told) or could not add to; either way the file was left as it
+    was."""
     kept = meta.extra.get("machine_states") if isinstance(meta.extra, dict) else None
     error = kept.get("error") if isinstance(kept, dict) else None
     if not isinstance(error, str) or not error:

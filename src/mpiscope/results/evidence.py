@@ -70,8 +70,10 @@ def wider(points: Sequence, target: float) -> list:
 def evidence(lp: LaunchPoint, policy: Policy = POLICY) -> str:
     """The flag of one point: '' when its interval informs; where the other state of the machine
     that this run met made it too wide (`launches.with_other_state`), the two readings; where the
-    machine showed earlier runs a state this run did not meet (results.states), that state: the
-    interval holds for this run's state, and how far the point moves in the other is unknown."""
+    point was measured in one state of the machine only (`lp.unmet_state`, results.states: the
+    machine showed earlier runs a state this run did not meet, or the point was left out where
+    the run's state switched), that state: the interval holds for it alone, and how far the
+    point moves in the other is unknown."""
     if lp.busy:
         return busy_flag(lp)
     if lp.ci_low and lp.ci_high and lp.ci_low > 0 and lp.ci_high / lp.ci_low > policy.max_span:

@@ -65,8 +65,9 @@ class LaunchPoint:
     # interval before (this run's state alone)
     other_state: float | None = None
     state_ci: tuple[float, float] | None = None
-    # a state of the machine this run did not meet that earlier runs on it did (results.states):
-    # its description; the interval holds for this run's state only
+    # measured in one state of the machine only (results.states): a state this run did not meet
+    # that earlier runs on the machine did, or the point left out where the run's state switched;
+    # its description; the interval holds for that one state
     unmet_state: str = ""
     points: tuple[Point, ...] = field(default=(), repr=False)  # the launches' own records
     samples: tuple[float, ...] = field(default=(), repr=False)
