@@ -32,7 +32,8 @@ def test_a_set_delay_is_recovered_by_a_pingpong(delay_hosts, delay):
     # polling: +2 to +9 % at 1 ms (once on CI), the line reading each packet a halted CPU's
     # wake-up late; since: +0.4 to +1.1 % idle, -0.2 to +2.3 % beside four busy processes.
     assert abs(one_way(base, delayed) - delay) <= 0.05 * delay + 25e-6, (one_way(base, delayed), delay, late)
-    assert late.awake, "the line could not keep idle CPUs polling: its delay starts a wake-up late"
+    # a kernel without the device (no PM QoS) leaves the line's delay to start a wake-up late
+    assert late.awake or not os.path.exists("/dev/cpu_dma_latency"), "the line could not keep idle CPUs polling"
     # the line's own account: every packet of the ping-pongs, most on time (sleeping until due
     # instead of spinning the last 50 us, every one was over 10 us late)
     assert late.sent >= 4 * BLOCKS * N
