@@ -103,6 +103,10 @@ def main() -> int:
               f"{_err(med, d):>6} {late.mean_s * 1e6:>7.1f} {late.share_over(10):>6.1%} {late.share_over(100):>7.2%} "
               f"{late.max_s * 1e6:>7.0f} {late.cpu_share:>6.1%} {_share(late.spin_s, late.wall_s):>6.1%} "
               f"{late.wake_s * 1e6:>7.1f} {stream:>13.1f} {8 * want if want else float('nan'):>6.0f}")
+    awake = [row[5].awake for row in rows]
+    print("idle CPUs polled while the line ran (its request on /dev/cpu_dma_latency): "
+          + ("yes" if all(awake) else "no, packets after an idle spell may be read a wake-up late" if not any(awake)
+             else f"in {sum(awake)} of {len(awake)} settings"))
     if lib is not None:
         print(f"\nengine pingpong ({lib.name}), half round trip in us (min | median): 8 B without and with the "
               f"delay (the best of {a.mpi_blocks} launches each), and each larger size (its best launch) against "

@@ -94,7 +94,8 @@ def measured(c, hosts: list[str], runs: Path, env: dict[str, str], options: list
     events = max(events, 1)
     print(f"  the line: {late.sent} packets, {late.mean_s * 1e6:.1f} us late on average ({late.share_over(10):.1%} "
           f"over 10 us, {late.share_over(100):.2%} over 100 us), {late.cpu_share:.1%} of a core "
-          f"({_share(late.spin_s, late.wall_s):.1%} polling), {late.wakes / events:.2f} wake-ups an event; the "
+          f"({_share(late.spin_s, late.wall_s):.1%} polling), {late.wakes / events:.2f} wake-ups an event, idle CPUs "
+          f"{'polling' if late.awake else 'halting'}; the "
           f"worst rank {switches / events:.2f} involuntary switches an event; run queue up to {queue:g}", flush=True)
     return run_id
 
